@@ -1,0 +1,4 @@
+//! CubeCL kernels for Fourier neural operators. Nothing here knows about Burn:
+//! kernels take CubeCL clients and buffers, and every kernel has a CPU oracle.
+
+pub mod fft;
