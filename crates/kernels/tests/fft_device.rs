@@ -51,15 +51,196 @@ fn check(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng) -> f
     (num / den.max(1e-300)).sqrt()
 }
 
+
+/// Worst error seen in a test, printed so the bound reached is on record.
+fn report(name: &str, errors: &[(String, f64)]) -> f64 {
+    let (case, worst) = errors
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .cloned()
+        .unwrap_or_default();
+    println!("{name}: {} cases, worst relative L2 error {worst:.3e} ({case})", errors.len());
+    worst
+}
+
+const BOUND: f64 = 1e-5;
+
 #[test]
-fn c2c_small_sizes() {
+fn every_power_of_two_1d() {
     let client = client();
     let mut rng = Rng::seeded();
-    for log2 in 0..=6 {
-        let n = 1 << log2;
-        for dir in [Direction::Forward, Direction::Inverse] {
-            let e = check(&client, FftDesc::new(&[3, n], &[-1], FftKind::C2C, dir), &mut rng);
-            assert!(e < 1e-6, "n={n} {dir:?}: {e}");
+    let mut errors = Vec::new();
+    for log2 in 1..=16 {
+        let n = 1usize << log2;
+        let batch = (1usize << 15 >> log2).clamp(1, 4) + 1;
+        let cases = [
+            FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
+            FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Inverse),
+            FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
+            FftDesc::new(&[batch, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+        ];
+        for desc in cases {
+            let name = format!("{:?} {:?} n={n}", desc.kind, desc.direction);
+            let e = check(&client, desc, &mut rng);
+            assert!(e <= BOUND, "{name}: {e:.3e}");
+            errors.push((name, e));
         }
+    }
+    report("every_power_of_two_1d", &errors);
+}
+
+#[test]
+fn inner_axes_and_multi_dimensional() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    let cases = vec![
+        FftDesc::new(&[2, 64, 3], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[3, 128, 16], &[-2], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[5, 32, 32], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 16, 8, 32], &[1, 2, 3], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 16, 8, 32], &[-3, -2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 16, 8, 17], &[-3, -2, -1], FftKind::C2R, Direction::Inverse),
+        // The real axis is the last one listed, even when it is not the last dimension.
+        FftDesc::new(&[4, 64, 8], &[-1, -2], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[4, 33, 8], &[-1, -2], FftKind::C2R, Direction::Inverse),
+        FftDesc::new(&[8, 2048, 2], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 4096, 4], &[1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 1024], &[0, 1], FftKind::C2C, Direction::Inverse),
+    ];
+    for desc in cases {
+        let name = format!("{desc:?}");
+        let e = check(&client, desc, &mut rng);
+        assert!(e <= BOUND, "{name}: {e:.3e}");
+        errors.push((name, e));
+    }
+    report("inner_axes_and_multi_dimensional", &errors);
+}
+
+#[test]
+fn truncation_and_zero_padding_windows() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    let cases = vec![
+        // Forward truncation: centred C2C windows (odd and even), R2C prefix.
+        FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
+        FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[16]),
+        FftDesc::new(&[3, 64], &[-1], FftKind::R2C, Direction::Forward).modes(&[9]),
+        FftDesc::new(&[2, 3, 32, 64], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
+        FftDesc::new(&[2, 16, 32, 64], &[-3, -2, -1], FftKind::R2C, Direction::Forward).modes(&[5, 8, 9]),
+        FftDesc::new(&[2, 8, 16, 32], &[1, 2, 3], FftKind::C2C, Direction::Forward).modes(&[8, 3, 31]),
+        // Inverse zero-padding: only the retained modes are read.
+        FftDesc::new(&[3, 17], &[-1], FftKind::C2C, Direction::Inverse).modes(&[17]).lengths(&[64]),
+        FftDesc::new(&[3, 9], &[-1], FftKind::C2R, Direction::Inverse).modes(&[9]).lengths(&[64]),
+        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse).modes(&[12, 7]).lengths(&[32, 64]),
+        FftDesc::new(&[2, 5, 8, 9], &[-3, -2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[5, 8, 9])
+            .lengths(&[16, 32, 64]),
+        // Four-step lengths with windows on both passes.
+        FftDesc::new(&[2, 1 << 14], &[-1], FftKind::C2C, Direction::Forward).modes(&[301]),
+        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse).modes(&[301]).lengths(&[1 << 14]),
+        FftDesc::new(&[2, 1 << 15], &[-1], FftKind::R2C, Direction::Forward).modes(&[100]),
+        FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse).modes(&[100]).lengths(&[1 << 15]),
+        FftDesc::new(&[2, 2048, 3], &[1], FftKind::C2C, Direction::Forward).modes(&[99]),
+        // numpy's n: crop and zero-pad at the end.
+        FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[64]),
+        FftDesc::new(&[3, 80], &[-1], FftKind::R2C, Direction::Forward).lengths(&[64]),
+        FftDesc::new(&[3, 40], &[-1], FftKind::C2C, Direction::Inverse).lengths(&[32]),
+        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[64]),
+        FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
+    ];
+    for desc in cases {
+        let name = format!("{desc:?}");
+        let e = check(&client, desc, &mut rng);
+        assert!(e <= BOUND, "{name}: {e:.3e}");
+        errors.push((name, e));
+    }
+    report("truncation_and_zero_padding_windows", &errors);
+}
+
+#[test]
+fn normalisations() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    for norm in [Norm::Backward, Norm::Forward, Norm::Ortho] {
+        for desc in [
+            FftDesc::new(&[2, 16, 32], &[-2, -1], FftKind::C2C, Direction::Forward),
+            FftDesc::new(&[2, 16, 32], &[-2, -1], FftKind::C2C, Direction::Inverse),
+            FftDesc::new(&[2, 16, 32], &[-2, -1], FftKind::R2C, Direction::Forward),
+            FftDesc::new(&[2, 16, 17], &[-2, -1], FftKind::C2R, Direction::Inverse),
+        ] {
+            let name = format!("{norm:?} {desc:?}");
+            let e = check(&client, desc.norm(norm), &mut rng);
+            assert!(e <= BOUND, "{name}: {e:.3e}");
+        }
+    }
+}
+
+#[test]
+fn random_shapes_and_axes() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for _ in 0..24 {
+        let rank = 1 + (rng.next().abs() * 3.99) as usize;
+        let shape: Vec<usize> = (0..rank).map(|_| 1usize << (rng.next().abs() * 6.99) as usize).collect();
+        let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.next() > -0.3).collect();
+        if axes.is_empty() {
+            axes.push(rank as isize - 1);
+        }
+        if rng.next() > 0.0 {
+            axes.reverse();
+        }
+        let kind = match (rng.next().abs() * 2.99) as usize {
+            0 => FftKind::C2C,
+            1 => FftKind::R2C,
+            _ => FftKind::C2R,
+        };
+        let last = *axes.last().unwrap() as usize;
+        let mut desc = match kind {
+            FftKind::C2C => {
+                let dir = if rng.next() > 0.0 { Direction::Forward } else { Direction::Inverse };
+                FftDesc::new(&shape, &axes, kind, dir)
+            }
+            FftKind::R2C => FftDesc::new(&shape, &axes, kind, Direction::Forward),
+            FftKind::C2R => {
+                let mut s = shape.clone();
+                let n = s[last].max(2);
+                s[last] = n / 2 + 1;
+                let lengths: Vec<usize> = axes.iter().map(|&a| if a as usize == last { n } else { shape[a as usize] }).collect();
+                FftDesc::new(&s, &axes, kind, Direction::Inverse).lengths(&lengths)
+            }
+        };
+        if kind == FftKind::R2C && shape[last] < 2 {
+            desc.shape[last] = 2;
+        }
+        let name = format!("{desc:?}");
+        let e = check(&client, desc, &mut rng);
+        assert!(e <= BOUND, "{name}: {e:.3e}");
+        errors.push((name, e));
+    }
+    report("random_shapes_and_axes", &errors);
+}
+
+#[test]
+fn inverse_of_forward_is_identity() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    for (shape, axes) in [(vec![3usize, 64, 32], vec![-2isize, -1]), (vec![2, 8, 16, 4096], vec![-1]), (vec![4, 8, 8, 8], vec![1, 2, 3])] {
+        let fwd = FftPlan::new(FftDesc::new(&shape, &axes, FftKind::R2C, Direction::Forward)).unwrap();
+        let lengths: Vec<usize> = axes.iter().map(|&a| shape[(a + shape.len() as isize) as usize % shape.len()]).collect();
+        let inv = FftPlan::new(FftDesc::new(fwd.output_shape(), &axes, FftKind::C2R, Direction::Inverse).lengths(&lengths)).unwrap();
+        let x = rng.vec(fwd.input_floats());
+        let x_h = client.create_from_slice(f32::as_bytes(&x));
+        let spec = client.create_from_slice(f32::as_bytes(&vec![POISON; fwd.output_floats()]));
+        let back = client.create_from_slice(f32::as_bytes(&vec![POISON; inv.output_floats()]));
+        fwd.on_device(&client).unwrap().execute(&x_h, &spec).unwrap();
+        inv.on_device(&client).unwrap().execute(&spec, &back).unwrap();
+        let y = f32::from_bytes(&client.read_one(back).unwrap()).to_vec();
+        let err = (x.iter().zip(&y).map(|(a, b)| ((a - b) as f64).powi(2)).sum::<f64>()
+            / x.iter().map(|a| (*a as f64).powi(2)).sum::<f64>())
+        .sqrt();
+        assert!(err <= BOUND, "{shape:?} {axes:?}: {err:.3e}");
     }
 }
