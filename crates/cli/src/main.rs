@@ -1,1 +1,47 @@
-fn main() {}
+//! The `fno` command.
+
+mod fft_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "fno", version, about = "Fourier neural operators in Rust: fast FFT kernels and tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// numpy.fft-compatible transforms of .npy files, with built-in truncation
+    /// (forward, --modes) and zero-padding (inverse, --modes with --n).
+    Fft(fft_cmd::FftArgs),
+}
+
+fn main() -> ExitCode {
+    // Vulkan loaders probing window systems complain on stderr when this is unset
+    // (headless machines); a private runtime dir keeps errors to one line.
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join("fno-xdg-runtime");
+        if std::fs::create_dir_all(&dir).is_ok() {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+            }
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Fft(args) => fft_cmd::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -2,3 +2,4 @@
 //! kernels take CubeCL clients and buffers, and every kernel has a CPU oracle.
 
 pub mod fft;
+pub mod backend;

@@ -1,0 +1,117 @@
+//! `fno fft`: numpy.fft semantics over .npy files on any backend.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use cubecl::prelude::*;
+use fno_datasets::npy::{self, DType, NpyArray};
+use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+
+#[derive(Args, Debug)]
+pub struct FftArgs {
+    /// Input array (.npy, float32 '<f4' or complex64 '<c8').
+    #[arg(long)]
+    input: PathBuf,
+    /// Output array (.npy); written only when the transform succeeds.
+    #[arg(long)]
+    output: PathBuf,
+    /// Inverse transform (ifftn, or irfftn with --real).
+    #[arg(long)]
+    inverse: bool,
+    /// Real transform: rfftn forward (float32 in), irfftn inverse (float32 out).
+    /// The last listed axis is the real one.
+    #[arg(long)]
+    real: bool,
+    /// Axes to transform, comma-separated; negative values count from the end.
+    #[arg(long, default_value = "-1", allow_hyphen_values = true)]
+    axes: String,
+    /// Retained modes per axis. Forward: output only these (the real axis keeps
+    /// its first m bins, other axes the centred window of the m lowest
+    /// |frequencies|). Inverse: the input holds only these, the rest is zero.
+    #[arg(long)]
+    modes: Option<String>,
+    /// Transform length per axis (numpy's n / s): forward inputs are cropped or
+    /// zero-padded at the end; inverse outputs have this length.
+    #[arg(long)]
+    n: Option<String>,
+    /// Normalisation: backward, forward or ortho.
+    #[arg(long, default_value = "backward")]
+    norm: String,
+    /// Where to run: auto (CUDA, then a real wgpu GPU, then CPU), cuda, wgpu or cpu.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+}
+
+fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
+    text.split(',')
+        .map(|s| s.trim().parse::<T>().map_err(|_| format!("--{what}: '{s}' is not a valid number")))
+        .collect()
+}
+
+pub fn run(args: FftArgs) -> Result<(), String> {
+    let axes: Vec<isize> = parse_list("axes", &args.axes)?;
+    let modes = args.modes.as_deref().map(|m| parse_list::<usize>("modes", m)).transpose()?;
+    let lengths = args.n.as_deref().map(|n| parse_list::<usize>("n", n)).transpose()?;
+    let norm: Norm = args.norm.parse().map_err(|e: fno_kernels::fft::FftError| e.to_string())?;
+    let backend_choice = args.backend.parse::<BackendChoice>()?;
+
+    let input = npy::read(&args.input).map_err(|e| e.to_string())?;
+    let (kind, direction) = match (args.real, args.inverse) {
+        (false, false) => (FftKind::C2C, Direction::Forward),
+        (false, true) => (FftKind::C2C, Direction::Inverse),
+        (true, false) => (FftKind::R2C, Direction::Forward),
+        (true, true) => (FftKind::C2R, Direction::Inverse),
+    };
+    let data = match (kind, input.dtype) {
+        (FftKind::R2C, DType::C64) => {
+            return Err(format!(
+                "{}: a real forward transform needs float32 input, got complex64",
+                args.input.display()
+            ))
+        }
+        // numpy promotes real input of complex transforms to complex.
+        (FftKind::C2C | FftKind::C2R, DType::F32) => input.data.iter().flat_map(|&v| [v, 0.0]).collect(),
+        _ => input.data,
+    };
+    if input.shape.is_empty() {
+        return Err(format!("{}: a 0-dimensional array has no axis to transform", args.input.display()));
+    }
+    let mut desc = FftDesc::new(&input.shape, &axes, kind, direction).norm(norm);
+    desc.modes = modes;
+    desc.lengths = lengths;
+    let plan = FftPlan::new(desc).map_err(|e| e.to_string())?;
+    // Probe devices only once the request is known to be valid.
+    let backend = backend_choice.resolve()?;
+
+    let result = match backend {
+        Backend::Cpu => {
+            let wide: Vec<f64> = data.iter().map(|&v| v as f64).collect();
+            let out = plan.execute_cpu(&wide).map_err(|e| e.to_string())?;
+            out.into_iter().map(|v| v as f32).collect()
+        }
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => {
+            use cubecl::cuda::{CudaDevice, CudaRuntime};
+            run_on_device(&CudaRuntime::client(&CudaDevice { index: 0 }), &plan, &data)?
+        }
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => {
+            use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+            run_on_device(&WgpuRuntime::client(&WgpuDevice::default()), &plan, &data)?
+        }
+        #[allow(unreachable_patterns)]
+        other => return Err(format!("backend {other} is not compiled into this build")),
+    };
+    let dtype = if plan.output_is_complex() { DType::C64 } else { DType::F32 };
+    npy::write(&args.output, &NpyArray::new(plan.output_shape().to_vec(), dtype, result)).map_err(|e| e.to_string())
+}
+
+fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[f32]) -> Result<Vec<f32>, String> {
+    let device = plan.on_device(client).map_err(|e| e.to_string())?;
+    let input = client.create_from_slice(f32::as_bytes(data));
+    let output = client.empty(plan.output_floats() * 4);
+    device.execute(&input, &output).map_err(|e| e.to_string())?;
+    let bytes = client.read_one(output).map_err(|e| format!("reading the result back failed: {e:?}"))?;
+    Ok(f32::from_bytes(&bytes).to_vec())
+}

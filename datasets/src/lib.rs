@@ -1,0 +1,3 @@
+//! PDE datasets: file formats and (later) generators, normalisers and batchers.
+
+pub mod npy;
