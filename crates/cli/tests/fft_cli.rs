@@ -1,0 +1,221 @@
+//! `fno fft` end to end: numpy.fft semantics checked against a naive DFT written
+//! here (independent of rustfft and of the plan), on the CPU and wgpu backends,
+//! and the error contract (one line, exit code 2, nothing written).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fno_datasets::npy::{self, DType, NpyArray};
+
+fn fno(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fno")).arg("fft").args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+type C = (f64, f64);
+
+/// Naive DFT along `axis` of a complex array (sign -1 forward, +1 inverse, unscaled).
+fn dft_axis(data: &[C], shape: &[usize], axis: usize, sign: f64) -> Vec<C> {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = vec![(0.0, 0.0); data.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            for k in 0..n {
+                let mut acc = (0.0, 0.0);
+                for t in 0..n {
+                    let (re, im) = data[(o * n + t) * inner + i];
+                    let ph = sign * 2.0 * std::f64::consts::PI * ((k * t) % n) as f64 / n as f64;
+                    acc.0 += re * ph.cos() - im * ph.sin();
+                    acc.1 += re * ph.sin() + im * ph.cos();
+                }
+                out[(o * n + k) * inner + i] = acc;
+            }
+        }
+    }
+    out
+}
+
+/// Keeps indices `keep` of `axis`.
+fn select(data: &[C], shape: &[usize], axis: usize, keep: &[usize]) -> (Vec<C>, Vec<usize>) {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::with_capacity(outer * keep.len() * inner);
+    for o in 0..outer {
+        for &k in keep {
+            for i in 0..inner {
+                out.push(data[(o * n + k) * inner + i]);
+            }
+        }
+    }
+    let mut s = shape.to_vec();
+    s[axis] = keep.len();
+    (out, s)
+}
+
+fn centred(m: usize, n: usize) -> Vec<usize> {
+    (0..m - m / 2).chain(n - m / 2..n).collect()
+}
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+fn rel_err(got: &[f32], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let num: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
+    let den: f64 = want.iter().map(|w| w * w).sum();
+    (num / den).sqrt()
+}
+
+fn run_ok(args: &[&str]) {
+    let out = fno(args);
+    assert!(out.status.success(), "fno fft {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
+    let shape = [2usize, 16, 32];
+    let x = random(shape.iter().product(), 7);
+    let input = scratch("x.npy");
+    npy::write(&input, &NpyArray::new(shape.to_vec(), DType::F32, x.clone())).unwrap();
+
+    // Expected: full 2D DFT, then the centred window of 6 rows and the first 5 bins.
+    let xc: Vec<C> = x.iter().map(|&v| (v as f64, 0.0)).collect();
+    let f = dft_axis(&dft_axis(&xc, &shape, 2, -1.0), &shape, 1, -1.0);
+    let (f, s) = select(&f, &shape, 2, &(0..5).collect::<Vec<_>>());
+    let (spec, spec_shape) = select(&f, &s, 1, &centred(6, 16));
+    let want: Vec<f64> = spec.iter().flat_map(|c| [c.0, c.1]).collect();
+
+    for backend in ["cpu", "wgpu"] {
+        let out = scratch(&format!("spec-{backend}.npy"));
+        run_ok(&["--input", path(&input), "--output", path(&out), "--real", "--axes=-2,-1", "--modes", "6,5", "--backend", backend]);
+        let got = npy::read(&out).unwrap();
+        assert_eq!(got.shape, spec_shape);
+        assert_eq!(got.dtype, DType::C64);
+        let e = rel_err(&got.data, &want);
+        assert!(e < 1e-5, "{backend}: rfftn error {e}");
+
+        // Inverse with zero-padding back to 16 x 32 (backward norm: 1/(16·32)).
+        let back = scratch(&format!("back-{backend}.npy"));
+        run_ok(&[
+            "--input", path(&out), "--output", path(&back), "--real", "--inverse", "--axes=-2,-1",
+            "--modes", "6,5", "--n", "16,32", "--backend", backend,
+        ]);
+        // Naive: place the modes in a 16 x 32 spectrum, mirror the bins c > 0 of the
+        // last axis as conj(X[-r][-c]), inverse DFT, keep the real part (which is
+        // what irfftn's dropping of imaginary parts at bin 0 amounts to).
+        let rows = centred(6, 16);
+        let mut full = vec![(0.0, 0.0); 2 * 16 * 32];
+        for b in 0..2 {
+            for (ri, &r) in rows.iter().enumerate() {
+                for c in 0..5 {
+                    let v = spec[(b * 6 + ri) * 5 + c];
+                    full[(b * 16 + r) * 32 + c] = v;
+                    if c > 0 {
+                        full[(b * 16 + (16 - r) % 16) * 32 + (32 - c)] = (v.0, -v.1);
+                    }
+                }
+            }
+        }
+        let t = dft_axis(&dft_axis(&full, &[2, 16, 32], 1, 1.0), &[2, 16, 32], 2, 1.0);
+        let want_back: Vec<f64> = t.iter().map(|c| c.0 / 512.0).collect();
+        let got = npy::read(&back).unwrap();
+        assert_eq!(got.shape, vec![2, 16, 32]);
+        assert_eq!(got.dtype, DType::F32);
+        let e = rel_err(&got.data, &want_back);
+        assert!(e < 1e-5, "{backend}: irfftn error {e}");
+    }
+}
+
+#[test]
+fn complex_fft_axes_norm_and_length() {
+    let shape = [3usize, 8, 4];
+    let x = random(2 * shape.iter().product::<usize>(), 11);
+    let input = scratch("c.npy");
+    npy::write(&input, &NpyArray::new(shape.to_vec(), DType::C64, x.clone())).unwrap();
+    let xc: Vec<C> = x.chunks(2).map(|c| (c[0] as f64, c[1] as f64)).collect();
+    // ifft over axis 1 (given negatively), ortho norm.
+    let f = dft_axis(&xc, &shape, 1, 1.0);
+    let want: Vec<f64> = f.iter().flat_map(|c| [c.0 / 8f64.sqrt(), c.1 / 8f64.sqrt()]).collect();
+    // Forward with numpy's n: crop axis -1 from 4 to 2.
+    let (cropped, cs) = select(&xc, &shape, 2, &[0, 1]);
+    let g = dft_axis(&cropped, &cs, 2, -1.0);
+    let want_crop: Vec<f64> = g.iter().flat_map(|c| [c.0, c.1]).collect();
+    for backend in ["cpu", "wgpu"] {
+        let out = scratch(&format!("ifft-{backend}.npy"));
+        run_ok(&["--input", path(&input), "--output", path(&out), "--inverse", "--axes", "-2", "--norm", "ortho", "--backend", backend]);
+        let e = rel_err(&npy::read(&out).unwrap().data, &want);
+        assert!(e < 1e-5, "{backend}: ifft error {e}");
+        let out = scratch(&format!("crop-{backend}.npy"));
+        run_ok(&["--input", path(&input), "--output", path(&out), "--n", "2", "--backend", backend]);
+        let got = npy::read(&out).unwrap();
+        assert_eq!(got.shape, vec![3, 8, 2]);
+        let e = rel_err(&got.data, &want_crop);
+        assert!(e < 1e-5, "{backend}: cropped fft error {e}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_error_line_exit_2_and_no_output() {
+    let good = scratch("good.npy");
+    npy::write(&good, &NpyArray::new(vec![4, 8], DType::F32, random(32, 3))).unwrap();
+    let complex = scratch("complex.npy");
+    npy::write(&complex, &NpyArray::new(vec![4, 8], DType::C64, random(64, 5))).unwrap();
+    let corrupt = scratch("corrupt.npy");
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(&corrupt, &bytes[..bytes.len() - 3]).unwrap();
+    let f64_file = scratch("f64.npy");
+    let mut b = bytes.clone();
+    let at = b.windows(3).position(|w| w == b"<f4").unwrap();
+    b[at..at + 3].copy_from_slice(b"<f8");
+    std::fs::write(&f64_file, &b).unwrap();
+
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--input", "/nonexistent/x.npy"], "No such file"),
+        (vec!["--input", path(&corrupt)], "not a valid .npy"),
+        (vec!["--input", path(&f64_file)], "'<f8' is not supported"),
+        (vec!["--input", path(&good), "--axes", "2"], "axis 2 is out of range"),
+        (vec!["--input", path(&good), "--axes=-3"], "axis -3 is out of range"),
+        (vec!["--input", path(&good), "--modes", "9"], "exceed"),
+        (vec!["--input", path(&good), "--real", "--modes", "6"], "exceed"),
+        (vec!["--input", path(&complex), "--real"], "needs float32 input"),
+        (vec!["--input", path(&good), "--modes", "2,2"], "2 modes given for 1 axes"),
+        (vec!["--input", path(&good), "--norm", "sideways"], "unknown norm"),
+        (vec!["--input", path(&good), "--backend", "tpu"], "unknown backend"),
+    ];
+    for (args, expected) in cases {
+        let out_path = scratch("must-not-exist.npy");
+        let _ = std::fs::remove_file(&out_path);
+        let mut all = args.clone();
+        all.extend(["--output", path(&out_path)]);
+        if !args.contains(&"--backend") {
+            all.extend(["--backend", "cpu"]);
+        }
+        let out = fno(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: expected one line, got {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: '{stderr}' lacks '{expected}'");
+        assert!(!out_path.exists(), "{args:?}: output written despite the error");
+    }
+}
