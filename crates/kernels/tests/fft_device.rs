@@ -130,6 +130,11 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[2, 3, 32, 64], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
         FftDesc::new(&[2, 16, 32, 64], &[-3, -2, -1], FftKind::R2C, Direction::Forward).modes(&[5, 8, 9]),
         FftDesc::new(&[2, 8, 16, 32], &[1, 2, 3], FftKind::C2C, Direction::Forward).modes(&[8, 3, 31]),
+        // Few modes of a long signal: whole last-pass butterflies are skipped.
+        FftDesc::new(&[3, 4096], &[-1], FftKind::C2C, Direction::Forward).modes(&[5]),
+        FftDesc::new(&[3, 2048], &[-1], FftKind::C2C, Direction::Forward).modes(&[64]),
+        FftDesc::new(&[3, 4096], &[-1], FftKind::R2C, Direction::Forward).modes(&[3]),
+        FftDesc::new(&[2, 512, 4], &[1], FftKind::C2C, Direction::Forward).modes(&[7]),
         // Inverse zero-padding: only the retained modes are read.
         FftDesc::new(&[3, 17], &[-1], FftKind::C2C, Direction::Inverse).modes(&[17]).lengths(&[64]),
         FftDesc::new(&[3, 9], &[-1], FftKind::C2R, Direction::Inverse).modes(&[9]).lengths(&[64]),

@@ -5,7 +5,7 @@ use cubecl::server::Handle;
 
 use super::factor::radices;
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
-use super::stage::{fft_stage_kernel, AxisFold, PostTwiddle, StageConfig, StageKind, StageLayout};
+use super::stage::{fft_stage_kernel, smem_stride_for, AxisFold, PostTwiddle, StageConfig, StageKind, StageLayout};
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 
 /// Threads a row-mode cube aims for.
@@ -102,11 +102,11 @@ impl<R: Runtime> Lowering<'_, R> {
         Buf::Temp(self.temps.len() - 1, floats)
     }
 
-    /// The largest complex length one cube transforms with `signals` signals of
-    /// `extra` padding slots each.
+    /// The largest complex length one cube transforms, `signals` signals at a
+    /// time, each with `extra` slots beyond its length.
     fn max_single(&self, signals: usize, extra: usize) -> usize {
         let mut n = 1;
-        while 8 * signals * (2 * n + extra) <= self.shared_limit
+        while 8 * signals * smem_stride_for(2 * n + extra) <= self.shared_limit
             && 2 * n / 8 <= self.max_threads / signals
         {
             n *= 2;
@@ -120,8 +120,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let max_radix = radix_list.iter().copied().max().unwrap_or(1);
         let threads_per_signal = (n / max_radix).max(1);
         let slots = if kind == StageKind::C2R { n + 1 } else { n };
-        let pad = usize::from(column);
-        let stride = slots + pad;
+        let stride = smem_stride_for(slots);
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
         let wanted = if column { COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal) } else { ROW_THREADS / threads_per_signal };
         let signals = wanted
@@ -136,8 +135,9 @@ impl<R: Runtime> Lowering<'_, R> {
             signals_per_cube: signals,
             inverse: false,
             kind,
-            load: Window::Prefix(usize::MAX),
-            store: Window::Prefix(usize::MAX),
+            // Whole sequences unless the caller narrows them.
+            load: Window::Prefix(2 * n + 1),
+            store: Window::Prefix(2 * n + 1),
             load_signals_fastest: column,
             store_signals_fastest: column,
             smem_stride: stride,
@@ -197,7 +197,7 @@ impl<R: Runtime> Lowering<'_, R> {
             )));
         }
         let inverse = matches!(step.kind, AxisKind::C2C { inverse: true } | AxisKind::C2R);
-        let extra = usize::from(kind == StageKind::C2R) + usize::from(column);
+        let extra = usize::from(kind == StageKind::C2R);
         let limit = if column { self.max_single(COLUMN_SIGNALS, extra) } else { self.max_single(1, extra) };
         let scale_bits = (step.scale as f32).to_bits();
         let signals_total = outer * inner;
@@ -233,8 +233,8 @@ impl<R: Runtime> Lowering<'_, R> {
         // length n2 whose outputs land transposed (k = k1 + n1·k2).
         let n2 = 1usize << half.trailing_zeros().div_ceil(2);
         let n1 = half / n2;
-        let column_limit = self.max_single(COLUMN_SIGNALS, 1);
-        if n1 > column_limit || n2 > self.max_single(1, 1) {
+        let column_limit = self.max_single(COLUMN_SIGNALS, 0);
+        if n1 > column_limit || n2 > self.max_single(1, 0) {
             return Err(FftError::Unsupported(format!("length {} is too long for a two-level FFT", step.n)));
         }
         let complex_floats = 2 * outer * half * inner;
@@ -300,7 +300,6 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         let mut cfg = self.single_stage_config(n2, b_kind, column, if column { inner } else { n1 })?;
         cfg.store_signals_fastest = true;
-        cfg.smem_stride = cfg.slots() + 1;
         cfg.signals_per_cube = cfg
             .signals_per_cube
             .max(COLUMN_SIGNALS.min(n1))

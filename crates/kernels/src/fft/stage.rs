@@ -134,6 +134,13 @@ impl StageConfig {
     }
 }
 
+/// Shared-memory distance between two signals of `slots` complex values: one
+/// padding word every 32 (see [`slot`]) and an odd total, so that neither the
+/// strided Stockham writes nor signals side by side fall into one bank.
+pub fn smem_stride_for(slots: usize) -> usize {
+    (slots + slots / 32 + 1) | 1
+}
+
 /// Runtime description of where a tile's signals live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageLayout {
@@ -147,6 +154,12 @@ pub struct StageLayout {
     pub input: [usize; 4],
     /// Output strides of (a, b, c, axis), likewise.
     pub output: [usize; 4],
+}
+
+/// Padded shared-memory position of element `x` of a signal.
+#[cube]
+fn slot(x: usize) -> usize {
+    x + x / 32
 }
 
 #[cube]
@@ -269,13 +282,149 @@ fn table_twiddle<F: Float>(table: &Array<F>, e: usize, #[comptime] inverse: bool
     }
 }
 
-/// One Stockham pass of radix `radices[pass]` over every signal of the tile, in
-/// place in shared memory, then the following passes.
+/// Where a tile's signals live and where its outputs go: everything the passes
+/// need to read the first pass straight from global memory and write the last
+/// pass straight back.
+#[derive(CubeType, Clone, Copy)]
+struct TileCoords {
+    /// Flat input/output offsets of the tile's first signal.
+    in_base: usize,
+    out_base: usize,
+    in_sc: usize,
+    out_sc: usize,
+    in_axis: usize,
+    out_axis: usize,
+    /// Batch coordinates of the tile: `b` and the first `c`.
+    b: usize,
+    c0: usize,
+    nc: usize,
+}
+
+/// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
+fn load_element<F: Float>(input: &Array<F>, at: TileCoords, s: usize, k: usize, #[comptime] cfg: StageConfig) -> (F, F) {
+    let in_seq = comptime![cfg.input_seq_len()];
+    let valid = at.c0 + s < at.nc;
+    let sig = at.in_base + s * at.in_sc;
+    let d = fold_dim_index(at.b, at.c0 + s, cfg.load_fold);
+    let axis = axis_index(k, d, cfg.load_fold);
+    let mut vr = F::new(0.0);
+    let mut vi = F::new(0.0);
+    if comptime![cfg.kind.reads_real()] {
+        // Complex slot k packs real samples 2k (re) and 2k + 1 (im).
+        let (held0, j0) = window_position(2 * axis, cfg.load, in_seq);
+        let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
+        if held0 && valid {
+            vr = input[sig + j0 * at.in_axis];
+        }
+        if held1 && valid {
+            vi = input[sig + j1 * at.in_axis];
+        }
+    } else {
+        let (held, j) = window_position(axis, cfg.load, in_seq);
+        if held && valid {
+            let p = 2 * (sig + j * at.in_axis);
+            vr = input[p];
+            vi = input[p + 1];
+        }
+    }
+    (vr, vi)
+}
+
+/// Writes transform output `k` of the tile's signal `s` if the store window
+/// holds it: scaled, four-step twiddled, split into real pairs for real output.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_element<F: Float>(
+    output: &mut Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    value: (F, F),
+    #[comptime] cfg: StageConfig,
+) {
+    let out_seq = comptime![cfg.output_seq_len()];
+    let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)]);
+    let valid = at.c0 + s < at.nc;
+    let sig = at.out_base + s * at.out_sc;
+    let d = fold_dim_index(at.b, at.c0 + s, cfg.store_fold);
+    let axis = axis_index(k, d, cfg.store_fold);
+    let (mut vr, mut vi) = value;
+    if comptime![cfg.kind.writes_real()] {
+        let (held0, j0) = window_position(2 * axis, cfg.store, out_seq);
+        let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
+        if held0 && valid {
+            output[sig + j0 * at.out_axis] = vr * scale;
+        }
+        if held1 && valid {
+            output[sig + j1 * at.out_axis] = vi * scale;
+        }
+    } else {
+        let (held, j) = window_position(axis, cfg.store, out_seq);
+        if held && valid {
+            match comptime![cfg.post_twiddle] {
+                Some(pt) => {
+                    let d2 = if comptime![pt.dim == 1] { at.b } else { at.c0 + s };
+                    let e = (d2 * k) % comptime![pt.total];
+                    let (cr, ci) = table_twiddle::<F>(post_coarse, e / comptime![pt.fine_len], cfg.inverse);
+                    let (fr, fi) = table_twiddle::<F>(post_fine, e % comptime![pt.fine_len], cfg.inverse);
+                    let (wr, wi) = complex_mul::<F>(cr, ci, fr, fi);
+                    let (tr, ti) = complex_mul::<F>(vr, vi, wr, wi);
+                    vr = tr;
+                    vi = ti;
+                }
+                None => {}
+            }
+            let p = 2 * (sig + j * at.out_axis);
+            output[p] = vr * scale;
+            output[p + 1] = vi * scale;
+        }
+    }
+}
+
+/// Whether the first pass reads global memory directly (every kind but C2R,
+/// whose Hermitian fold needs the whole spectrum in shared memory first).
+fn loads_directly(cfg: &StageConfig) -> bool {
+    cfg.kind != StageKind::C2R && !cfg.radices.is_empty()
+}
+
+/// Whether the last pass writes global memory directly: not for R2C (the
+/// untangling pairs bins k and n - k), nor when the store walks the tile in
+/// another order than the passes (the transposed store of a four-step pass).
+fn stores_directly(cfg: &StageConfig) -> bool {
+    cfg.kind != StageKind::R2C
+        && !cfg.radices.is_empty()
+        && cfg.store_signals_fastest == cfg.load_signals_fastest
+}
+
+/// True when some output of butterfly `i` of the last pass lies in the store
+/// window, whose outputs are `i + t·n/r`; butterflies with none are skipped.
+#[cube]
+fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
+    let quarter = comptime![cfg.n / r];
+    match comptime![(cfg.store_fold, cfg.kind.writes_real(), cfg.store)] {
+        (None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
+        (None, false, Window::Centered(m)) => i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter,
+        _ => true,
+    }
+}
+
+/// Stockham pass `pass` (radix `radices[pass]`) over every signal of the tile,
+/// then the following passes. Pass `p` reads element `i + j·n/r`, twiddles it by
+/// `W^{j·(i mod span)}` and writes DFT output `t` to `(i - i mod span)·r + i mod span + t·span`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
 fn stockham_passes<F: Float>(
+    input: &Array<F>,
+    output: &mut Array<F>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
-    twiddles: &Array<F>,
+    at: TileCoords,
     signal: usize,
     thread: usize,
     #[comptime] pass: usize,
@@ -283,6 +432,9 @@ fn stockham_passes<F: Float>(
 ) {
     let n = comptime![cfg.n];
     let r = comptime![cfg.radices[pass]];
+    let last = comptime![pass + 1 == cfg.radices.len()];
+    let from_global = comptime![pass == 0 && loads_directly(&cfg)];
+    let to_global = comptime![last && stores_directly(&cfg)];
     // Product of the radices before this pass: the span already transformed.
     let span = comptime![cfg.radices[..pass].iter().product::<usize>()];
     let threads = comptime![cfg.threads_per_signal];
@@ -300,13 +452,16 @@ fn stockham_passes<F: Float>(
     for q in 0..per_thread {
         let i = thread + q * threads;
         let k = i % span;
-        #[unroll]
-        for j in 0..r {
-            let src = base + i + j * quarter_n;
-            let xr = smem_re[src];
-            let xi = smem_im[src];
-            if comptime![span > 1] {
-                if j > 0 {
+        let needed = !to_global || butterfly_needed(i, cfg.clone(), r);
+        if needed {
+            #[unroll]
+            for j in 0..r {
+                let (xr, xi) = if from_global {
+                    load_element::<F>(input, at, signal, i + j * quarter_n, cfg.clone())
+                } else {
+                    (smem_re[base + slot(i + j * quarter_n)], smem_im[base + slot(i + j * quarter_n)])
+                };
+                if comptime![span > 1] && j > 0 {
                     let (wr, wi) = table_twiddle::<F>(twiddles, j * k * exp_step, cfg.inverse);
                     let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
                     re[q * r + j] = yr;
@@ -315,29 +470,60 @@ fn stockham_passes<F: Float>(
                     re[q * r + j] = xr;
                     im[q * r + j] = xi;
                 }
-            } else {
-                re[q * r + j] = xr;
-                im[q * r + j] = xi;
+            }
+            small_dft::<F>(&mut re, &mut im, q * r, 1usize, r, cfg.inverse);
+        }
+        if to_global && needed {
+            // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
+            #[unroll]
+            for t in 0..r {
+                store_element::<F>(
+                    output,
+                    post_coarse,
+                    post_fine,
+                    at,
+                    signal,
+                    i + t * quarter_n,
+                    (re[q * r + t], im[q * r + t]),
+                    cfg.clone(),
+                );
             }
         }
-        small_dft::<F>(&mut re, &mut im, q * r, 1usize, r, cfg.inverse);
     }
-    sync_cube();
-    #[unroll]
-    for q in 0..per_thread {
-        let i = thread + q * threads;
-        let k = i % span;
-        let dst = base + (i - k) * r + k;
-        #[unroll]
-        for t in 0..r {
-            smem_re[dst + t * span] = re[q * r + t];
-            smem_im[dst + t * span] = im[q * r + t];
+    if !to_global {
+        if !from_global {
+            // In place: every read of this pass must land before any write.
+            sync_cube();
         }
+        #[unroll]
+        for q in 0..per_thread {
+            let i = thread + q * threads;
+            let k = i % span;
+            let dst = (i - k) * r + k;
+            #[unroll]
+            for t in 0..r {
+                smem_re[base + slot(dst + t * span)] = re[q * r + t];
+                smem_im[base + slot(dst + t * span)] = im[q * r + t];
+            }
+        }
+        sync_cube();
     }
-    sync_cube();
 
-    if comptime![pass + 1 < cfg.radices.len()] {
-        stockham_passes::<F>(smem_re, smem_im, twiddles, signal, thread, comptime![pass + 1], cfg);
+    if comptime![!last] {
+        stockham_passes::<F>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            comptime![pass + 1],
+            cfg,
+        );
     }
 }
 
@@ -441,57 +627,49 @@ pub fn fft_stage_kernel<F: Float>(
     let ab = tile / tiles_c;
     let b = ab % nb;
     let a = ab / nb;
-    let in_base = a * in_sa + b * in_sb + c0 * in_sc;
-    let out_base = a * out_sa + b * out_sb + c0 * out_sc;
+    let at = TileCoords {
+        in_base: a * in_sa + b * in_sb + c0 * in_sc,
+        out_base: a * out_sa + b * out_sb + c0 * out_sc,
+        in_sc,
+        out_sc,
+        in_axis,
+        out_axis,
+        b,
+        c0,
+        nc,
+    };
 
     let mut smem_re = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
     let mut smem_im = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
 
-    // ---- load: the tile's (windowed) input into shared memory, zeros elsewhere ----
-    let in_seq = comptime![cfg.input_seq_len()];
-    let slots = comptime![cfg.slots()];
-    let load_count = comptime![cfg.slots() * cfg.signals_per_cube];
-    let mut flat = UNIT_POS as usize;
-    while flat < load_count {
-        let (s, k) = split_flat(flat, slots, signals, comptime![cfg.load_signals_fastest]);
-        let in_tile = c0 + s < nc;
-        let sig = in_base + s * in_sc;
-        let d = fold_dim_index(b, c0 + s, cfg.load_fold);
-        let axis = axis_index(k, d, cfg.load_fold);
-        let mut vr = F::new(0.0);
-        let mut vi = F::new(0.0);
-        if comptime![cfg.kind.reads_real()] {
-            // Complex slot k packs real samples 2k (re) and 2k + 1 (im).
-            let (held0, j0) = window_position(2 * axis, cfg.load, in_seq);
-            let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
-            if held0 && in_tile {
-                vr = input[sig + j0 * in_axis];
-            }
-            if held1 && in_tile {
-                vi = input[sig + j1 * in_axis];
-            }
-        } else {
-            let (held, j) = window_position(axis, cfg.load, in_seq);
-            if held && in_tile {
-                let at = 2 * (sig + j * in_axis);
-                vr = input[at];
-                vi = input[at + 1];
-            }
+    // The passes walk the tile in the order the global loads coalesce in.
+    let (signal, thread) = if comptime![cfg.load_signals_fastest] {
+        (UNIT_POS as usize % signals, UNIT_POS as usize / signals)
+    } else {
+        let t = comptime![cfg.threads_per_signal];
+        (UNIT_POS as usize / t, UNIT_POS as usize % t)
+    };
+
+    // ---- staged load: the whole (windowed) input into shared memory ----
+    if comptime![!loads_directly(&cfg)] {
+        let slots = comptime![cfg.slots()];
+        let load_count = comptime![cfg.slots() * cfg.signals_per_cube];
+        let mut flat = UNIT_POS as usize;
+        while flat < load_count {
+            let (s, k) = split_flat(flat, slots, signals, comptime![cfg.load_signals_fastest]);
+            let (vr, mut vi) = load_element::<F>(input, at, s, k, cfg.clone());
             if comptime![cfg.kind == StageKind::C2R] {
                 // Like pocketfft, irfft ignores the imaginary part of DC and Nyquist.
                 if k == 0 || k == n {
                     vi = F::new(0.0);
                 }
             }
+            smem_re[s * stride + slot(k)] = vr;
+            smem_im[s * stride + slot(k)] = vi;
+            flat += cube_threads;
         }
-        smem_re[s * stride + k] = vr;
-        smem_im[s * stride + k] = vi;
-        flat += cube_threads;
+        sync_cube();
     }
-    sync_cube();
-
-    let thread = UNIT_POS as usize % comptime![cfg.threads_per_signal];
-    let signal = UNIT_POS as usize / comptime![cfg.threads_per_signal];
 
     // ---- C2R: fold the n + 1 Hermitian bins into the half-length complex spectrum ----
     if comptime![cfg.kind == StageKind::C2R] {
@@ -499,17 +677,17 @@ pub fn fft_stage_kernel<F: Float>(
         let base = signal * stride;
         let mut k = thread;
         while k <= half {
-            let (xr, xi) = (smem_re[base + k], smem_im[base + k]);
-            let (yr, yi) = (smem_re[base + n - k], smem_im[base + n - k]);
+            let (xr, xi) = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
+            let (yr, yi) = (smem_re[base + slot(n - k)], smem_im[base + slot(n - k)]);
             // Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k]), W = exp(-iπ/n)
             let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
             let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
             let (er, ei) = complex_mul::<F>(yr - xr, yi + xi, wr, F::new(0.0) - wi);
-            smem_re[base + k] = xr + yr - di;
-            smem_im[base + k] = xi - yi + dr;
+            smem_re[base + slot(k)] = xr + yr - di;
+            smem_im[base + slot(k)] = xi - yi + dr;
             if k != 0 && 2 * k != n {
-                smem_re[base + n - k] = yr + xr + ei;
-                smem_im[base + n - k] = yi - xi - er;
+                smem_re[base + slot(n - k)] = yr + xr + ei;
+                smem_im[base + slot(n - k)] = yi - xi - er;
             }
             k += comptime![cfg.threads_per_signal];
         }
@@ -517,85 +695,55 @@ pub fn fft_stage_kernel<F: Float>(
     }
 
     if comptime![!cfg.radices.is_empty()] {
-        stockham_passes::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, 0usize, cfg.clone());
+        stockham_passes::<F>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            &mut smem_re,
+            &mut smem_im,
+            at,
+            signal,
+            thread,
+            0usize,
+            cfg.clone(),
+        );
     }
 
-    // ---- store: the output window, scaled, optionally twiddled (four-step) ----
-    let out_seq = comptime![cfg.output_seq_len()];
-    let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)]);
-    // Folded stores walk local elements and drop those outside the window;
-    // unfolded stores walk the dense window.
-    let per_signal = comptime![match cfg.store_fold {
-        Some(_) => {
-            if cfg.kind.writes_real() {
-                2 * cfg.n
-            } else {
-                cfg.n
-            }
-        }
-        None => cfg.store.stored_len(cfg.output_seq_len()),
-    }];
-    let store_count = comptime![per_signal * cfg.signals_per_cube];
-    let mut flat = UNIT_POS as usize;
-    while flat < store_count {
-        let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
-        let d = fold_dim_index(b, c0 + s, cfg.store_fold);
-        let mut held = c0 + s < nc;
-        let mut pos = u;
-        // Local element (complex slot, or real sample for real output) to write.
-        let mut local = u;
-        match comptime![cfg.store_fold] {
-            Some(_) => {
-                let axis = if comptime![cfg.kind.writes_real()] {
-                    2 * axis_index(u / 2, d, cfg.store_fold) + u % 2
-                } else {
-                    axis_index(u, d, cfg.store_fold)
-                };
-                let (in_window, j) = window_position(axis, cfg.store, out_seq);
-                held = held && in_window;
-                pos = j;
-            }
-            None => {
-                local = window_index(u, cfg.store, out_seq);
-            }
-        }
-        if held {
+    // ---- staged store: from shared memory, in the order the output coalesces ----
+    if comptime![!stores_directly(&cfg)] {
+        let out_seq = comptime![cfg.output_seq_len()];
+        // Folded and real stores walk the transform's elements (the window drops
+        // some); unfolded complex stores walk the dense window.
+        let walks_elements = comptime![cfg.store_fold.is_some() || cfg.kind.writes_real()];
+        let per_signal = comptime![if walks_elements {
+            cfg.n
+        } else {
+            cfg.store.stored_len(cfg.output_seq_len())
+        }];
+        let store_count = comptime![per_signal * cfg.signals_per_cube];
+        let mut flat = UNIT_POS as usize;
+        while flat < store_count {
+            let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
             let base = s * stride;
-            let dst = out_base + s * out_sc + pos * out_axis;
-            if comptime![cfg.kind.writes_real()] {
-                // Real sample t is the re (even t) or im (odd t) part of z[t/2].
-                let v = select(local % 2 == 0, smem_re[base + local / 2], smem_im[base + local / 2]);
-                output[dst] = v * scale;
+            if comptime![cfg.kind == StageKind::R2C] {
+                // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
+                let k = window_index(u, cfg.store, out_seq);
+                let za = k % n;
+                let zc = (n - k) % n;
+                let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
+                let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
+                let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
+                let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
+                let x = ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5));
+                store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
             } else {
-                let (mut vr, mut vi) = if comptime![cfg.kind == StageKind::R2C] {
-                    // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
-                    let za = local % n;
-                    let zc = (n - local) % n;
-                    let (zr, zi) = (smem_re[base + za], smem_im[base + za]);
-                    let (yr, yi) = (smem_re[base + zc], smem_im[base + zc]);
-                    let (wr, wi) = table_twiddle::<F>(twiddles, local, false);
-                    let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
-                    ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5))
-                } else {
-                    (smem_re[base + local], smem_im[base + local])
-                };
-                match comptime![cfg.post_twiddle] {
-                    Some(pt) => {
-                        let d2 = if comptime![pt.dim == 1] { b } else { c0 + s };
-                        let e = (d2 * local) % comptime![pt.total];
-                        let (cr, ci) = table_twiddle::<F>(post_coarse, e / comptime![pt.fine_len], cfg.inverse);
-                        let (fr, fi) = table_twiddle::<F>(post_fine, e % comptime![pt.fine_len], cfg.inverse);
-                        let (wr, wi) = complex_mul::<F>(cr, ci, fr, fi);
-                        let (tr, ti) = complex_mul::<F>(vr, vi, wr, wi);
-                        vr = tr;
-                        vi = ti;
-                    }
-                    None => {}
-                }
-                output[2 * dst] = vr * scale;
-                output[2 * dst + 1] = vi * scale;
+                let k = if walks_elements { u } else { window_index(u, cfg.store, out_seq) };
+                let x = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
+                store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
             }
+            flat += cube_threads;
         }
-        flat += cube_threads;
     }
 }

@@ -1,0 +1,87 @@
+"""Our FFT beside cuFFT (through torch.fft), same cases, same run, one table.
+
+Usage (on the GPU machine): python3 benches/fft_compare.py PATH/TO/fft_bench [--quick]
+Runs the Rust benchmark (JSON lines), times cuFFT on each case with CUDA events
+(median of 30 after warm-up), measures device-to-device copy bandwidth, and
+prints: case, n, batch, our GB/s, cuFFT GB/s, ratio (ours/cuFFT, >1 is faster).
+GB/s counts the bytes a transform must move (input once, output once); for the
+truncated R2C the baseline is rfft followed by the slice copy PyTorch needs.
+"""
+import json
+import subprocess
+import sys
+
+import torch
+
+dev = "cuda"
+
+
+def median_ms(f, n=30, warm=5):
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(n):
+        s.record()
+        f()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[n // 2]
+
+
+def copy_gbps():
+    x = torch.empty(1 << 28, dtype=torch.float32, device=dev)
+    y = torch.empty_like(x)
+    return 2 * x.numel() * 4 / median_ms(lambda: y.copy_(x), n=20) / 1e6
+
+
+def baseline(case):
+    n, batch, m = case["n"], case["batch"], case["modes"]
+    name = case["case"]
+    if name == "fft_c2c_1d":
+        x = torch.randn(batch, n, dtype=torch.complex64, device=dev)
+        f, byt = (lambda: torch.fft.fft(x)), 2 * x.numel() * 8
+    elif name == "rfft_1d":
+        x = torch.randn(batch, n, device=dev)
+        f, byt = (lambda: torch.fft.rfft(x)), x.numel() * 4 + batch * (n // 2 + 1) * 8
+    elif name.startswith("rfft_1d_modes"):
+        x = torch.randn(batch, n, device=dev)
+        f, byt = (lambda: torch.fft.rfft(x)[:, :m].contiguous()), x.numel() * 4 + batch * m * 8
+    elif name == "rfft2":
+        x = torch.randn(batch, n, n, device=dev)
+        f, byt = (lambda: torch.fft.rfft2(x)), x.numel() * 4 + batch * n * (n // 2 + 1) * 8
+    else:
+        raise ValueError(name)
+    ms = median_ms(f)
+    del x
+    torch.cuda.empty_cache()
+    return byt / ms / 1e6
+
+
+def main():
+    ours_bin = sys.argv[1]
+    extra = sys.argv[2:]
+    out = subprocess.run([ours_bin, "cuda", *extra], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(out.stdout, out.stderr)
+        sys.exit(out.returncode)
+    rows = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    bw = copy_gbps()
+    print(f"device-to-device copy: {bw:.0f} GB/s (read + write)")
+    print(f"{'case':<20}{'n':>6}{'batch':>9}{'launch':>7}{'ours GB/s':>11}{'cuFFT GB/s':>12}{'ratio':>7}{'ours/copy':>10}")
+    for r in rows:
+        if r["case"] == "env":
+            continue
+        base = baseline(r)
+        r["cufft_gbps"] = base
+        print(f"{r['case']:<20}{r['n']:>6}{r['batch']:>9}{r['launches']:>7}{r['gbps']:>11.0f}{base:>12.0f}"
+              f"{r['gbps'] / base:>7.2f}{r['gbps'] / bw:>10.2f}", flush=True)
+        print("JSON " + json.dumps(r), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

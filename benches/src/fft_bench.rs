@@ -1,0 +1,146 @@
+//! Times our FFT plans on one device and prints one JSON line per case, for
+//! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
+//!
+//! Usage: `fft_bench [cuda|wgpu] [--quick]`. Cases: batched 1D C2C and R2C with
+//! 2^26 elements, rfft2 of 64²…512², and R2C keeping N/4 modes.
+
+use std::time::Instant;
+
+use cubecl::prelude::*;
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+
+struct Case {
+    name: &'static str,
+    desc: FftDesc,
+    /// Bytes a transform must move: input read once, output written once.
+    bytes: usize,
+}
+
+fn cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let mut out = Vec::new();
+    for log2 in 6..=12 {
+        let n = 1usize << log2;
+        let batch = total / n;
+        out.push(Case {
+            name: "fft_c2c_1d",
+            desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
+            bytes: 2 * total * 8,
+        });
+        out.push(Case {
+            name: "rfft_1d",
+            desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
+            bytes: total * 4 + batch * (n / 2 + 1) * 8,
+        });
+        out.push(Case {
+            name: "rfft_1d_modes_n/4",
+            desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward).modes(&[n / 4]),
+            bytes: total * 4 + batch * (n / 4) * 8,
+        });
+    }
+    for log2 in 6..=9 {
+        let n = 1usize << log2;
+        let batch = total / (n * n);
+        out.push(Case {
+            name: "rfft2",
+            desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
+            bytes: total * 4 + batch * n * (n / 2 + 1) * 8,
+        });
+    }
+    out
+}
+
+/// Deterministic values in [-1, 1); timing never runs on zeros.
+fn pseudo_random(len: usize) -> Vec<f32> {
+    let mut s = 0x9E3779B97F4A7C15u64;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// Relative L2 error of the device result against the f64 oracle, on a small batch.
+fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
+    let mut small = desc.clone();
+    small.shape[0] = small.shape[0].min(3);
+    let plan = FftPlan::new(small).expect("valid case");
+    let x = pseudo_random(plan.input_floats());
+    let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let want = plan.execute_cpu(&wide).unwrap();
+    let input = client.create_from_slice(f32::as_bytes(&x));
+    let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; plan.output_floats()]));
+    plan.on_device(client).unwrap().execute(&input, &output).unwrap();
+    let got = f32::from_bytes(&client.read_one(output).unwrap()).to_vec();
+    let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
+    let den: f64 = want.iter().map(|w| w * w).sum();
+    if got.iter().any(|g| !g.is_finite()) {
+        return f64::INFINITY;
+    }
+    (num / den).sqrt()
+}
+
+fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u32, reps: usize) {
+    println!("{{\"case\": \"env\", \"device\": \"{device_name}\"}}");
+    for case in cases(total_log2) {
+        let err = verify(&client, &case.desc);
+        assert!(err < 1e-5, "{} {:?}: relative error {err:.3e} against the oracle", case.name, case.desc.shape);
+        let plan = FftPlan::new(case.desc.clone()).expect("valid case");
+        let device = plan.on_device(&client).expect("supported case");
+        let input = client.create_from_slice(f32::as_bytes(&pseudo_random(plan.input_floats())));
+        let output = client.empty(plan.output_floats() * 4);
+        for _ in 0..3 {
+            device.execute(&input, &output).unwrap();
+        }
+        cubecl::future::block_on(client.sync()).unwrap();
+        // Median of several timed groups of `reps` back-to-back executions.
+        let mut times = Vec::new();
+        for _ in 0..7 {
+            let start = Instant::now();
+            for _ in 0..reps {
+                device.execute(&input, &output).unwrap();
+            }
+            cubecl::future::block_on(client.sync()).unwrap();
+            times.push(start.elapsed().as_secs_f64() * 1e3 / reps as f64);
+        }
+        times.sort_by(f64::total_cmp);
+        let ms = times[times.len() / 2];
+        let shape = &case.desc.shape;
+        let n = shape[shape.len() - 1];
+        let batch: usize = shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 };
+        let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
+        println!(
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"launches\": {}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            case.name,
+            device.launches(),
+            case.bytes as f64 / ms / 1e6
+        );
+        drop((input, output));
+        client.memory_cleanup();
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
+    match args.get(1).map(String::as_str) {
+        #[cfg(feature = "wgpu")]
+        Some("wgpu") => {
+            use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", total_log2, reps)
+        }
+        #[cfg(feature = "cuda")]
+        Some("cuda") | None => {
+            use cubecl::cuda::{CudaDevice, CudaRuntime};
+            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", total_log2, reps)
+        }
+        other => {
+            eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");
+            std::process::exit(2);
+        }
+    }
+}
