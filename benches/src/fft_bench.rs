@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick]`. Cases: batched 1D C2C and R2C with
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--only case:n,...]`. Cases: batched 1D C2C and R2C with
 //! 2^26 elements, rfft2 of 64²…512², and R2C keeping N/4 modes.
 
 use std::time::Instant;
@@ -83,9 +83,13 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
     (num / den).sqrt()
 }
 
-fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u32, reps: usize) {
+fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u32, reps: usize, only: Option<&str>) {
     println!("{{\"case\": \"env\", \"device\": \"{device_name}\"}}");
     for case in cases(total_log2) {
+        let label = format!("{}:{}", case.name, case.desc.shape[case.desc.shape.len() - 1]);
+        if only.is_some_and(|o| !o.split(',').any(|x| x == label)) {
+            continue;
+        }
         let err = verify(&client, &case.desc);
         assert!(err < 1e-5, "{} {:?}: relative error {err:.3e} against the oracle", case.name, case.desc.shape);
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
@@ -127,16 +131,18 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
+    // `--only fft_c2c_1d:4096,rfft2:256` restricts the cases (for profiling).
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(String::as_str);
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", total_log2, reps)
+            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", total_log2, reps, only)
         }
         #[cfg(feature = "cuda")]
         Some("cuda") | None => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", total_log2, reps)
+            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", total_log2, reps, only)
         }
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");

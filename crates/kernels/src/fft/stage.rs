@@ -454,6 +454,14 @@ fn stockham_passes<F: Float>(
         let k = i % span;
         let needed = !to_global || butterfly_needed(i, cfg.clone(), r);
         if needed {
+            // One table read per butterfly: W^j = (W^1)^j by recurrence.
+            let (w1r, w1i) = if comptime![span > 1] {
+                table_twiddle::<F>(twiddles, k * exp_step, cfg.inverse)
+            } else {
+                (F::new(1.0), F::new(0.0))
+            };
+            let mut wr = F::new(1.0);
+            let mut wi = F::new(0.0);
             #[unroll]
             for j in 0..r {
                 let (xr, xi) = if from_global {
@@ -462,7 +470,9 @@ fn stockham_passes<F: Float>(
                     (smem_re[base + slot(i + j * quarter_n)], smem_im[base + slot(i + j * quarter_n)])
                 };
                 if comptime![span > 1] && j > 0 {
-                    let (wr, wi) = table_twiddle::<F>(twiddles, j * k * exp_step, cfg.inverse);
+                    let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
+                    wr = nr;
+                    wi = ni;
                     let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
                     re[q * r + j] = yr;
                     im[q * r + j] = yi;
