@@ -1,5 +1,6 @@
 //! The `fno` command.
 
+mod demo_cmd;
 mod fft_cmd;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,9 @@ enum Command {
     /// numpy.fft-compatible transforms of .npy files, with built-in truncation
     /// (forward, --modes) and zero-padding (inverse, --modes with --n).
     Fft(fft_cmd::FftArgs),
+    /// Low-pass an embedded batch of 2D fields through truncated FFTs on the
+    /// chosen backend and check the result against the CPU oracle.
+    Demo(demo_cmd::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fft(args) => fft_cmd::run(args),
+        Command::Demo(args) => demo_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
