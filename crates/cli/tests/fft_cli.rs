@@ -219,3 +219,24 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
         assert!(!out_path.exists(), "{args:?}: output written despite the error");
     }
 }
+
+#[test]
+fn demo_runs_and_matches_the_oracle() {
+    for backend in ["cpu", "wgpu"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fno"))
+            .args(["demo", "--backend", backend, "--size", "64", "--modes", "12"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        let err: f64 = stdout
+            .split("relative L2 error ")
+            .nth(1)
+            .and_then(|s| s.split(';').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no error figure in: {stdout}"));
+        assert!(err < 1e-5, "{backend}: demo error {err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_fno")).args(["demo", "--size", "48"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
