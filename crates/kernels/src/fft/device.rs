@@ -123,11 +123,11 @@ impl<R: Runtime> Lowering<'_, R> {
         let stride = smem_stride_for(slots);
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
         let wanted = if column { COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal) } else { ROW_THREADS / threads_per_signal };
-        let signals = wanted
-            .min(by_smem)
-            .min(self.max_threads / threads_per_signal)
-            .min(signals_hint.next_power_of_two())
-            .max(1);
+        let most = wanted.min(by_smem).min(self.max_threads / threads_per_signal).max(1);
+        // Spread the `signals_hint` signals of a row of tiles evenly, so that a
+        // last, nearly empty tile does not cost a whole cube.
+        let tiles = signals_hint.max(1).div_ceil(most);
+        let signals = signals_hint.max(1).div_ceil(tiles);
         Ok(StageConfig {
             n,
             radices: radix_list,
@@ -262,7 +262,7 @@ impl<R: Runtime> Lowering<'_, R> {
 
         // Step A: columns over n1, signals (outer, n2, inner).
         let scratch = self.temp(complex_floats);
-        let mut cfg = self.single_stage_config(n1, a_kind, true, n2 * inner)?;
+        let mut cfg = self.single_stage_config(n1, a_kind, true, if column { inner } else { n2 })?;
         cfg.inverse = inverse;
         cfg.load = a_load;
         let fold_dim = if column { 1 } else { 2 };
