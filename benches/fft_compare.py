@@ -47,6 +47,14 @@ def baseline(case):
     elif name == "rfft_1d":
         x = torch.randn(batch, n, device=dev)
         f, byt = (lambda: torch.fft.rfft(x)), x.numel() * 4 + batch * (n // 2 + 1) * 8
+    elif name.startswith("fft_c2c_1d_modes"):
+        x = torch.randn(batch, n, dtype=torch.complex64, device=dev)
+        lo, hi = m - m // 2, m // 2
+
+        def f():
+            y = torch.fft.fft(x)
+            return torch.cat([y[:, :lo], y[:, n - hi:]], dim=1)
+        byt = x.numel() * 8 + batch * m * 8
     elif name.startswith("rfft_1d_modes"):
         x = torch.randn(batch, n, device=dev)
         f, byt = (lambda: torch.fft.rfft(x)[:, :m].contiguous()), x.numel() * 4 + batch * m * 8
@@ -72,13 +80,13 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     bw = copy_gbps()
     print(f"device-to-device copy: {bw:.0f} GB/s (read + write)")
-    print(f"{'case':<20}{'n':>6}{'batch':>9}{'launch':>7}{'ours GB/s':>11}{'cuFFT GB/s':>12}{'ratio':>7}{'ours/copy':>10}")
+    print(f"{'case':<31}{'n':>6}{'batch':>9}{'launch':>7}{'ours GB/s':>11}{'cuFFT GB/s':>12}{'ratio':>7}{'ours/copy':>10}")
     for r in rows:
         if r["case"] == "env":
             continue
         base = baseline(r)
         r["cufft_gbps"] = base
-        print(f"{r['case']:<20}{r['n']:>6}{r['batch']:>9}{r['launches']:>7}{r['gbps']:>11.0f}{base:>12.0f}"
+        print(f"{r['case']:<31}{r['n']:>6}{r['batch']:>9}{r['launches']:>7}{r['gbps']:>11.0f}{base:>12.0f}"
               f"{r['gbps'] / base:>7.2f}{r['gbps'] / bw:>10.2f}", flush=True)
         print("JSON " + json.dumps(r), file=sys.stderr)
 

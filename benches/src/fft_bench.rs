@@ -7,13 +7,14 @@
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan};
 
 struct Case {
     name: &'static str,
     desc: FftDesc,
     /// Bytes a transform must move: input read once, output written once.
     bytes: usize,
+    prune: bool,
 }
 
 fn cases(total_log2: u32) -> Vec<Case> {
@@ -26,16 +27,28 @@ fn cases(total_log2: u32) -> Vec<Case> {
             name: "fft_c2c_1d",
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
             bytes: 2 * total * 8,
+            prune: true,
         });
+        // Truncated C2C with and without last-pass pruning: what pruning saves.
+        for (name, prune) in [("fft_c2c_1d_modes_n/8", false), ("fft_c2c_1d_modes_n/8_pruned", true)] {
+            out.push(Case {
+                name,
+                desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward).modes(&[n / 8]),
+                bytes: total * 8 + batch * (n / 8) * 8,
+                prune,
+            });
+        }
         out.push(Case {
             name: "rfft_1d",
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
             bytes: total * 4 + batch * (n / 2 + 1) * 8,
+            prune: true,
         });
         out.push(Case {
             name: "rfft_1d_modes_n/4",
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward).modes(&[n / 4]),
             bytes: total * 4 + batch * (n / 4) * 8,
+            prune: true,
         });
     }
     for log2 in 6..=9 {
@@ -45,6 +58,7 @@ fn cases(total_log2: u32) -> Vec<Case> {
             name: "rfft2",
             desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
             bytes: total * 4 + batch * n * (n / 2 + 1) * 8,
+            prune: true,
         });
     }
     out
@@ -93,7 +107,7 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u3
         let err = verify(&client, &case.desc);
         assert!(err < 1e-5, "{} {:?}: relative error {err:.3e} against the oracle", case.name, case.desc.shape);
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
-        let device = plan.on_device(&client).expect("supported case");
+        let device = plan.on_device_with(&client, DeviceOptions { prune: case.prune }).expect("supported case");
         let input = client.create_from_slice(f32::as_bytes(&pseudo_random(plan.input_floats())));
         let output = client.empty(plan.output_floats() * 4);
         for _ in 0..3 {

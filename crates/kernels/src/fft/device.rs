@@ -69,7 +69,32 @@ pub struct DeviceFft<R: Runtime> {
 impl FftPlan {
     /// Lowers the plan for `client`'s device (uploads twiddle tables once).
     pub fn on_device<R: Runtime>(&self, client: &ComputeClient<R>) -> Result<DeviceFft<R>, FftError> {
-        DeviceFft::new(client.clone(), self.clone())
+        self.on_device_with(client, DeviceOptions::default())
+    }
+
+    /// [`Self::on_device`] with non-default lowering choices (for measurements).
+    pub fn on_device_with<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        options: DeviceOptions,
+    ) -> Result<DeviceFft<R>, FftError> {
+        DeviceFft::new(client.clone(), self.clone(), options)
+    }
+}
+
+/// Choices the lowering makes that do not change results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceOptions {
+    /// Skip last-pass butterflies whose outputs a truncating store drops. Off by
+    /// default: on an H100 the memory-bound standalone FFT ran 1–4% slower with
+    /// it (benches/results/2026-11-22_fft_h100.md); kept for compute-bound
+    /// callers such as fused kernels, and tested to compute the same function.
+    pub prune: bool,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions { prune: false }
     }
 }
 
@@ -90,6 +115,7 @@ struct Lowering<'a, R: Runtime> {
     temps: Vec<usize>,
     shared_limit: usize,
     max_threads: usize,
+    options: DeviceOptions,
 }
 
 impl<R: Runtime> Lowering<'_, R> {
@@ -143,6 +169,7 @@ impl<R: Runtime> Lowering<'_, R> {
             smem_stride: stride,
             scale_bits: 1f32.to_bits(),
             post_twiddle: None,
+            prune: self.options.prune,
             load_fold: None,
             store_fold: None,
         })
@@ -356,11 +383,18 @@ fn cube_count(cubes: usize) -> CubeCount {
 }
 
 impl<R: Runtime> DeviceFft<R> {
-    fn new(client: ComputeClient<R>, plan: FftPlan) -> Result<Self, FftError> {
+    fn new(client: ComputeClient<R>, plan: FftPlan, options: DeviceOptions) -> Result<Self, FftError> {
         let props = client.properties();
         let shared_limit = props.hardware.max_shared_memory_size.min(SHARED_LIMIT);
         let max_threads = (props.hardware.max_units_per_cube as usize).min(1024);
-        let mut lowering = Lowering { client: &client, passes: Vec::new(), temps: Vec::new(), shared_limit, max_threads };
+        let mut lowering = Lowering {
+            client: &client,
+            passes: Vec::new(),
+            temps: Vec::new(),
+            shared_limit,
+            max_threads,
+            options,
+        };
         let mut shape = plan.input_shape().to_vec();
         let steps = plan.steps();
         let mut src = (Buf::Input, plan.input_floats());

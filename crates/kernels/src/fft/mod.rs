@@ -13,7 +13,7 @@ mod real;
 mod stage;
 mod window;
 
-pub use device::DeviceFft;
+pub use device::{DeviceFft, DeviceOptions};
 pub use factor::radices;
 pub use window::Window;
 

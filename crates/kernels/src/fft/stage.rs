@@ -90,6 +90,8 @@ pub struct StageConfig {
     /// Normalisation factor applied at the store, as `f32::to_bits`.
     pub scale_bits: u32,
     pub post_twiddle: Option<PostTwiddle>,
+    /// Skip last-pass butterflies whose outputs the store window drops.
+    pub prune: bool,
     pub load_fold: Option<AxisFold>,
     pub store_fold: Option<AxisFold>,
 }
@@ -404,9 +406,9 @@ fn stores_directly(cfg: &StageConfig) -> bool {
 #[cube]
 fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
     let quarter = comptime![cfg.n / r];
-    match comptime![(cfg.store_fold, cfg.kind.writes_real(), cfg.store)] {
-        (None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
-        (None, false, Window::Centered(m)) => i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter,
+    match comptime![(cfg.prune, cfg.store_fold, cfg.kind.writes_real(), cfg.store)] {
+        (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
+        (true, None, false, Window::Centered(m)) => i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter,
         _ => true,
     }
 }
