@@ -3,3 +3,4 @@
 
 pub mod fft;
 pub mod backend;
+pub mod cgemm;

@@ -1,0 +1,143 @@
+//! The Burn backend extension: spectral convolution through our kernels.
+//!
+//! [`SpectralConvBackend`] is implemented for `CubeBackend` (wgpu, CUDA), for
+//! `Autodiff<B>` of any backend that has it (the backward runs the adjoint chain
+//! through the same kernels), and for the CPU backends, where the kernel paths
+//! answer with an error naming the reference path.
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::{Autodiff, NodeId};
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
+
+/// A backend that runs the spectral convolution's kernel paths. The bias is not
+/// part of the op (it is a plain broadcast add).
+pub trait SpectralConvBackend: Backend {
+    /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`.
+    fn spectral_conv_forward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<FloatTensor<Self>, SpectralError>;
+
+    /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight)` with respect to `x`
+    /// and `weight`.
+    fn spectral_conv_backward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        grad_out: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError>;
+}
+
+/// The error every backend without kernels gives for a kernel path.
+pub fn no_kernels(backend: &str, imp: SpectralImpl) -> SpectralError {
+    SpectralError::Unsupported(format!(
+        "{imp:?} spectral convolution needs a CubeCL backend (wgpu or cuda); {backend} runs SpectralImpl::Reference"
+    ))
+}
+
+macro_rules! cpu_backend_without_kernels {
+    ($ty:ty, $name:literal) => {
+        impl SpectralConvBackend for $ty {
+            fn spectral_conv_forward(
+                _x: FloatTensor<Self>,
+                _weight: FloatTensor<Self>,
+                _spec: &SpectralConvSpec,
+                imp: SpectralImpl,
+            ) -> Result<FloatTensor<Self>, SpectralError> {
+                Err(no_kernels($name, imp))
+            }
+
+            fn spectral_conv_backward(
+                _x: FloatTensor<Self>,
+                _weight: FloatTensor<Self>,
+                _grad_out: FloatTensor<Self>,
+                _spec: &SpectralConvSpec,
+                imp: SpectralImpl,
+            ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+                Err(no_kernels($name, imp))
+            }
+        }
+    };
+}
+
+#[cfg(feature = "ndarray")]
+cpu_backend_without_kernels!(burn::backend::NdArray<f32>, "ndarray");
+#[cfg(feature = "ndarray")]
+cpu_backend_without_kernels!(burn::backend::NdArray<f64>, "ndarray");
+// Burn 0.21 deprecates its Candle backend but still ships it; we test on it.
+#[cfg(feature = "candle")]
+#[allow(deprecated)]
+mod candle_impls {
+    use super::*;
+    cpu_backend_without_kernels!(burn::backend::Candle<f32, i64>, "candle");
+    cpu_backend_without_kernels!(burn::backend::Candle<f64, i64>, "candle");
+}
+
+#[derive(Debug)]
+struct SpectralConvBackward;
+
+impl<B: SpectralConvBackend> Backward<B, 2> for SpectralConvBackward {
+    type State = (NodeId, NodeId, SpectralConvSpec, SpectralImpl);
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+        let [node_x, node_w] = ops.parents;
+        let grad = grads.consume::<B>(&ops.node);
+        let (x_state, w_state, spec, imp) = ops.state;
+        let x: FloatTensor<B> = checkpointer.retrieve_node_output(x_state);
+        let w: FloatTensor<B> = checkpointer.retrieve_node_output(w_state);
+        // The forward ran the same shapes through the same path, so this cannot
+        // fail for a reason the caller could still act on.
+        let (grad_x, grad_w) = B::spectral_conv_backward(x, w, grad, &spec, imp)
+            .unwrap_or_else(|e| panic!("spectral convolution backward: {e}"));
+        if let Some(node) = node_x {
+            grads.register::<B>(node.id, grad_x);
+        }
+        if let Some(node) = node_w {
+            grads.register::<B>(node.id, grad_w);
+        }
+    }
+}
+
+impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Autodiff<B, C> {
+    fn spectral_conv_forward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        let out = B::spectral_conv_forward(x.primitive.clone(), weight.primitive.clone(), spec, imp)?;
+        Ok(
+            match SpectralConvBackward
+                .prepare::<C>([x.node.clone(), weight.node.clone()])
+                .compute_bound()
+                .stateful()
+            {
+                OpsKind::Tracked(mut prep) => {
+                    let x_state = prep.checkpoint(&x);
+                    let w_state = prep.checkpoint(&weight);
+                    prep.finish((x_state, w_state, spec.clone(), imp), out)
+                }
+                OpsKind::UnTracked(prep) => prep.finish(out),
+            },
+        )
+    }
+
+    fn spectral_conv_backward(
+        _x: FloatTensor<Self>,
+        _weight: FloatTensor<Self>,
+        _grad_out: FloatTensor<Self>,
+        _spec: &SpectralConvSpec,
+        _imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        Err(SpectralError::Unsupported("higher-order gradients of the spectral convolution".into()))
+    }
+}

@@ -1,0 +1,202 @@
+//! The `Unfused` spectral convolution on `CubeBackend`: truncated R2C (only the
+//! retained modes are written), the per-mode CGEMM, zero-padded C2R (only the
+//! retained modes are read). No full-resolution spectrum is ever materialised.
+//! The backward runs the adjoint chain through the same kernels.
+
+use burn::tensor::ops::{FloatTensor, FloatTensorOps};
+use burn::tensor::{DType, Shape, Tensor, TensorData, TensorPrimitive};
+use burn_cubecl::element::BoolElement;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
+use fno_kernels::cgemm::{spectral, CgemmProblem};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+
+use crate::backend::SpectralConvBackend;
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+
+type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
+
+fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
+    SpectralError::Unsupported(e.to_string())
+}
+
+/// The forward's complement: the norm whose forward scale is `norm`'s inverse
+/// scale and whose inverse scale is `norm`'s forward scale (for adjoints).
+fn adjoint_norm(norm: Norm) -> Norm {
+    match norm {
+        Norm::Forward => Norm::Backward,
+        Norm::Backward => Norm::Forward,
+        Norm::Ortho => Norm::Ortho,
+    }
+}
+
+fn spatial_axes(dims: usize) -> Vec<isize> {
+    (0..dims as isize).map(|d| d - dims as isize).collect()
+}
+
+fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
+    let floats: usize = shape.iter().product();
+    let handle = like.client.empty(floats * 4);
+    CubeTensor::new_contiguous(like.client.clone(), like.device.clone(), Shape::from(shape), handle, DType::F32)
+}
+
+/// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
+/// tensor: `[.., *modes, 2]`.
+fn truncated_rfft<R: CubeRuntime>(x: &CubeTensor<R>, modes: &[usize], norm: Norm) -> Result<CubeTensor<R>, SpectralError> {
+    let shape = x.meta.shape().to_vec();
+    let plan = FftPlan::new(
+        FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward).modes(modes).norm(norm),
+    )
+    .map_err(fft_error)?;
+    let mut out_shape = plan.output_shape().to_vec();
+    out_shape.push(2);
+    let out = empty(x, out_shape);
+    plan.on_device(&x.client).map_err(fft_error)?.execute(&x.handle, &out.handle).map_err(fft_error)?;
+    Ok(out)
+}
+
+/// Zero-padded irfftn of `[.., *modes, 2]` back to `[.., *grid]`.
+fn padded_irfft<R: CubeRuntime>(
+    s: &CubeTensor<R>,
+    modes: &[usize],
+    grid: &[usize],
+    norm: Norm,
+) -> Result<CubeTensor<R>, SpectralError> {
+    let shape = s.meta.shape().to_vec();
+    let logical = &shape[..shape.len() - 1];
+    let plan = FftPlan::new(
+        FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
+            .modes(modes)
+            .lengths(grid)
+            .norm(norm),
+    )
+    .map_err(fft_error)?;
+    let out = empty(s, plan.output_shape().to_vec());
+    plan.on_device(&s.client).map_err(fft_error)?.execute(&s.handle, &out.handle).map_err(fft_error)?;
+    Ok(out)
+}
+
+fn cgemm<R: CubeRuntime>(problem: CgemmProblem, a: &CubeTensor<R>, b: &CubeTensor<R>, out_shape: Vec<usize>) -> CubeTensor<R> {
+    let out = empty(a, out_shape);
+    problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
+    out
+}
+
+/// Multiplies the last-spatial-dim bins of a `[.., m, 2]` spectrum by `factors[k]`.
+fn scale_bins<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement>(
+    s: CubeTensor<R>,
+    factors: Vec<f32>,
+) -> CubeTensor<R> {
+    let shape = s.meta.shape().to_vec();
+    let m = factors.len();
+    let rest: usize = shape.iter().product::<usize>() / (2 * m);
+    let device = s.device.clone();
+    let t: Tensor<Cube<R, F, I, BT>, 3> =
+        Tensor::from_primitive(TensorPrimitive::Float(Cube::<R, F, I, BT>::float_reshape(s, Shape::from([rest, m, 2]))));
+    let f: Tensor<Cube<R, F, I, BT>, 3> = Tensor::from_data(TensorData::new(factors, [1, m, 1]), &device);
+    Cube::<R, F, I, BT>::float_reshape((t * f).into_primitive().tensor(), Shape::from(shape))
+}
+
+/// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
+fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
+    (0..bins).map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 }).collect()
+}
+
+fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, imp: SpectralImpl) -> Result<(), SpectralError> {
+    match imp {
+        SpectralImpl::Unfused => {}
+        SpectralImpl::Fused => {
+            return Err(SpectralError::Unsupported(
+                "the fused spectral convolution kernel is not implemented yet; use Unfused or Reference".into(),
+            ))
+        }
+        SpectralImpl::Reference => {
+            return Err(SpectralError::Invalid("the reference path runs through Burn tensor ops, not the backend op".into()))
+        }
+    }
+    if x.dtype != DType::F32 {
+        return Err(SpectralError::Unsupported(format!("the kernels run in f32, got {:?}", x.dtype)));
+    }
+    let dims = shapes.spatial_dims();
+    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
+        return Err(SpectralError::Unsupported(
+            "changing the size of a non-last spatial dim on the kernel path (neuraloperator's crop/pad of the centred spectrum); use Reference".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralConvBackend for Cube<R, F, I, BT> {
+    fn spectral_conv_forward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
+        check_supported(&x, &shapes, imp)?;
+        let (x, weight) = (into_contiguous(x), into_contiguous(weight));
+        let k = shapes.mode_count();
+        let shared = spec.weights == WeightLayout::Shared;
+
+        let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
+        let mut y_shape = vec![shapes.batch, shapes.out_channels];
+        y_shape.extend(&shapes.modes);
+        y_shape.push(2);
+        let y_hat = cgemm(
+            spectral::forward(shapes.batch, shapes.in_channels, shapes.out_channels, k, shared),
+            &x_hat,
+            &weight,
+            y_shape,
+        );
+        padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm)
+    }
+
+    fn spectral_conv_backward(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        grad_out: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
+        check_supported(&x, &shapes, imp)?;
+        let (x, weight, grad_out) = (into_contiguous(x), into_contiguous(weight), into_contiguous(grad_out));
+        let (b, ci, co, k) = (shapes.batch, shapes.in_channels, shapes.out_channels, shapes.mode_count());
+        let dims = shapes.spatial_dims();
+        let m_last = shapes.modes[dims - 1];
+        let shared = spec.weights == WeightLayout::Shared;
+        let adjoint = adjoint_norm(spec.norm);
+
+        // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
+        // gradient (at the inverse's scale), interior bins counted twice.
+        let g_hat = truncated_rfft(&grad_out, &shapes.modes, adjoint)?;
+        let g_hat = scale_bins::<R, F, I, BT>(g_hat, hermitian_weights(m_last, shapes.output[dims - 1]));
+
+        // Weight gradient per mode from conj(x̂) and ĝ (summed over modes when shared).
+        let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
+        let mut gw_shape = vec![ci, co];
+        gw_shape.extend(&shapes.modes);
+        gw_shape.push(2);
+        let grad_w = cgemm(spectral::grad_weight(b, ci, co, k), &x_hat, &g_hat, gw_shape);
+        let grad_w = if shared {
+            let t: Tensor<Self, 3> =
+                Tensor::from_primitive(TensorPrimitive::Float(Self::float_reshape(grad_w, Shape::from([ci * co, k, 2]))));
+            t.sum_dim(1).reshape([ci, co, 2]).into_primitive().tensor()
+        } else {
+            grad_w
+        };
+
+        // Input gradient: ĝ·conj(W)ᵀ per mode, then the adjoint of the truncated
+        // rfftn (a zero-padded irfftn at the forward's scale, interior bins halved).
+        let mut gx_shape = vec![b, ci];
+        gx_shape.extend(&shapes.modes);
+        gx_shape.push(2);
+        let gx_hat = cgemm(spectral::grad_input(b, ci, co, k, shared), &g_hat, &weight, gx_shape);
+        let halves: Vec<f32> = hermitian_weights(m_last, shapes.input[dims - 1]).iter().map(|w| 1.0 / w).collect();
+        let gx_hat = scale_bins::<R, F, I, BT>(gx_hat, halves);
+        let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint)?;
+        Ok((grad_x, grad_w))
+    }
+}

@@ -1,0 +1,52 @@
+//! The spectral convolution of Fourier neural operators as a Burn op.
+//!
+//! [`spectral_conv`] computes neuraloperator's `SpectralConv` through the
+//! implementation a [`SpectralImpl`] names: `Reference` (Burn tensor ops, any
+//! backend, any size) or `Unfused` (our CubeCL kernels, with autodiff through
+//! the adjoint chain). Nothing here knows about models.
+
+pub mod backend;
+mod kernel_path;
+pub mod reference;
+pub mod spec;
+
+use burn::tensor::{Tensor, TensorPrimitive};
+
+pub use backend::SpectralConvBackend;
+pub use reference::spectral_conv_reference;
+pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+
+/// neuraloperator's spectral convolution through `imp`.
+///
+/// `x: [B, Cin, *spatial]` (1 to 3 spatial dims); `weight: [Cin, Cout, *modes, 2]`
+/// (per mode) or `[Cin, Cout, 2]` (shared), complex as trailing (re, im);
+/// `bias: [Cout]`. Returns `[B, Cout, *output]`.
+pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
+    x: Tensor<B, D>,
+    weight: Tensor<B, W>,
+    bias: Option<Tensor<B, 1>>,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<Tensor<B, D>, SpectralError> {
+    if imp == SpectralImpl::Reference {
+        return spectral_conv_reference(x, weight, bias, spec);
+    }
+    let shapes = spec.shapes(&x.dims(), &weight.dims())?;
+    let y = B::spectral_conv_forward(x.into_primitive().tensor(), weight.into_primitive().tensor(), spec, imp)?;
+    let y: Tensor<B, D> = Tensor::from_primitive(TensorPrimitive::Float(y));
+    Ok(match bias {
+        Some(bias) => {
+            if bias.dims()[0] != shapes.out_channels {
+                return Err(SpectralError::Invalid(format!(
+                    "bias has {} entries for {} output channels",
+                    bias.dims()[0],
+                    shapes.out_channels
+                )));
+            }
+            let mut b_shape = [1usize; D];
+            b_shape[1] = shapes.out_channels;
+            y + bias.reshape(b_shape)
+        }
+        None => y,
+    })
+}

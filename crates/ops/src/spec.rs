@@ -1,0 +1,183 @@
+//! What a spectral convolution computes, independent of how.
+
+use fno_kernels::fft::{Norm, Window};
+
+/// Which implementation runs the spectral convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SpectralImpl {
+    /// Burn tensor ops only (truncated DFTs as matmuls): any backend, any size,
+    /// autodiff from Burn.
+    #[default]
+    Reference,
+    /// Truncated R2C → per-mode CGEMM → zero-padded C2R kernels (CubeCL backends).
+    Unfused,
+    /// The fused FFT→CGEMM→iFFT kernel (not implemented yet: always an error).
+    Fused,
+}
+
+impl std::str::FromStr for SpectralImpl {
+    type Err = SpectralError;
+    fn from_str(s: &str) -> Result<Self, SpectralError> {
+        match s {
+            "reference" => Ok(SpectralImpl::Reference),
+            "unfused" => Ok(SpectralImpl::Unfused),
+            "fused" => Ok(SpectralImpl::Fused),
+            other => Err(SpectralError::Invalid(format!(
+                "unknown implementation '{other}' (expected reference, unfused or fused)"
+            ))),
+        }
+    }
+}
+
+/// How the complex weights are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum WeightLayout {
+    /// neuraloperator: one `[Cin, Cout]` complex matrix per retained mode,
+    /// weight shape `[Cin, Cout, m_1, …, m_{d-1}, m_d, 2]`.
+    #[default]
+    PerMode,
+    /// TurboFNO: one `[Cin, Cout]` complex matrix for every mode, shape `[Cin, Cout, 2]`.
+    Shared,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpectralError {
+    #[error("invalid spectral convolution: {0}")]
+    Invalid(String),
+    #[error("unsupported spectral convolution: {0}")]
+    Unsupported(String),
+}
+
+/// The semantics of neuraloperator 2.0's `SpectralConv` (real data): rfftn over
+/// the spatial dims, the centred window of `modes[k]` frequencies on every
+/// spatial dim but the last, the first `modes[last]` bins on the last, a complex
+/// contraction over input channels per mode, then irfftn back (the modes placed
+/// in a spectrum of the input's size, cropped or zero-padded at the end to the
+/// output size as `irfftn(s=...)` does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpectralConvSpec {
+    /// Retained modes per spatial dim as stored: centred-window sizes, and for
+    /// the last dim the number of bins (`n_modes[-1] // 2 + 1` in neuraloperator).
+    pub modes: Vec<usize>,
+    /// Output spatial size; `None` keeps the input size.
+    pub output_size: Option<Vec<usize>>,
+    /// neuraloperator's `fft_norm` (its default is `forward`).
+    pub norm: Norm,
+    pub weights: WeightLayout,
+}
+
+impl SpectralConvSpec {
+    pub fn new(modes: &[usize]) -> Self {
+        SpectralConvSpec { modes: modes.to_vec(), output_size: None, norm: Norm::Forward, weights: WeightLayout::PerMode }
+    }
+
+    pub fn output_size(mut self, size: &[usize]) -> Self {
+        self.output_size = Some(size.to_vec());
+        self
+    }
+
+    pub fn norm(mut self, norm: Norm) -> Self {
+        self.norm = norm;
+        self
+    }
+
+    pub fn shared_weights(mut self) -> Self {
+        self.weights = WeightLayout::Shared;
+        self
+    }
+}
+
+/// Shapes of one call, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpectralShapes {
+    pub batch: usize,
+    pub in_channels: usize,
+    pub out_channels: usize,
+    pub input: Vec<usize>,
+    pub output: Vec<usize>,
+    pub modes: Vec<usize>,
+}
+
+impl SpectralShapes {
+    pub fn spatial_dims(&self) -> usize {
+        self.input.len()
+    }
+
+    /// Number of retained modes (product over spatial dims).
+    pub fn mode_count(&self) -> usize {
+        self.modes.iter().product()
+    }
+
+    /// Which sequence indices (frequencies in FFT order, or bins for the last
+    /// dim) the retained modes of spatial dim `d` hold in a spectrum of the
+    /// input's size.
+    pub fn window(&self, d: usize) -> Window {
+        if d + 1 == self.spatial_dims() {
+            Window::Prefix(self.modes[d])
+        } else {
+            Window::Centered(self.modes[d])
+        }
+    }
+}
+
+impl SpectralConvSpec {
+    /// Checks `x: [B, Cin, *spatial]` and the weight shape (trailing 2 included)
+    /// against the spec.
+    pub fn shapes(&self, x: &[usize], weight: &[usize]) -> Result<SpectralShapes, SpectralError> {
+        let invalid = |m: String| Err(SpectralError::Invalid(m));
+        if x.len() < 3 || x.len() > 5 {
+            return invalid(format!("input must be [B, C, *spatial] with 1 to 3 spatial dims, got {x:?}"));
+        }
+        let input = x[2..].to_vec();
+        let dims = input.len();
+        if self.modes.len() != dims {
+            return invalid(format!("{} modes given for {dims} spatial dims", self.modes.len()));
+        }
+        let output = self.output_size.clone().unwrap_or_else(|| input.clone());
+        if output.len() != dims || output.contains(&0) {
+            return invalid(format!("output size {output:?} does not fit {dims} spatial dims"));
+        }
+        if input.contains(&0) || x[0] == 0 || x[1] == 0 {
+            return invalid(format!("input shape {x:?} has an empty dimension"));
+        }
+        for (d, (&m, &n)) in self.modes.iter().zip(&input).enumerate() {
+            let limit = if d + 1 == dims { n / 2 + 1 } else { n };
+            if m == 0 || m > limit {
+                return invalid(format!(
+                    "modes {m} on spatial dim {d} must be between 1 and {limit} for size {n}"
+                ));
+            }
+        }
+        let (in_channels, out_channels) = match self.weights {
+            WeightLayout::PerMode => {
+                let want_rank = dims + 3;
+                if weight.len() != want_rank || weight[2..2 + dims] != self.modes[..] || weight[want_rank - 1] != 2 {
+                    return invalid(format!(
+                        "per-mode weight must be [Cin, Cout, {}, 2], got {weight:?}",
+                        self.modes.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                (weight[0], weight[1])
+            }
+            WeightLayout::Shared => {
+                if weight.len() != 3 || weight[2] != 2 {
+                    return invalid(format!("shared weight must be [Cin, Cout, 2], got {weight:?}"));
+                }
+                (weight[0], weight[1])
+            }
+        };
+        if in_channels != x[1] {
+            return invalid(format!("input has {} channels, the weight expects {in_channels}", x[1]));
+        }
+        Ok(SpectralShapes { batch: x[0], in_channels, out_channels, input, output, modes: self.modes.clone() })
+    }
+}
+
+/// Per-dim scale of the forward and of the inverse transform for a norm.
+pub fn norm_scales(norm: Norm, n_in: usize, n_out: usize) -> (f64, f64) {
+    match norm {
+        Norm::Forward => (1.0 / n_in as f64, 1.0),
+        Norm::Backward => (1.0, 1.0 / n_out as f64),
+        Norm::Ortho => (1.0 / (n_in as f64).sqrt(), 1.0 / (n_out as f64).sqrt()),
+    }
+}
