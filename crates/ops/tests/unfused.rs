@@ -1,0 +1,153 @@
+//! The Unfused kernel path (wgpu; lavapipe in CI) against the reference path
+//! (ndarray, f64) and against the direct f64 computation: forward, and the
+//! gradients of x, weight and bias through Autodiff. (The reference path runs on
+//! wgpu too, but Burn's autotuned matmuls compile slowly on a software device.)
+
+mod common;
+
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use burn_cubecl::CubeBackend;
+use common::{random, rel_l2, spectral_conv_f64, Problem};
+use cubecl::wgpu::WgpuRuntime;
+use fno_kernels::fft::Norm;
+use fno_ops::spec::norm_scales;
+use fno_ops::{spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl};
+
+type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
+type Diff = Autodiff<Wgpu>;
+type Exact = Autodiff<NdArray<f64>>;
+
+struct Outcome {
+    y: Vec<f64>,
+    grads: [Vec<f64>; 3],
+}
+
+fn to_vec<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+    t.into_data().convert::<f64>().to_vec::<f64>().unwrap()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run<B: SpectralConvBackend + burn::tensor::backend::AutodiffBackend, const D: usize, const W: usize>(
+    imp: SpectralImpl,
+    spec: &SpectralConvSpec,
+    xs: &[usize],
+    ws: &[usize],
+    x: &[f64],
+    w: &[f64],
+    b: &[f64],
+    r: &[f64],
+) -> Outcome {
+    let device = Default::default();
+    let t = |v: &[f64], s: &[usize]| TensorData::new(v.to_vec(), s.to_vec());
+    let xt = Tensor::<B, D>::from_data(t(x, xs), &device).require_grad();
+    let wt = Tensor::<B, W>::from_data(t(w, ws), &device).require_grad();
+    let bt = Tensor::<B, 1>::from_data(t(b, &[b.len()]), &device).require_grad();
+    let y = spectral_conv(xt.clone(), wt.clone(), Some(bt.clone()), spec, imp).unwrap();
+    let rt = Tensor::<B, D>::from_data(t(r, &y.dims()), &device);
+    let g = (y.clone() * rt).sum().backward();
+    Outcome {
+        y: to_vec(y.inner()),
+        grads: [to_vec(xt.grad(&g).unwrap()), to_vec(wt.grad(&g).unwrap()), to_vec(bt.grad(&g).unwrap())],
+    }
+}
+
+/// (batch, cin, cout, grid, output grid, stored modes, norm, shared)
+type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
+
+fn compare(case: Case, seed: u64) {
+    let (batch, cin, cout, grid, out_grid, modes, norm, shared) = case;
+    let mut spec = SpectralConvSpec::new(&modes).norm(norm).output_size(&out_grid);
+    if shared {
+        spec = spec.shared_weights();
+    }
+    let mut xs = vec![batch, cin];
+    xs.extend(&grid);
+    let mut ws = vec![cin, cout];
+    if !shared {
+        ws.extend(&modes);
+    }
+    ws.push(2);
+    let x = random(xs.iter().product(), seed);
+    let w = random(ws.iter().product(), seed + 1);
+    let b = random(cout, seed + 2);
+    let r = random(batch * cout * out_grid.iter().product::<usize>(), seed + 3);
+    macro_rules! go {
+        ($b:ty, $imp:expr) => {
+            match (grid.len(), shared) {
+                (1, false) => run::<$b, 3, 4>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+                (2, false) => run::<$b, 4, 5>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+                (3, false) => run::<$b, 5, 6>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+                (1, true) => run::<$b, 3, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+                (2, true) => run::<$b, 4, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+                _ => run::<$b, 5, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r),
+            }
+        };
+    }
+    let unfused = go!(Diff, SpectralImpl::Unfused);
+    let reference = go!(Exact, SpectralImpl::Reference);
+    let scales: Vec<(f64, f64)> = grid.iter().zip(&out_grid).map(|(&i, &o)| norm_scales(norm, i, o)).collect();
+    let p = Problem {
+        batch,
+        cin,
+        cout,
+        input: grid.clone(),
+        output: out_grid.clone(),
+        modes: modes.clone(),
+        forward_scale: scales.iter().map(|s| s.0).collect(),
+        inverse_scale: scales.iter().map(|s| s.1).collect(),
+        shared,
+    };
+    let exact = spectral_conv_f64(&p, &x, &w, Some(&b));
+    let name = format!("grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared}");
+    let e = rel_l2(&unfused.y, &exact);
+    assert!(e < 1e-5, "{name}: unfused forward vs f64: {e:e}");
+    let e = rel_l2(&unfused.y, &reference.y);
+    assert!(e < 1e-5, "{name}: unfused vs reference forward: {e:e}");
+    for (what, (u, r)) in ["grad_x", "grad_w", "grad_bias"].iter().zip(unfused.grads.iter().zip(&reference.grads)) {
+        let e = rel_l2(u, r);
+        assert!(e < 1e-5, "{name}: unfused vs reference {what}: {e:e}");
+    }
+}
+
+#[test]
+fn unfused_matches_reference_forward_and_gradients() {
+    let cases: Vec<Case> = vec![
+        (3, 4, 5, vec![64], vec![64], vec![9], Norm::Forward, false),
+        (2, 3, 2, vec![32], vec![32], vec![17], Norm::Backward, false),
+        // Non-square 2D grid, odd centred window, Nyquist column kept.
+        (2, 3, 4, vec![16, 32], vec![16, 32], vec![7, 17], Norm::Forward, false),
+        (1, 2, 3, vec![32, 16], vec![32, 16], vec![12, 5], Norm::Ortho, false),
+        (2, 2, 2, vec![8, 16, 8], vec![8, 16, 8], vec![5, 6, 3], Norm::Forward, false),
+        // Output size changed along the last dim (as neuraloperator's irfftn(s=...)).
+        (2, 3, 3, vec![16, 16], vec![16, 32], vec![6, 5], Norm::Forward, false),
+        // TurboFNO's shared weights.
+        (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
+        (4, 5, 3, vec![128], vec![128], vec![33], Norm::Forward, true),
+    ];
+    for (seed, case) in cases.into_iter().enumerate() {
+        compare(case, 1000 + seed as u64 * 17);
+    }
+}
+
+#[test]
+fn kernel_paths_fail_loudly_where_they_cannot_run() {
+    let device = Default::default();
+    let spec = SpectralConvSpec::new(&[4, 3]);
+    let x = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]), &device);
+    let w = Tensor::<Wgpu, 5>::from_data(TensorData::new(vec![0.1f32; 2 * 2 * 4 * 3 * 2], [2, 2, 4, 3, 2]), &device);
+    let err = spectral_conv(x.clone(), w.clone(), None, &spec, SpectralImpl::Fused).unwrap_err();
+    assert!(matches!(err, SpectralError::Unsupported(ref m) if m.contains("fused")), "{err}");
+
+    // Non-power-of-two grids wait for the mixed-radix FFT: an error, not a wrong answer.
+    let x9 = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 9 * 8], [2, 2, 9, 8]), &device);
+    let err = spectral_conv(x9, w.clone(), None, &spec, SpectralImpl::Unfused).unwrap_err();
+    assert!(err.to_string().contains("power of two"), "{err}");
+
+    // CPU backends have no kernels.
+    let xn = Tensor::<NdArray<f32>, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]), &Default::default());
+    let wn = Tensor::<NdArray<f32>, 5>::from_data(TensorData::new(vec![0.1f32; 96], [2, 2, 4, 3, 2]), &Default::default());
+    let err = spectral_conv(xn, wn, None, &spec, SpectralImpl::Unfused).unwrap_err();
+    assert!(err.to_string().contains("Reference"), "{err}");
+}
