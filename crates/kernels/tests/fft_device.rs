@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan, Norm};
+use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     WgpuRuntime::client(&WgpuDevice::default())
@@ -152,6 +152,19 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[2, 1 << 15], &[-1], FftKind::R2C, Direction::Forward).modes(&[100]),
         FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse).modes(&[100]).lengths(&[1 << 15]),
         FftDesc::new(&[2, 2048, 3], &[1], FftKind::C2C, Direction::Forward).modes(&[99]),
+        // fftshift-ordered windows (neuraloperator's weight order).
+        FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]).mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[2, 3, 32, 64], &[-2, -1], FftKind::R2C, Direction::Forward)
+            .modes(&[12, 7])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[2, 3, 11, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[11, 7])
+            .lengths(&[32, 64])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[301])
+            .lengths(&[1 << 14])
+            .mode_order(ModeOrder::Shifted),
         // numpy's n: crop and zero-pad at the end.
         FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[64]),
         FftDesc::new(&[3, 80], &[-1], FftKind::R2C, Direction::Forward).lengths(&[64]),

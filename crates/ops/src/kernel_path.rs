@@ -10,15 +10,27 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem};
-use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, Norm};
 
 use crate::backend::SpectralConvBackend;
+use crate::plan_cache::device_fft;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
 
 fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
     SpectralError::Unsupported(e.to_string())
+}
+
+fn run_plan<R: CubeRuntime>(desc: FftDesc, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
+    let fft = device_fft(&input.client, &input.device, desc)?;
+    let mut out_shape = fft.plan().output_shape().to_vec();
+    if fft.plan().output_is_complex() {
+        out_shape.push(2);
+    }
+    let out = empty(input, out_shape);
+    fft.execute(&input.handle, &out.handle).map_err(fft_error)?;
+    Ok(out)
 }
 
 /// The forward's complement: the norm whose forward scale is `norm`'s inverse
@@ -45,15 +57,7 @@ fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<
 /// tensor: `[.., *modes, 2]`.
 fn truncated_rfft<R: CubeRuntime>(x: &CubeTensor<R>, modes: &[usize], norm: Norm) -> Result<CubeTensor<R>, SpectralError> {
     let shape = x.meta.shape().to_vec();
-    let plan = FftPlan::new(
-        FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward).modes(modes).norm(norm),
-    )
-    .map_err(fft_error)?;
-    let mut out_shape = plan.output_shape().to_vec();
-    out_shape.push(2);
-    let out = empty(x, out_shape);
-    plan.on_device(&x.client).map_err(fft_error)?.execute(&x.handle, &out.handle).map_err(fft_error)?;
-    Ok(out)
+    run_plan(FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward).modes(modes).norm(norm), x)
 }
 
 /// Zero-padded irfftn of `[.., *modes, 2]` back to `[.., *grid]`.
@@ -65,16 +69,13 @@ fn padded_irfft<R: CubeRuntime>(
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
-    let plan = FftPlan::new(
+    run_plan(
         FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
             .modes(modes)
             .lengths(grid)
             .norm(norm),
+        s,
     )
-    .map_err(fft_error)?;
-    let out = empty(s, plan.output_shape().to_vec());
-    plan.on_device(&s.client).map_err(fft_error)?.execute(&s.handle, &out.handle).map_err(fft_error)?;
-    Ok(out)
 }
 
 fn cgemm<R: CubeRuntime>(problem: CgemmProblem, a: &CubeTensor<R>, b: &CubeTensor<R>, out_shape: Vec<usize>) -> CubeTensor<R> {

@@ -7,6 +7,7 @@
 
 pub mod backend;
 mod kernel_path;
+mod plan_cache;
 pub mod reference;
 pub mod spec;
 

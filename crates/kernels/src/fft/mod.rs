@@ -85,7 +85,7 @@ impl fmt::Display for FftError {
 impl std::error::Error for FftError {}
 
 /// What to compute: numpy's `fftn(x, s, axes, norm)` family plus FNO windows.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FftDesc {
     /// Logical input shape (complex values for C2C/C2R input, reals for R2C).
     pub shape: Vec<usize>,
@@ -103,6 +103,18 @@ pub struct FftDesc {
     /// cropped or zero-padded at the end; inverse outputs have this length.
     pub lengths: Option<Vec<usize>>,
     pub norm: Norm,
+    /// Order of the retained modes on the non-real axes.
+    pub mode_order: ModeOrder,
+}
+
+/// How the centred window of retained modes is laid out along a complex axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ModeOrder {
+    /// FFT order: frequencies `0, 1, …, m - m/2 - 1`, then `-m/2, …, -1`.
+    #[default]
+    Fft,
+    /// fftshift order, as neuraloperator stores its weights: `-m/2, …, m - m/2 - 1`.
+    Shifted,
 }
 
 impl FftDesc {
@@ -115,7 +127,13 @@ impl FftDesc {
             modes: None,
             lengths: None,
             norm: Norm::Backward,
+            mode_order: ModeOrder::Fft,
         }
+    }
+
+    pub fn mode_order(mut self, order: ModeOrder) -> Self {
+        self.mode_order = order;
+        self
     }
 
     pub fn modes(mut self, modes: &[usize]) -> Self {
@@ -214,6 +232,10 @@ impl FftPlan {
 
         let last = axes.len() - 1;
         let inverse = desc.direction == Direction::Inverse;
+        let centred = |m: usize| match desc.mode_order {
+            ModeOrder::Fft => Window::Centered(m),
+            ModeOrder::Shifted => Window::Shifted(m),
+        };
         let mut shape = desc.shape.clone();
         let mut steps = Vec::with_capacity(axes.len());
         for (i, &axis) in axes.iter().enumerate() {
@@ -238,7 +260,7 @@ impl FftPlan {
                             ))
                         }
                         Some(m) if kind == AxisKind::R2C => Window::Prefix(m),
-                        Some(m) => Window::Centered(m),
+                        Some(m) => centred(m),
                     };
                     AxisStep {
                         axis,
@@ -265,7 +287,7 @@ impl FftPlan {
                                     "modes {m} on axis {axis} exceed the output length {n}"
                                 ));
                             }
-                            (n, Window::Centered(m))
+                            (n, centred(m))
                         }
                         None => {
                             let n = length.unwrap_or(in_len);

@@ -45,6 +45,7 @@ pub fn untangle_kernel<F: Float>(
     let k = match comptime![cfg.window] {
         Window::Prefix(_) => j,
         Window::Centered(m) => select(j < comptime![m - m / 2], j, j + comptime![cfg.n + 1 - m]),
+        Window::Shifted(m) => select(j < comptime![m / 2], j + comptime![cfg.n + 1 - m / 2], j - comptime![m / 2]),
     };
     let za = 2 * ((o * n + k % n) * inner + i);
     let zc = 2 * ((o * n + (n - k) % n) * inner + i);
@@ -101,6 +102,11 @@ fn load_bin<F: Float>(
             let low = comptime![m - m / 2];
             let shift = comptime![seq - m];
             (k < low || k >= comptime![seq - m / 2], select(k < low, k, k - shift))
+        }
+        Window::Shifted(m) => {
+            let low = comptime![m - m / 2];
+            let high = comptime![seq - m / 2];
+            (k < low || k >= high, select(k < low, k + comptime![m / 2], k - high))
         }
     };
     let mut vr = F::new(0.0);

@@ -408,7 +408,9 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
     let quarter = comptime![cfg.n / r];
     match comptime![(cfg.prune, cfg.store_fold, cfg.kind.writes_real(), cfg.store)] {
         (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
-        (true, None, false, Window::Centered(m)) => i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter,
+        (true, None, false, Window::Centered(m)) | (true, None, false, Window::Shifted(m)) => {
+            i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter
+        }
         _ => true,
     }
 }
@@ -555,6 +557,11 @@ fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: us
             let shift = comptime![seq_len - m];
             (k < low || k >= high_start, select(k < low, k, k - shift))
         }
+        Window::Shifted(m) => {
+            let low = comptime![m - m / 2];
+            let high_start = comptime![seq_len - m / 2];
+            (k < low || k >= high_start, select(k < low, k + comptime![m / 2], k - high_start))
+        }
     }
 }
 
@@ -567,6 +574,10 @@ fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize
             let low = comptime![m - m / 2];
             let shift = comptime![seq_len - m];
             select(j < low, j, j + shift)
+        }
+        Window::Shifted(m) => {
+            let half = comptime![m / 2];
+            select(j < half, j + comptime![seq_len - m / 2], j - half)
         }
     }
 }

@@ -12,6 +12,9 @@ pub enum Window {
     /// neuraloperator's centred window of the `m` lowest |frequencies|, in FFT order:
     /// `[0, m - m/2)` then `[n - m/2, n)`.
     Centered(usize),
+    /// The same `m` frequencies in fftshift order, as neuraloperator stores its
+    /// weights: position `j` holds frequency `j - m/2`.
+    Shifted(usize),
 }
 
 impl Window {
@@ -19,7 +22,7 @@ impl Window {
     pub fn stored_len(&self, n: usize) -> usize {
         match *self {
             Window::Prefix(len) => len.min(n),
-            Window::Centered(m) => m,
+            Window::Centered(m) | Window::Shifted(m) => m,
         }
     }
 
@@ -33,6 +36,15 @@ impl Window {
                     Some(k)
                 } else if k >= n - m / 2 {
                     Some(k + m - n)
+                } else {
+                    None
+                }
+            }
+            Window::Shifted(m) => {
+                if k < m - m / 2 {
+                    Some(k + m / 2)
+                } else if k >= n - m / 2 {
+                    Some(k + m / 2 - n)
                 } else {
                     None
                 }
@@ -51,6 +63,13 @@ impl Window {
                     j + n - m
                 }
             }
+            Window::Shifted(m) => {
+                if j < m / 2 {
+                    j + n - m / 2
+                } else {
+                    j - m / 2
+                }
+            }
         }
     }
 
@@ -59,6 +78,7 @@ impl Window {
         match *self {
             Window::Prefix(len) => len == n,
             Window::Centered(m) => m == n,
+            Window::Shifted(_) => false,
         }
     }
 }
@@ -80,6 +100,20 @@ mod tests {
         let w = Window::Centered(4);
         let idx: Vec<usize> = (0..4).map(|j| w.index(j, 8)).collect();
         assert_eq!(idx, vec![0, 1, 6, 7]);
+    }
+
+    #[test]
+    fn shifted_window_is_fftshift_order() {
+        // n = 10, m = 5: frequencies -2, -1, 0, 1, 2 at positions 0..5.
+        let w = Window::Shifted(5);
+        let idx: Vec<usize> = (0..5).map(|j| w.index(j, 10)).collect();
+        assert_eq!(idx, vec![8, 9, 0, 1, 2]);
+        for (j, &k) in idx.iter().enumerate() {
+            assert_eq!(w.position(k, 10), Some(j));
+        }
+        assert_eq!(w.position(5, 10), None);
+        let idx: Vec<usize> = (0..4).map(|j| Window::Shifted(4).index(j, 8)).collect();
+        assert_eq!(idx, vec![6, 7, 0, 1]);
     }
 
     #[test]
