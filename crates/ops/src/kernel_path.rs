@@ -10,7 +10,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem};
-use fno_kernels::fft::{Direction, FftDesc, FftKind, Norm};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
 
 use crate::backend::SpectralConvBackend;
 use crate::plan_cache::device_fft;
@@ -57,7 +57,13 @@ fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<
 /// tensor: `[.., *modes, 2]`.
 fn truncated_rfft<R: CubeRuntime>(x: &CubeTensor<R>, modes: &[usize], norm: Norm) -> Result<CubeTensor<R>, SpectralError> {
     let shape = x.meta.shape().to_vec();
-    run_plan(FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward).modes(modes).norm(norm), x)
+    run_plan(
+        FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
+            .modes(modes)
+            .norm(norm)
+            .mode_order(ModeOrder::Shifted),
+        x,
+    )
 }
 
 /// Zero-padded irfftn of `[.., *modes, 2]` back to `[.., *grid]`.
@@ -73,7 +79,8 @@ fn padded_irfft<R: CubeRuntime>(
         FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
             .modes(modes)
             .lengths(grid)
-            .norm(norm),
+            .norm(norm)
+            .mode_order(ModeOrder::Shifted),
         s,
     )
 }
@@ -104,7 +111,7 @@ fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
     (0..bins).map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 }).collect()
 }
 
-fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, imp: SpectralImpl) -> Result<(), SpectralError> {
+fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, spec: &SpectralConvSpec, imp: SpectralImpl) -> Result<(), SpectralError> {
     match imp {
         SpectralImpl::Unfused => {}
         SpectralImpl::Fused => {
@@ -120,6 +127,14 @@ fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, im
         return Err(SpectralError::Unsupported(format!("the kernels run in f32, got {:?}", x.dtype)));
     }
     let dims = shapes.spatial_dims();
+    if shapes.input[..dims - 1].iter().any(|n| n % 2 == 1) {
+        return Err(SpectralError::Unsupported(
+            "odd non-last spatial dims on the kernel path (neuraloperator 2.0.0 places their modes one index lower); use Reference".into(),
+        ));
+    }
+    if shapes.crops_weight(&spec.modes) {
+        return Err(SpectralError::Invalid("the kernel path expects the weight cropped to the grid's modes".into()));
+    }
     if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
         return Err(SpectralError::Unsupported(
             "changing the size of a non-last spatial dim on the kernel path (neuraloperator's crop/pad of the centred spectrum); use Reference".into(),
@@ -136,7 +151,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
     ) -> Result<FloatTensor<Self>, SpectralError> {
         let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &shapes, imp)?;
+        check_supported(&x, &shapes, spec, imp)?;
         let (x, weight) = (into_contiguous(x), into_contiguous(weight));
         let k = shapes.mode_count();
         let shared = spec.weights == WeightLayout::Shared;
@@ -162,7 +177,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
         let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &shapes, imp)?;
+        check_supported(&x, &shapes, spec, imp)?;
         let (x, weight, grad_out) = (into_contiguous(x), into_contiguous(weight), into_contiguous(grad_out));
         let (b, ci, co, k) = (shapes.batch, shapes.in_channels, shapes.out_channels, shapes.mode_count());
         let dims = shapes.spatial_dims();

@@ -98,6 +98,7 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
         spectrum = spectrum.along(d + 2, &mr, &mi);
     }
 
+    let weight = crop_weight(weight, &shapes, spec);
     let out = contract(spectrum, weight, &shapes, spec.weights);
 
     // Inverse: modes sit in a spectrum of the input's size, which irfftn(s = output)
@@ -106,9 +107,8 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
     for d in 0..last {
         let (n_in, n_out) = (shapes.input[d], shapes.output[d]);
         let (_, scale) = norm_scales(spec.norm, n_in, n_out);
-        let window = shapes.window(d);
         let (mr, mi) = matrix::<B>(shapes.modes[d], n_out, &device, |j, t| {
-            let k = window.index(j, n_in);
+            let k = shapes.placement(d, j);
             if k < n_out {
                 let (c, s) = phase(1.0, k, t, n_out);
                 (scale * c, scale * s)
@@ -150,6 +150,18 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
         y = y + bias.reshape(dims_array::<D>(&b_shape));
     }
     Ok(y)
+}
+
+/// The part of a per-mode weight this grid uses (neuraloperator's crop).
+pub fn crop_weight<B: Backend, const W: usize>(
+    weight: Tensor<B, W>,
+    shapes: &SpectralShapes,
+    spec: &SpectralConvSpec,
+) -> Tensor<B, W> {
+    if spec.weights == WeightLayout::Shared || !shapes.crops_weight(&spec.modes) {
+        return weight;
+    }
+    (0..shapes.spatial_dims()).fold(weight, |w, d| w.narrow(2 + d, shapes.weight_offsets[d], shapes.modes[d]))
 }
 
 fn dims_array<const D: usize>(shape: &[usize]) -> [usize; D] {

@@ -2,6 +2,7 @@
 
 use fno_kernels::fft::{Norm, Window};
 
+
 /// Which implementation runs the spectral convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SpectralImpl {
@@ -48,12 +49,17 @@ pub enum SpectralError {
     Unsupported(String),
 }
 
-/// The semantics of neuraloperator 2.0's `SpectralConv` (real data): rfftn over
-/// the spatial dims, the centred window of `modes[k]` frequencies on every
-/// spatial dim but the last, the first `modes[last]` bins on the last, a complex
-/// contraction over input channels per mode, then irfftn back (the modes placed
-/// in a spectrum of the input's size, cropped or zero-padded at the end to the
-/// output size as `irfftn(s=...)` does).
+/// The semantics of neuraloperator 2.0.0's `SpectralConv` (real data, dense
+/// weights): rfftn over the spatial dims; on every spatial dim but the last the
+/// centred window of `m` frequencies `-m/2 … m - m/2 - 1`, in that (fftshift)
+/// order, which is how the weights are stored; on the last dim the first `m`
+/// bins; a complex contraction over input channels per mode; the modes placed
+/// in a spectrum of the input's size and `irfftn(s = output)` (numpy's crop or
+/// zero-pad at the end). Where the grid holds fewer modes than the weight, the
+/// weight is cropped as neuraloperator does (`[start/2 : -start/2]`, the last
+/// dim `[:kept]`). neuraloperator 2.0.0 undoes its forward fftshift with a
+/// second fftshift, which on an odd-sized dim places every mode one index lower;
+/// that is reproduced too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpectralConvSpec {
     /// Retained modes per spatial dim as stored: centred-window sizes, and for
@@ -95,7 +101,11 @@ pub struct SpectralShapes {
     pub out_channels: usize,
     pub input: Vec<usize>,
     pub output: Vec<usize>,
+    /// Modes used on this grid per spatial dim (the weight's, or fewer where
+    /// the grid holds fewer).
     pub modes: Vec<usize>,
+    /// Where the used modes start in the weight's mode dims.
+    pub weight_offsets: Vec<usize>,
 }
 
 impl SpectralShapes {
@@ -108,15 +118,27 @@ impl SpectralShapes {
         self.modes.iter().product()
     }
 
-    /// Which sequence indices (frequencies in FFT order, or bins for the last
-    /// dim) the retained modes of spatial dim `d` hold in a spectrum of the
-    /// input's size.
+    /// Which sequence indices (frequencies, or bins for the last dim) the
+    /// retained modes of spatial dim `d` hold, in the weight's order.
     pub fn window(&self, d: usize) -> Window {
         if d + 1 == self.spatial_dims() {
             Window::Prefix(self.modes[d])
         } else {
-            Window::Centered(self.modes[d])
+            Window::Shifted(self.modes[d])
         }
+    }
+
+    /// Index of retained mode `j` of non-last dim `d` in the spectrum of the
+    /// input's size that the inverse transform starts from: its frequency, one
+    /// lower on odd sizes (neuraloperator 2.0.0's double fftshift).
+    pub fn placement(&self, d: usize, j: usize) -> usize {
+        let n = self.input[d];
+        (self.window(d).index(j, n) + n - n % 2) % n
+    }
+
+    /// True when the weight has more modes than this grid holds.
+    pub fn crops_weight(&self, weight_modes: &[usize]) -> bool {
+        self.modes[..] != weight_modes[..]
     }
 }
 
@@ -140,13 +162,17 @@ impl SpectralConvSpec {
         if input.contains(&0) || x[0] == 0 || x[1] == 0 {
             return invalid(format!("input shape {x:?} has an empty dimension"));
         }
+        if self.modes.contains(&0) {
+            return invalid(format!("modes {:?} must be positive", self.modes));
+        }
+        // The grid may hold fewer modes than the weight: neuraloperator crops it.
+        let mut modes = Vec::with_capacity(dims);
+        let mut weight_offsets = Vec::with_capacity(dims);
         for (d, (&m, &n)) in self.modes.iter().zip(&input).enumerate() {
-            let limit = if d + 1 == dims { n / 2 + 1 } else { n };
-            if m == 0 || m > limit {
-                return invalid(format!(
-                    "modes {m} on spatial dim {d} must be between 1 and {limit} for size {n}"
-                ));
-            }
+            let last = d + 1 == dims;
+            let kept = m.min(if last { n / 2 + 1 } else { n });
+            modes.push(kept);
+            weight_offsets.push(if last { 0 } else { (m - kept) / 2 });
         }
         let (in_channels, out_channels) = match self.weights {
             WeightLayout::PerMode => {
@@ -169,7 +195,7 @@ impl SpectralConvSpec {
         if in_channels != x[1] {
             return invalid(format!("input has {} channels, the weight expects {in_channels}", x[1]));
         }
-        Ok(SpectralShapes { batch: x[0], in_channels, out_channels, input, output, modes: self.modes.clone() })
+        Ok(SpectralShapes { batch: x[0], in_channels, out_channels, input, output, modes, weight_offsets })
     }
 }
 

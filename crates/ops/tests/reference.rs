@@ -92,6 +92,9 @@ fn cases() -> Vec<Case> {
         // Output size differs from the input size.
         (vec![8, 8], vec![12, 10], vec![4, 3], Norm::Forward, false),
         (vec![10, 12], vec![6, 7], vec![5, 4], Norm::Backward, false),
+        // A grid holding fewer modes than the weight: neuraloperator crops it.
+        (vec![8, 6], vec![8, 6], vec![11, 5], Norm::Forward, false),
+        (vec![7, 8], vec![7, 8], vec![10, 3], Norm::Forward, false),
         // TurboFNO's shared weight matrix.
         (vec![8, 8], vec![8, 8], vec![4, 3], Norm::Forward, true),
         (vec![32], vec![32], vec![9], Norm::Forward, true),

@@ -122,6 +122,8 @@ fn unfused_matches_reference_forward_and_gradients() {
         (2, 2, 2, vec![8, 16, 8], vec![8, 16, 8], vec![5, 6, 3], Norm::Forward, false),
         // Output size changed along the last dim (as neuraloperator's irfftn(s=...)).
         (2, 3, 3, vec![16, 16], vec![16, 32], vec![6, 5], Norm::Forward, false),
+        // The weight has more modes than the grid: cropped as neuraloperator does.
+        (2, 2, 3, vec![8, 16], vec![8, 16], vec![12, 11], Norm::Forward, false),
         // TurboFNO's shared weights.
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
         (4, 5, 3, vec![128], vec![128], vec![33], Norm::Forward, true),
@@ -141,9 +143,14 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
     assert!(matches!(err, SpectralError::Unsupported(ref m) if m.contains("fused")), "{err}");
 
     // Non-power-of-two grids wait for the mixed-radix FFT: an error, not a wrong answer.
+    let x12 = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 12 * 8], [2, 2, 12, 8]), &device);
+    let err = spectral_conv(x12, w.clone(), None, &spec, SpectralImpl::Unfused).unwrap_err();
+    assert!(err.to_string().contains("power of two"), "{err}");
+    // Odd non-last dims need neuraloperator 2.0.0's mode placement, which the
+    // kernel path does not do yet.
     let x9 = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 9 * 8], [2, 2, 9, 8]), &device);
     let err = spectral_conv(x9, w.clone(), None, &spec, SpectralImpl::Unfused).unwrap_err();
-    assert!(err.to_string().contains("power of two"), "{err}");
+    assert!(err.to_string().contains("odd"), "{err}");
 
     // CPU backends have no kernels.
     let xn = Tensor::<NdArray<f32>, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]), &Default::default());

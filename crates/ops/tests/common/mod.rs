@@ -1,9 +1,13 @@
-//! A direct f64 computation of neuraloperator's spectral convolution, written
-//! from its definition (naive DFT sums, no matrices, no FFT library): rfftn,
-//! centred windows (FFT order) on all but the last dim, first bins on the last,
-//! per-mode contraction, modes placed in a spectrum of the input's size, then
-//! irfftn(s = output) with numpy's crop/pad-at-the-end and irfft's dropping of
-//! imaginary parts at DC and Nyquist.
+//! A direct f64 computation of neuraloperator 2.0's `SpectralConv.forward`
+//! (real data, dense weights), following its code step by step with naive DFT
+//! sums: rfftn; fftshift of the non-last dims; the centred slices
+//! `[n//2 - m//2, n//2 + m//2 + m%2)` of the shifted spectrum (the first `m`
+//! bins of the last dim); the weight cropped as `weight[start//2 : -start//2]`
+//! where the grid has fewer modes than the weight; per-mode contraction into a
+//! zero spectrum of the input's size at the same slices; fftshift again (not
+//! ifftshift: 2.0.0 does this, which moves every mode of an odd-sized dim by
+//! one); irfftn(s = output) with numpy's crop/pad at the end and irfft's
+//! dropping of imaginary parts at DC and Nyquist.
 
 #![allow(dead_code)]
 
@@ -13,16 +17,12 @@ pub struct Problem {
     pub cout: usize,
     pub input: Vec<usize>,
     pub output: Vec<usize>,
-    /// As stored: centred-window sizes, then the number of last-dim bins.
+    /// The weight's mode dims: centred counts, then the number of last-dim bins.
     pub modes: Vec<usize>,
     /// Per-dim forward and inverse scales (neuraloperator's `fft_norm`).
     pub forward_scale: Vec<f64>,
     pub inverse_scale: Vec<f64>,
     pub shared: bool,
-}
-
-fn index(shape: &[usize], idx: &[usize]) -> usize {
-    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -34,13 +34,8 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     out
 }
 
-/// Frequency index (FFT order) of retained position `j` along a dim.
-pub fn frequency(j: usize, m: usize, n: usize, last: bool) -> usize {
-    if last || j < m - m / 2 {
-        j
-    } else {
-        n - m + j
-    }
+fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
 /// `x: [B, Cin, *input]`, weight interleaved `[Cin, Cout, *modes, 2]` (or
@@ -50,50 +45,78 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     let last = dims - 1;
     let tau = std::f64::consts::TAU;
     let n_in: usize = p.input.iter().product();
-    let k_total: usize = p.modes.iter().product();
-    // Retained spectrum of the input, [B, Cin, K].
-    let mut xh = vec![(0.0, 0.0); p.batch * p.cin * k_total];
-    for kf in 0..k_total {
-        let j = unravel(kf, &p.modes);
-        let freq: Vec<usize> = (0..dims).map(|d| frequency(j[d], p.modes[d], p.input[d], d == last)).collect();
-        let scale: f64 = p.forward_scale.iter().product();
+    let mut fft_size = p.input.clone();
+    fft_size[last] = p.input[last] / 2 + 1;
+    let f_total: usize = fft_size.iter().product();
+
+    // rfftn, then fftshift of the non-last dims: shifted[s] = X[(s - n//2) mod n].
+    let mut shifted = vec![(0.0, 0.0); p.batch * p.cin * f_total];
+    let fscale: f64 = p.forward_scale.iter().product();
+    for f in 0..f_total {
+        let s = unravel(f, &fft_size);
+        let k: Vec<usize> =
+            (0..dims).map(|d| if d == last { s[d] } else { (s[d] + p.input[d] - p.input[d] / 2) % p.input[d] }).collect();
         for bc in 0..p.batch * p.cin {
             let mut acc = (0.0, 0.0);
             for t in 0..n_in {
                 let tt = unravel(t, &p.input);
-                let ph: f64 = (0..dims).map(|d| -tau * ((freq[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64).sum();
+                let ph: f64 = (0..dims).map(|d| -tau * ((k[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64).sum();
                 let v = x[bc * n_in + t];
                 acc.0 += v * ph.cos();
                 acc.1 += v * ph.sin();
             }
-            xh[bc * k_total + kf] = (acc.0 * scale, acc.1 * scale);
+            shifted[bc * f_total + f] = (acc.0 * fscale, acc.1 * fscale);
         }
     }
-    // Contraction into out_fft of the input's spectral size.
-    let mut fft_size = p.input.clone();
-    fft_size[last] = p.input[last] / 2 + 1;
-    let f_total: usize = fft_size.iter().product();
-    let mut z = vec![(0.0, 0.0); p.batch * p.cout * f_total];
+
+    // Weight crop where the grid holds fewer modes, then the kept slices.
+    let kept: Vec<usize> = (0..dims).map(|d| p.modes[d].min(fft_size[d])).collect();
+    let w_start: Vec<usize> = (0..dims)
+        .map(|d| {
+            let start = p.modes[d] - kept[d];
+            if d == last { 0 } else { start / 2 }
+        })
+        .collect();
+    let x_start: Vec<usize> =
+        (0..dims).map(|d| if d == last { 0 } else { fft_size[d] / 2 - kept[d] / 2 }).collect();
+    let k_total: usize = kept.iter().product();
+    let w_modes: usize = p.modes.iter().product();
+    let mut out_fft = vec![(0.0, 0.0); p.batch * p.cout * f_total];
     for b in 0..p.batch {
         for o in 0..p.cout {
             for kf in 0..k_total {
-                let j = unravel(kf, &p.modes);
-                let freq: Vec<usize> = (0..dims).map(|d| frequency(j[d], p.modes[d], p.input[d], d == last)).collect();
+                let j = unravel(kf, &kept);
+                let xs: Vec<usize> = (0..dims).map(|d| x_start[d] + j[d]).collect();
+                let ws: Vec<usize> = (0..dims).map(|d| w_start[d] + j[d]).collect();
+                let (xf, wf) = (ravel(&xs, &fft_size), ravel(&ws, &p.modes));
                 let mut acc = (0.0, 0.0);
                 for i in 0..p.cin {
-                    let a = xh[(b * p.cin + i) * k_total + kf];
-                    let wi = if p.shared { i * p.cout + o } else { (i * p.cout + o) * k_total + kf };
+                    let a = shifted[(b * p.cin + i) * f_total + xf];
+                    let wi = if p.shared { i * p.cout + o } else { (i * p.cout + o) * w_modes + wf };
                     let (wr, wim) = (w[2 * wi], w[2 * wi + 1]);
                     acc.0 += a.0 * wr - a.1 * wim;
                     acc.1 += a.0 * wim + a.1 * wr;
                 }
-                z[(b * p.cout + o) * f_total + index(&fft_size, &freq)] = acc;
+                out_fft[(b * p.cout + o) * f_total + xf] = acc;
             }
         }
     }
+
+    // fftshift again: z[q] = out_fft[(q - n//2) mod n] on the non-last dims.
+    let mut z = vec![(0.0, 0.0); out_fft.len()];
+    for bo in 0..p.batch * p.cout {
+        for f in 0..f_total {
+            let q = unravel(f, &fft_size);
+            let src: Vec<usize> =
+                (0..dims).map(|d| if d == last { q[d] } else { (q[d] + fft_size[d] - fft_size[d] / 2) % fft_size[d] }).collect();
+            z[bo * f_total + f] = out_fft[bo * f_total + ravel(&src, &fft_size)];
+        }
+    }
+
     // irfftn(z, s = output): complex inverse over the non-last dims (crop/pad at
     // the end), then irfft over the last using bins k <= n/2 only.
     let n_out: usize = p.output.iter().product();
+    let iscale: f64 = p.inverse_scale.iter().product();
     let mut y = vec![0.0; p.batch * p.cout * n_out];
     for bo in 0..p.batch * p.cout {
         for t in 0..n_out {
@@ -112,9 +135,8 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
                 let ph: f64 = (0..dims).map(|d| tau * ((k[d] * tt[d]) % p.output[d]) as f64 / p.output[d] as f64).sum();
                 acc += c * (v.0 * ph.cos() - v.1 * ph.sin());
             }
-            let scale: f64 = p.inverse_scale.iter().product();
             let o = bo % p.cout;
-            y[bo * n_out + t] = acc * scale + bias.map_or(0.0, |b| b[o]);
+            y[bo * n_out + t] = acc * iscale + bias.map_or(0.0, |b| b[o]);
         }
     }
     y
