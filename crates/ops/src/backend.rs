@@ -44,6 +44,7 @@ pub fn no_kernels(backend: &str, imp: SpectralImpl) -> SpectralError {
     ))
 }
 
+#[allow(unused_macros)] // unused when no CPU backend feature is on
 macro_rules! cpu_backend_without_kernels {
     ($ty:ty, $name:literal) => {
         impl SpectralConvBackend for $ty {

@@ -1,0 +1,88 @@
+"""Our spectral convolution beside neuraloperator's SpectralConv, same GPU, same run.
+
+Usage (on the GPU machine, neuraloperator importable):
+    python3 benches/spectral_compare.py PATH/TO/spectral_bench [--quick]
+Runs the Rust benchmark (one JSON line per case: Unfused and Reference, forward and
+forward+backward, medians of synchronised wall times), then times
+neuraloperator 2.0's SpectralConv on the same shapes with CUDA events (median of
+30 after warm-up, as ../shared/anchors/spectral_torch.py does) and prints the
+table. Speed-up = neuralop time / our time (> 1: we are faster). Our fwd+bwd
+includes the (y * g).sum() that seeds the backward.
+"""
+import json
+import subprocess
+import sys
+
+import torch
+
+dev = "cuda"
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def median_ms(f, n=30, warm=5):
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(n):
+        s.record()
+        f()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[n // 2]
+
+
+def neuralop_times(case):
+    from neuralop.layers.spectral_convolution import SpectralConv
+    dim, B, C, N, modes = case["dim"], case["B"], case["C"], case["N"], case["modes"]
+    conv = SpectralConv(C, C, n_modes=tuple(modes)).to(dev)
+    x = torch.randn(B, C, *([N] * dim), device=dev, requires_grad=True)
+    g = torch.randn(B, C, *([N] * dim), device=dev)
+    with torch.no_grad():
+        fwd = median_ms(lambda: conv(x))
+
+    def fb():
+        conv(x).backward(g)
+    fwd_bwd = median_ms(fb)
+    del conv, x, g
+    torch.cuda.empty_cache()
+    return fwd, fwd_bwd
+
+
+def fmt(v, width=9, digits=3):
+    return f"{v:>{width}.{digits}f}" if v is not None else f"{'n/a':>{width}}"
+
+
+def ratio(base, ours):
+    return base / ours if ours else None
+
+
+def main():
+    # Stream: each case is printed as soon as both sides have run it.
+    proc = subprocess.Popen([sys.argv[1], "cuda", *sys.argv[2:]], stdout=subprocess.PIPE, text=True)
+    rows = (json.loads(l) for l in proc.stdout if l.startswith("{"))
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    print("times in ms; x = neuralop time / ours")
+    head = (f"{'case':<28}{'neuralop':>9}{'unfused':>9}{'x':>6}{'refer.':>9}{'x':>6}"
+            f" | {'neuralop':>9}{'unfused':>9}{'x':>6}{'refer.':>9}{'x':>6}{'err':>9}")
+    print(" " * 28 + f"{'forward':^39} | {'forward + backward':^39}")
+    print(head)
+    for r in rows:
+        nf, nb = neuralop_times(r)
+        r["neuralop_fwd_ms"], r["neuralop_fwd_bwd_ms"] = nf, nb
+        name = f"{r['dim']}D B{r['B']} C{r['C']} N{r['N']} m{tuple(r['modes'])}"
+        uf, ub, rf, rb = r["unfused_fwd_ms"], r["unfused_fwd_bwd_ms"], r["reference_fwd_ms"], r["reference_fwd_bwd_ms"]
+        err = r.get("unfused_vs_reference")
+        print(f"{name:<28}{fmt(nf)}{fmt(uf)}{fmt(ratio(nf, uf), 6, 2)}{fmt(rf)}{fmt(ratio(nf, rf), 6, 2)}"
+              f" | {fmt(nb)}{fmt(ub)}{fmt(ratio(nb, ub), 6, 2)}{fmt(rb)}{fmt(ratio(nb, rb), 6, 2)}"
+              f"{(f'{err:>9.1e}' if err is not None else '      n/a')}", flush=True)
+        print("JSON " + json.dumps(r), file=sys.stderr)
+    if proc.wait() != 0:
+        sys.exit(proc.returncode)
+
+
+if __name__ == "__main__":
+    main()

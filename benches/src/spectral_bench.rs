@@ -1,0 +1,159 @@
+//! Times the spectral convolution (Unfused kernels and the Reference path) on one
+//! device and prints one JSON line per case, for `spectral_compare.py` to set
+//! beside neuraloperator's SpectralConv measured in the same run.
+//!
+//! Usage: `spectral_bench [cuda|wgpu] [--quick]`. Cases: those of
+//! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes).
+
+use std::time::Instant;
+
+use burn::backend::Autodiff;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor};
+use burn_cubecl::{CubeBackend, CubeRuntime};
+use fno_ops::{spectral_conv, SpectralConvSpec, SpectralImpl};
+
+/// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
+const CASES: &[(usize, usize, usize, usize, &[usize])] = &[
+    (1, 64, 64, 1024, &[32]),
+    (1, 256, 64, 256, &[64]),
+    (1, 512, 128, 256, &[128]),
+    (2, 32, 32, 64, &[24, 24]),
+    (2, 32, 32, 85, &[24, 24]),
+    (2, 16, 64, 128, &[32, 32]),
+    (2, 16, 64, 256, &[64, 64]),
+    (2, 8, 128, 256, &[64, 64]),
+    (2, 8, 64, 421, &[48, 48]),
+];
+
+fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    B::sync(device).unwrap();
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            B::sync(device).unwrap();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[reps / 2]
+}
+
+struct Timing {
+    fwd: f64,
+    fwd_bwd: f64,
+}
+
+type Inner<R> = CubeBackend<R, f32, i32, u8>;
+
+/// The same random inputs for every implementation of a case.
+struct Inputs<R: CubeRuntime, const D: usize, const W: usize> {
+    x: Tensor<Autodiff<Inner<R>>, D>,
+    w: Tensor<Autodiff<Inner<R>>, W>,
+    bias: Tensor<Autodiff<Inner<R>>, 1>,
+}
+
+fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
+    imp: SpectralImpl,
+    spec: &SpectralConvSpec,
+    inputs: &Inputs<R, D, W>,
+    reps: usize,
+) -> Result<(Timing, Vec<f32>), String> {
+    let device = inputs.x.device();
+    let dist = Distribution::Uniform(-1.0, 1.0);
+    let (x, w, bias) = (inputs.x.clone(), inputs.w.clone(), inputs.bias.clone());
+    // Forward without autodiff; errors (unsupported sizes) surface here.
+    let (xi, wi, bi) = (x.clone().inner(), w.clone().inner(), bias.clone().inner());
+    let y = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).map_err(|e| e.to_string())?;
+    let sample: Vec<f32> = y.clone().flatten::<1>(0, D - 1).slice([0..4096.min(y.shape().num_elements())]).into_data().to_vec().unwrap();
+    let g = Tensor::<Autodiff<Inner<R>>, D>::random(y.dims(), dist, &device);
+    let fwd = median_ms::<Inner<R>>(&device, reps, || {
+        let _ = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).unwrap();
+    });
+    let fwd_bwd = median_ms::<Inner<R>>(&device, reps, || {
+        let (x, w, b) = (x.clone().require_grad(), w.clone().require_grad(), bias.clone().require_grad());
+        let y = spectral_conv(x, w, Some(b), spec, imp).unwrap();
+        let _ = (y * g.clone()).sum().backward();
+    });
+    Ok((Timing { fwd, fwd_bwd }, sample))
+}
+
+fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
+    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
+    (num / den.max(1e-30)).sqrt()
+}
+
+fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(case: (usize, usize, usize, usize, &[usize]), reps: usize) {
+    let (dim, batch, channels, n, n_modes) = case;
+    // neuraloperator's n_modes: centred counts, the last dim keeps m//2 + 1 bins.
+    let stored: Vec<usize> = n_modes.iter().enumerate().map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m }).collect();
+    let spec = SpectralConvSpec::new(&stored);
+    let mut xs = [n; D];
+    xs[0] = batch;
+    xs[1] = channels;
+    let mut ws = [2; W];
+    ws[0] = channels;
+    ws[1] = channels;
+    ws[2..2 + dim].copy_from_slice(&stored);
+    let json = |t: &Result<(Timing, Vec<f32>), String>| match t {
+        Ok((t, _)) => format!("{:.5}, {:.5}", t.fwd, t.fwd_bwd),
+        Err(_) => "null, null".into(),
+    };
+    let device = Default::default();
+    let dist = Distribution::Uniform(-1.0, 1.0);
+    let inputs = Inputs::<R, D, W> {
+        x: Tensor::random(xs, dist, &device),
+        w: Tensor::random(ws, dist, &device) * 0.05,
+        bias: Tensor::random([channels], dist, &device),
+    };
+    let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, reps);
+    let reference = time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, reps);
+    let err = match (&unfused, &reference) {
+        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
+        _ => "null".into(),
+    };
+    let note = match &unfused {
+        Err(e) => format!(", \"unfused_error\": {e:?}"),
+        Ok(_) => String::new(),
+    };
+    let u = json(&unfused);
+    let r = json(&reference);
+    let (uf, ub) = u.split_once(", ").unwrap();
+    let (rf, rb) = r.split_once(", ").unwrap();
+    println!(
+        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}{note}}}"
+    );
+}
+
+fn run<R: CubeRuntime>(quick: bool) {
+    let reps = if quick { 3 } else { 15 };
+    for &(dim, batch, channels, n, modes) in CASES {
+        let (batch, channels, n) = if quick { (2.min(batch), 8.min(channels), n.min(64)) } else { (batch, channels, n) };
+        let modes: Vec<usize> = modes.iter().map(|&m| m.min(n / 2)).collect();
+        let case = (dim, batch, channels, n, modes.as_slice());
+        match dim {
+            1 => bench_case::<R, 3, 4>(case, reps),
+            _ => bench_case::<R, 4, 5>(case, reps),
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    match args.get(1).map(String::as_str) {
+        #[cfg(feature = "wgpu")]
+        Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(quick),
+        #[cfg(feature = "cuda")]
+        Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(quick),
+        other => {
+            eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");
+            std::process::exit(2);
+        }
+    }
+}
