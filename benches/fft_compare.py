@@ -13,23 +13,9 @@ import sys
 
 import torch
 
+from torch_timing import median_ms
+
 dev = "cuda"
-
-
-def median_ms(f, n=30, warm=5):
-    for _ in range(warm):
-        f()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(n):
-        s.record()
-        f()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[n // 2]
 
 
 def copy_gbps():

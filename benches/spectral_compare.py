@@ -15,24 +15,10 @@ import sys
 
 import torch
 
+from torch_timing import median_ms
+
 dev = "cuda"
 torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def median_ms(f, n=30, warm=5):
-    for _ in range(warm):
-        f()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(n):
-        s.record()
-        f()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[n // 2]
 
 
 def neuralop_times(case):

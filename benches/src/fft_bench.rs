@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::testing::uniform_f32;
 
 struct Case {
     name: &'static str,
@@ -64,25 +65,12 @@ fn cases(total_log2: u32) -> Vec<Case> {
     out
 }
 
-/// Deterministic values in [-1, 1); timing never runs on zeros.
-fn pseudo_random(len: usize) -> Vec<f32> {
-    let mut s = 0x9E3779B97F4A7C15u64;
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
 /// Relative L2 error of the device result against the f64 oracle, on a small batch.
 fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
     let mut small = desc.clone();
     small.shape[0] = small.shape[0].min(3);
     let plan = FftPlan::new(small).expect("valid case");
-    let x = pseudo_random(plan.input_floats());
+    let x = uniform_f32(plan.input_floats(), 7);
     let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     let want = plan.execute_cpu(&wide).unwrap();
     let input = client.create_from_slice(f32::as_bytes(&x));
@@ -108,7 +96,7 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u3
         assert!(err < 1e-5, "{} {:?}: relative error {err:.3e} against the oracle", case.name, case.desc.shape);
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
         let device = plan.on_device_with(&client, DeviceOptions { prune: case.prune }).expect("supported case");
-        let input = client.create_from_slice(f32::as_bytes(&pseudo_random(plan.input_floats())));
+        let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
         let output = client.empty(plan.output_floats() * 4);
         for _ in 0..3 {
             device.execute(&input, &output).unwrap();

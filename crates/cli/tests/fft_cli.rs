@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_kernels::testing::uniform_f32;
 
 fn fno(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fno")).arg("fft").args(args).output().unwrap()
@@ -64,18 +65,6 @@ fn centred(m: usize, n: usize) -> Vec<usize> {
     (0..m - m / 2).chain(n - m / 2..n).collect()
 }
 
-fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        })
-        .collect()
-}
-
 fn rel_err(got: &[f32], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len());
     let num: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
@@ -95,7 +84,7 @@ fn path(p: &Path) -> &str {
 #[test]
 fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
     let shape = [2usize, 16, 32];
-    let x = random(shape.iter().product(), 7);
+    let x = uniform_f32(shape.iter().product(), 7);
     let input = scratch("x.npy");
     npy::write(&input, &NpyArray::new(shape.to_vec(), DType::F32, x.clone())).unwrap();
 
@@ -150,7 +139,7 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
 #[test]
 fn complex_fft_axes_norm_and_length() {
     let shape = [3usize, 8, 4];
-    let x = random(2 * shape.iter().product::<usize>(), 11);
+    let x = uniform_f32(2 * shape.iter().product::<usize>(), 11);
     let input = scratch("c.npy");
     npy::write(&input, &NpyArray::new(shape.to_vec(), DType::C64, x.clone())).unwrap();
     let xc: Vec<C> = x.chunks(2).map(|c| (c[0] as f64, c[1] as f64)).collect();
@@ -178,9 +167,9 @@ fn complex_fft_axes_norm_and_length() {
 #[test]
 fn bad_input_is_one_error_line_exit_2_and_no_output() {
     let good = scratch("good.npy");
-    npy::write(&good, &NpyArray::new(vec![4, 8], DType::F32, random(32, 3))).unwrap();
+    npy::write(&good, &NpyArray::new(vec![4, 8], DType::F32, uniform_f32(32, 3))).unwrap();
     let complex = scratch("complex.npy");
-    npy::write(&complex, &NpyArray::new(vec![4, 8], DType::C64, random(64, 5))).unwrap();
+    npy::write(&complex, &NpyArray::new(vec![4, 8], DType::C64, uniform_f32(64, 5))).unwrap();
     let corrupt = scratch("corrupt.npy");
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&corrupt, &bytes[..bytes.len() - 3]).unwrap();

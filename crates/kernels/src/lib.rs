@@ -4,3 +4,4 @@
 pub mod fft;
 pub mod backend;
 pub mod cgemm;
+pub mod testing;

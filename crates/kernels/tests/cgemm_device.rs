@@ -4,23 +4,12 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{spectral, CgemmProblem};
-
-fn random(len: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
+use fno_kernels::testing::uniform_f32;
 
 fn check(client: &ComputeClient<WgpuRuntime>, problem: CgemmProblem, seed: u64) -> f64 {
     let (ea, eb, ec) = problem.extents();
-    let a = random(2 * ea, seed);
-    let b = random(2 * eb, seed + 1);
+    let a = uniform_f32(2 * ea, seed);
+    let b = uniform_f32(2 * eb, seed + 1);
     let want = problem.run_cpu(
         &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
         &b.iter().map(|&v| v as f64).collect::<Vec<_>>(),

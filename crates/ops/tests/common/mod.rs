@@ -142,22 +142,4 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     y
 }
 
-/// Reproducible uniform values in [-1, 1).
-pub fn random(len: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
-}
-
-pub fn rel_l2(got: &[f64], want: &[f64]) -> f64 {
-    assert_eq!(got.len(), want.len());
-    let num: f64 = got.iter().zip(want).map(|(g, w)| (g - w).powi(2)).sum();
-    let den: f64 = want.iter().map(|w| w * w).sum();
-    (num / den.max(1e-300)).sqrt()
-}
+pub use fno_kernels::testing::{relative_l2 as rel_l2, uniform as random};

@@ -1,0 +1,33 @@
+//! Reproducible test and benchmark data, shared by the workspace's tests and
+//! benchmarks so that every crate draws its inputs the same way.
+
+/// `len` values uniform in [-1, 1) from an xorshift64 stream seeded by `seed`.
+pub fn uniform(len: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// [`uniform`] in f32.
+pub fn uniform_f32(len: usize, seed: u64) -> Vec<f32> {
+    uniform(len, seed).into_iter().map(|v| v as f32).collect()
+}
+
+/// A seed that differs between runs (tests draw fresh inputs; failures print it).
+pub fn fresh_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// `‖got − want‖ / ‖want‖`.
+pub fn relative_l2(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "lengths differ");
+    let num: f64 = got.iter().zip(want).map(|(g, w)| (g - w).powi(2)).sum();
+    let den: f64 = want.iter().map(|w| w * w).sum();
+    (num / den.max(1e-300)).sqrt()
+}
