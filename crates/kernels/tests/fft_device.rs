@@ -69,11 +69,28 @@ fn report(name: &str, errors: &[(String, f64)]) -> f64 {
 
 const BOUND: f64 = 1e-5;
 
-#[test]
-fn every_power_of_two_1d() {
+/// Checks every case against the oracle under each set of options, asserts the
+/// bound and prints the worst error.
+fn check_all(test: &str, cases: impl IntoIterator<Item = FftDesc>, options: &[DeviceOptions]) {
     let client = client();
     let mut rng = Rng::seeded();
     let mut errors = Vec::new();
+    for desc in cases {
+        for &option in options {
+            let name = format!("{desc:?} {option:?}");
+            let e = check_with(&client, desc.clone(), &mut rng, option);
+            assert!(e <= BOUND, "{name}: {e:.3e}");
+            errors.push((name, e));
+        }
+    }
+    report(test, &errors);
+}
+
+const DEFAULT: &[DeviceOptions] = &[DeviceOptions { prune: false }];
+
+#[test]
+fn every_power_of_two_1d() {
+    let mut all = Vec::new();
     for log2 in 1..=16 {
         let n = 1usize << log2;
         let batch = (1usize << 15 >> log2).clamp(1, 4) + 1;
@@ -83,21 +100,13 @@ fn every_power_of_two_1d() {
             FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
             FftDesc::new(&[batch, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
         ];
-        for desc in cases {
-            let name = format!("{:?} {:?} n={n}", desc.kind, desc.direction);
-            let e = check(&client, desc, &mut rng);
-            assert!(e <= BOUND, "{name}: {e:.3e}");
-            errors.push((name, e));
-        }
+        all.extend(cases);
     }
-    report("every_power_of_two_1d", &errors);
+    check_all("every_power_of_two_1d", all, DEFAULT);
 }
 
 #[test]
 fn inner_axes_and_multi_dimensional() {
-    let client = client();
-    let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
     let cases = vec![
         FftDesc::new(&[2, 64, 3], &[1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[3, 128, 16], &[-2], FftKind::C2C, Direction::Inverse),
@@ -112,20 +121,11 @@ fn inner_axes_and_multi_dimensional() {
         FftDesc::new(&[2, 4096, 4], &[1], FftKind::R2C, Direction::Forward),
         FftDesc::new(&[2, 1024], &[0, 1], FftKind::C2C, Direction::Inverse),
     ];
-    for desc in cases {
-        let name = format!("{desc:?}");
-        let e = check(&client, desc, &mut rng);
-        assert!(e <= BOUND, "{name}: {e:.3e}");
-        errors.push((name, e));
-    }
-    report("inner_axes_and_multi_dimensional", &errors);
+    check_all("inner_axes_and_multi_dimensional", cases, DEFAULT);
 }
 
 #[test]
 fn truncation_and_zero_padding_windows() {
-    let client = client();
-    let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
     let cases = vec![
         // Forward truncation: centred C2C windows (odd and even), R2C prefix.
         FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
@@ -172,16 +172,8 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[64]),
         FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
     ];
-    for desc in cases {
-        let name = format!("{desc:?}");
-        let e = check(&client, desc.clone(), &mut rng);
-        assert!(e <= BOUND, "{name}: {e:.3e}");
-        // The pruned kernels compute the same function.
-        let e_full = check_with(&client, desc, &mut rng, DeviceOptions { prune: true });
-        assert!(e_full <= BOUND, "pruned {name}: {e_full:.3e}");
-        errors.push((name, e.max(e_full)));
-    }
-    report("truncation_and_zero_padding_windows", &errors);
+    // The pruned kernels must compute the same function.
+    check_all("truncation_and_zero_padding_windows", cases, &[DeviceOptions { prune: false }, DeviceOptions { prune: true }]);
 }
 
 #[test]
@@ -204,9 +196,8 @@ fn normalisations() {
 
 #[test]
 fn random_shapes_and_axes() {
-    let client = client();
     let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
+    let mut cases = Vec::new();
     for _ in 0..24 {
         let rank = 1 + (rng.next().abs() * 3.99) as usize;
         let shape: Vec<usize> = (0..rank).map(|_| 1usize << (rng.next().abs() * 6.99) as usize).collect();
@@ -240,12 +231,9 @@ fn random_shapes_and_axes() {
         if kind == FftKind::R2C && shape[last] < 2 {
             desc.shape[last] = 2;
         }
-        let name = format!("{desc:?}");
-        let e = check(&client, desc, &mut rng);
-        assert!(e <= BOUND, "{name}: {e:.3e}");
-        errors.push((name, e));
+        cases.push(desc);
     }
-    report("random_shapes_and_axes", &errors);
+    check_all("random_shapes_and_axes", cases, DEFAULT);
 }
 
 #[test]
