@@ -93,9 +93,16 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u3
             continue;
         }
         let err = verify(&client, &case.desc);
-        assert!(err < 1e-5, "{} {:?}: relative error {err:.3e} against the oracle", case.name, case.desc.shape);
+        assert!(
+            err < 1e-5,
+            "{} {:?}: relative error {err:.3e} against the oracle",
+            case.name,
+            case.desc.shape
+        );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
-        let device = plan.on_device_with(&client, DeviceOptions { prune: case.prune }).expect("supported case");
+        let device = plan
+            .on_device_with(&client, DeviceOptions { prune: case.prune })
+            .expect("supported case");
         let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
         let output = client.empty(plan.output_floats() * 4);
         for _ in 0..3 {
@@ -116,7 +123,8 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u3
         let ms = times[times.len() / 2];
         let shape = &case.desc.shape;
         let n = shape[shape.len() - 1];
-        let batch: usize = shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 };
+        let batch: usize =
+            shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
             "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"launches\": {}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
@@ -134,17 +142,33 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
     // `--only fft_c2c_1d:4096,rfft2:256` restricts the cases (for profiling).
-    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(String::as_str);
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", total_log2, reps, only)
+            bench(
+                WgpuRuntime::client(&WgpuDevice::default()),
+                "wgpu",
+                total_log2,
+                reps,
+                only,
+            )
         }
         #[cfg(feature = "cuda")]
         Some("cuda") | None => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", total_log2, reps, only)
+            bench(
+                CudaRuntime::client(&CudaDevice { index: 0 }),
+                "cuda",
+                total_log2,
+                reps,
+                only,
+            )
         }
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");

@@ -69,13 +69,23 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     // Forward without autodiff; errors (unsupported sizes) surface here.
     let (xi, wi, bi) = (x.clone().inner(), w.clone().inner(), bias.clone().inner());
     let y = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).map_err(|e| e.to_string())?;
-    let sample: Vec<f32> = y.clone().flatten::<1>(0, D - 1).slice([0..4096.min(y.shape().num_elements())]).into_data().to_vec().unwrap();
+    let sample: Vec<f32> = y
+        .clone()
+        .flatten::<1>(0, D - 1)
+        .slice([0..4096.min(y.shape().num_elements())])
+        .into_data()
+        .to_vec()
+        .unwrap();
     let g = Tensor::<Autodiff<Inner<R>>, D>::random(y.dims(), dist, &device);
     let fwd = median_ms::<Inner<R>>(&device, reps, || {
         let _ = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).unwrap();
     });
     let fwd_bwd = median_ms::<Inner<R>>(&device, reps, || {
-        let (x, w, b) = (x.clone().require_grad(), w.clone().require_grad(), bias.clone().require_grad());
+        let (x, w, b) = (
+            x.clone().require_grad(),
+            w.clone().require_grad(),
+            bias.clone().require_grad(),
+        );
         let y = spectral_conv(x, w, Some(b), spec, imp).unwrap();
         let _ = (y * g.clone()).sum().backward();
     });
@@ -88,10 +98,17 @@ fn rel_err(a: &[f32], b: &[f32]) -> f64 {
     (num / den.max(1e-30)).sqrt()
 }
 
-fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(case: (usize, usize, usize, usize, &[usize]), reps: usize) {
+fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
+    case: (usize, usize, usize, usize, &[usize]),
+    reps: usize,
+) {
     let (dim, batch, channels, n, n_modes) = case;
     // neuraloperator's n_modes: centred counts, the last dim keeps m//2 + 1 bins.
-    let stored: Vec<usize> = n_modes.iter().enumerate().map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m }).collect();
+    let stored: Vec<usize> = n_modes
+        .iter()
+        .enumerate()
+        .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
+        .collect();
     let spec = SpectralConvSpec::new(&stored);
     let mut xs = [n; D];
     xs[0] = batch;
@@ -133,7 +150,11 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(case: (usize, usiz
 fn run<R: CubeRuntime>(quick: bool) {
     let reps = if quick { 3 } else { 15 };
     for &(dim, batch, channels, n, modes) in CASES {
-        let (batch, channels, n) = if quick { (2.min(batch), 8.min(channels), n.min(64)) } else { (batch, channels, n) };
+        let (batch, channels, n) = if quick {
+            (2.min(batch), 8.min(channels), n.min(64))
+        } else {
+            (batch, channels, n)
+        };
         let modes: Vec<usize> = modes.iter().map(|&m| m.min(n / 2)).collect();
         let case = (dim, batch, channels, n, modes.as_slice());
         match dim {

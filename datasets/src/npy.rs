@@ -68,10 +68,19 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 
 pub fn read(path: impl AsRef<Path>) -> Result<NpyArray, NpyError> {
     let path = path.as_ref();
-    let bytes = fs::read(path).map_err(|source| NpyError::Io { path: path.into(), source })?;
+    let bytes = fs::read(path).map_err(|source| NpyError::Io {
+        path: path.into(),
+        source,
+    })?;
     parse(&bytes).map_err(|e| match e {
-        ParseError::Format(reason) => NpyError::Format { path: path.into(), reason },
-        ParseError::Dtype(dtype) => NpyError::Dtype { path: path.into(), dtype },
+        ParseError::Format(reason) => NpyError::Format {
+            path: path.into(),
+            reason,
+        },
+        ParseError::Dtype(dtype) => NpyError::Dtype {
+            path: path.into(),
+            dtype,
+        },
     })
 }
 
@@ -91,7 +100,10 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
             if bytes.len() < 12 {
                 return Err(fmt("truncated header"));
             }
-            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+            (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            )
         }
         v => return Err(ParseError::Format(format!("unknown format version {v}"))),
     };
@@ -120,7 +132,10 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| ParseError::Format(format!("bad dimension '{s}' in shape"))))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| ParseError::Format(format!("bad dimension '{s}' in shape")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let count = shape
         .iter()
@@ -137,14 +152,20 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
             count * 4
         )));
     }
-    let data = body.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let data = body
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     Ok(NpyArray { shape, dtype, data })
 }
 
 /// The raw text of `'key': value` in a header dict (tuples kept whole).
 fn dict_value(header: &str, key: &str) -> Option<String> {
     let at = header.find(&format!("'{key}'"))?;
-    let rest = header[at + key.len() + 2..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = header[at + key.len() + 2..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
     let end = if rest.starts_with('(') {
         rest.find(')')? + 1
     } else {
@@ -185,7 +206,10 @@ pub fn to_bytes(array: &NpyArray) -> Vec<u8> {
 /// Writes atomically: a temporary file beside `path`, renamed into place.
 pub fn write(path: impl AsRef<Path>, array: &NpyArray) -> Result<(), NpyError> {
     let path = path.as_ref();
-    let io = |source| NpyError::Io { path: path.into(), source };
+    let io = |source| NpyError::Io {
+        path: path.into(),
+        source,
+    };
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);

@@ -50,8 +50,9 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     println!("fno demo: low-pass a batch of {batch} fields of {n}x{n} through {m}x{m} retained modes on {backend}");
 
     // Forward keeps the centred m rows and first m bins; the inverse zero-pads back.
-    let forward = FftPlan::new(FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[m, m]))
-        .map_err(|e| e.to_string())?;
+    let forward =
+        FftPlan::new(FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[m, m]))
+            .map_err(|e| e.to_string())?;
     let inverse = FftPlan::new(
         FftDesc::new(forward.output_shape(), &[-2, -1], FftKind::C2R, Direction::Inverse)
             .modes(&[m, m])
@@ -61,11 +62,15 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     let x = field(batch, n);
 
     let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-    let reference = inverse.execute_cpu(&forward.execute_cpu(&wide).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let reference = inverse
+        .execute_cpu(&forward.execute_cpu(&wide).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     let start = Instant::now();
     let result = match backend {
         // The CPU backend runs the same plans in f32.
-        Backend::Cpu => inverse.execute_cpu(&forward.execute_cpu(&x).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
+        Backend::Cpu => inverse
+            .execute_cpu(&forward.execute_cpu(&x).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?,
         #[cfg(feature = "cuda")]
         Backend::Cuda => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
@@ -82,7 +87,11 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     let elapsed = start.elapsed();
 
     let energy = |v: &[f32]| v.iter().map(|a| (*a as f64).powi(2)).sum::<f64>();
-    let diff: f64 = result.iter().zip(&reference).map(|(a, b)| (*a as f64 - b).powi(2)).sum();
+    let diff: f64 = result
+        .iter()
+        .zip(&reference)
+        .map(|(a, b)| (*a as f64 - b).powi(2))
+        .sum();
     let ref_energy: f64 = reference.iter().map(|a| a * a).sum();
     println!(
         "kept {:.2}% of the field's energy in {} of {} spectral coefficients",
@@ -98,7 +107,12 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn low_pass<R: Runtime>(client: &ComputeClient<R>, forward: &FftPlan, inverse: &FftPlan, x: &[f32]) -> Result<Vec<f32>, String> {
+fn low_pass<R: Runtime>(
+    client: &ComputeClient<R>,
+    forward: &FftPlan,
+    inverse: &FftPlan,
+    x: &[f32],
+) -> Result<Vec<f32>, String> {
     let f = forward.on_device(client).map_err(|e| e.to_string())?;
     let i = inverse.on_device(client).map_err(|e| e.to_string())?;
     let input = client.create_from_slice(f32::as_bytes(x));
@@ -106,6 +120,8 @@ fn low_pass<R: Runtime>(client: &ComputeClient<R>, forward: &FftPlan, inverse: &
     let output = client.empty(inverse.output_floats() * 4);
     f.execute(&input, &spectrum).map_err(|e| e.to_string())?;
     i.execute(&spectrum, &output).map_err(|e| e.to_string())?;
-    let bytes = client.read_one(output).map_err(|e| format!("reading the result back failed: {e:?}"))?;
+    let bytes = client
+        .read_one(output)
+        .map_err(|e| format!("reading the result back failed: {e:?}"))?;
     Ok(f32::from_bytes(&bytes).to_vec())
 }

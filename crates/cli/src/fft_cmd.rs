@@ -45,15 +45,26 @@ pub struct FftArgs {
 
 fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
     text.split(',')
-        .map(|s| s.trim().parse::<T>().map_err(|_| format!("--{what}: '{s}' is not a valid number")))
+        .map(|s| {
+            s.trim()
+                .parse::<T>()
+                .map_err(|_| format!("--{what}: '{s}' is not a valid number"))
+        })
         .collect()
 }
 
 pub fn run(args: FftArgs) -> Result<(), String> {
     let axes: Vec<isize> = parse_list("axes", &args.axes)?;
-    let modes = args.modes.as_deref().map(|m| parse_list::<usize>("modes", m)).transpose()?;
+    let modes = args
+        .modes
+        .as_deref()
+        .map(|m| parse_list::<usize>("modes", m))
+        .transpose()?;
     let lengths = args.n.as_deref().map(|n| parse_list::<usize>("n", n)).transpose()?;
-    let norm: Norm = args.norm.parse().map_err(|e: fno_kernels::fft::FftError| e.to_string())?;
+    let norm: Norm = args
+        .norm
+        .parse()
+        .map_err(|e: fno_kernels::fft::FftError| e.to_string())?;
     let backend_choice = args.backend.parse::<BackendChoice>()?;
 
     let input = npy::read(&args.input).map_err(|e| e.to_string())?;
@@ -75,7 +86,10 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         _ => input.data,
     };
     if input.shape.is_empty() {
-        return Err(format!("{}: a 0-dimensional array has no axis to transform", args.input.display()));
+        return Err(format!(
+            "{}: a 0-dimensional array has no axis to transform",
+            args.input.display()
+        ));
     }
     let mut desc = FftDesc::new(&input.shape, &axes, kind, direction).norm(norm);
     desc.modes = modes;
@@ -103,8 +117,16 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         #[allow(unreachable_patterns)]
         other => return Err(format!("backend {other} is not compiled into this build")),
     };
-    let dtype = if plan.output_is_complex() { DType::C64 } else { DType::F32 };
-    npy::write(&args.output, &NpyArray::new(plan.output_shape().to_vec(), dtype, result)).map_err(|e| e.to_string())
+    let dtype = if plan.output_is_complex() {
+        DType::C64
+    } else {
+        DType::F32
+    };
+    npy::write(
+        &args.output,
+        &NpyArray::new(plan.output_shape().to_vec(), dtype, result),
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[f32]) -> Result<Vec<f32>, String> {
@@ -112,6 +134,8 @@ fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[
     let input = client.create_from_slice(f32::as_bytes(data));
     let output = client.empty(plan.output_floats() * 4);
     device.execute(&input, &output).map_err(|e| e.to_string())?;
-    let bytes = client.read_one(output).map_err(|e| format!("reading the result back failed: {e:?}"))?;
+    let bytes = client
+        .read_one(output)
+        .map_err(|e| format!("reading the result back failed: {e:?}"))?;
     Ok(f32::from_bytes(&bytes).to_vec())
 }

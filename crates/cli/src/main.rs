@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "fno", version, about = "Fourier neural operators in Rust: fast FFT kernels and tools")]
+#[command(
+    name = "fno",
+    version,
+    about = "Fourier neural operators in Rust: fast FFT kernels and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

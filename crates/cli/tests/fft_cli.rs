@@ -9,7 +9,11 @@ use fno_datasets::npy::{self, DType, NpyArray};
 use fno_kernels::testing::uniform_f32;
 
 fn fno(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_fno")).arg("fft").args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_fno"))
+        .arg("fft")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -74,7 +78,11 @@ fn rel_err(got: &[f32], want: &[f64]) -> f64 {
 
 fn run_ok(args: &[&str]) {
     let out = fno(args);
-    assert!(out.status.success(), "fno fft {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "fno fft {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn path(p: &Path) -> &str {
@@ -97,7 +105,18 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
 
     for backend in ["cpu", "wgpu"] {
         let out = scratch(&format!("spec-{backend}.npy"));
-        run_ok(&["--input", path(&input), "--output", path(&out), "--real", "--axes=-2,-1", "--modes", "6,5", "--backend", backend]);
+        run_ok(&[
+            "--input",
+            path(&input),
+            "--output",
+            path(&out),
+            "--real",
+            "--axes=-2,-1",
+            "--modes",
+            "6,5",
+            "--backend",
+            backend,
+        ]);
         let got = npy::read(&out).unwrap();
         assert_eq!(got.shape, spec_shape);
         assert_eq!(got.dtype, DType::C64);
@@ -107,8 +126,19 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
         // Inverse with zero-padding back to 16 x 32 (backward norm: 1/(16·32)).
         let back = scratch(&format!("back-{backend}.npy"));
         run_ok(&[
-            "--input", path(&out), "--output", path(&back), "--real", "--inverse", "--axes=-2,-1",
-            "--modes", "6,5", "--n", "16,32", "--backend", backend,
+            "--input",
+            path(&out),
+            "--output",
+            path(&back),
+            "--real",
+            "--inverse",
+            "--axes=-2,-1",
+            "--modes",
+            "6,5",
+            "--n",
+            "16,32",
+            "--backend",
+            backend,
         ]);
         // Naive: place the modes in a 16 x 32 spectrum, mirror the bins c > 0 of the
         // last axis as conj(X[-r][-c]), inverse DFT, keep the real part (which is
@@ -152,11 +182,32 @@ fn complex_fft_axes_norm_and_length() {
     let want_crop: Vec<f64> = g.iter().flat_map(|c| [c.0, c.1]).collect();
     for backend in ["cpu", "wgpu"] {
         let out = scratch(&format!("ifft-{backend}.npy"));
-        run_ok(&["--input", path(&input), "--output", path(&out), "--inverse", "--axes", "-2", "--norm", "ortho", "--backend", backend]);
+        run_ok(&[
+            "--input",
+            path(&input),
+            "--output",
+            path(&out),
+            "--inverse",
+            "--axes",
+            "-2",
+            "--norm",
+            "ortho",
+            "--backend",
+            backend,
+        ]);
         let e = rel_err(&npy::read(&out).unwrap().data, &want);
         assert!(e < 1e-5, "{backend}: ifft error {e}");
         let out = scratch(&format!("crop-{backend}.npy"));
-        run_ok(&["--input", path(&input), "--output", path(&out), "--n", "2", "--backend", backend]);
+        run_ok(&[
+            "--input",
+            path(&input),
+            "--output",
+            path(&out),
+            "--n",
+            "2",
+            "--backend",
+            backend,
+        ]);
         let got = npy::read(&out).unwrap();
         assert_eq!(got.shape, vec![3, 8, 2]);
         let e = rel_err(&got.data, &want_crop);
@@ -188,7 +239,10 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
         (vec!["--input", path(&good), "--modes", "9"], "exceed"),
         (vec!["--input", path(&good), "--real", "--modes", "6"], "exceed"),
         (vec!["--input", path(&complex), "--real"], "needs float32 input"),
-        (vec!["--input", path(&good), "--modes", "2,2"], "2 modes given for 1 axes"),
+        (
+            vec!["--input", path(&good), "--modes", "2,2"],
+            "2 modes given for 1 axes",
+        ),
         (vec!["--input", path(&good), "--norm", "sideways"], "unknown norm"),
         (vec!["--input", path(&good), "--backend", "tpu"], "unknown backend"),
     ];
@@ -203,7 +257,11 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
         let out = fno(&all);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: expected one line, got {stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: expected one line, got {stderr}"
+        );
         assert!(stderr.contains(expected), "{args:?}: '{stderr}' lacks '{expected}'");
         assert!(!out_path.exists(), "{args:?}: output written despite the error");
     }
@@ -217,7 +275,11 @@ fn demo_runs_and_matches_the_oracle() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let err: f64 = stdout
             .split("relative L2 error ")
             .nth(1)
@@ -226,6 +288,9 @@ fn demo_runs_and_matches_the_oracle() {
             .unwrap_or_else(|| panic!("no error figure in: {stdout}"));
         assert!(err < 1e-5, "{backend}: demo error {err}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_fno")).args(["demo", "--size", "48"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fno"))
+        .args(["demo", "--size", "48"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

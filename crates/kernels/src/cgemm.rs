@@ -234,9 +234,21 @@ pub mod spectral {
             q: cout,
             r: cin,
             k: modes,
-            a: Strides { row: cin * modes, col: modes, mode: 1 },
-            b: Strides { row: cout * wm, col: wm, mode: wk },
-            c: Strides { row: cout * modes, col: modes, mode: 1 },
+            a: Strides {
+                row: cin * modes,
+                col: modes,
+                mode: 1,
+            },
+            b: Strides {
+                row: cout * wm,
+                col: wm,
+                mode: wk,
+            },
+            c: Strides {
+                row: cout * modes,
+                col: modes,
+                mode: 1,
+            },
             conj_a: false,
             conj_b: false,
         }
@@ -251,9 +263,21 @@ pub mod spectral {
             q: cin,
             r: cout,
             k: modes,
-            a: Strides { row: cout * modes, col: modes, mode: 1 },
-            b: Strides { row: wm, col: cout * wm, mode: wk },
-            c: Strides { row: cin * modes, col: modes, mode: 1 },
+            a: Strides {
+                row: cout * modes,
+                col: modes,
+                mode: 1,
+            },
+            b: Strides {
+                row: wm,
+                col: cout * wm,
+                mode: wk,
+            },
+            c: Strides {
+                row: cin * modes,
+                col: modes,
+                mode: 1,
+            },
             conj_a: false,
             conj_b: true,
         }
@@ -267,9 +291,21 @@ pub mod spectral {
             q: cout,
             r: batch,
             k: modes,
-            a: Strides { row: modes, col: cin * modes, mode: 1 },
-            b: Strides { row: cout * modes, col: modes, mode: 1 },
-            c: Strides { row: cout * modes, col: modes, mode: 1 },
+            a: Strides {
+                row: modes,
+                col: cin * modes,
+                mode: 1,
+            },
+            b: Strides {
+                row: cout * modes,
+                col: modes,
+                mode: 1,
+            },
+            c: Strides {
+                row: cout * modes,
+                col: modes,
+                mode: 1,
+            },
             conj_a: true,
             conj_b: false,
         }

@@ -1,7 +1,7 @@
 //! CubeCL kernels for Fourier neural operators. Nothing here knows about Burn:
 //! kernels take CubeCL clients and buffers, and every kernel has a CPU oracle.
 
-pub mod fft;
 pub mod backend;
 pub mod cgemm;
+pub mod fft;
 pub mod testing;

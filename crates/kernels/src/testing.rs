@@ -21,7 +21,10 @@ pub fn uniform_f32(len: usize, seed: u64) -> Vec<f32> {
 
 /// A seed that differs between runs (tests draw fresh inputs; failures print it).
 pub fn fresh_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
 }
 
 /// `‖got − want‖ / ‖want‖`.

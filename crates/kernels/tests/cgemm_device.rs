@@ -29,8 +29,15 @@ fn check(client: &ComputeClient<WgpuRuntime>, problem: CgemmProblem, seed: u64) 
 fn spectral_contractions_match_the_oracle() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let mut worst: f64 = 0.0;
-    for (seed, &(batch, cin, cout, modes)) in
-        [(1, 3, 5, 7), (6, 4, 4, 130), (16, 8, 3, 33), (2, 1, 1, 1), (5, 17, 9, 65)].iter().enumerate()
+    for (seed, &(batch, cin, cout, modes)) in [
+        (1, 3, 5, 7),
+        (6, 4, 4, 130),
+        (16, 8, 3, 33),
+        (2, 1, 1, 1),
+        (5, 17, 9, 65),
+    ]
+    .iter()
+    .enumerate()
     {
         let seed = seed as u64 * 10;
         for problem in [

@@ -13,7 +13,9 @@ fn client() -> ComputeClient<WgpuRuntime> {
 struct Rng(u64);
 impl Rng {
     fn seeded() -> Self {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
         Rng(t.as_nanos() as u64 | 1)
     }
     fn next(&mut self) -> f32 {
@@ -40,7 +42,9 @@ fn check_with(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng,
     let input = rng.vec(plan.input_floats());
     let input64: Vec<f64> = input.iter().map(|&v| v as f64).collect();
     let expected = plan.execute_cpu(&input64).unwrap();
-    let device = plan.on_device_with(client, options).unwrap_or_else(|e| panic!("{desc:?}: {e}"));
+    let device = plan
+        .on_device_with(client, options)
+        .unwrap_or_else(|e| panic!("{desc:?}: {e}"));
     let in_h = client.create_from_slice(f32::as_bytes(&input));
     let out_h = client.create_from_slice(f32::as_bytes(&vec![POISON; plan.output_floats()]));
     device.execute(&in_h, &out_h).unwrap();
@@ -55,7 +59,6 @@ fn check_with(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng,
     (num / den.max(1e-300)).sqrt()
 }
 
-
 /// Worst error seen in a test, printed so the bound reached is on record.
 fn report(name: &str, errors: &[(String, f64)]) -> f64 {
     let (case, worst) = errors
@@ -63,7 +66,10 @@ fn report(name: &str, errors: &[(String, f64)]) -> f64 {
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .cloned()
         .unwrap_or_default();
-    println!("{name}: {} cases, worst relative L2 error {worst:.3e} ({case})", errors.len());
+    println!(
+        "{name}: {} cases, worst relative L2 error {worst:.3e} ({case})",
+        errors.len()
+    );
     worst
 }
 
@@ -140,20 +146,32 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[3, 4096], &[-1], FftKind::R2C, Direction::Forward).modes(&[3]),
         FftDesc::new(&[2, 512, 4], &[1], FftKind::C2C, Direction::Forward).modes(&[7]),
         // Inverse zero-padding: only the retained modes are read.
-        FftDesc::new(&[3, 17], &[-1], FftKind::C2C, Direction::Inverse).modes(&[17]).lengths(&[64]),
-        FftDesc::new(&[3, 9], &[-1], FftKind::C2R, Direction::Inverse).modes(&[9]).lengths(&[64]),
-        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse).modes(&[12, 7]).lengths(&[32, 64]),
+        FftDesc::new(&[3, 17], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[17])
+            .lengths(&[64]),
+        FftDesc::new(&[3, 9], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[9])
+            .lengths(&[64]),
+        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[12, 7])
+            .lengths(&[32, 64]),
         FftDesc::new(&[2, 5, 8, 9], &[-3, -2, -1], FftKind::C2R, Direction::Inverse)
             .modes(&[5, 8, 9])
             .lengths(&[16, 32, 64]),
         // Four-step lengths with windows on both passes.
         FftDesc::new(&[2, 1 << 14], &[-1], FftKind::C2C, Direction::Forward).modes(&[301]),
-        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse).modes(&[301]).lengths(&[1 << 14]),
+        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[301])
+            .lengths(&[1 << 14]),
         FftDesc::new(&[2, 1 << 15], &[-1], FftKind::R2C, Direction::Forward).modes(&[100]),
-        FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse).modes(&[100]).lengths(&[1 << 15]),
+        FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[100])
+            .lengths(&[1 << 15]),
         FftDesc::new(&[2, 2048, 3], &[1], FftKind::C2C, Direction::Forward).modes(&[99]),
         // fftshift-ordered windows (neuraloperator's weight order).
-        FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]).mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward)
+            .modes(&[17])
+            .mode_order(ModeOrder::Shifted),
         FftDesc::new(&[2, 3, 32, 64], &[-2, -1], FftKind::R2C, Direction::Forward)
             .modes(&[12, 7])
             .mode_order(ModeOrder::Shifted),
@@ -173,7 +191,11 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
     ];
     // The pruned kernels must compute the same function.
-    check_all("truncation_and_zero_padding_windows", cases, &[DeviceOptions { prune: false }, DeviceOptions { prune: true }]);
+    check_all(
+        "truncation_and_zero_padding_windows",
+        cases,
+        &[DeviceOptions { prune: false }, DeviceOptions { prune: true }],
+    );
 }
 
 #[test]
@@ -200,7 +222,9 @@ fn random_shapes_and_axes() {
     let mut cases = Vec::new();
     for _ in 0..24 {
         let rank = 1 + (rng.next().abs() * 3.99) as usize;
-        let shape: Vec<usize> = (0..rank).map(|_| 1usize << (rng.next().abs() * 6.99) as usize).collect();
+        let shape: Vec<usize> = (0..rank)
+            .map(|_| 1usize << (rng.next().abs() * 6.99) as usize)
+            .collect();
         let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.next() > -0.3).collect();
         if axes.is_empty() {
             axes.push(rank as isize - 1);
@@ -216,7 +240,11 @@ fn random_shapes_and_axes() {
         let last = *axes.last().unwrap() as usize;
         let mut desc = match kind {
             FftKind::C2C => {
-                let dir = if rng.next() > 0.0 { Direction::Forward } else { Direction::Inverse };
+                let dir = if rng.next() > 0.0 {
+                    Direction::Forward
+                } else {
+                    Direction::Inverse
+                };
                 FftDesc::new(&shape, &axes, kind, dir)
             }
             FftKind::R2C => FftDesc::new(&shape, &axes, kind, Direction::Forward),
@@ -224,7 +252,10 @@ fn random_shapes_and_axes() {
                 let mut s = shape.clone();
                 let n = s[last].max(2);
                 s[last] = n / 2 + 1;
-                let lengths: Vec<usize> = axes.iter().map(|&a| if a as usize == last { n } else { shape[a as usize] }).collect();
+                let lengths: Vec<usize> = axes
+                    .iter()
+                    .map(|&a| if a as usize == last { n } else { shape[a as usize] })
+                    .collect();
                 FftDesc::new(&s, &axes, kind, Direction::Inverse).lengths(&lengths)
             }
         };
@@ -240,10 +271,19 @@ fn random_shapes_and_axes() {
 fn inverse_of_forward_is_identity() {
     let client = client();
     let mut rng = Rng::seeded();
-    for (shape, axes) in [(vec![3usize, 64, 32], vec![-2isize, -1]), (vec![2, 8, 16, 4096], vec![-1]), (vec![4, 8, 8, 8], vec![1, 2, 3])] {
+    for (shape, axes) in [
+        (vec![3usize, 64, 32], vec![-2isize, -1]),
+        (vec![2, 8, 16, 4096], vec![-1]),
+        (vec![4, 8, 8, 8], vec![1, 2, 3]),
+    ] {
         let fwd = FftPlan::new(FftDesc::new(&shape, &axes, FftKind::R2C, Direction::Forward)).unwrap();
-        let lengths: Vec<usize> = axes.iter().map(|&a| shape[(a + shape.len() as isize) as usize % shape.len()]).collect();
-        let inv = FftPlan::new(FftDesc::new(fwd.output_shape(), &axes, FftKind::C2R, Direction::Inverse).lengths(&lengths)).unwrap();
+        let lengths: Vec<usize> = axes
+            .iter()
+            .map(|&a| shape[(a + shape.len() as isize) as usize % shape.len()])
+            .collect();
+        let inv =
+            FftPlan::new(FftDesc::new(fwd.output_shape(), &axes, FftKind::C2R, Direction::Inverse).lengths(&lengths))
+                .unwrap();
         let x = rng.vec(fwd.input_floats());
         let x_h = client.create_from_slice(f32::as_bytes(&x));
         let spec = client.create_from_slice(f32::as_bytes(&vec![POISON; fwd.output_floats()]));

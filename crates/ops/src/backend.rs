@@ -139,6 +139,8 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         _spec: &SpectralConvSpec,
         _imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        Err(SpectralError::Unsupported("higher-order gradients of the spectral convolution".into()))
+        Err(SpectralError::Unsupported(
+            "higher-order gradients of the spectral convolution".into(),
+        ))
     }
 }

@@ -50,12 +50,22 @@ fn spatial_axes(dims: usize) -> Vec<isize> {
 fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
     let floats: usize = shape.iter().product();
     let handle = like.client.empty(floats * 4);
-    CubeTensor::new_contiguous(like.client.clone(), like.device.clone(), Shape::from(shape), handle, DType::F32)
+    CubeTensor::new_contiguous(
+        like.client.clone(),
+        like.device.clone(),
+        Shape::from(shape),
+        handle,
+        DType::F32,
+    )
 }
 
 /// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
 /// tensor: `[.., *modes, 2]`.
-fn truncated_rfft<R: CubeRuntime>(x: &CubeTensor<R>, modes: &[usize], norm: Norm) -> Result<CubeTensor<R>, SpectralError> {
+fn truncated_rfft<R: CubeRuntime>(
+    x: &CubeTensor<R>,
+    modes: &[usize],
+    norm: Norm,
+) -> Result<CubeTensor<R>, SpectralError> {
     let shape = x.meta.shape().to_vec();
     run_plan(
         FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
@@ -85,7 +95,12 @@ fn padded_irfft<R: CubeRuntime>(
     )
 }
 
-fn cgemm<R: CubeRuntime>(problem: CgemmProblem, a: &CubeTensor<R>, b: &CubeTensor<R>, out_shape: Vec<usize>) -> CubeTensor<R> {
+fn cgemm<R: CubeRuntime>(
+    problem: CgemmProblem,
+    a: &CubeTensor<R>,
+    b: &CubeTensor<R>,
+    out_shape: Vec<usize>,
+) -> CubeTensor<R> {
     let out = empty(a, out_shape);
     problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
     out
@@ -100,18 +115,26 @@ fn scale_bins<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement>(
     let m = factors.len();
     let rest: usize = shape.iter().product::<usize>() / (2 * m);
     let device = s.device.clone();
-    let t: Tensor<Cube<R, F, I, BT>, 3> =
-        Tensor::from_primitive(TensorPrimitive::Float(Cube::<R, F, I, BT>::float_reshape(s, Shape::from([rest, m, 2]))));
+    let t: Tensor<Cube<R, F, I, BT>, 3> = Tensor::from_primitive(TensorPrimitive::Float(
+        Cube::<R, F, I, BT>::float_reshape(s, Shape::from([rest, m, 2])),
+    ));
     let f: Tensor<Cube<R, F, I, BT>, 3> = Tensor::from_data(TensorData::new(factors, [1, m, 1]), &device);
     Cube::<R, F, I, BT>::float_reshape((t * f).into_primitive().tensor(), Shape::from(shape))
 }
 
 /// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
 fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
-    (0..bins).map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 }).collect()
+    (0..bins)
+        .map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 })
+        .collect()
 }
 
-fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, spec: &SpectralConvSpec, imp: SpectralImpl) -> Result<(), SpectralError> {
+fn check_supported(
+    x: &CubeTensor<impl CubeRuntime>,
+    shapes: &SpectralShapes,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<(), SpectralError> {
     match imp {
         SpectralImpl::Unfused => {}
         SpectralImpl::Fused => {
@@ -120,11 +143,16 @@ fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, sp
             ))
         }
         SpectralImpl::Reference => {
-            return Err(SpectralError::Invalid("the reference path runs through Burn tensor ops, not the backend op".into()))
+            return Err(SpectralError::Invalid(
+                "the reference path runs through Burn tensor ops, not the backend op".into(),
+            ))
         }
     }
     if x.dtype != DType::F32 {
-        return Err(SpectralError::Unsupported(format!("the kernels run in f32, got {:?}", x.dtype)));
+        return Err(SpectralError::Unsupported(format!(
+            "the kernels run in f32, got {:?}",
+            x.dtype
+        )));
     }
     let dims = shapes.spatial_dims();
     if shapes.input[..dims - 1].iter().any(|n| n % 2 == 1) {
@@ -133,7 +161,9 @@ fn check_supported(x: &CubeTensor<impl CubeRuntime>, shapes: &SpectralShapes, sp
         ));
     }
     if shapes.crops_weight(&spec.modes) {
-        return Err(SpectralError::Invalid("the kernel path expects the weight cropped to the grid's modes".into()));
+        return Err(SpectralError::Invalid(
+            "the kernel path expects the weight cropped to the grid's modes".into(),
+        ));
     }
     if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
         return Err(SpectralError::Unsupported(
@@ -179,7 +209,12 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
         check_supported(&x, &shapes, spec, imp)?;
         let (x, weight, grad_out) = (into_contiguous(x), into_contiguous(weight), into_contiguous(grad_out));
-        let (b, ci, co, k) = (shapes.batch, shapes.in_channels, shapes.out_channels, shapes.mode_count());
+        let (b, ci, co, k) = (
+            shapes.batch,
+            shapes.in_channels,
+            shapes.out_channels,
+            shapes.mode_count(),
+        );
         let dims = shapes.spatial_dims();
         let m_last = shapes.modes[dims - 1];
         let shared = spec.weights == WeightLayout::Shared;
@@ -197,8 +232,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         gw_shape.push(2);
         let grad_w = cgemm(spectral::grad_weight(b, ci, co, k), &x_hat, &g_hat, gw_shape);
         let grad_w = if shared {
-            let t: Tensor<Self, 3> =
-                Tensor::from_primitive(TensorPrimitive::Float(Self::float_reshape(grad_w, Shape::from([ci * co, k, 2]))));
+            let t: Tensor<Self, 3> = Tensor::from_primitive(TensorPrimitive::Float(Self::float_reshape(
+                grad_w,
+                Shape::from([ci * co, k, 2]),
+            )));
             t.sum_dim(1).reshape([ci, co, 2]).into_primitive().tensor()
         } else {
             grad_w
@@ -210,7 +247,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         gx_shape.extend(&shapes.modes);
         gx_shape.push(2);
         let gx_hat = cgemm(spectral::grad_input(b, ci, co, k, shared), &g_hat, &weight, gx_shape);
-        let halves: Vec<f32> = hermitian_weights(m_last, shapes.input[dims - 1]).iter().map(|w| 1.0 / w).collect();
+        let halves: Vec<f32> = hermitian_weights(m_last, shapes.input[dims - 1])
+            .iter()
+            .map(|w| 1.0 / w)
+            .collect();
         let gx_hat = scale_bins::<R, F, I, BT>(gx_hat, halves);
         let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint)?;
         Ok((grad_x, grad_w))

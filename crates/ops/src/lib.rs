@@ -36,8 +36,16 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
     // The kernels see the weight this grid uses (neuraloperator's crop when the
     // grid holds fewer modes than the weight).
     let weight = reference::crop_weight(weight, &shapes, spec);
-    let used = SpectralConvSpec { modes: shapes.modes.clone(), ..spec.clone() };
-    let y = B::spectral_conv_forward(x.into_primitive().tensor(), weight.into_primitive().tensor(), &used, imp)?;
+    let used = SpectralConvSpec {
+        modes: shapes.modes.clone(),
+        ..spec.clone()
+    };
+    let y = B::spectral_conv_forward(
+        x.into_primitive().tensor(),
+        weight.into_primitive().tensor(),
+        &used,
+        imp,
+    )?;
     let y: Tensor<B, D> = Tensor::from_primitive(TensorPrimitive::Float(y));
     Ok(match bias {
         Some(bias) => {

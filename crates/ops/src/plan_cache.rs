@@ -35,6 +35,9 @@ pub fn device_fft<R: CubeRuntime>(
     }
     let plan = FftPlan::new(key.2.clone()).map_err(fft_error)?;
     let lowered = Arc::new(plan.on_device(client).map_err(fft_error)?);
-    cache().lock().expect("plan cache poisoned").insert(key, lowered.clone());
+    cache()
+        .lock()
+        .expect("plan cache poisoned")
+        .insert(key, lowered.clone());
     Ok(lowered)
 }

@@ -64,7 +64,11 @@ impl<B: Backend> Split<B> {
         };
         let mut shape = self.shape;
         shape[d] = m;
-        Split { re: back(re), im: Some(back(im)), shape }
+        Split {
+            re: back(re),
+            im: Some(back(im)),
+            shape,
+        }
     }
 }
 
@@ -86,7 +90,11 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
     let total: usize = x_shape.iter().product();
 
     // Forward: truncated DFTs, the real last dim first.
-    let mut spectrum = Split { re: x.reshape([total]), im: None, shape: x_shape.clone() };
+    let mut spectrum = Split {
+        re: x.reshape([total]),
+        im: None,
+        shape: x_shape.clone(),
+    };
     for d in (0..dims).rev() {
         let n = shapes.input[d];
         let (scale, _) = norm_scales(spec.norm, n, shapes.output[d]);
@@ -133,7 +141,8 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
     });
     let pre: usize = out.shape[..last + 2].iter().product();
     let m = shapes.modes[last];
-    let re = out.re.reshape([pre, m]).matmul(ar) + out.im.expect("complex after the forward").reshape([pre, m]).matmul(ai);
+    let re =
+        out.re.reshape([pre, m]).matmul(ar) + out.im.expect("complex after the forward").reshape([pre, m]).matmul(ai);
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.output);
     let mut y: Tensor<B, D> = re.reshape(dims_array::<D>(&y_shape));
@@ -161,7 +170,9 @@ pub fn crop_weight<B: Backend, const W: usize>(
     if spec.weights == WeightLayout::Shared || !shapes.crops_weight(&spec.modes) {
         return weight;
     }
-    (0..shapes.spatial_dims()).fold(weight, |w, d| w.narrow(2 + d, shapes.weight_offsets[d], shapes.modes[d]))
+    (0..shapes.spatial_dims()).fold(weight, |w, d| {
+        w.narrow(2 + d, shapes.weight_offsets[d], shapes.modes[d])
+    })
 }
 
 fn dims_array<const D: usize>(shape: &[usize]) -> [usize; D] {
@@ -175,7 +186,12 @@ fn contract<B: Backend, const W: usize>(
     shapes: &SpectralShapes,
     layout: WeightLayout,
 ) -> Split<B> {
-    let (b, ci, co, k) = (shapes.batch, shapes.in_channels, shapes.out_channels, shapes.mode_count());
+    let (b, ci, co, k) = (
+        shapes.batch,
+        shapes.in_channels,
+        shapes.out_channels,
+        shapes.mode_count(),
+    );
     let w: Tensor<B, 2> = weight.reshape([ci * co * if layout == WeightLayout::PerMode { k } else { 1 }, 2]);
     let part = |i: usize| w.clone().narrow(1, i, 1);
     let xr = x.re.reshape([b, ci, k]);
@@ -204,5 +220,9 @@ fn contract<B: Backend, const W: usize>(
     };
     let mut shape = vec![b, co];
     shape.extend(&shapes.modes);
-    Split { re: yr.reshape([b * co * k]), im: Some(yi.reshape([b * co * k])), shape }
+    Split {
+        re: yr.reshape([b * co * k]),
+        im: Some(yi.reshape([b * co * k])),
+        shape,
+    }
 }

@@ -2,7 +2,6 @@
 
 use fno_kernels::fft::{Norm, Window};
 
-
 /// Which implementation runs the spectral convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SpectralImpl {
@@ -74,7 +73,12 @@ pub struct SpectralConvSpec {
 
 impl SpectralConvSpec {
     pub fn new(modes: &[usize]) -> Self {
-        SpectralConvSpec { modes: modes.to_vec(), output_size: None, norm: Norm::Forward, weights: WeightLayout::PerMode }
+        SpectralConvSpec {
+            modes: modes.to_vec(),
+            output_size: None,
+            norm: Norm::Forward,
+            weights: WeightLayout::PerMode,
+        }
     }
 
     pub fn output_size(mut self, size: &[usize]) -> Self {
@@ -148,7 +152,9 @@ impl SpectralConvSpec {
     pub fn shapes(&self, x: &[usize], weight: &[usize]) -> Result<SpectralShapes, SpectralError> {
         let invalid = |m: String| Err(SpectralError::Invalid(m));
         if x.len() < 3 || x.len() > 5 {
-            return invalid(format!("input must be [B, C, *spatial] with 1 to 3 spatial dims, got {x:?}"));
+            return invalid(format!(
+                "input must be [B, C, *spatial] with 1 to 3 spatial dims, got {x:?}"
+            ));
         }
         let input = x[2..].to_vec();
         let dims = input.len();
@@ -195,7 +201,15 @@ impl SpectralConvSpec {
         if in_channels != x[1] {
             return invalid(format!("input has {} channels, the weight expects {in_channels}", x[1]));
         }
-        Ok(SpectralShapes { batch: x[0], in_channels, out_channels, input, output, modes, weight_offsets })
+        Ok(SpectralShapes {
+            batch: x[0],
+            in_channels,
+            out_channels,
+            input,
+            output,
+            modes,
+            weight_offsets,
+        })
     }
 }
 

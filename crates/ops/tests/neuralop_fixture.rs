@@ -13,7 +13,9 @@ use fno_ops::spec::norm_scales;
 use fno_ops::{spectral_conv_reference, SpectralConvSpec};
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/neuralop/fno2d_small").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/neuralop/fno2d_small")
+        .join(name)
 }
 
 #[test]
@@ -23,9 +25,17 @@ fn first_spectral_layer_of_the_fixture_matches_the_direct_dft() {
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     let view = st.tensor("fno_blocks.convs.0.weight.tensor").unwrap();
     assert_eq!(view.shape(), &[16, 16, 8, 5, 2]);
-    let w: Vec<f64> = view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect();
+    let w: Vec<f64> = view
+        .data()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+        .collect();
     let bias_view = st.tensor("fno_blocks.convs.0.bias").unwrap();
-    let bias: Vec<f64> = bias_view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect();
+    let bias: Vec<f64> = bias_view
+        .data()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+        .collect();
 
     // A 16 x 16 and an odd 15 x 13 grid: the window is the same 8 centred rows.
     for grid in [[16usize, 16], [15, 13]] {

@@ -14,8 +14,21 @@ use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
 use fno_ops::{spectral_conv_reference, SpectralConvSpec};
 
-fn problem(batch: usize, cin: usize, cout: usize, input: &[usize], output: &[usize], modes: &[usize], norm: Norm, shared: bool) -> Problem {
-    let scales: Vec<(f64, f64)> = input.iter().zip(output).map(|(&i, &o)| norm_scales(norm, i, o)).collect();
+fn problem(
+    batch: usize,
+    cin: usize,
+    cout: usize,
+    input: &[usize],
+    output: &[usize],
+    modes: &[usize],
+    norm: Norm,
+    shared: bool,
+) -> Problem {
+    let scales: Vec<(f64, f64)> = input
+        .iter()
+        .zip(output)
+        .map(|(&i, &o)| norm_scales(norm, i, o))
+        .collect();
     Problem {
         batch,
         cin,
@@ -50,7 +63,13 @@ fn tensor<B: Backend, const D: usize>(v: &[f64], shape: &[usize], device: &B::De
     Tensor::from_data(TensorData::new(v.to_vec(), shape.to_vec()), device)
 }
 
-fn run_ranked<B: Backend, const D: usize, const W: usize>(p: &Problem, norm: Norm, x: &[f64], w: &[f64], bias: &[f64]) -> Vec<f64> {
+fn run_ranked<B: Backend, const D: usize, const W: usize>(
+    p: &Problem,
+    norm: Norm,
+    x: &[f64],
+    w: &[f64],
+    bias: &[f64],
+) -> Vec<f64> {
     let device = Default::default();
     let mut xs = vec![p.batch, p.cin];
     xs.extend(&p.input);
@@ -111,10 +130,16 @@ fn matches_the_direct_f64_computation_on_ndarray_and_candle() {
         let want = spectral_conv_f64(&p, &x, &w, Some(&bias));
         let got = run::<NdArray<f64>>(&p, norm, &x, &w, &bias);
         let e = rel_l2(&got, &want);
-        assert!(e < 1e-12, "ndarray f64 {input:?}->{output:?} modes {modes:?} {norm:?} shared={shared}: {e:e}");
+        assert!(
+            e < 1e-12,
+            "ndarray f64 {input:?}->{output:?} modes {modes:?} {norm:?} shared={shared}: {e:e}"
+        );
         let got = run::<Candle<f32, i64>>(&p, norm, &x, &w, &bias);
         let e = rel_l2(&got, &want);
-        assert!(e < 1e-5, "candle f32 {input:?}->{output:?} modes {modes:?} {norm:?} shared={shared}: {e:e}");
+        assert!(
+            e < 1e-5,
+            "candle f32 {input:?}->{output:?} modes {modes:?} {norm:?} shared={shared}: {e:e}"
+        );
     }
 }
 

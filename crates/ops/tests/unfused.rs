@@ -49,7 +49,11 @@ fn run<B: SpectralConvBackend + burn::tensor::backend::AutodiffBackend, const D:
     let g = (y.clone() * rt).sum().backward();
     Outcome {
         y: to_vec(y.inner()),
-        grads: [to_vec(xt.grad(&g).unwrap()), to_vec(wt.grad(&g).unwrap()), to_vec(bt.grad(&g).unwrap())],
+        grads: [
+            to_vec(xt.grad(&g).unwrap()),
+            to_vec(wt.grad(&g).unwrap()),
+            to_vec(bt.grad(&g).unwrap()),
+        ],
     }
 }
 
@@ -87,7 +91,11 @@ fn compare(case: Case, seed: u64) {
     }
     let unfused = go!(Diff, SpectralImpl::Unfused);
     let reference = go!(Exact, SpectralImpl::Reference);
-    let scales: Vec<(f64, f64)> = grid.iter().zip(&out_grid).map(|(&i, &o)| norm_scales(norm, i, o)).collect();
+    let scales: Vec<(f64, f64)> = grid
+        .iter()
+        .zip(&out_grid)
+        .map(|(&i, &o)| norm_scales(norm, i, o))
+        .collect();
     let p = Problem {
         batch,
         cin,
@@ -105,7 +113,10 @@ fn compare(case: Case, seed: u64) {
     assert!(e < 1e-5, "{name}: unfused forward vs f64: {e:e}");
     let e = rel_l2(&unfused.y, &reference.y);
     assert!(e < 1e-5, "{name}: unfused vs reference forward: {e:e}");
-    for (what, (u, r)) in ["grad_x", "grad_w", "grad_bias"].iter().zip(unfused.grads.iter().zip(&reference.grads)) {
+    for (what, (u, r)) in ["grad_x", "grad_w", "grad_bias"]
+        .iter()
+        .zip(unfused.grads.iter().zip(&reference.grads))
+    {
         let e = rel_l2(u, r);
         assert!(e < 1e-5, "{name}: unfused vs reference {what}: {e:e}");
     }
@@ -119,7 +130,16 @@ fn unfused_matches_reference_forward_and_gradients() {
         // Non-square 2D grid, odd centred window, Nyquist column kept.
         (2, 3, 4, vec![16, 32], vec![16, 32], vec![7, 17], Norm::Forward, false),
         (1, 2, 3, vec![32, 16], vec![32, 16], vec![12, 5], Norm::Ortho, false),
-        (2, 2, 2, vec![8, 16, 8], vec![8, 16, 8], vec![5, 6, 3], Norm::Forward, false),
+        (
+            2,
+            2,
+            2,
+            vec![8, 16, 8],
+            vec![8, 16, 8],
+            vec![5, 6, 3],
+            Norm::Forward,
+            false,
+        ),
         // Output size changed along the last dim (as neuraloperator's irfftn(s=...)).
         (2, 3, 3, vec![16, 16], vec![16, 32], vec![6, 5], Norm::Forward, false),
         // The weight has more modes than the grid: cropped as neuraloperator does.
@@ -138,9 +158,15 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
     let device = Default::default();
     let spec = SpectralConvSpec::new(&[4, 3]);
     let x = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]), &device);
-    let w = Tensor::<Wgpu, 5>::from_data(TensorData::new(vec![0.1f32; 2 * 2 * 4 * 3 * 2], [2, 2, 4, 3, 2]), &device);
+    let w = Tensor::<Wgpu, 5>::from_data(
+        TensorData::new(vec![0.1f32; 2 * 2 * 4 * 3 * 2], [2, 2, 4, 3, 2]),
+        &device,
+    );
     let err = spectral_conv(x.clone(), w.clone(), None, &spec, SpectralImpl::Fused).unwrap_err();
-    assert!(matches!(err, SpectralError::Unsupported(ref m) if m.contains("fused")), "{err}");
+    assert!(
+        matches!(err, SpectralError::Unsupported(ref m) if m.contains("fused")),
+        "{err}"
+    );
 
     // Non-power-of-two grids wait for the mixed-radix FFT: an error, not a wrong answer.
     let x12 = Tensor::<Wgpu, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 12 * 8], [2, 2, 12, 8]), &device);
@@ -153,8 +179,12 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
     assert!(err.to_string().contains("odd"), "{err}");
 
     // CPU backends have no kernels.
-    let xn = Tensor::<NdArray<f32>, 4>::from_data(TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]), &Default::default());
-    let wn = Tensor::<NdArray<f32>, 5>::from_data(TensorData::new(vec![0.1f32; 96], [2, 2, 4, 3, 2]), &Default::default());
+    let xn = Tensor::<NdArray<f32>, 4>::from_data(
+        TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]),
+        &Default::default(),
+    );
+    let wn =
+        Tensor::<NdArray<f32>, 5>::from_data(TensorData::new(vec![0.1f32; 96], [2, 2, 4, 3, 2]), &Default::default());
     let err = spectral_conv(xn, wn, None, &spec, SpectralImpl::Unfused).unwrap_err();
     assert!(err.to_string().contains("Reference"), "{err}");
 }

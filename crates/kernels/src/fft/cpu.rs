@@ -49,7 +49,11 @@ fn run_step<T: FftNum + Float>(
     let inner: usize = shape[step.axis + 1..].iter().product();
     let n = step.n;
     let inverse = !matches!(step.kind, AxisKind::R2C | AxisKind::C2C { inverse: false });
-    let fft = if inverse { planner.plan_fft_inverse(n) } else { planner.plan_fft_forward(n) };
+    let fft = if inverse {
+        planner.plan_fft_inverse(n)
+    } else {
+        planner.plan_fft_forward(n)
+    };
     let scale = T::from_f64(step.scale).unwrap();
     let zero = Complex::new(T::zero(), T::zero());
     let mut out = vec![zero; outer * step.out_len * inner];

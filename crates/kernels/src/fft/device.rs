@@ -140,15 +140,25 @@ impl<R: Runtime> Lowering<'_, R> {
         n
     }
 
-    fn single_stage_config(&self, n: usize, kind: StageKind, column: bool, signals_hint: usize) -> Result<StageConfig, FftError> {
-        let radix_list = radices(n)
-            .ok_or_else(|| FftError::Unsupported(format!("length {n} is not a power of two")))?;
+    fn single_stage_config(
+        &self,
+        n: usize,
+        kind: StageKind,
+        column: bool,
+        signals_hint: usize,
+    ) -> Result<StageConfig, FftError> {
+        let radix_list =
+            radices(n).ok_or_else(|| FftError::Unsupported(format!("length {n} is not a power of two")))?;
         let max_radix = radix_list.iter().copied().max().unwrap_or(1);
         let threads_per_signal = (n / max_radix).max(1);
         let slots = if kind == StageKind::C2R { n + 1 } else { n };
         let stride = smem_stride_for(slots);
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
-        let wanted = if column { COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal) } else { ROW_THREADS / threads_per_signal };
+        let wanted = if column {
+            COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal)
+        } else {
+            ROW_THREADS / threads_per_signal
+        };
         let most = wanted.min(by_smem).min(self.max_threads / threads_per_signal).max(1);
         // Spread the `signals_hint` signals of a row of tiles evenly, so that a
         // last, nearly empty tile does not cost a whole cube.
@@ -176,7 +186,11 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     fn push_stage(&mut self, cfg: StageConfig, layout: StageLayout, src: (Buf, usize), dst: (Buf, usize)) {
-        let table_len = if matches!(cfg.kind, StageKind::R2C | StageKind::C2R) { 2 * cfg.n } else { cfg.n };
+        let table_len = if matches!(cfg.kind, StageKind::R2C | StageKind::C2R) {
+            2 * cfg.n
+        } else {
+            cfg.n
+        };
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
             let coarse_len = pt.total.div_ceil(pt.fine_len);
@@ -191,7 +205,13 @@ impl<R: Runtime> Lowering<'_, R> {
             (c, cf, f, ff)
         });
         self.passes.push(Pass {
-            launch: Launch::Stage { cfg, layout, twiddles, twiddle_floats, post },
+            launch: Launch::Stage {
+                cfg,
+                layout,
+                twiddles,
+                twiddle_floats,
+                post,
+            },
             src: src.0,
             src_floats: src.1,
             dst: dst.0,
@@ -200,7 +220,13 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     /// Lowers one axis step, reading `src` (shape `shape`) and writing `dst`.
-    fn lower_step(&mut self, step: &AxisStep, shape: &[usize], src: (Buf, usize), dst: (Buf, usize)) -> Result<(), FftError> {
+    fn lower_step(
+        &mut self,
+        step: &AxisStep,
+        shape: &[usize],
+        src: (Buf, usize),
+        dst: (Buf, usize),
+    ) -> Result<(), FftError> {
         let outer: usize = shape[..step.axis].iter().product();
         let inner: usize = shape[step.axis + 1..].iter().product();
         let column = inner > 1;
@@ -213,7 +239,11 @@ impl<R: Runtime> Lowering<'_, R> {
                         step.n
                     )));
                 }
-                let kind = if step.kind == AxisKind::R2C { StageKind::R2C } else { StageKind::C2R };
+                let kind = if step.kind == AxisKind::R2C {
+                    StageKind::R2C
+                } else {
+                    StageKind::C2R
+                };
                 (kind, step.n / 2)
             }
         };
@@ -225,7 +255,11 @@ impl<R: Runtime> Lowering<'_, R> {
         }
         let inverse = matches!(step.kind, AxisKind::C2C { inverse: true } | AxisKind::C2R);
         let extra = usize::from(kind == StageKind::C2R);
-        let limit = if column { self.max_single(COLUMN_SIGNALS, extra) } else { self.max_single(1, extra) };
+        let limit = if column {
+            self.max_single(COLUMN_SIGNALS, extra)
+        } else {
+            self.max_single(1, extra)
+        };
         let scale_bits = (step.scale as f32).to_bits();
         let signals_total = outer * inner;
 
@@ -262,17 +296,31 @@ impl<R: Runtime> Lowering<'_, R> {
         let n1 = half / n2;
         let column_limit = self.max_single(COLUMN_SIGNALS, 0);
         if n1 > column_limit || n2 > self.max_single(1, 0) {
-            return Err(FftError::Unsupported(format!("length {} is too long for a two-level FFT", step.n)));
+            return Err(FftError::Unsupported(format!(
+                "length {} is too long for a two-level FFT",
+                step.n
+            )));
         }
         let complex_floats = 2 * outer * half * inner;
 
         // Large real inverse: fold the bins into the half-length spectrum first.
         let (a_src, a_load, a_kind) = if kind == StageKind::C2R {
             let folded = self.temp(complex_floats);
-            let cfg = HalfSpectrumConfig { n: half, window: step.load, stored: step.in_len, scale_bits: 1f32.to_bits() };
+            let cfg = HalfSpectrumConfig {
+                n: half,
+                window: step.load,
+                stored: step.in_len,
+                scale_bits: 1f32.to_bits(),
+            };
             let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half));
             self.passes.push(Pass {
-                launch: Launch::Fold { cfg, inner, total: outer * half * inner, twiddles, twiddle_floats },
+                launch: Launch::Fold {
+                    cfg,
+                    inner,
+                    total: outer * half * inner,
+                    twiddles,
+                    twiddle_floats,
+                },
                 src: src.0,
                 src_floats: src.1,
                 dst: folded,
@@ -285,7 +333,11 @@ impl<R: Runtime> Lowering<'_, R> {
             (src, step.load, StageKind::C2C)
         };
         let a_in_len = if kind == StageKind::C2R { half } else { step.in_len };
-        let a_seq = if a_kind == StageKind::RealPairsIn { 2 * half } else { half };
+        let a_seq = if a_kind == StageKind::RealPairsIn {
+            2 * half
+        } else {
+            half
+        };
 
         // Step A: columns over n1, signals (outer, n2, inner).
         let scratch = self.temp(complex_floats);
@@ -293,9 +345,17 @@ impl<R: Runtime> Lowering<'_, R> {
         cfg.inverse = inverse;
         cfg.load = a_load;
         let fold_dim = if column { 1 } else { 2 };
-        cfg.load_fold = Some(AxisFold { dim: fold_dim, k_mul: n2, seq_len: a_seq });
+        cfg.load_fold = Some(AxisFold {
+            dim: fold_dim,
+            k_mul: n2,
+            seq_len: a_seq,
+        });
         let fine_len = 1usize << half.trailing_zeros().div_ceil(2);
-        cfg.post_twiddle = Some(PostTwiddle { dim: fold_dim, total: half, fine_len });
+        cfg.post_twiddle = Some(PostTwiddle {
+            dim: fold_dim,
+            total: half,
+            fine_len,
+        });
         let layout = if column {
             StageLayout {
                 na: outer,
@@ -316,7 +376,11 @@ impl<R: Runtime> Lowering<'_, R> {
         self.push_stage(cfg, layout, a_src, (scratch, complex_floats));
 
         // Step B: rows over n2, signals (outer, k1, inner), transposed store.
-        let b_kind = if kind == StageKind::C2R { StageKind::RealPairsOut } else { StageKind::C2C };
+        let b_kind = if kind == StageKind::C2R {
+            StageKind::RealPairsOut
+        } else {
+            StageKind::C2C
+        };
         let (b_dst, b_out_len, b_store, b_seq) = match kind {
             StageKind::R2C => {
                 let spectrum = self.temp(complex_floats);
@@ -335,7 +399,11 @@ impl<R: Runtime> Lowering<'_, R> {
             .max(1);
         cfg.inverse = inverse;
         cfg.store = b_store;
-        cfg.store_fold = Some(AxisFold { dim: fold_dim, k_mul: n1, seq_len: b_seq });
+        cfg.store_fold = Some(AxisFold {
+            dim: fold_dim,
+            k_mul: n1,
+            seq_len: b_seq,
+        });
         if kind != StageKind::R2C {
             cfg.scale_bits = scale_bits;
         }
@@ -359,10 +427,21 @@ impl<R: Runtime> Lowering<'_, R> {
         self.push_stage(cfg, layout, (scratch, complex_floats), b_dst);
 
         if kind == StageKind::R2C {
-            let cfg = HalfSpectrumConfig { n: half, window: step.store, stored: step.out_len, scale_bits };
+            let cfg = HalfSpectrumConfig {
+                n: half,
+                window: step.store,
+                stored: step.out_len,
+                scale_bits,
+            };
             let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half + 1));
             self.passes.push(Pass {
-                launch: Launch::Untangle { cfg, inner, total: outer * step.out_len * inner, twiddles, twiddle_floats },
+                launch: Launch::Untangle {
+                    cfg,
+                    inner,
+                    total: outer * step.out_len * inner,
+                    twiddles,
+                    twiddle_floats,
+                },
                 src: b_dst.0,
                 src_floats: b_dst.1,
                 dst: dst.0,
@@ -412,7 +491,12 @@ impl<R: Runtime> DeviceFft<R> {
             shape = out_shape;
         }
         let Lowering { passes, temps, .. } = lowering;
-        Ok(DeviceFft { client, plan, passes, temps })
+        Ok(DeviceFft {
+            client,
+            plan,
+            passes,
+            temps,
+        })
     }
 
     pub fn plan(&self) -> &FftPlan {
@@ -430,7 +514,10 @@ impl<R: Runtime> DeviceFft<R> {
         let check = |h: &Handle, floats: usize, what: &str| {
             let bytes = h.size() as usize;
             if bytes < floats * 4 {
-                Err(FftError::Buffer(format!("{what} holds {bytes} bytes, the plan needs {}", floats * 4)))
+                Err(FftError::Buffer(format!(
+                    "{what} holds {bytes} bytes, the plan needs {}",
+                    floats * 4
+                )))
             } else {
                 Ok(())
             }
@@ -457,7 +544,13 @@ impl<R: Runtime> DeviceFft<R> {
         let client = &self.client;
         let array = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
         match &pass.launch {
-            Launch::Stage { cfg, layout, twiddles, twiddle_floats, post } => {
+            Launch::Stage {
+                cfg,
+                layout,
+                twiddles,
+                twiddle_floats,
+                post,
+            } => {
                 let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_cube);
                 let (coarse, coarse_len, fine, fine_len) = match post {
                     Some((c, cl, f, fl)) => (c.clone(), *cl, f.clone(), *fl),
@@ -486,7 +579,13 @@ impl<R: Runtime> DeviceFft<R> {
                     cfg.clone(),
                 );
             }
-            Launch::Untangle { cfg, inner, total, twiddles, twiddle_floats } => {
+            Launch::Untangle {
+                cfg,
+                inner,
+                total,
+                twiddles,
+                twiddle_floats,
+            } => {
                 untangle_kernel::launch::<f32, R>(
                     client,
                     cube_count(total.div_ceil(ELEMWISE_THREADS)),
@@ -499,7 +598,13 @@ impl<R: Runtime> DeviceFft<R> {
                     *cfg,
                 );
             }
-            Launch::Fold { cfg, inner, total, twiddles, twiddle_floats } => {
+            Launch::Fold {
+                cfg,
+                inner,
+                total,
+                twiddles,
+                twiddle_floats,
+            } => {
                 fold_kernel::launch::<f32, R>(
                     client,
                     cube_count(total.div_ceil(ELEMWISE_THREADS)),

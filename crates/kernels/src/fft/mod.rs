@@ -192,12 +192,8 @@ impl FftPlan {
             return invalid("no axes to transform".into());
         }
         match (desc.kind, desc.direction) {
-            (FftKind::R2C, Direction::Inverse) => {
-                return invalid("a real-to-complex transform is forward only".into())
-            }
-            (FftKind::C2R, Direction::Forward) => {
-                return invalid("a complex-to-real transform is inverse only".into())
-            }
+            (FftKind::R2C, Direction::Inverse) => return invalid("a real-to-complex transform is forward only".into()),
+            (FftKind::C2R, Direction::Forward) => return invalid("a complex-to-real transform is inverse only".into()),
             _ => {}
         }
         let mut axes = Vec::with_capacity(desc.axes.len());
@@ -215,11 +211,7 @@ impl FftPlan {
         for (name, list) in [("modes", &desc.modes), ("lengths", &desc.lengths)] {
             if let Some(list) = list {
                 if list.len() != axes.len() {
-                    return invalid(format!(
-                        "{} {name} given for {} axes",
-                        list.len(),
-                        axes.len()
-                    ));
+                    return invalid(format!("{} {name} given for {} axes", list.len(), axes.len()));
                 }
                 if list.contains(&0) {
                     return invalid(format!("{name} must be positive"));
@@ -277,15 +269,11 @@ impl FftPlan {
                     let (n, load) = match modes {
                         Some(m) => {
                             if m != in_len {
-                                return invalid(format!(
-                                    "axis {axis} holds {in_len} values but {m} modes were given"
-                                ));
+                                return invalid(format!("axis {axis} holds {in_len} values but {m} modes were given"));
                             }
                             let n = length.unwrap_or(m);
                             if m > n {
-                                return invalid(format!(
-                                    "modes {m} on axis {axis} exceed the output length {n}"
-                                ));
+                                return invalid(format!("modes {m} on axis {axis} exceed the output length {n}"));
                             }
                             (n, centred(m))
                         }
@@ -308,9 +296,7 @@ impl FftPlan {
                 AxisKind::C2R => {
                     if let Some(m) = modes {
                         if m != in_len {
-                            return invalid(format!(
-                                "axis {axis} holds {in_len} bins but {m} modes were given"
-                            ));
+                            return invalid(format!("axis {axis} holds {in_len} bins but {m} modes were given"));
                         }
                     }
                     let n = match length {
@@ -356,7 +342,11 @@ impl FftPlan {
         if desc.kind == FftKind::R2C {
             steps.reverse();
         }
-        Ok(FftPlan { desc, output_shape: shape, steps })
+        Ok(FftPlan {
+            desc,
+            output_shape: shape,
+            steps,
+        })
     }
 
     pub fn desc(&self) -> &FftDesc {

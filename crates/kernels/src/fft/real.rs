@@ -45,7 +45,11 @@ pub fn untangle_kernel<F: Float>(
     let k = match comptime![cfg.window] {
         Window::Prefix(_) => j,
         Window::Centered(m) => select(j < comptime![m - m / 2], j, j + comptime![cfg.n + 1 - m]),
-        Window::Shifted(m) => select(j < comptime![m / 2], j + comptime![cfg.n + 1 - m / 2], j - comptime![m / 2]),
+        Window::Shifted(m) => select(
+            j < comptime![m / 2],
+            j + comptime![cfg.n + 1 - m / 2],
+            j - comptime![m / 2],
+        ),
     };
     let za = 2 * ((o * n + k % n) * inner + i);
     let zc = 2 * ((o * n + (n - k) % n) * inner + i);

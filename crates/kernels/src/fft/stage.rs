@@ -304,7 +304,13 @@ struct TileCoords {
 
 /// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
-fn load_element<F: Float>(input: &Array<F>, at: TileCoords, s: usize, k: usize, #[comptime] cfg: StageConfig) -> (F, F) {
+fn load_element<F: Float>(
+    input: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
     let in_seq = comptime![cfg.input_seq_len()];
     let valid = at.c0 + s < at.nc;
     let sig = at.in_base + s * at.in_sc;
@@ -396,9 +402,7 @@ fn loads_directly(cfg: &StageConfig) -> bool {
 /// untangling pairs bins k and n - k), nor when the store walks the tile in
 /// another order than the passes (the transposed store of a four-step pass).
 fn stores_directly(cfg: &StageConfig) -> bool {
-    cfg.kind != StageKind::R2C
-        && !cfg.radices.is_empty()
-        && cfg.store_signals_fastest == cfg.load_signals_fastest
+    cfg.kind != StageKind::R2C && !cfg.radices.is_empty() && cfg.store_signals_fastest == cfg.load_signals_fastest
 }
 
 /// True when some output of butterfly `i` of the last pass lies in the store
@@ -471,7 +475,10 @@ fn stockham_passes<F: Float>(
                 let (xr, xi) = if from_global {
                     load_element::<F>(input, at, signal, i + j * quarter_n, cfg.clone())
                 } else {
-                    (smem_re[base + slot(i + j * quarter_n)], smem_im[base + slot(i + j * quarter_n)])
+                    (
+                        smem_re[base + slot(i + j * quarter_n)],
+                        smem_im[base + slot(i + j * quarter_n)],
+                    )
                 };
                 if comptime![span > 1] && j > 0 {
                     let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
@@ -560,7 +567,10 @@ fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: us
         Window::Shifted(m) => {
             let low = comptime![m - m / 2];
             let high_start = comptime![seq_len - m / 2];
-            (k < low || k >= high_start, select(k < low, k + comptime![m / 2], k - high_start))
+            (
+                k < low || k >= high_start,
+                select(k < low, k + comptime![m / 2], k - high_start),
+            )
         }
     }
 }
@@ -584,7 +594,12 @@ fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize
 
 /// Splits a tile-local flat index into (signal, element) for the chosen walk order.
 #[cube]
-fn split_flat(flat: usize, #[comptime] len: usize, #[comptime] signals: usize, #[comptime] signals_fastest: bool) -> (usize, usize) {
+fn split_flat(
+    flat: usize,
+    #[comptime] len: usize,
+    #[comptime] signals: usize,
+    #[comptime] signals_fastest: bool,
+) -> (usize, usize) {
     if signals_fastest {
         (flat % signals, flat / signals)
     } else {
@@ -762,7 +777,11 @@ pub fn fft_stage_kernel<F: Float>(
                 let x = ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5));
                 store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
             } else {
-                let k = if walks_elements { u } else { window_index(u, cfg.store, out_seq) };
+                let k = if walks_elements {
+                    u
+                } else {
+                    window_index(u, cfg.store, out_seq)
+                };
                 let x = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
                 store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
             }

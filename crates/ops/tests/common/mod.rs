@@ -54,13 +54,22 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     let fscale: f64 = p.forward_scale.iter().product();
     for f in 0..f_total {
         let s = unravel(f, &fft_size);
-        let k: Vec<usize> =
-            (0..dims).map(|d| if d == last { s[d] } else { (s[d] + p.input[d] - p.input[d] / 2) % p.input[d] }).collect();
+        let k: Vec<usize> = (0..dims)
+            .map(|d| {
+                if d == last {
+                    s[d]
+                } else {
+                    (s[d] + p.input[d] - p.input[d] / 2) % p.input[d]
+                }
+            })
+            .collect();
         for bc in 0..p.batch * p.cin {
             let mut acc = (0.0, 0.0);
             for t in 0..n_in {
                 let tt = unravel(t, &p.input);
-                let ph: f64 = (0..dims).map(|d| -tau * ((k[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64).sum();
+                let ph: f64 = (0..dims)
+                    .map(|d| -tau * ((k[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64)
+                    .sum();
                 let v = x[bc * n_in + t];
                 acc.0 += v * ph.cos();
                 acc.1 += v * ph.sin();
@@ -74,11 +83,16 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     let w_start: Vec<usize> = (0..dims)
         .map(|d| {
             let start = p.modes[d] - kept[d];
-            if d == last { 0 } else { start / 2 }
+            if d == last {
+                0
+            } else {
+                start / 2
+            }
         })
         .collect();
-    let x_start: Vec<usize> =
-        (0..dims).map(|d| if d == last { 0 } else { fft_size[d] / 2 - kept[d] / 2 }).collect();
+    let x_start: Vec<usize> = (0..dims)
+        .map(|d| if d == last { 0 } else { fft_size[d] / 2 - kept[d] / 2 })
+        .collect();
     let k_total: usize = kept.iter().product();
     let w_modes: usize = p.modes.iter().product();
     let mut out_fft = vec![(0.0, 0.0); p.batch * p.cout * f_total];
@@ -92,7 +106,11 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
                 let mut acc = (0.0, 0.0);
                 for i in 0..p.cin {
                     let a = shifted[(b * p.cin + i) * f_total + xf];
-                    let wi = if p.shared { i * p.cout + o } else { (i * p.cout + o) * w_modes + wf };
+                    let wi = if p.shared {
+                        i * p.cout + o
+                    } else {
+                        (i * p.cout + o) * w_modes + wf
+                    };
                     let (wr, wim) = (w[2 * wi], w[2 * wi + 1]);
                     acc.0 += a.0 * wr - a.1 * wim;
                     acc.1 += a.0 * wim + a.1 * wr;
@@ -107,8 +125,15 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     for bo in 0..p.batch * p.cout {
         for f in 0..f_total {
             let q = unravel(f, &fft_size);
-            let src: Vec<usize> =
-                (0..dims).map(|d| if d == last { q[d] } else { (q[d] + fft_size[d] - fft_size[d] / 2) % fft_size[d] }).collect();
+            let src: Vec<usize> = (0..dims)
+                .map(|d| {
+                    if d == last {
+                        q[d]
+                    } else {
+                        (q[d] + fft_size[d] - fft_size[d] / 2) % fft_size[d]
+                    }
+                })
+                .collect();
             z[bo * f_total + f] = out_fft[bo * f_total + ravel(&src, &fft_size)];
         }
     }
@@ -124,15 +149,27 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
             let mut acc = 0.0;
             for f in 0..f_total {
                 let k = unravel(f, &fft_size);
-                if (0..dims).any(|d| if d == last { k[d] > p.output[d] / 2 } else { k[d] >= p.output[d] }) {
+                if (0..dims).any(|d| {
+                    if d == last {
+                        k[d] > p.output[d] / 2
+                    } else {
+                        k[d] >= p.output[d]
+                    }
+                }) {
                     continue;
                 }
                 let v = z[bo * f_total + f];
                 if v == (0.0, 0.0) {
                     continue;
                 }
-                let c = if k[last] == 0 || 2 * k[last] == p.output[last] { 1.0 } else { 2.0 };
-                let ph: f64 = (0..dims).map(|d| tau * ((k[d] * tt[d]) % p.output[d]) as f64 / p.output[d] as f64).sum();
+                let c = if k[last] == 0 || 2 * k[last] == p.output[last] {
+                    1.0
+                } else {
+                    2.0
+                };
+                let ph: f64 = (0..dims)
+                    .map(|d| tau * ((k[d] * tt[d]) % p.output[d]) as f64 / p.output[d] as f64)
+                    .sum();
                 acc += c * (v.0 * ph.cos() - v.1 * ph.sin());
             }
             let o = bo % p.cout;
