@@ -34,14 +34,9 @@ enum Launch {
         twiddle_floats: usize,
         post: Option<(Handle, usize, Handle, usize)>,
     },
-    Untangle {
-        cfg: HalfSpectrumConfig,
-        inner: usize,
-        total: usize,
-        twiddles: Handle,
-        twiddle_floats: usize,
-    },
-    Fold {
+    /// The extra pass of a long real transform: untangle (R2C) or fold (C2R).
+    HalfSpectrum {
+        fold: bool,
         cfg: HalfSpectrumConfig,
         inner: usize,
         total: usize,
@@ -314,7 +309,8 @@ impl<R: Runtime> Lowering<'_, R> {
             };
             let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half));
             self.passes.push(Pass {
-                launch: Launch::Fold {
+                launch: Launch::HalfSpectrum {
+                    fold: true,
                     cfg,
                     inner,
                     total: outer * half * inner,
@@ -435,7 +431,8 @@ impl<R: Runtime> Lowering<'_, R> {
             };
             let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half + 1));
             self.passes.push(Pass {
-                launch: Launch::Untangle {
+                launch: Launch::HalfSpectrum {
+                    fold: false,
                     cfg,
                     inner,
                     total: outer * step.out_len * inner,
@@ -579,33 +576,20 @@ impl<R: Runtime> DeviceFft<R> {
                     cfg.clone(),
                 );
             }
-            Launch::Untangle {
+            Launch::HalfSpectrum {
+                fold,
                 cfg,
                 inner,
                 total,
                 twiddles,
                 twiddle_floats,
             } => {
-                untangle_kernel::launch::<f32, R>(
-                    client,
-                    cube_count(total.div_ceil(ELEMWISE_THREADS)),
-                    CubeDim::new_1d(ELEMWISE_THREADS as u32),
-                    array(src, pass.src_floats),
-                    array(dst, pass.dst_floats),
-                    array(twiddles.clone(), *twiddle_floats),
-                    *inner,
-                    *total,
-                    *cfg,
-                );
-            }
-            Launch::Fold {
-                cfg,
-                inner,
-                total,
-                twiddles,
-                twiddle_floats,
-            } => {
-                fold_kernel::launch::<f32, R>(
+                let launch = if *fold {
+                    fold_kernel::launch::<f32, R>
+                } else {
+                    untangle_kernel::launch::<f32, R>
+                };
+                launch(
                     client,
                     cube_count(total.div_ceil(ELEMWISE_THREADS)),
                     CubeDim::new_1d(ELEMWISE_THREADS as u32),

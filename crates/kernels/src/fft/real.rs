@@ -4,6 +4,7 @@
 
 use cubecl::prelude::*;
 
+use super::stage::{window_index, window_position};
 use super::window::Window;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,15 +43,7 @@ pub fn untangle_kernel<F: Float>(
     let i = id % inner;
     let j = (id / inner) % stored;
     let o = id / (inner * stored);
-    let k = match comptime![cfg.window] {
-        Window::Prefix(_) => j,
-        Window::Centered(m) => select(j < comptime![m - m / 2], j, j + comptime![cfg.n + 1 - m]),
-        Window::Shifted(m) => select(
-            j < comptime![m / 2],
-            j + comptime![cfg.n + 1 - m / 2],
-            j - comptime![m / 2],
-        ),
-    };
+    let k = window_index(j, cfg.window, comptime![cfg.n + 1]);
     let za = 2 * ((o * n + k % n) * inner + i);
     let zc = 2 * ((o * n + (n - k) % n) * inner + i);
     let (zr, zi, yr, yi) = (z[za], z[za + 1], z[zc], z[zc + 1]);
@@ -98,21 +91,8 @@ fn load_bin<F: Float>(
     inner: usize,
     #[comptime] cfg: HalfSpectrumConfig,
 ) -> (F, F) {
-    let seq = comptime![cfg.n + 1];
     let stored = comptime![cfg.stored];
-    let (held, j) = match comptime![cfg.window] {
-        Window::Prefix(len) => (k < comptime![len.min(cfg.n + 1)], k),
-        Window::Centered(m) => {
-            let low = comptime![m - m / 2];
-            let shift = comptime![seq - m];
-            (k < low || k >= comptime![seq - m / 2], select(k < low, k, k - shift))
-        }
-        Window::Shifted(m) => {
-            let low = comptime![m - m / 2];
-            let high = comptime![seq - m / 2];
-            (k < low || k >= high, select(k < low, k + comptime![m / 2], k - high))
-        }
-    };
+    let (held, j) = window_position(k, cfg.window, comptime![cfg.n + 1]);
     let mut vr = F::new(0.0);
     let mut vi = F::new(0.0);
     if held {

@@ -551,7 +551,7 @@ fn stockham_passes<F: Float>(
 /// Dense position of sequence index `k` in a window, or `len` of the dense
 /// storage when the window does not hold `k` (the caller treats it as zero).
 #[cube]
-fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> (bool, usize) {
+pub(super) fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> (bool, usize) {
     match comptime![window] {
         Window::Prefix(len) => {
             let held = comptime![len.min(seq_len)];
@@ -577,7 +577,7 @@ fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: us
 
 /// Sequence index held at dense position `j` of a window.
 #[cube]
-fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> usize {
+pub(super) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> usize {
     match comptime![window] {
         Window::Prefix(_) => j,
         Window::Centered(m) => {
