@@ -7,7 +7,8 @@ forward+backward, medians of synchronised wall times), then times
 neuraloperator 2.0's SpectralConv on the same shapes with CUDA events (median of
 30 after warm-up, as ../shared/anchors/spectral_torch.py does) and prints the
 table. Speed-up = neuralop time / our time (> 1: we are faster). Our fwd+bwd
-includes the (y * g).sum() that seeds the backward.
+includes the (y * g).sum() that seeds the backward. The last columns set our
+forward CGEMM alone beside cuBLAS's batched complex GEMM of the same sizes.
 """
 import json
 import subprocess
@@ -38,6 +39,20 @@ def neuralop_times(case):
     return fwd, fwd_bwd
 
 
+def cublas_cgemm_ms(case):
+    """The forward's per-mode contraction as one cuBLAS batched complex GEMM
+    (modes outermost, so no permutes are timed): a floor for our CGEMM."""
+    dim, B, C, modes = case["dim"], case["B"], case["C"], case["modes"]
+    k = 1
+    for d, m in enumerate(modes):
+        k *= m // 2 + 1 if d + 1 == dim else m
+    a = torch.randn(k, B, C, dtype=torch.complex64, device=dev)
+    w = torch.randn(k, C, C, dtype=torch.complex64, device=dev)
+    ms = median_ms(lambda: torch.bmm(a, w))
+    del a, w
+    return ms
+
+
 def fmt(v, width=9, digits=3):
     return f"{v:>{width}.{digits}f}" if v is not None else f"{'n/a':>{width}}"
 
@@ -53,18 +68,22 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     print("times in ms; x = neuralop time / ours")
     head = (f"{'case':<28}{'neuralop':>9}{'unfused':>9}{'x':>6}{'refer.':>9}{'x':>6}"
-            f" | {'neuralop':>9}{'unfused':>9}{'x':>6}{'refer.':>9}{'x':>6}{'err':>9}")
-    print(" " * 28 + f"{'forward':^39} | {'forward + backward':^39}")
+            f" | {'neuralop':>9}{'unfused':>9}{'x':>6}{'refer.':>9}{'x':>6}{'err':>9}"
+            f" | {'cuBLAS':>9}{'ours':>9}{'x':>6}")
+    print(" " * 28 + f"{'forward':^39} | {'forward + backward':^48} | {'forward CGEMM alone':^24}")
     print(head)
     for r in rows:
         nf, nb = neuralop_times(r)
         r["neuralop_fwd_ms"], r["neuralop_fwd_bwd_ms"] = nf, nb
+        cb, cg = cublas_cgemm_ms(r), r["cgemm_fwd_ms"]
+        r["cublas_cgemm_ms"] = cb
         name = f"{r['dim']}D B{r['B']} C{r['C']} N{r['N']} m{tuple(r['modes'])}"
         uf, ub, rf, rb = r["unfused_fwd_ms"], r["unfused_fwd_bwd_ms"], r["reference_fwd_ms"], r["reference_fwd_bwd_ms"]
         err = r.get("unfused_vs_reference")
         print(f"{name:<28}{fmt(nf)}{fmt(uf)}{fmt(ratio(nf, uf), 6, 2)}{fmt(rf)}{fmt(ratio(nf, rf), 6, 2)}"
               f" | {fmt(nb)}{fmt(ub)}{fmt(ratio(nb, ub), 6, 2)}{fmt(rb)}{fmt(ratio(nb, rb), 6, 2)}"
-              f"{(f'{err:>9.1e}' if err is not None else '      n/a')}", flush=True)
+              f"{(f'{err:>9.1e}' if err is not None else '      n/a')}"
+              f" | {fmt(cb)}{fmt(cg)}{fmt(ratio(cb, cg), 6, 2)}", flush=True)
         print("JSON " + json.dumps(r), file=sys.stderr)
     if proc.wait() != 0:
         sys.exit(proc.returncode)

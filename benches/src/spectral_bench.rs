@@ -2,8 +2,10 @@
 //! device and prints one JSON line per case, for `spectral_compare.py` to set
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
-//! Usage: `spectral_bench [cuda|wgpu] [--quick]`. Cases: those of
+//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--cgemm-sweep]`. Cases: those of
 //! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes).
+//! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
+//! of block shapes (each checked against the default one), for tuning.
 
 use std::time::Instant;
 
@@ -11,6 +13,9 @@ use burn::backend::Autodiff;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use burn_cubecl::{CubeBackend, CubeRuntime};
+use cubecl::prelude::*;
+use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
+use fno_kernels::testing::uniform_f32;
 use fno_ops::{spectral_conv, SpectralConvSpec, SpectralImpl};
 
 /// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
@@ -92,6 +97,129 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     Ok((Timing { fwd, fwd_bwd }, sample))
 }
 
+/// A CGEMM's operands on the device, filled with fresh values.
+struct CgemmBuffers<R: Runtime> {
+    client: ComputeClient<R>,
+    a: cubecl::server::Handle,
+    b: cubecl::server::Handle,
+    c: cubecl::server::Handle,
+}
+
+impl<R: Runtime> CgemmBuffers<R> {
+    fn new(device: &R::Device, problem: &CgemmProblem) -> Self {
+        let client = R::client(device);
+        let (ea, eb, ec) = problem.extents();
+        let a = client.create_from_slice(f32::as_bytes(&uniform_f32(2 * ea, 1)));
+        let b = client.create_from_slice(f32::as_bytes(&uniform_f32(2 * eb, 2)));
+        let c = client.empty(2 * ec * 4);
+        CgemmBuffers { client, a, b, c }
+    }
+
+    /// Median of 7 groups of `reps` launches, in ms per launch.
+    fn time(&self, reps: usize, launch: impl Fn(&Self)) -> f64 {
+        for _ in 0..3 {
+            launch(self);
+        }
+        cubecl::future::block_on(self.client.sync()).unwrap();
+        let mut times: Vec<f64> = (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..reps {
+                    launch(self);
+                }
+                cubecl::future::block_on(self.client.sync()).unwrap();
+                start.elapsed().as_secs_f64() * 1e3 / reps as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[3]
+    }
+
+    fn output(&self) -> Vec<f32> {
+        f32::from_bytes(&self.client.read_one(self.c.clone()).unwrap()).to_vec()
+    }
+}
+
+/// The forward's per-mode CGEMM alone, with its default block shape.
+fn time_cgemm<R: CubeRuntime>(device: &R::Device, problem: &CgemmProblem, reps: usize) -> f64 {
+    let buffers = CgemmBuffers::<R>::new(device, problem);
+    buffers.time(reps, |s| problem.launch(&s.client, &s.a, &s.b, &s.c))
+}
+
+/// Block shapes the sweep tries: register tiles, thread grids, modes per cube
+/// and `r` chunks, within the device's shared memory (48 KiB at most) and 512 threads.
+fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig> {
+    let base = problem.config();
+    let mut configs = Vec::new();
+    for (tile_p, tile_q) in [(4, 4), (2, 4), (4, 2)] {
+        for (threads_p, threads_q) in [(8, 8), (4, 8), (8, 4), (4, 4), (2, 8)] {
+            for modes in [1, 2, 4, 8, 16] {
+                for chunk in [4, 8, 16] {
+                    let cfg = CgemmConfig {
+                        tile_p,
+                        tile_q,
+                        threads_p,
+                        threads_q,
+                        modes,
+                        chunk,
+                        ..base
+                    };
+                    if cfg.threads() <= 512 && cfg.shared_bytes() <= shared_limit.min(48 * 1024) {
+                        configs.push(cfg);
+                    }
+                }
+            }
+        }
+    }
+    configs
+}
+
+fn cgemm_sweep<R: CubeRuntime>(quick: bool) {
+    let reps = if quick { 3 } else { 15 };
+    let device = Default::default();
+    for &(dim, batch, channels, n, n_modes) in CASES {
+        if !n.is_power_of_two() {
+            continue;
+        }
+        let (batch, channels) = if quick {
+            (2.min(batch), 8.min(channels))
+        } else {
+            (batch, channels)
+        };
+        let modes: usize = n_modes
+            .iter()
+            .enumerate()
+            .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
+            .product();
+        let problem = spectral::forward(batch, channels, channels, modes, false);
+        let buffers = CgemmBuffers::<R>::new(&device, &problem);
+        problem.launch(&buffers.client, &buffers.a, &buffers.b, &buffers.c);
+        let want = buffers.output();
+        let default_ms = buffers.time(reps, |s| problem.launch(&s.client, &s.a, &s.b, &s.c));
+        let mut best = (default_ms, problem.config());
+        let shared_limit = buffers.client.properties().hardware.max_shared_memory_size;
+        for cfg in sweep_configs(&problem, shared_limit) {
+            let run = |s: &CgemmBuffers<R>| problem.launch_with(cfg, &s.client, &s.a, &s.b, &s.c);
+            run(&buffers);
+            let err = rel_err(&buffers.output(), &want);
+            assert!(err < 1e-5, "{cfg:?} disagrees with the default block shape: {err:e}");
+            let ms = buffers.time(reps, run);
+            if ms < best.0 {
+                best = (ms, cfg);
+            }
+        }
+        let gflop = 8.0 * (batch * channels * channels * modes) as f64 / 1e9;
+        println!(
+            "{{\"case\": \"cgemm_sweep\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"default\": \"{:?}\", \"default_ms\": {default_ms:.5}, \"default_tflops\": {:.2}, \"best\": \"{:?}\", \"best_ms\": {:.5}, \"best_tflops\": {:.2}}}",
+            problem.config(),
+            gflop / default_ms,
+            best.1,
+            best.0,
+            gflop / best.0
+        );
+    }
+}
+
 fn rel_err(a: &[f32], b: &[f32]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
     let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
@@ -138,12 +266,18 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         Err(e) => format!(", \"unfused_error\": {e:?}"),
         Ok(_) => String::new(),
     };
+    let modes: usize = stored.iter().product();
+    let cgemm_ms = time_cgemm::<R>(
+        &device,
+        &spectral::forward(batch, channels, channels, modes, false),
+        reps,
+    );
     let u = json(&unfused);
     let r = json(&reference);
     let (uf, ub) = u.split_once(", ").unwrap();
     let (rf, rb) = r.split_once(", ").unwrap();
     println!(
-        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}{note}}}"
+        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}, \"cgemm_fwd_ms\": {cgemm_ms:.5}{note}}}"
     );
 }
 
@@ -167,9 +301,14 @@ fn run<R: CubeRuntime>(quick: bool) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let sweep = args.iter().any(|a| a == "--cgemm-sweep");
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
+        Some("wgpu") if sweep => cgemm_sweep::<cubecl::wgpu::WgpuRuntime>(quick),
+        #[cfg(feature = "wgpu")]
         Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(quick),
+        #[cfg(feature = "cuda")]
+        Some("cuda") | None if sweep => cgemm_sweep::<cubecl::cuda::CudaRuntime>(quick),
         #[cfg(feature = "cuda")]
         Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(quick),
         other => {

@@ -1,11 +1,16 @@
-//! Batched complex GEMM over retained modes: `C[p, q, k] = Σ_r op(A[p, r, k]) · op(B[r, q, k])`
+//! Batched complex GEMM over retained modes: `C[p, q, k] = s[k] · Σ_r op(A[p, r, k]) · op(B[r, q, k])`
 //! with independent strides, so one kernel serves the spectral convolution's
 //! forward (`Y = X·W` per mode), its input gradient (`G·Wᴴ`), its weight gradient
 //! (`Xᴴ·G`, summed over the batch) and TurboFNO's shared weight (a `k` stride of 0).
+//! The optional per-mode scale `s` (periodic in `k`) carries the backward's
+//! Hermitian bin weights, so they cost no pass of their own.
 //!
-//! Modes are the fastest-varying index of every FNO spectrum, so threads walk
-//! `k` (coalesced loads of A, B and C) and each thread keeps a `TP × TQ` tile of
-//! complex accumulators in registers, reusing each loaded value `TQ` or `TP` times.
+//! Modes are the fastest-varying index of every FNO spectrum, so a cube owns a few
+//! consecutive modes (global loads stay sector-sized) and a `BM × BN` block of
+//! outputs for each. It walks `r` in chunks: the cube stages the A and B slices of
+//! the chunk in shared memory, then every thread multiplies a `TM × TN` register
+//! tile of one mode out of them. Thread tiles are strided (row `ti + i·threads_p`)
+//! so a warp's shared-memory reads hit consecutive words.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -19,7 +24,7 @@ pub struct Strides {
 }
 
 /// One batched CGEMM: `P × Q` outputs per mode, `R` terms each, `K` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CgemmProblem {
     pub p: usize,
     pub q: usize,
@@ -31,18 +36,91 @@ pub struct CgemmProblem {
     pub c: Strides,
     pub conj_a: bool,
     pub conj_b: bool,
+    /// Output of mode `k` multiplied by `mode_scale[k % mode_scale.len()]`; empty: none.
+    pub mode_scale: Vec<f32>,
 }
 
-/// Compile-time shape of the register tile and the operand conjugations.
+/// Compile-time shape of the cube's block and the thread tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CgemmConfig {
+    /// Register tile of one thread: `tile_p × tile_q` outputs of one mode.
     pub tile_p: usize,
     pub tile_q: usize,
+    /// Threads along p and q; the block is `tile_p·threads_p × tile_q·threads_q`.
+    pub threads_p: usize,
+    pub threads_q: usize,
+    /// Consecutive modes per cube, one per thread of a tile position.
+    pub modes: usize,
+    /// Terms of `r` staged in shared memory at a time.
+    pub chunk: usize,
     pub conj_a: bool,
     pub conj_b: bool,
+    pub scaled: bool,
 }
 
-const MODE_THREADS: usize = 64;
+impl CgemmConfig {
+    /// Shared memory the cube stages, in bytes.
+    pub fn shared_bytes(&self) -> usize {
+        8 * self.chunk * (self.block_p() + self.block_q()) * self.modes
+    }
+
+    fn block_p(&self) -> usize {
+        self.tile_p * self.threads_p
+    }
+
+    fn block_q(&self) -> usize {
+        self.tile_q * self.threads_q
+    }
+
+    pub fn threads(&self) -> usize {
+        self.modes * self.threads_p * self.threads_q
+    }
+}
+
+/// Most threads a cube gets, and most complex values it stages per `r` term
+/// (with `chunk` terms: 16 KiB of shared memory, a quarter of what lavapipe has).
+const MAX_THREADS: usize = 256;
+const MAX_STAGED_PER_TERM: usize = 256;
+const CHUNK: usize = 8;
+
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_operand<F: Float>(
+    src: &Array<F>,
+    smem: &mut SharedMemory<F>,
+    r0: usize,
+    k0: usize,
+    x0: usize,
+    x_len: usize,
+    r_len: usize,
+    k_len: usize,
+    x_stride: usize,
+    r_stride: usize,
+    k_stride: usize,
+    #[comptime] conj: bool,
+    #[comptime] block: usize,
+    #[comptime] cfg: CgemmConfig,
+) {
+    // Element e of the chunk is (r, x, mode) with the mode fastest: consecutive
+    // threads read consecutive modes, and write consecutive shared words.
+    let total = comptime![cfg.chunk * block * cfg.modes];
+    let threads = comptime![cfg.threads()];
+    let sign = F::new(comptime![if conj { -1.0f32 } else { 1.0 }]);
+    #[unroll]
+    for t in 0..comptime![total.div_ceil(threads)] {
+        let e = UNIT_POS as usize + t * threads;
+        if comptime![total % threads == 0] || e < total {
+            let m = e % comptime![cfg.modes];
+            let x = (e / comptime![cfg.modes]) % block;
+            let r = e / comptime![cfg.modes * block];
+            let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
+            let valid = xg < x_len && rg < r_len && kg < k_len;
+            let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+            smem[2 * e] = select(valid, src[at], F::new(0.0));
+            smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+        }
+    }
+}
 
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
@@ -50,6 +128,7 @@ fn cgemm_kernel<F: Float>(
     a: &Array<F>,
     b: &Array<F>,
     c: &mut Array<F>,
+    scale: &Array<F>,
     p_len: usize,
     q_len: usize,
     r_len: usize,
@@ -65,15 +144,20 @@ fn cgemm_kernel<F: Float>(
     c_k: usize,
     #[comptime] cfg: CgemmConfig,
 ) {
-    let k = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
-    if k >= k_len {
-        terminate!();
-    }
-    let tp = comptime![cfg.tile_p];
-    let tq = comptime![cfg.tile_q];
-    let p0 = CUBE_POS_Y as usize * tp;
-    let q0 = CUBE_POS_Z as usize * tq;
+    let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
+    let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
+    let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
+    let modes = comptime![cfg.modes];
+    let lane = UNIT_POS as usize;
+    let m = lane % modes;
+    let tj = (lane / modes) % nq;
+    let ti = lane / (modes * nq);
+    let k0 = CUBE_POS_X as usize * modes;
+    let p0 = CUBE_POS_Y as usize * bp;
+    let q0 = CUBE_POS_Z as usize * bq;
 
+    let mut smem_a = SharedMemory::<F>::new(comptime![2 * cfg.chunk * bp * cfg.modes]);
+    let mut smem_b = SharedMemory::<F>::new(comptime![2 * cfg.chunk * bq * cfg.modes]);
     let mut acc_re = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     let mut acc_im = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     #[unroll]
@@ -85,45 +169,88 @@ fn cgemm_kernel<F: Float>(
     let mut ai = Array::<F>::new(comptime![cfg.tile_p]);
     let mut br = Array::<F>::new(comptime![cfg.tile_q]);
     let mut bi = Array::<F>::new(comptime![cfg.tile_q]);
-    let a_sign = F::new(comptime![if cfg.conj_a { -1.0f32 } else { 1.0 }]);
-    let b_sign = F::new(comptime![if cfg.conj_b { -1.0f32 } else { 1.0 }]);
 
-    for r in 0..r_len {
+    let mut r0 = 0usize;
+    while r0 < r_len {
+        stage_operand::<F>(
+            a,
+            &mut smem_a,
+            r0,
+            k0,
+            p0,
+            p_len,
+            r_len,
+            k_len,
+            a_p,
+            a_r,
+            a_k,
+            cfg.conj_a,
+            bp,
+            cfg,
+        );
+        stage_operand::<F>(
+            b,
+            &mut smem_b,
+            r0,
+            k0,
+            q0,
+            q_len,
+            r_len,
+            k_len,
+            b_q,
+            b_r,
+            b_k,
+            cfg.conj_b,
+            bq,
+            cfg,
+        );
+        sync_cube();
         #[unroll]
-        for i in 0..tp {
-            let p = p0 + i;
-            let at = 2 * (select(p < p_len, p, 0) * a_p + r * a_r + k * a_k);
-            let valid = p < p_len;
-            ar[i] = select(valid, a[at], F::new(0.0));
-            ai[i] = select(valid, a[at + 1], F::new(0.0)) * a_sign;
+        for rr in 0..comptime![cfg.chunk] {
+            #[unroll]
+            for i in 0..tp {
+                let at = 2 * ((rr * bp + ti + i * np) * modes + m);
+                ar[i] = smem_a[at];
+                ai[i] = smem_a[at + 1];
+            }
+            #[unroll]
+            for j in 0..tq {
+                let bt = 2 * ((rr * bq + tj + j * nq) * modes + m);
+                br[j] = smem_b[bt];
+                bi[j] = smem_b[bt + 1];
+            }
+            #[unroll]
+            for i in 0..tp {
+                #[unroll]
+                for j in 0..tq {
+                    let t = i * tq + j;
+                    acc_re[t] += ar[i] * br[j] - ai[i] * bi[j];
+                    acc_im[t] += ar[i] * bi[j] + ai[i] * br[j];
+                }
+            }
         }
-        #[unroll]
-        for j in 0..tq {
-            let q = q0 + j;
-            let bt = 2 * (r * b_r + select(q < q_len, q, 0) * b_q + k * b_k);
-            let valid = q < q_len;
-            br[j] = select(valid, b[bt], F::new(0.0));
-            bi[j] = select(valid, b[bt + 1], F::new(0.0)) * b_sign;
-        }
+        // Every read of this chunk must land before the next chunk is staged.
+        sync_cube();
+        r0 += comptime![cfg.chunk];
+    }
+
+    let k = k0 + m;
+    if k < k_len {
+        let s = if comptime![cfg.scaled] {
+            scale[k % scale.len()]
+        } else {
+            F::new(1.0)
+        };
         #[unroll]
         for i in 0..tp {
             #[unroll]
             for j in 0..tq {
-                let t = i * tq + j;
-                acc_re[t] += ar[i] * br[j] - ai[i] * bi[j];
-                acc_im[t] += ar[i] * bi[j] + ai[i] * br[j];
-            }
-        }
-    }
-    #[unroll]
-    for i in 0..tp {
-        #[unroll]
-        for j in 0..tq {
-            let (p, q) = (p0 + i, q0 + j);
-            if p < p_len && q < q_len {
-                let ct = 2 * (p * c_p + q * c_q + k * c_k);
-                c[ct] = acc_re[i * tq + j];
-                c[ct + 1] = acc_im[i * tq + j];
+                let (p, q) = (p0 + ti + i * np, q0 + tj + j * nq);
+                if p < p_len && q < q_len {
+                    let ct = 2 * (p * c_p + q * c_q + k * c_k);
+                    c[ct] = acc_re[i * tq + j] * s;
+                    c[ct + 1] = acc_im[i * tq + j] * s;
+                }
             }
         }
     }
@@ -136,6 +263,15 @@ fn tile_for(len: usize) -> usize {
         2..=3 => 2,
         _ => 4,
     }
+}
+
+/// Threads along a side: enough to cover it with `tile`-wide tiles, at most 8.
+fn threads_for(len: usize, tile: usize) -> usize {
+    len.div_ceil(tile).next_power_of_two().min(8)
+}
+
+fn prev_power_of_two(n: usize) -> usize {
+    1 << (usize::BITS - 1 - n.max(1).leading_zeros())
 }
 
 fn span(s: Strides, rows: usize, cols: usize, modes: usize) -> usize {
@@ -152,28 +288,65 @@ impl CgemmProblem {
         )
     }
 
-    /// Runs on a CubeCL device; buffers hold interleaved f32 complex values.
-    pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
-        let (ea, eb, ec) = self.extents();
-        let cfg = CgemmConfig {
-            tile_p: tile_for(self.p),
-            tile_q: tile_for(self.q),
+    /// The block shape this problem launches with.
+    pub fn config(&self) -> CgemmConfig {
+        let (tile_p, tile_q) = (tile_for(self.p), tile_for(self.q));
+        let (threads_p, threads_q) = (threads_for(self.p, tile_p), threads_for(self.q, tile_q));
+        let staged = tile_p * threads_p + tile_q * threads_q;
+        let modes = (MAX_THREADS / (threads_p * threads_q))
+            .min(prev_power_of_two(MAX_STAGED_PER_TERM / staged))
+            .min(self.k.max(1).next_power_of_two())
+            .max(1);
+        CgemmConfig {
+            tile_p,
+            tile_q,
+            threads_p,
+            threads_q,
+            modes,
+            chunk: CHUNK,
             conj_a: self.conj_a,
             conj_b: self.conj_b,
-        };
-        let count = CubeCount::Static(
-            self.k.div_ceil(MODE_THREADS) as u32,
-            self.p.div_ceil(cfg.tile_p) as u32,
-            self.q.div_ceil(cfg.tile_q) as u32,
+            scaled: !self.mode_scale.is_empty(),
+        }
+    }
+
+    /// Runs on a CubeCL device; buffers hold interleaved f32 complex values.
+    pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
+        self.launch_with(self.config(), client, a, b, c)
+    }
+
+    /// [`launch`](Self::launch) with a chosen block shape (for tuning); its
+    /// conjugations and scaling must be this problem's.
+    pub fn launch_with<R: Runtime>(
+        &self,
+        cfg: CgemmConfig,
+        client: &ComputeClient<R>,
+        a: &Handle,
+        b: &Handle,
+        c: &Handle,
+    ) {
+        assert_eq!(
+            (cfg.conj_a, cfg.conj_b, cfg.scaled),
+            (self.conj_a, self.conj_b, !self.mode_scale.is_empty()),
+            "the configuration belongs to another problem"
         );
+        let (ea, eb, ec) = self.extents();
+        let count = CubeCount::Static(
+            self.k.div_ceil(cfg.modes) as u32,
+            self.p.div_ceil(cfg.block_p()) as u32,
+            self.q.div_ceil(cfg.block_q()) as u32,
+        );
+        let scale = if cfg.scaled { self.mode_scale.as_slice() } else { &[1.0] };
+        let scale_handle = client.create_from_slice(f32::as_bytes(scale));
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), 2 * len) };
         cgemm_kernel::launch::<f32, R>(
             client,
             count,
-            CubeDim::new_1d(MODE_THREADS as u32),
+            CubeDim::new_1d(cfg.threads() as u32),
             arr(a, ea),
             arr(b, eb),
             arr(c, ec),
+            unsafe { ArrayArg::from_raw_parts(scale_handle, scale.len()) },
             self.p,
             self.q,
             self.r,
@@ -209,9 +382,13 @@ impl CgemmProblem {
                         re += xr * yr - xi * yi;
                         im += xr * yi + xi * yr;
                     }
+                    let s = match self.mode_scale.len() {
+                        0 => 1.0,
+                        n => self.mode_scale[k % n] as f64,
+                    };
                     let ic = 2 * (p * self.c.row + q * self.c.col + k * self.c.mode);
-                    c[ic] = re;
-                    c[ic + 1] = im;
+                    c[ic] = re * s;
+                    c[ic + 1] = im * s;
                 }
             }
         }
@@ -251,6 +428,7 @@ pub mod spectral {
             },
             conj_a: false,
             conj_b: false,
+            mode_scale: Vec::new(),
         }
     }
 
@@ -280,6 +458,7 @@ pub mod spectral {
             },
             conj_a: false,
             conj_b: true,
+            mode_scale: Vec::new(),
         }
     }
 
@@ -308,6 +487,7 @@ pub mod spectral {
             },
             conj_a: true,
             conj_b: false,
+            mode_scale: Vec::new(),
         }
     }
 }

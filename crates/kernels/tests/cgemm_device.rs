@@ -1,12 +1,14 @@
 //! The batched CGEMM kernel on wgpu (lavapipe in CI) against its f64 oracle, in
-//! the three shapes a spectral convolution uses, per-mode and shared weights.
+//! the three shapes a spectral convolution uses, per-mode and shared weights,
+//! with and without a per-mode output scale; shapes cover partial blocks on
+//! every side, one-wide sides and chunks of `r` that do not divide evenly.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{spectral, CgemmProblem};
 use fno_kernels::testing::uniform_f32;
 
-fn check(client: &ComputeClient<WgpuRuntime>, problem: CgemmProblem, seed: u64) -> f64 {
+fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64) -> f64 {
     let (ea, eb, ec) = problem.extents();
     let a = uniform_f32(2 * ea, seed);
     let b = uniform_f32(2 * eb, seed + 1);
@@ -35,6 +37,9 @@ fn spectral_contractions_match_the_oracle() {
         (16, 8, 3, 33),
         (2, 1, 1, 1),
         (5, 17, 9, 65),
+        (37, 20, 11, 9),
+        (1, 64, 70, 5),
+        (70, 3, 33, 3),
     ]
     .iter()
     .enumerate()
@@ -47,9 +52,15 @@ fn spectral_contractions_match_the_oracle() {
             spectral::forward(batch, cin, cout, modes, true),
             spectral::grad_input(batch, cin, cout, modes, true),
         ] {
-            let e = check(&client, problem, seed);
-            assert!(e < 1e-5, "{problem:?}: {e:e}");
-            worst = worst.max(e);
+            let scaled = CgemmProblem {
+                mode_scale: (0..modes.min(4)).map(|i| 0.5 + i as f32).collect(),
+                ..problem.clone()
+            };
+            for problem in [problem, scaled] {
+                let e = check(&client, &problem, seed);
+                assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
+                worst = worst.max(e);
+            }
         }
     }
     println!("cgemm: worst relative L2 error {worst:.2e}");

@@ -12,6 +12,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
+use burn::tensor::TensorMetadata;
 
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 
@@ -26,10 +27,20 @@ pub trait SpectralConvBackend: Backend {
         imp: SpectralImpl,
     ) -> Result<FloatTensor<Self>, SpectralError>;
 
-    /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight)` with respect to `x`
-    /// and `weight`.
-    fn spectral_conv_backward(
+    /// The forward for training: also returns what the backward needs of `x`
+    /// (its retained spectrum on the kernel paths), so it is not recomputed.
+    fn spectral_conv_forward_saving(
         x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError>;
+
+    /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight)` with respect to `x`
+    /// (of shape `x_shape`) and `weight`, from what the forward saved of `x`.
+    fn spectral_conv_backward(
+        saved_x: FloatTensor<Self>,
+        x_shape: &[usize],
         weight: FloatTensor<Self>,
         grad_out: FloatTensor<Self>,
         spec: &SpectralConvSpec,
@@ -57,8 +68,18 @@ macro_rules! cpu_backend_without_kernels {
                 Err(no_kernels($name, imp))
             }
 
-            fn spectral_conv_backward(
+            fn spectral_conv_forward_saving(
                 _x: FloatTensor<Self>,
+                _weight: FloatTensor<Self>,
+                _spec: &SpectralConvSpec,
+                imp: SpectralImpl,
+            ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+                Err(no_kernels($name, imp))
+            }
+
+            fn spectral_conv_backward(
+                _saved_x: FloatTensor<Self>,
+                _x_shape: &[usize],
                 _weight: FloatTensor<Self>,
                 _grad_out: FloatTensor<Self>,
                 _spec: &SpectralConvSpec,
@@ -87,17 +108,17 @@ mod candle_impls {
 struct SpectralConvBackward;
 
 impl<B: SpectralConvBackend> Backward<B, 2> for SpectralConvBackward {
-    type State = (NodeId, NodeId, SpectralConvSpec, SpectralImpl);
+    /// What the forward saved of `x`, the shape of `x`, the weight, the op.
+    type State = (FloatTensor<B>, Vec<usize>, NodeId, SpectralConvSpec, SpectralImpl);
 
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
         let [node_x, node_w] = ops.parents;
         let grad = grads.consume::<B>(&ops.node);
-        let (x_state, w_state, spec, imp) = ops.state;
-        let x: FloatTensor<B> = checkpointer.retrieve_node_output(x_state);
+        let (saved_x, x_shape, w_state, spec, imp) = ops.state;
         let w: FloatTensor<B> = checkpointer.retrieve_node_output(w_state);
         // The forward ran the same shapes through the same path, so this cannot
         // fail for a reason the caller could still act on.
-        let (grad_x, grad_w) = B::spectral_conv_backward(x, w, grad, &spec, imp)
+        let (grad_x, grad_w) = B::spectral_conv_backward(saved_x, &x_shape, w, grad, &spec, imp)
             .unwrap_or_else(|e| panic!("spectral convolution backward: {e}"));
         if let Some(node) = node_x {
             grads.register::<B>(node.id, grad_x);
@@ -115,7 +136,7 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<FloatTensor<Self>, SpectralError> {
-        let out = B::spectral_conv_forward(x.primitive.clone(), weight.primitive.clone(), spec, imp)?;
+        let x_shape = x.primitive.shape().to_vec();
         Ok(
             match SpectralConvBackward
                 .prepare::<C>([x.node.clone(), weight.node.clone()])
@@ -123,24 +144,39 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
                 .stateful()
             {
                 OpsKind::Tracked(mut prep) => {
-                    let x_state = prep.checkpoint(&x);
+                    let (out, saved_x) =
+                        B::spectral_conv_forward_saving(x.primitive, weight.primitive.clone(), spec, imp)?;
                     let w_state = prep.checkpoint(&weight);
-                    prep.finish((x_state, w_state, spec.clone(), imp), out)
+                    prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
                 }
-                OpsKind::UnTracked(prep) => prep.finish(out),
+                OpsKind::UnTracked(prep) => {
+                    prep.finish(B::spectral_conv_forward(x.primitive, weight.primitive, spec, imp)?)
+                }
             },
         )
     }
 
-    fn spectral_conv_backward(
+    fn spectral_conv_forward_saving(
         _x: FloatTensor<Self>,
+        _weight: FloatTensor<Self>,
+        _spec: &SpectralConvSpec,
+        _imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        Err(higher_order())
+    }
+
+    fn spectral_conv_backward(
+        _saved_x: FloatTensor<Self>,
+        _x_shape: &[usize],
         _weight: FloatTensor<Self>,
         _grad_out: FloatTensor<Self>,
         _spec: &SpectralConvSpec,
         _imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        Err(SpectralError::Unsupported(
-            "higher-order gradients of the spectral convolution".into(),
-        ))
+        Err(higher_order())
     }
+}
+
+fn higher_order() -> SpectralError {
+    SpectralError::Unsupported("higher-order gradients of the spectral convolution".into())
 }

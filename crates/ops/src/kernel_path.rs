@@ -4,7 +4,7 @@
 //! The backward runs the adjoint chain through the same kernels.
 
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
-use burn::tensor::{DType, Shape, Tensor, TensorData, TensorPrimitive};
+use burn::tensor::{DType, Shape, Tensor, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
@@ -106,22 +106,6 @@ fn cgemm<R: CubeRuntime>(
     out
 }
 
-/// Multiplies the last-spatial-dim bins of a `[.., m, 2]` spectrum by `factors[k]`.
-fn scale_bins<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement>(
-    s: CubeTensor<R>,
-    factors: Vec<f32>,
-) -> CubeTensor<R> {
-    let shape = s.meta.shape().to_vec();
-    let m = factors.len();
-    let rest: usize = shape.iter().product::<usize>() / (2 * m);
-    let device = s.device.clone();
-    let t: Tensor<Cube<R, F, I, BT>, 3> = Tensor::from_primitive(TensorPrimitive::Float(
-        Cube::<R, F, I, BT>::float_reshape(s, Shape::from([rest, m, 2])),
-    ));
-    let f: Tensor<Cube<R, F, I, BT>, 3> = Tensor::from_data(TensorData::new(factors, [1, m, 1]), &device);
-    Cube::<R, F, I, BT>::float_reshape((t * f).into_primitive().tensor(), Shape::from(shape))
-}
-
 /// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
 fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
     (0..bins)
@@ -173,6 +157,38 @@ fn check_supported(
     Ok(())
 }
 
+/// The forward, keeping the retained spectrum of `x` for the backward.
+fn forward_with_spectrum<R: CubeRuntime>(
+    x: CubeTensor<R>,
+    weight: CubeTensor<R>,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
+    let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
+    check_supported(&x, &shapes, spec, imp)?;
+    let (x, weight) = (into_contiguous(x), into_contiguous(weight));
+    let shared = spec.weights == WeightLayout::Shared;
+
+    let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
+    let mut y_shape = vec![shapes.batch, shapes.out_channels];
+    y_shape.extend(&shapes.modes);
+    y_shape.push(2);
+    let y_hat = cgemm(
+        spectral::forward(
+            shapes.batch,
+            shapes.in_channels,
+            shapes.out_channels,
+            shapes.mode_count(),
+            shared,
+        ),
+        &x_hat,
+        &weight,
+        y_shape,
+    );
+    let y = padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm)?;
+    Ok((y, x_hat))
+}
+
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralConvBackend for Cube<R, F, I, BT> {
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
@@ -180,35 +196,28 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<FloatTensor<Self>, SpectralError> {
-        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &shapes, spec, imp)?;
-        let (x, weight) = (into_contiguous(x), into_contiguous(weight));
-        let k = shapes.mode_count();
-        let shared = spec.weights == WeightLayout::Shared;
+        forward_with_spectrum(x, weight, spec, imp).map(|(y, _)| y)
+    }
 
-        let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
-        let mut y_shape = vec![shapes.batch, shapes.out_channels];
-        y_shape.extend(&shapes.modes);
-        y_shape.push(2);
-        let y_hat = cgemm(
-            spectral::forward(shapes.batch, shapes.in_channels, shapes.out_channels, k, shared),
-            &x_hat,
-            &weight,
-            y_shape,
-        );
-        padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm)
+    fn spectral_conv_forward_saving(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        forward_with_spectrum(x, weight, spec, imp)
     }
 
     fn spectral_conv_backward(
-        x: FloatTensor<Self>,
+        x_hat: FloatTensor<Self>,
+        x_shape: &[usize],
         weight: FloatTensor<Self>,
         grad_out: FloatTensor<Self>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &shapes, spec, imp)?;
-        let (x, weight, grad_out) = (into_contiguous(x), into_contiguous(weight), into_contiguous(grad_out));
+        let shapes = spec.shapes(x_shape, weight.meta.shape())?;
+        let (weight, grad_out) = (into_contiguous(weight), into_contiguous(grad_out));
         let (b, ci, co, k) = (
             shapes.batch,
             shapes.in_channels,
@@ -219,18 +228,27 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let m_last = shapes.modes[dims - 1];
         let shared = spec.weights == WeightLayout::Shared;
         let adjoint = adjoint_norm(spec.norm);
+        if imp != SpectralImpl::Unfused {
+            return Err(SpectralError::Invalid(format!(
+                "no {imp:?} backward on the kernel path"
+            )));
+        }
 
         // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
-        // gradient (at the inverse's scale), interior bins counted twice.
+        // gradient (at the inverse's scale) with interior bins counted twice;
+        // the CGEMMs apply those bin weights to their outputs.
         let g_hat = truncated_rfft(&grad_out, &shapes.modes, adjoint)?;
-        let g_hat = scale_bins::<R, F, I, BT>(g_hat, hermitian_weights(m_last, shapes.output[dims - 1]));
+        let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
 
         // Weight gradient per mode from conj(x̂) and ĝ (summed over modes when shared).
-        let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
         let mut gw_shape = vec![ci, co];
         gw_shape.extend(&shapes.modes);
         gw_shape.push(2);
-        let grad_w = cgemm(spectral::grad_weight(b, ci, co, k), &x_hat, &g_hat, gw_shape);
+        let gw_problem = CgemmProblem {
+            mode_scale: out_bins.clone(),
+            ..spectral::grad_weight(b, ci, co, k)
+        };
+        let grad_w = cgemm(gw_problem, &x_hat, &g_hat, gw_shape);
         let grad_w = if shared {
             let t: Tensor<Self, 3> = Tensor::from_primitive(TensorPrimitive::Float(Self::float_reshape(
                 grad_w,
@@ -242,16 +260,23 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         };
 
         // Input gradient: ĝ·conj(W)ᵀ per mode, then the adjoint of the truncated
-        // rfftn (a zero-padded irfftn at the forward's scale, interior bins halved).
+        // rfftn (a zero-padded irfftn at the forward's scale, interior bins
+        // halved). Output and input bin weights cancel except at a Nyquist bin
+        // that only one of the two grids has.
         let mut gx_shape = vec![b, ci];
         gx_shape.extend(&shapes.modes);
         gx_shape.push(2);
-        let gx_hat = cgemm(spectral::grad_input(b, ci, co, k, shared), &g_hat, &weight, gx_shape);
-        let halves: Vec<f32> = hermitian_weights(m_last, shapes.input[dims - 1])
-            .iter()
-            .map(|w| 1.0 / w)
-            .collect();
-        let gx_hat = scale_bins::<R, F, I, BT>(gx_hat, halves);
+        let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
+        let ratio: Vec<f32> = out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect();
+        let gx_problem = CgemmProblem {
+            mode_scale: if ratio.iter().all(|&r| r == 1.0) {
+                Vec::new()
+            } else {
+                ratio
+            },
+            ..spectral::grad_input(b, ci, co, k, shared)
+        };
+        let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
         let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint)?;
         Ok((grad_x, grad_w))
     }

@@ -142,6 +142,9 @@ fn unfused_matches_reference_forward_and_gradients() {
         ),
         // Output size changed along the last dim (as neuraloperator's irfftn(s=...)).
         (2, 3, 3, vec![16, 16], vec![16, 32], vec![6, 5], Norm::Forward, false),
+        // ... keeping the input's Nyquist bin, which the output grid counts twice, and back.
+        (2, 2, 3, vec![8, 8], vec![8, 16], vec![4, 5], Norm::Forward, false),
+        (2, 3, 2, vec![16], vec![8], vec![5], Norm::Ortho, false),
         // The weight has more modes than the grid: cropped as neuraloperator does.
         (2, 2, 3, vec![8, 16], vec![8, 16], vec![12, 11], Norm::Forward, false),
         // TurboFNO's shared weights.
