@@ -3,11 +3,12 @@
 Usage (on the GPU machine, neuraloperator importable):
     python3 benches/spectral_compare.py PATH/TO/spectral_bench [--quick]
 Runs the Rust benchmark (one JSON line per case: Unfused and Reference, forward and
-forward+backward, medians of synchronised wall times), then times
+forward+backward, medians over groups of back-to-back calls), then times
 neuraloperator 2.0's SpectralConv on the same shapes with CUDA events (median of
 30 after warm-up, as ../shared/anchors/spectral_torch.py does) and prints the
 table. Speed-up = neuralop time / our time (> 1: we are faster). Our fwd+bwd
-includes the (y * g).sum() that seeds the backward. The last columns set our
+seeds the backward with g through a multiply (y * g).backward(), which
+neuralop's y.backward(g) does not need. The last columns set our
 forward CGEMM alone beside cuBLAS's batched complex GEMM of the same sizes.
 """
 import json

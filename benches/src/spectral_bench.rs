@@ -2,8 +2,10 @@
 //! device and prints one JSON line per case, for `spectral_compare.py` to set
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
-//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--cgemm-sweep]`. Cases: those of
-//! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes).
+//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--cgemm-sweep] [--only I]
+//! [--reps N] [--no-reference]`. Cases: those of
+//! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes);
+//! `--only I` runs case I (from 0) alone, e.g. under a profiler with `--reps 1`.
 //! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
 //! of block shapes (each checked against the default one), for tuning.
 
@@ -31,21 +33,26 @@ const CASES: &[(usize, usize, usize, usize, &[usize])] = &[
     (2, 8, 64, 421, &[48, 48]),
 ];
 
+/// Median over 5 groups of `reps` back-to-back calls of the mean time per call:
+/// the device stays busy as in a training loop, and host launch costs count only
+/// where the device would wait for them.
 fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..3 {
         f();
     }
     B::sync(device).unwrap();
-    let mut times: Vec<f64> = (0..reps)
+    let mut times: Vec<f64> = (0..5)
         .map(|_| {
             let start = Instant::now();
-            f();
+            for _ in 0..reps {
+                f();
+            }
             B::sync(device).unwrap();
-            start.elapsed().as_secs_f64() * 1e3
+            start.elapsed().as_secs_f64() * 1e3 / reps as f64
         })
         .collect();
     times.sort_by(f64::total_cmp);
-    times[reps / 2]
+    times[2]
 }
 
 struct Timing {
@@ -92,7 +99,8 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
             bias.clone().require_grad(),
         );
         let y = spectral_conv(x, w, Some(b), spec, imp).unwrap();
-        let _ = (y * g.clone()).sum().backward();
+        // Seeds the backward with g (through one multiply; Burn seeds with ones).
+        let _ = (y * g.clone()).backward();
     });
     Ok((Timing { fwd, fwd_bwd }, sample))
 }
@@ -174,8 +182,8 @@ fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig
     configs
 }
 
-fn cgemm_sweep<R: CubeRuntime>(quick: bool) {
-    let reps = if quick { 3 } else { 15 };
+fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
+    let (quick, reps) = (opts.quick, opts.reps);
     let device = Default::default();
     for &(dim, batch, channels, n, n_modes) in CASES {
         if !n.is_power_of_two() {
@@ -191,7 +199,13 @@ fn cgemm_sweep<R: CubeRuntime>(quick: bool) {
             .enumerate()
             .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
             .product();
-        let problem = spectral::forward(batch, channels, channels, modes, false);
+        let problem = spectral::forward(
+            batch,
+            channels,
+            channels,
+            modes,
+            spectral::dense_weight(channels, modes, false),
+        );
         let buffers = CgemmBuffers::<R>::new(&device, &problem);
         problem.launch(&buffers.client, &buffers.a, &buffers.b, &buffers.c);
         let want = buffers.output();
@@ -228,8 +242,9 @@ fn rel_err(a: &[f32], b: &[f32]) -> f64 {
 
 fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     case: (usize, usize, usize, usize, &[usize]),
-    reps: usize,
+    opts: &Options,
 ) {
+    let reps = opts.reps;
     let (dim, batch, channels, n, n_modes) = case;
     // neuraloperator's n_modes: centred counts, the last dim keeps m//2 + 1 bins.
     let stored: Vec<usize> = n_modes
@@ -257,7 +272,11 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         bias: Tensor::random([channels], dist, &device),
     };
     let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, reps);
-    let reference = time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, reps);
+    let reference = if opts.reference {
+        time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, reps)
+    } else {
+        Err("not run".into())
+    };
     let err = match (&unfused, &reference) {
         (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
         _ => "null".into(),
@@ -269,7 +288,13 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     let modes: usize = stored.iter().product();
     let cgemm_ms = time_cgemm::<R>(
         &device,
-        &spectral::forward(batch, channels, channels, modes, false),
+        &spectral::forward(
+            batch,
+            channels,
+            channels,
+            modes,
+            spectral::dense_weight(channels, modes, false),
+        ),
         reps,
     );
     let u = json(&unfused);
@@ -281,10 +306,47 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     );
 }
 
-fn run<R: CubeRuntime>(quick: bool) {
-    let reps = if quick { 3 } else { 15 };
-    for &(dim, batch, channels, n, modes) in CASES {
-        let (batch, channels, n) = if quick {
+struct Options {
+    quick: bool,
+    sweep: bool,
+    only: Option<usize>,
+    reps: usize,
+    reference: bool,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Options, String> {
+        let quick = args.iter().any(|a| a == "--quick");
+        let value = |flag: &str| -> Result<Option<usize>, String> {
+            match args.iter().position(|a| a == flag) {
+                None => Ok(None),
+                Some(i) => args
+                    .get(i + 1)
+                    .and_then(|v| v.parse().ok())
+                    .map(Some)
+                    .ok_or_else(|| format!("{flag} needs a number")),
+            }
+        };
+        let only = value("--only")?;
+        if only.is_some_and(|i| i >= CASES.len()) {
+            return Err(format!("--only: there are {} cases", CASES.len()));
+        }
+        Ok(Options {
+            quick,
+            sweep: args.iter().any(|a| a == "--cgemm-sweep"),
+            only,
+            reps: value("--reps")?.unwrap_or(if quick { 3 } else { 15 }).max(1),
+            reference: !args.iter().any(|a| a == "--no-reference"),
+        })
+    }
+}
+
+fn run<R: CubeRuntime>(opts: &Options) {
+    for (i, &(dim, batch, channels, n, modes)) in CASES.iter().enumerate() {
+        if opts.only.is_some_and(|only| only != i) {
+            continue;
+        }
+        let (batch, channels, n) = if opts.quick {
             (2.min(batch), 8.min(channels), n.min(64))
         } else {
             (batch, channels, n)
@@ -292,25 +354,27 @@ fn run<R: CubeRuntime>(quick: bool) {
         let modes: Vec<usize> = modes.iter().map(|&m| m.min(n / 2)).collect();
         let case = (dim, batch, channels, n, modes.as_slice());
         match dim {
-            1 => bench_case::<R, 3, 4>(case, reps),
-            _ => bench_case::<R, 4, 5>(case, reps),
+            1 => bench_case::<R, 3, 4>(case, opts),
+            _ => bench_case::<R, 4, 5>(case, opts),
         }
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let sweep = args.iter().any(|a| a == "--cgemm-sweep");
+    let opts = Options::parse(&args).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    });
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
-        Some("wgpu") if sweep => cgemm_sweep::<cubecl::wgpu::WgpuRuntime>(quick),
+        Some("wgpu") if opts.sweep => cgemm_sweep::<cubecl::wgpu::WgpuRuntime>(&opts),
         #[cfg(feature = "wgpu")]
-        Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(quick),
+        Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(&opts),
         #[cfg(feature = "cuda")]
-        Some("cuda") | None if sweep => cgemm_sweep::<cubecl::cuda::CudaRuntime>(quick),
+        Some("cuda") | None if opts.sweep => cgemm_sweep::<cubecl::cuda::CudaRuntime>(&opts),
         #[cfg(feature = "cuda")]
-        Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(quick),
+        Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(&opts),
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");
             std::process::exit(2);

@@ -77,17 +77,32 @@ impl CgemmConfig {
     }
 }
 
-/// Most threads a cube gets, and most complex values it stages per `r` term
-/// (with `chunk` terms: 16 KiB of shared memory, a quarter of what lavapipe has).
+/// Most threads a cube gets, most complex values it stages per `r` term, and
+/// the `r` terms staged at once (at most 16 KiB of shared memory). Chosen from a
+/// sweep of block shapes on an H100 (`spectral_bench --cgemm-sweep`): 4×8
+/// thread grids and chunks of 4 won on every large case.
 const MAX_THREADS: usize = 256;
-const MAX_STAGED_PER_TERM: usize = 256;
-const CHUNK: usize = 8;
+const MAX_STAGED_PER_TERM: usize = 512;
+const CHUNK: usize = 4;
+/// Cubes wanted in flight: small problems trade register tiles, then modes per
+/// cube, for parallelism until the grid has this many (one per multiprocessor
+/// of a large GPU).
+const MIN_CUBES: usize = 132;
 
+/// Complex values of one operand's chunk each thread loads.
+fn per_thread(block: usize, cfg: &CgemmConfig) -> usize {
+    (cfg.chunk * block * cfg.modes).div_ceil(cfg.threads())
+}
+
+/// Loads this thread's share of an operand chunk from global memory into
+/// registers. Element e of the chunk is (r, x, mode) with the mode fastest:
+/// consecutive threads read consecutive modes (and later write consecutive
+/// shared words). Out-of-range elements are zeros.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_operand<F: Float>(
+fn fetch_operand<F: Float>(
     src: &Array<F>,
-    smem: &mut SharedMemory<F>,
+    regs: &mut Array<F>,
     r0: usize,
     k0: usize,
     x0: usize,
@@ -101,23 +116,39 @@ fn stage_operand<F: Float>(
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
 ) {
-    // Element e of the chunk is (r, x, mode) with the mode fastest: consecutive
-    // threads read consecutive modes, and write consecutive shared words.
     let total = comptime![cfg.chunk * block * cfg.modes];
     let threads = comptime![cfg.threads()];
     let sign = F::new(comptime![if conj { -1.0f32 } else { 1.0 }]);
     #[unroll]
-    for t in 0..comptime![total.div_ceil(threads)] {
+    for t in 0..comptime![per_thread(block, &cfg)] {
+        let e = UNIT_POS as usize + t * threads;
+        let m = e % comptime![cfg.modes];
+        let x = (e / comptime![cfg.modes]) % block;
+        let r = e / comptime![cfg.modes * block];
+        let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
+        let valid = e < total && xg < x_len && rg < r_len && kg < k_len;
+        let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+        regs[2 * t] = select(valid, src[at], F::new(0.0));
+        regs[2 * t + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+    }
+}
+
+/// Writes what [`fetch_operand`] loaded to the chunk's shared-memory tile.
+#[cube]
+fn stash_operand<F: Float>(
+    regs: &Array<F>,
+    smem: &mut SharedMemory<F>,
+    #[comptime] block: usize,
+    #[comptime] cfg: CgemmConfig,
+) {
+    let total = comptime![cfg.chunk * block * cfg.modes];
+    let threads = comptime![cfg.threads()];
+    #[unroll]
+    for t in 0..comptime![per_thread(block, &cfg)] {
         let e = UNIT_POS as usize + t * threads;
         if comptime![total % threads == 0] || e < total {
-            let m = e % comptime![cfg.modes];
-            let x = (e / comptime![cfg.modes]) % block;
-            let r = e / comptime![cfg.modes * block];
-            let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
-            let valid = xg < x_len && rg < r_len && kg < k_len;
-            let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
-            smem[2 * e] = select(valid, src[at], F::new(0.0));
-            smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+            smem[2 * e] = regs[2 * t];
+            smem[2 * e + 1] = regs[2 * t + 1];
         }
     }
 }
@@ -170,41 +201,82 @@ fn cgemm_kernel<F: Float>(
     let mut br = Array::<F>::new(comptime![cfg.tile_q]);
     let mut bi = Array::<F>::new(comptime![cfg.tile_q]);
 
+    // Software pipelining: the next chunk's global loads are issued before this
+    // chunk's arithmetic, so their latency hides behind it.
+    let mut next_a = Array::<F>::new(comptime![2 * per_thread(cfg.block_p(), &cfg)]);
+    let mut next_b = Array::<F>::new(comptime![2 * per_thread(cfg.block_q(), &cfg)]);
+    fetch_operand::<F>(
+        a,
+        &mut next_a,
+        0,
+        k0,
+        p0,
+        p_len,
+        r_len,
+        k_len,
+        a_p,
+        a_r,
+        a_k,
+        cfg.conj_a,
+        bp,
+        cfg,
+    );
+    fetch_operand::<F>(
+        b,
+        &mut next_b,
+        0,
+        k0,
+        q0,
+        q_len,
+        r_len,
+        k_len,
+        b_q,
+        b_r,
+        b_k,
+        cfg.conj_b,
+        bq,
+        cfg,
+    );
     let mut r0 = 0usize;
     while r0 < r_len {
-        stage_operand::<F>(
-            a,
-            &mut smem_a,
-            r0,
-            k0,
-            p0,
-            p_len,
-            r_len,
-            k_len,
-            a_p,
-            a_r,
-            a_k,
-            cfg.conj_a,
-            bp,
-            cfg,
-        );
-        stage_operand::<F>(
-            b,
-            &mut smem_b,
-            r0,
-            k0,
-            q0,
-            q_len,
-            r_len,
-            k_len,
-            b_q,
-            b_r,
-            b_k,
-            cfg.conj_b,
-            bq,
-            cfg,
-        );
+        stash_operand::<F>(&next_a, &mut smem_a, bp, cfg);
+        stash_operand::<F>(&next_b, &mut smem_b, bq, cfg);
         sync_cube();
+        let r1 = r0 + comptime![cfg.chunk];
+        if r1 < r_len {
+            fetch_operand::<F>(
+                a,
+                &mut next_a,
+                r1,
+                k0,
+                p0,
+                p_len,
+                r_len,
+                k_len,
+                a_p,
+                a_r,
+                a_k,
+                cfg.conj_a,
+                bp,
+                cfg,
+            );
+            fetch_operand::<F>(
+                b,
+                &mut next_b,
+                r1,
+                k0,
+                q0,
+                q_len,
+                r_len,
+                k_len,
+                b_q,
+                b_r,
+                b_k,
+                cfg.conj_b,
+                bq,
+                cfg,
+            );
+        }
         #[unroll]
         for rr in 0..comptime![cfg.chunk] {
             #[unroll]
@@ -229,9 +301,9 @@ fn cgemm_kernel<F: Float>(
                 }
             }
         }
-        // Every read of this chunk must land before the next chunk is staged.
+        // Every read of this chunk must land before the next one is stashed.
         sync_cube();
-        r0 += comptime![cfg.chunk];
+        r0 = r1;
     }
 
     let k = k0 + m;
@@ -291,13 +363,15 @@ impl CgemmProblem {
     /// The block shape this problem launches with.
     pub fn config(&self) -> CgemmConfig {
         let (tile_p, tile_q) = (tile_for(self.p), tile_for(self.q));
-        let (threads_p, threads_q) = (threads_for(self.p, tile_p), threads_for(self.q, tile_q));
+        let threads_p = threads_for(self.p, tile_p).min(4);
+        let threads_q = threads_for(self.q, tile_q);
         let staged = tile_p * threads_p + tile_q * threads_q;
         let modes = (MAX_THREADS / (threads_p * threads_q))
             .min(prev_power_of_two(MAX_STAGED_PER_TERM / staged))
+            .min(16)
             .min(self.k.max(1).next_power_of_two())
             .max(1);
-        CgemmConfig {
+        let mut cfg = CgemmConfig {
             tile_p,
             tile_q,
             threads_p,
@@ -307,7 +381,23 @@ impl CgemmProblem {
             conj_a: self.conj_a,
             conj_b: self.conj_b,
             scaled: !self.mode_scale.is_empty(),
+        };
+        while self.cubes(&cfg) < MIN_CUBES {
+            if cfg.tile_q > 2 {
+                cfg.tile_q /= 2;
+            } else if cfg.tile_p > 2 {
+                cfg.tile_p /= 2;
+            } else if cfg.modes > 2 {
+                cfg.modes /= 2;
+            } else {
+                break;
+            }
         }
+        cfg
+    }
+
+    fn cubes(&self, cfg: &CgemmConfig) -> usize {
+        self.k.div_ceil(cfg.modes) * self.p.div_ceil(cfg.block_p()) * self.q.div_ceil(cfg.block_q())
     }
 
     /// Runs on a CubeCL device; buffers hold interleaved f32 complex values.
@@ -336,8 +426,13 @@ impl CgemmProblem {
             self.p.div_ceil(cfg.block_p()) as u32,
             self.q.div_ceil(cfg.block_q()) as u32,
         );
-        let scale = if cfg.scaled { self.mode_scale.as_slice() } else { &[1.0] };
-        let scale_handle = client.create_from_slice(f32::as_bytes(scale));
+        // Unscaled launches bind A in the scale slot (never read): no upload.
+        let scale = if cfg.scaled {
+            let factors = client.create_from_slice(f32::as_bytes(&self.mode_scale));
+            unsafe { ArrayArg::from_raw_parts(factors, self.mode_scale.len()) }
+        } else {
+            unsafe { ArrayArg::from_raw_parts(a.clone(), 1) }
+        };
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), 2 * len) };
         cgemm_kernel::launch::<f32, R>(
             client,
@@ -346,7 +441,7 @@ impl CgemmProblem {
             arr(a, ea),
             arr(b, eb),
             arr(c, ec),
-            unsafe { ArrayArg::from_raw_parts(scale_handle, scale.len()) },
+            scale,
             self.p,
             self.q,
             self.r,
@@ -398,34 +493,39 @@ impl CgemmProblem {
 
 /// The three contractions of a spectral convolution over spectra laid out
 /// `[batch, channels, modes]` and weights `[Cin, Cout, modes]` (or `[Cin, Cout]`
-/// when shared).
+/// when shared) with the weight's strides given (frameworks may pad its rows).
 pub mod spectral {
     use super::{CgemmProblem, Strides};
 
+    /// Strides of a densely stored weight: `row` walks `Cin`, `col` walks `Cout`,
+    /// and `mode` is 0 for a weight shared by all modes.
+    pub fn dense_weight(cout: usize, modes: usize, shared: bool) -> Strides {
+        let per_mode = if shared { 1 } else { modes };
+        Strides {
+            row: cout * per_mode,
+            col: per_mode,
+            mode: if shared { 0 } else { 1 },
+        }
+    }
+
+    fn dense(channels: usize, modes: usize) -> Strides {
+        Strides {
+            row: channels * modes,
+            col: modes,
+            mode: 1,
+        }
+    }
+
     /// `Y[b, o, k] = Σ_i X[b, i, k] · W[i, o, k]`.
-    pub fn forward(batch: usize, cin: usize, cout: usize, modes: usize, shared: bool) -> CgemmProblem {
-        let wk = if shared { 0 } else { 1 };
-        let wm = if shared { 1 } else { modes };
+    pub fn forward(batch: usize, cin: usize, cout: usize, modes: usize, weight: Strides) -> CgemmProblem {
         CgemmProblem {
             p: batch,
             q: cout,
             r: cin,
             k: modes,
-            a: Strides {
-                row: cin * modes,
-                col: modes,
-                mode: 1,
-            },
-            b: Strides {
-                row: cout * wm,
-                col: wm,
-                mode: wk,
-            },
-            c: Strides {
-                row: cout * modes,
-                col: modes,
-                mode: 1,
-            },
+            a: dense(cin, modes),
+            b: weight,
+            c: dense(cout, modes),
             conj_a: false,
             conj_b: false,
             mode_scale: Vec::new(),
@@ -433,29 +533,20 @@ pub mod spectral {
     }
 
     /// `GX[b, i, k] = Σ_o G[b, o, k] · conj(W[i, o, k])`.
-    pub fn grad_input(batch: usize, cin: usize, cout: usize, modes: usize, shared: bool) -> CgemmProblem {
-        let wk = if shared { 0 } else { 1 };
-        let wm = if shared { 1 } else { modes };
+    pub fn grad_input(batch: usize, cin: usize, cout: usize, modes: usize, weight: Strides) -> CgemmProblem {
         CgemmProblem {
             p: batch,
             q: cin,
             r: cout,
             k: modes,
-            a: Strides {
-                row: cout * modes,
-                col: modes,
-                mode: 1,
-            },
+            a: dense(cout, modes),
+            // Wᵀ: B's rows walk Cout, its columns Cin.
             b: Strides {
-                row: wm,
-                col: cout * wm,
-                mode: wk,
+                row: weight.col,
+                col: weight.row,
+                mode: weight.mode,
             },
-            c: Strides {
-                row: cin * modes,
-                col: modes,
-                mode: 1,
-            },
+            c: dense(cin, modes),
             conj_a: false,
             conj_b: true,
             mode_scale: Vec::new(),
@@ -463,28 +554,22 @@ pub mod spectral {
     }
 
     /// `GW[i, o, k] = Σ_b conj(X[b, i, k]) · G[b, o, k]` (per mode; a shared
-    /// weight's gradient is its sum over `k`).
+    /// weight's gradient is its sum over `k`), written densely.
     pub fn grad_weight(batch: usize, cin: usize, cout: usize, modes: usize) -> CgemmProblem {
+        let x = dense(cin, modes);
         CgemmProblem {
             p: cin,
             q: cout,
             r: batch,
             k: modes,
+            // Xᴴ: A's rows walk Cin, its columns the batch.
             a: Strides {
-                row: modes,
-                col: cin * modes,
+                row: x.col,
+                col: x.row,
                 mode: 1,
             },
-            b: Strides {
-                row: cout * modes,
-                col: modes,
-                mode: 1,
-            },
-            c: Strides {
-                row: cout * modes,
-                col: modes,
-                mode: 1,
-            },
+            b: dense(cout, modes),
+            c: dense(cout, modes),
             conj_a: true,
             conj_b: false,
             mode_scale: Vec::new(),

@@ -1,11 +1,11 @@
 //! The batched CGEMM kernel on wgpu (lavapipe in CI) against its f64 oracle, in
 //! the three shapes a spectral convolution uses, per-mode and shared weights,
-//! with and without a per-mode output scale; shapes cover partial blocks on
+//! with dense and row-padded weights and with and without a per-mode output scale; shapes cover partial blocks on
 //! every side, one-wide sides and chunks of `r` that do not divide evenly.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::cgemm::{spectral, CgemmProblem};
+use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::testing::uniform_f32;
 
 fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64) -> f64 {
@@ -45,12 +45,22 @@ fn spectral_contractions_match_the_oracle() {
     .enumerate()
     {
         let seed = seed as u64 * 10;
+        let dense = spectral::dense_weight(cout, modes, false);
+        let shared = spectral::dense_weight(cout, modes, true);
+        // Rows of (re, im) padded to 16 bytes, as Burn's CUDA allocator pitches them.
+        let padded = Strides {
+            row: 2 * dense.row,
+            col: 2 * dense.col,
+            mode: 2,
+        };
         for problem in [
-            spectral::forward(batch, cin, cout, modes, false),
-            spectral::grad_input(batch, cin, cout, modes, false),
+            spectral::forward(batch, cin, cout, modes, dense),
+            spectral::grad_input(batch, cin, cout, modes, dense),
             spectral::grad_weight(batch, cin, cout, modes),
-            spectral::forward(batch, cin, cout, modes, true),
-            spectral::grad_input(batch, cin, cout, modes, true),
+            spectral::forward(batch, cin, cout, modes, shared),
+            spectral::grad_input(batch, cin, cout, modes, shared),
+            spectral::forward(batch, cin, cout, modes, padded),
+            spectral::grad_input(batch, cin, cout, modes, padded),
         ] {
             let scaled = CgemmProblem {
                 mode_scale: (0..modes.min(4)).map(|i| 0.5 + i as f32).collect(),

@@ -9,7 +9,7 @@ use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::cgemm::{spectral, CgemmProblem};
+use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
 
 use crate::backend::SpectralConvBackend;
@@ -157,6 +157,40 @@ fn check_supported(
     Ok(())
 }
 
+/// The weight and its CGEMM strides (complex elements). Burn's CUDA allocator
+/// pads each (re, im) row to 16 bytes; the CGEMM reads that layout as it is
+/// rather than copying the weight on every call. Layouts it cannot describe
+/// (re and im apart, modes not flattenable to one stride) are made dense.
+fn weight_operand<R: CubeRuntime>(
+    weight: CubeTensor<R>,
+    shapes: &SpectralShapes,
+    shared: bool,
+) -> (CubeTensor<R>, Strides) {
+    let shape = weight.meta.shape().to_vec();
+    let strides = weight.meta.strides().to_vec();
+    let rank = shape.len();
+    // Dims 0 and 1 are Cin and Cout, then the mode dims, then (re, im).
+    let mode_dims = 2..rank - 1;
+    let modes_flatten = mode_dims
+        .clone()
+        .skip(1)
+        .all(|d| strides[d - 1] == strides[d] * shape[d]);
+    let mode_stride = if shared { 0 } else { strides[rank - 2] };
+    let described =
+        strides[rank - 1] == 1 && modes_flatten && [strides[0], strides[1], mode_stride].iter().all(|s| s % 2 == 0);
+    if described {
+        let strides = Strides {
+            row: strides[0] / 2,
+            col: strides[1] / 2,
+            mode: mode_stride / 2,
+        };
+        (weight, strides)
+    } else {
+        let dense = spectral::dense_weight(shapes.out_channels, shapes.mode_count(), shared);
+        (into_contiguous(weight), dense)
+    }
+}
+
 /// The forward, keeping the retained spectrum of `x` for the backward.
 fn forward_with_spectrum<R: CubeRuntime>(
     x: CubeTensor<R>,
@@ -166,8 +200,9 @@ fn forward_with_spectrum<R: CubeRuntime>(
 ) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
     let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
     check_supported(&x, &shapes, spec, imp)?;
-    let (x, weight) = (into_contiguous(x), into_contiguous(weight));
     let shared = spec.weights == WeightLayout::Shared;
+    let x = into_contiguous(x);
+    let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
 
     let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
@@ -179,7 +214,7 @@ fn forward_with_spectrum<R: CubeRuntime>(
             shapes.in_channels,
             shapes.out_channels,
             shapes.mode_count(),
-            shared,
+            weight_strides,
         ),
         &x_hat,
         &weight,
@@ -217,7 +252,9 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
-        let (weight, grad_out) = (into_contiguous(weight), into_contiguous(grad_out));
+        let shared = spec.weights == WeightLayout::Shared;
+        let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
+        let grad_out = into_contiguous(grad_out);
         let (b, ci, co, k) = (
             shapes.batch,
             shapes.in_channels,
@@ -226,7 +263,6 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         );
         let dims = shapes.spatial_dims();
         let m_last = shapes.modes[dims - 1];
-        let shared = spec.weights == WeightLayout::Shared;
         let adjoint = adjoint_norm(spec.norm);
         if imp != SpectralImpl::Unfused {
             return Err(SpectralError::Invalid(format!(
@@ -274,7 +310,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             } else {
                 ratio
             },
-            ..spectral::grad_input(b, ci, co, k, shared)
+            ..spectral::grad_input(b, ci, co, k, weight_strides)
         };
         let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
         let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint)?;
