@@ -89,20 +89,11 @@ const CHUNK: usize = 4;
 /// of a large GPU).
 const MIN_CUBES: usize = 132;
 
-/// Complex values of one operand's chunk each thread loads.
-fn per_thread(block: usize, cfg: &CgemmConfig) -> usize {
-    (cfg.chunk * block * cfg.modes).div_ceil(cfg.threads())
-}
-
-/// Loads this thread's share of an operand chunk from global memory into
-/// registers. Element e of the chunk is (r, x, mode) with the mode fastest:
-/// consecutive threads read consecutive modes (and later write consecutive
-/// shared words). Out-of-range elements are zeros.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn fetch_operand<F: Float>(
+fn stage_operand<F: Float>(
     src: &Array<F>,
-    regs: &mut Array<F>,
+    smem: &mut SharedMemory<F>,
     r0: usize,
     k0: usize,
     x0: usize,
@@ -116,39 +107,23 @@ fn fetch_operand<F: Float>(
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
 ) {
+    // Element e of the chunk is (r, x, mode) with the mode fastest: consecutive
+    // threads read consecutive modes, and write consecutive shared words.
     let total = comptime![cfg.chunk * block * cfg.modes];
     let threads = comptime![cfg.threads()];
     let sign = F::new(comptime![if conj { -1.0f32 } else { 1.0 }]);
     #[unroll]
-    for t in 0..comptime![per_thread(block, &cfg)] {
-        let e = UNIT_POS as usize + t * threads;
-        let m = e % comptime![cfg.modes];
-        let x = (e / comptime![cfg.modes]) % block;
-        let r = e / comptime![cfg.modes * block];
-        let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
-        let valid = e < total && xg < x_len && rg < r_len && kg < k_len;
-        let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
-        regs[2 * t] = select(valid, src[at], F::new(0.0));
-        regs[2 * t + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
-    }
-}
-
-/// Writes what [`fetch_operand`] loaded to the chunk's shared-memory tile.
-#[cube]
-fn stash_operand<F: Float>(
-    regs: &Array<F>,
-    smem: &mut SharedMemory<F>,
-    #[comptime] block: usize,
-    #[comptime] cfg: CgemmConfig,
-) {
-    let total = comptime![cfg.chunk * block * cfg.modes];
-    let threads = comptime![cfg.threads()];
-    #[unroll]
-    for t in 0..comptime![per_thread(block, &cfg)] {
+    for t in 0..comptime![total.div_ceil(threads)] {
         let e = UNIT_POS as usize + t * threads;
         if comptime![total % threads == 0] || e < total {
-            smem[2 * e] = regs[2 * t];
-            smem[2 * e + 1] = regs[2 * t + 1];
+            let m = e % comptime![cfg.modes];
+            let x = (e / comptime![cfg.modes]) % block;
+            let r = e / comptime![cfg.modes * block];
+            let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
+            let valid = xg < x_len && rg < r_len && kg < k_len;
+            let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+            smem[2 * e] = select(valid, src[at], F::new(0.0));
+            smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
         }
     }
 }
@@ -201,82 +176,41 @@ fn cgemm_kernel<F: Float>(
     let mut br = Array::<F>::new(comptime![cfg.tile_q]);
     let mut bi = Array::<F>::new(comptime![cfg.tile_q]);
 
-    // Software pipelining: the next chunk's global loads are issued before this
-    // chunk's arithmetic, so their latency hides behind it.
-    let mut next_a = Array::<F>::new(comptime![2 * per_thread(cfg.block_p(), &cfg)]);
-    let mut next_b = Array::<F>::new(comptime![2 * per_thread(cfg.block_q(), &cfg)]);
-    fetch_operand::<F>(
-        a,
-        &mut next_a,
-        0,
-        k0,
-        p0,
-        p_len,
-        r_len,
-        k_len,
-        a_p,
-        a_r,
-        a_k,
-        cfg.conj_a,
-        bp,
-        cfg,
-    );
-    fetch_operand::<F>(
-        b,
-        &mut next_b,
-        0,
-        k0,
-        q0,
-        q_len,
-        r_len,
-        k_len,
-        b_q,
-        b_r,
-        b_k,
-        cfg.conj_b,
-        bq,
-        cfg,
-    );
     let mut r0 = 0usize;
     while r0 < r_len {
-        stash_operand::<F>(&next_a, &mut smem_a, bp, cfg);
-        stash_operand::<F>(&next_b, &mut smem_b, bq, cfg);
+        stage_operand::<F>(
+            a,
+            &mut smem_a,
+            r0,
+            k0,
+            p0,
+            p_len,
+            r_len,
+            k_len,
+            a_p,
+            a_r,
+            a_k,
+            cfg.conj_a,
+            bp,
+            cfg,
+        );
+        stage_operand::<F>(
+            b,
+            &mut smem_b,
+            r0,
+            k0,
+            q0,
+            q_len,
+            r_len,
+            k_len,
+            b_q,
+            b_r,
+            b_k,
+            cfg.conj_b,
+            bq,
+            cfg,
+        );
         sync_cube();
-        let r1 = r0 + comptime![cfg.chunk];
-        if r1 < r_len {
-            fetch_operand::<F>(
-                a,
-                &mut next_a,
-                r1,
-                k0,
-                p0,
-                p_len,
-                r_len,
-                k_len,
-                a_p,
-                a_r,
-                a_k,
-                cfg.conj_a,
-                bp,
-                cfg,
-            );
-            fetch_operand::<F>(
-                b,
-                &mut next_b,
-                r1,
-                k0,
-                q0,
-                q_len,
-                r_len,
-                k_len,
-                b_q,
-                b_r,
-                b_k,
-                cfg.conj_b,
-                bq,
-                cfg,
-            );
-        }
         #[unroll]
         for rr in 0..comptime![cfg.chunk] {
             #[unroll]
@@ -301,9 +235,9 @@ fn cgemm_kernel<F: Float>(
                 }
             }
         }
-        // Every read of this chunk must land before the next one is stashed.
+        // Every read of this chunk must land before the next chunk is staged.
         sync_cube();
-        r0 = r1;
+        r0 += comptime![cfg.chunk];
     }
 
     let k = k0 + m;
