@@ -84,7 +84,7 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     let sample: Vec<f32> = y
         .clone()
         .flatten::<1>(0, D - 1)
-        .slice([0..4096.min(y.shape().num_elements())])
+        .narrow(0, 0, 4096.min(y.shape().num_elements()))
         .into_data()
         .to_vec()
         .unwrap();

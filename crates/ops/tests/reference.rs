@@ -14,6 +14,7 @@ use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
 use fno_ops::{spectral_conv_reference, SpectralConvSpec};
 
+#[allow(clippy::too_many_arguments)]
 fn problem(
     batch: usize,
     cin: usize,

@@ -26,6 +26,8 @@ enum Buf {
     Temp(usize, usize),
 }
 
+// A plan holds a handful of launches, built once: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Launch {
     Stage {
         cfg: StageConfig,
@@ -78,19 +80,13 @@ impl FftPlan {
 }
 
 /// Choices the lowering makes that do not change results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceOptions {
     /// Skip last-pass butterflies whose outputs a truncating store drops. Off by
     /// default: on an H100 the memory-bound standalone FFT ran 1–4% slower with
     /// it (benches/results/2026-11-22_fft_h100.md); kept for compute-bound
     /// callers such as fused kernels, and tested to compute the same function.
     pub prune: bool,
-}
-
-impl Default for DeviceOptions {
-    fn default() -> Self {
-        DeviceOptions { prune: false }
-    }
 }
 
 /// Exact `exp(-2πi·e/len)` for `e < count`, computed in f64, interleaved f32.
@@ -228,7 +224,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let (kind, half) = match step.kind {
             AxisKind::C2C { .. } => (StageKind::C2C, step.n),
             AxisKind::R2C | AxisKind::C2R => {
-                if step.n % 2 != 0 {
+                if !step.n.is_multiple_of(2) {
                     return Err(FftError::Unsupported(format!(
                         "real transforms of odd length ({}) need the mixed-radix FFT",
                         step.n

@@ -342,7 +342,8 @@ fn load_element<F: Float>(
 /// Writes transform output `k` of the tile's signal `s` if the store window
 /// holds it: scaled, four-step twiddled, split into real pairs for real output.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// The cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::too_many_arguments, clippy::single_match)]
 fn store_element<F: Float>(
     output: &mut Array<F>,
     post_coarse: &Array<F>,
@@ -632,7 +633,8 @@ fn fold_dim_index(b: usize, c: usize, #[comptime] fold: Option<AxisFold>) -> usi
 }
 
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
+// Runtime integer `div_ceil` has no cube expansion.
+#[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
 pub fn fft_stage_kernel<F: Float>(
     input: &Array<F>,
     output: &mut Array<F>,
