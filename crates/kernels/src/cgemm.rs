@@ -36,7 +36,8 @@ pub struct CgemmProblem {
     pub c: Strides,
     pub conj_a: bool,
     pub conj_b: bool,
-    /// Output of mode `k` multiplied by `mode_scale[k % mode_scale.len()]`; empty: none.
+    /// Output of mode `k` multiplied by `mode_scale[k % mode_scale.len()]`; empty
+    /// (or all ones): no scaling, and nothing uploaded.
     pub mode_scale: Vec<f32>,
 }
 
@@ -314,7 +315,7 @@ impl CgemmProblem {
             chunk: CHUNK,
             conj_a: self.conj_a,
             conj_b: self.conj_b,
-            scaled: !self.mode_scale.is_empty(),
+            scaled: self.is_scaled(),
         };
         while self.cubes(&cfg) < MIN_CUBES {
             if cfg.tile_q > 2 {
@@ -328,6 +329,10 @@ impl CgemmProblem {
             }
         }
         cfg
+    }
+
+    fn is_scaled(&self) -> bool {
+        self.mode_scale.iter().any(|&s| s != 1.0)
     }
 
     fn cubes(&self, cfg: &CgemmConfig) -> usize {
@@ -351,7 +356,7 @@ impl CgemmProblem {
     ) {
         assert_eq!(
             (cfg.conj_a, cfg.conj_b, cfg.scaled),
-            (self.conj_a, self.conj_b, !self.mode_scale.is_empty()),
+            (self.conj_a, self.conj_b, self.is_scaled()),
             "the configuration belongs to another problem"
         );
         let (ea, eb, ec) = self.extents();

@@ -10,7 +10,7 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
-use burn::tensor::backend::Backend;
+use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
@@ -20,16 +20,10 @@ use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 /// part of the op (it is a plain broadcast add).
 pub trait SpectralConvBackend: Backend {
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`.
+    /// Returns the output and what the backward needs of `x` (its retained
+    /// spectrum on the kernel paths, computed anyway), so training does not
+    /// recompute it; inference drops it.
     fn spectral_conv_forward(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        spec: &SpectralConvSpec,
-        imp: SpectralImpl,
-    ) -> Result<FloatTensor<Self>, SpectralError>;
-
-    /// The forward for training: also returns what the backward needs of `x`
-    /// (its retained spectrum on the kernel paths), so it is not recomputed.
-    fn spectral_conv_forward_saving(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         spec: &SpectralConvSpec,
@@ -60,15 +54,6 @@ macro_rules! cpu_backend_without_kernels {
     ($ty:ty, $name:literal) => {
         impl SpectralConvBackend for $ty {
             fn spectral_conv_forward(
-                _x: FloatTensor<Self>,
-                _weight: FloatTensor<Self>,
-                _spec: &SpectralConvSpec,
-                imp: SpectralImpl,
-            ) -> Result<FloatTensor<Self>, SpectralError> {
-                Err(no_kernels($name, imp))
-            }
-
-            fn spectral_conv_forward_saving(
                 _x: FloatTensor<Self>,
                 _weight: FloatTensor<Self>,
                 _spec: &SpectralConvSpec,
@@ -135,34 +120,23 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         weight: FloatTensor<Self>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<FloatTensor<Self>, SpectralError> {
-        let x_shape = x.primitive.shape().to_vec();
-        Ok(
-            match SpectralConvBackward
-                .prepare::<C>([x.node.clone(), weight.node.clone()])
-                .compute_bound()
-                .stateful()
-            {
-                OpsKind::Tracked(mut prep) => {
-                    let (out, saved_x) =
-                        B::spectral_conv_forward_saving(x.primitive, weight.primitive.clone(), spec, imp)?;
-                    let w_state = prep.checkpoint(&weight);
-                    prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
-                }
-                OpsKind::UnTracked(prep) => {
-                    prep.finish(B::spectral_conv_forward(x.primitive, weight.primitive, spec, imp)?)
-                }
-            },
-        )
-    }
-
-    fn spectral_conv_forward_saving(
-        _x: FloatTensor<Self>,
-        _weight: FloatTensor<Self>,
-        _spec: &SpectralConvSpec,
-        _imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        Err(higher_order())
+        let x_shape = x.primitive.shape().to_vec();
+        let (out, saved_x) = B::spectral_conv_forward(x.primitive, weight.primitive.clone(), spec, imp)?;
+        // Nothing differentiates through the saved spectrum: returned untracked.
+        let saved = Self::from_inner(saved_x.clone());
+        let out = match SpectralConvBackward
+            .prepare::<C>([x.node.clone(), weight.node.clone()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let w_state = prep.checkpoint(&weight);
+                prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(out),
+        };
+        Ok((out, saved))
     }
 
     fn spectral_conv_backward(

@@ -191,8 +191,8 @@ fn weight_operand<R: CubeRuntime>(
     }
 }
 
-/// The forward, keeping the retained spectrum of `x` for the backward.
-fn forward_with_spectrum<R: CubeRuntime>(
+/// The forward: the output and the retained spectrum of `x` (for the backward).
+fn forward<R: CubeRuntime>(
     x: CubeTensor<R>,
     weight: CubeTensor<R>,
     spec: &SpectralConvSpec,
@@ -230,17 +230,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         weight: FloatTensor<Self>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<FloatTensor<Self>, SpectralError> {
-        forward_with_spectrum(x, weight, spec, imp).map(|(y, _)| y)
-    }
-
-    fn spectral_conv_forward_saving(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        spec: &SpectralConvSpec,
-        imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        forward_with_spectrum(x, weight, spec, imp)
+        forward(x, weight, spec, imp)
     }
 
     fn spectral_conv_backward(
@@ -251,6 +242,11 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        if imp != SpectralImpl::Unfused {
+            return Err(SpectralError::Invalid(format!(
+                "no {imp:?} backward on the kernel path"
+            )));
+        }
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
         let shared = spec.weights == WeightLayout::Shared;
         let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
@@ -264,11 +260,6 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let dims = shapes.spatial_dims();
         let m_last = shapes.modes[dims - 1];
         let adjoint = adjoint_norm(spec.norm);
-        if imp != SpectralImpl::Unfused {
-            return Err(SpectralError::Invalid(format!(
-                "no {imp:?} backward on the kernel path"
-            )));
-        }
 
         // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
         // gradient (at the inverse's scale) with interior bins counted twice;
@@ -303,13 +294,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         gx_shape.extend(&shapes.modes);
         gx_shape.push(2);
         let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
-        let ratio: Vec<f32> = out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect();
         let gx_problem = CgemmProblem {
-            mode_scale: if ratio.iter().all(|&r| r == 1.0) {
-                Vec::new()
-            } else {
-                ratio
-            },
+            mode_scale: out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect(),
             ..spectral::grad_input(b, ci, co, k, weight_strides)
         };
         let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);

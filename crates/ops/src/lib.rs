@@ -40,7 +40,7 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
         modes: shapes.modes.clone(),
         ..spec.clone()
     };
-    let y = B::spectral_conv_forward(
+    let (y, _) = B::spectral_conv_forward(
         x.into_primitive().tensor(),
         weight.into_primitive().tensor(),
         &used,
