@@ -297,3 +297,22 @@ fn inverse_of_forward_is_identity() {
         assert!(err <= BOUND, "{shape:?} {axes:?}: {err:.3e}");
     }
 }
+
+#[test]
+fn debug_odd_lengths() {
+    let mut all = Vec::new();
+    for n in [3usize, 5, 6, 7, 9, 11, 12, 13, 15, 30, 85, 100, 141, 421, 1000] {
+        all.extend([
+            FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward),
+            FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Inverse),
+            FftDesc::new(&[3, n], &[-1], FftKind::R2C, Direction::Forward),
+            FftDesc::new(&[3, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+        ]);
+    }
+    let client = client();
+    let mut rng = Rng::seeded();
+    for desc in all {
+        let e = check(&client, desc.clone(), &mut rng);
+        println!("{:?} {:?} {:?}: {e:.3e}", desc.shape, desc.kind, desc.direction);
+    }
+}

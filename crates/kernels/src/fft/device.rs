@@ -3,9 +3,11 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::factor::radices;
+use super::factor::{bluestein_length, four_step_split, is_smooth, radices};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
-use super::stage::{fft_stage_kernel, smem_stride_for, AxisFold, PostTwiddle, StageConfig, StageKind, StageLayout};
+use super::stage::{
+    fft_stage_kernel, smem_stride_for, AxisFold, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
+};
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 
 /// Threads a row-mode cube aims for.
@@ -35,6 +37,8 @@ enum Launch {
         twiddles: Handle,
         twiddle_floats: usize,
         post: Option<(Handle, usize, Handle, usize)>,
+        /// Per-index factors (Bluestein's chirp and kernel spectrum).
+        factors: (Handle, usize),
     },
     /// The extra pass of a long real transform: untangle (R2C) or fold (C2R).
     HalfSpectrum {
@@ -100,6 +104,138 @@ fn twiddle_table(len: usize, count: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Bluestein's chirp `exp(∓iπ·k²/n)` for `k < n` (minus for the forward
+/// transform), in f64. `k² mod 2n` is reduced in integers so that the phase
+/// stays exact for large `n`.
+fn chirp(n: usize, inverse: bool) -> Vec<num_complex::Complex<f64>> {
+    let sign = if inverse { 1.0 } else { -1.0 };
+    (0..n as u128)
+        .map(|k| {
+            let e = (k * k % (2 * n as u128)) as f64;
+            num_complex::Complex::from_polar(1.0, sign * std::f64::consts::PI * e / n as f64)
+        })
+        .collect()
+}
+
+fn interleave(values: &[num_complex::Complex<f64>]) -> Vec<f32> {
+    values.iter().flat_map(|c| [c.re as f32, c.im as f32]).collect()
+}
+
+/// The spectrum of Bluestein's kernel `conj(chirp)` laid out circularly over
+/// `m` samples, divided by `m` (the inverse transform's normalisation).
+fn bluestein_kernel_spectrum(n: usize, m: usize, inverse: bool) -> Vec<f32> {
+    let w = chirp(n, inverse);
+    let mut b = vec![num_complex::Complex::new(0.0, 0.0); m];
+    for (j, wj) in w.iter().enumerate() {
+        b[j] = wj.conj();
+        if j > 0 {
+            b[m - j] = wj.conj();
+        }
+    }
+    rustfft::FftPlanner::<f64>::new().plan_fft_forward(m).process(&mut b);
+    let scale = 1.0 / m as f64;
+    b.iter_mut().for_each(|v| *v *= scale);
+    interleave(&b)
+}
+
+/// The complex transform behind an axis step and the forms around it. Real
+/// transforms of even length whose half is 7-smooth pack real pairs into a
+/// half-length transform; the others widen to a full-length complex one.
+#[derive(Clone, Copy, Debug)]
+struct Transform {
+    n: usize,
+    input: InputForm,
+    output: OutputForm,
+    inverse: bool,
+}
+
+impl Transform {
+    fn of(step: &AxisStep) -> Self {
+        let packable = step.n.is_multiple_of(2) && is_smooth(step.n / 2);
+        let (n, input, output) = match step.kind {
+            AxisKind::C2C { .. } => (step.n, InputForm::Complex, OutputForm::Complex),
+            AxisKind::R2C if packable => (step.n / 2, InputForm::RealPairs, OutputForm::Untangled),
+            AxisKind::R2C => (step.n, InputForm::Real, OutputForm::Complex),
+            AxisKind::C2R if packable => (step.n / 2, InputForm::HermitianPacked, OutputForm::RealPairs),
+            AxisKind::C2R => (step.n, InputForm::Hermitian, OutputForm::RealPart),
+        };
+        let inverse = matches!(step.kind, AxisKind::C2C { inverse: true } | AxisKind::C2R);
+        Transform {
+            n,
+            input,
+            output,
+            inverse,
+        }
+    }
+}
+
+/// Where a transform reads: the buffer, its form, the window over the axis
+/// sequence, how many entries the buffer holds along the axis, the length of
+/// the sequence the window refers to, the number of axis indices that carry
+/// data (`len`; Bluestein pads beyond it), and an optional per-index factor.
+#[derive(Clone)]
+struct Source {
+    buf: (Buf, usize),
+    form: InputForm,
+    window: Window,
+    stored: usize,
+    seq_len: usize,
+    len: usize,
+    factor: Option<Vec<f32>>,
+}
+
+/// Where a transform writes; fields as [`Source`], plus the store's scale.
+#[derive(Clone)]
+struct Sink {
+    buf: (Buf, usize),
+    form: OutputForm,
+    window: Window,
+    stored: usize,
+    seq_len: usize,
+    len: usize,
+    factor: Option<Vec<f32>>,
+    scale: f32,
+}
+
+/// A contiguous complex scratch sequence of length `len`, read or written whole.
+fn scratch_source(buf: (Buf, usize), len: usize) -> Source {
+    Source {
+        buf,
+        form: InputForm::Complex,
+        window: Window::Prefix(len),
+        stored: len,
+        seq_len: len,
+        len,
+        factor: None,
+    }
+}
+
+fn scratch_sink(buf: (Buf, usize), len: usize) -> Sink {
+    Sink {
+        buf,
+        form: OutputForm::Complex,
+        window: Window::Prefix(len),
+        stored: len,
+        seq_len: len,
+        len,
+        factor: None,
+        scale: 1.0,
+    }
+}
+
+/// The batch around the transformed axis: `outer` signals before it, `inner` after.
+#[derive(Clone, Copy)]
+struct Batch {
+    outer: usize,
+    inner: usize,
+}
+
+impl Batch {
+    fn column(&self) -> bool {
+        self.inner > 1
+    }
+}
+
 struct Lowering<'a, R: Runtime> {
     client: &'a ComputeClient<R>,
     passes: Vec<Pass>,
@@ -107,6 +243,12 @@ struct Lowering<'a, R: Runtime> {
     shared_limit: usize,
     max_threads: usize,
     options: DeviceOptions,
+}
+
+/// Threads per signal for passes over `len`: one butterfly of the largest radix each.
+fn threads_for(len: usize) -> usize {
+    let largest = radices(len).and_then(|r| r.into_iter().max()).unwrap_or(1);
+    (len / largest).max(1)
 }
 
 impl<R: Runtime> Lowering<'_, R> {
@@ -119,31 +261,39 @@ impl<R: Runtime> Lowering<'_, R> {
         Buf::Temp(self.temps.len() - 1, floats)
     }
 
-    /// The largest complex length one cube transforms, `signals` signals at a
-    /// time, each with `extra` slots beyond its length.
-    fn max_single(&self, signals: usize, extra: usize) -> usize {
-        let mut n = 1;
-        while 8 * signals * smem_stride_for(2 * n + extra) <= self.shared_limit
-            && 2 * n / 8 <= self.max_threads / signals
-        {
-            n *= 2;
-        }
-        n
+    /// Whether `signals` signals with passes over `pass_len` and `slots` complex
+    /// values each fit one cube.
+    fn fits(&self, pass_len: usize, slots: usize, signals: usize) -> bool {
+        8 * signals * smem_stride_for(slots.max(pass_len)) <= self.shared_limit
+            && threads_for(pass_len) * signals <= self.max_threads
+    }
+
+    /// Whether one cube transforms a whole signal: smooth column tiles need
+    /// [`COLUMN_SIGNALS`] signals side by side (longer ones coalesce better as
+    /// a four-step FFT); Bluestein's tiles, one signal at least.
+    fn fits_single(&self, t: &Transform, bluestein: Option<usize>, column: bool) -> bool {
+        let slots = t.n + usize::from(t.input == InputForm::HermitianPacked);
+        let signals = if column && bluestein.is_none() {
+            COLUMN_SIGNALS
+        } else {
+            1
+        };
+        self.fits(bluestein.unwrap_or(t.n), slots, signals)
     }
 
     fn single_stage_config(
         &self,
         n: usize,
-        kind: StageKind,
+        bluestein: Option<usize>,
+        forms: (InputForm, OutputForm),
         column: bool,
         signals_hint: usize,
-    ) -> Result<StageConfig, FftError> {
-        let radix_list =
-            radices(n).ok_or_else(|| FftError::Unsupported(format!("length {n} is not a power of two")))?;
-        let max_radix = radix_list.iter().copied().max().unwrap_or(1);
-        let threads_per_signal = (n / max_radix).max(1);
-        let slots = if kind == StageKind::C2R { n + 1 } else { n };
-        let stride = smem_stride_for(slots);
+    ) -> StageConfig {
+        let pass_len = bluestein.unwrap_or(n);
+        let radix_list = radices(pass_len).expect("pass lengths are 7-smooth");
+        let threads_per_signal = threads_for(pass_len);
+        let load_len = n + usize::from(forms.0 == InputForm::HermitianPacked);
+        let stride = smem_stride_for(load_len.max(pass_len));
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
         let wanted = if column {
             COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal)
@@ -155,13 +305,15 @@ impl<R: Runtime> Lowering<'_, R> {
         // last, nearly empty tile does not cost a whole cube.
         let tiles = signals_hint.max(1).div_ceil(most);
         let signals = signals_hint.max(1).div_ceil(tiles);
-        Ok(StageConfig {
+        StageConfig {
             n,
             radices: radix_list,
+            bluestein,
             threads_per_signal,
             signals_per_cube: signals,
             inverse: false,
-            kind,
+            input: forms.0,
+            output: forms.1,
             // Whole sequences unless the caller narrows them.
             load: Window::Prefix(2 * n + 1),
             store: Window::Prefix(2 * n + 1),
@@ -173,15 +325,20 @@ impl<R: Runtime> Lowering<'_, R> {
             prune: self.options.prune,
             load_fold: None,
             store_fold: None,
-        })
+            load_factor: None,
+            store_factor: None,
+        }
     }
 
-    fn push_stage(&mut self, cfg: StageConfig, layout: StageLayout, src: (Buf, usize), dst: (Buf, usize)) {
-        let table_len = if matches!(cfg.kind, StageKind::R2C | StageKind::C2R) {
-            2 * cfg.n
-        } else {
-            cfg.n
-        };
+    fn push_stage(
+        &mut self,
+        cfg: StageConfig,
+        layout: StageLayout,
+        src: (Buf, usize),
+        dst: (Buf, usize),
+        factors: &[f32],
+    ) {
+        let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
             let coarse_len = pt.total.div_ceil(pt.fine_len);
@@ -195,6 +352,8 @@ impl<R: Runtime> Lowering<'_, R> {
             let (f, ff) = self.upload(&twiddle_table(pt.total, pt.fine_len));
             (c, cf, f, ff)
         });
+        // Kernels bind every array argument: an unused factors table is one zero.
+        let factors = self.upload(if factors.is_empty() { &[0.0, 0.0] } else { factors });
         self.passes.push(Pass {
             launch: Launch::Stage {
                 cfg,
@@ -202,6 +361,38 @@ impl<R: Runtime> Lowering<'_, R> {
                 twiddles,
                 twiddle_floats,
                 post,
+                factors,
+            },
+            src: src.0,
+            src_floats: src.1,
+            dst: dst.0,
+            dst_floats: dst.1,
+        });
+    }
+
+    fn push_half_spectrum(
+        &mut self,
+        fold: bool,
+        cfg: HalfSpectrumConfig,
+        batch: Batch,
+        src: (Buf, usize),
+        dst: (Buf, usize),
+    ) {
+        let half = cfg.n;
+        let (entries, total) = if fold {
+            (half, batch.outer * half * batch.inner)
+        } else {
+            (half + 1, batch.outer * cfg.stored * batch.inner)
+        };
+        let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, entries));
+        self.passes.push(Pass {
+            launch: Launch::HalfSpectrum {
+                fold,
+                cfg,
+                inner: batch.inner,
+                total,
+                twiddles,
+                twiddle_floats,
             },
             src: src.0,
             src_floats: src.1,
@@ -218,170 +409,209 @@ impl<R: Runtime> Lowering<'_, R> {
         src: (Buf, usize),
         dst: (Buf, usize),
     ) -> Result<(), FftError> {
-        let outer: usize = shape[..step.axis].iter().product();
-        let inner: usize = shape[step.axis + 1..].iter().product();
-        let column = inner > 1;
-        let (kind, half) = match step.kind {
-            AxisKind::C2C { .. } => (StageKind::C2C, step.n),
-            AxisKind::R2C | AxisKind::C2R => {
-                if !step.n.is_multiple_of(2) {
-                    return Err(FftError::Unsupported(format!(
-                        "real transforms of odd length ({}) need the mixed-radix FFT",
-                        step.n
-                    )));
-                }
-                let kind = if step.kind == AxisKind::R2C {
-                    StageKind::R2C
-                } else {
-                    StageKind::C2R
-                };
-                (kind, step.n / 2)
-            }
+        let batch = Batch {
+            outer: shape[..step.axis].iter().product(),
+            inner: shape[step.axis + 1..].iter().product(),
         };
-        if radices(half).is_none() {
-            return Err(FftError::Unsupported(format!(
-                "length {} is not a power of two (mixed-radix and Bluestein FFTs are not implemented yet)",
-                step.n
-            )));
-        }
-        let inverse = matches!(step.kind, AxisKind::C2C { inverse: true } | AxisKind::C2R);
-        let extra = usize::from(kind == StageKind::C2R);
-        let limit = if column {
-            self.max_single(COLUMN_SIGNALS, extra)
-        } else {
-            self.max_single(1, extra)
+        let t = Transform::of(step);
+        let n = t.n;
+        let input_seq = match t.input {
+            InputForm::RealPairs => 2 * n,
+            InputForm::Hermitian => n / 2 + 1,
+            InputForm::HermitianPacked => n + 1,
+            _ => n,
         };
-        let scale_bits = (step.scale as f32).to_bits();
-        let signals_total = outer * inner;
-
-        if half <= limit {
-            let mut cfg = self.single_stage_config(half, kind, column, if column { inner } else { outer })?;
-            cfg.inverse = inverse;
-            cfg.load = step.load;
-            cfg.store = step.store;
-            cfg.scale_bits = scale_bits;
-            let layout = if column {
-                StageLayout {
-                    na: 1,
-                    nb: outer,
-                    nc: inner,
-                    input: [0, step.in_len * inner, 1, inner],
-                    output: [0, step.out_len * inner, 1, inner],
-                }
-            } else {
-                StageLayout {
-                    na: 1,
-                    nb: 1,
-                    nc: signals_total,
-                    input: [0, 0, step.in_len, 1],
-                    output: [0, 0, step.out_len, 1],
-                }
-            };
-            self.push_stage(cfg, layout, src, dst);
+        let output_seq = match t.output {
+            OutputForm::RealPairs => 2 * n,
+            OutputForm::Untangled => n + 1,
+            _ => n,
+        };
+        let source = Source {
+            buf: src,
+            form: t.input,
+            window: step.load,
+            stored: step.in_len,
+            seq_len: input_seq,
+            len: n,
+            factor: None,
+        };
+        let sink = Sink {
+            buf: dst,
+            form: t.output,
+            window: step.store,
+            stored: step.out_len,
+            seq_len: output_seq,
+            len: n,
+            factor: None,
+            scale: step.scale as f32,
+        };
+        let bluestein = (!is_smooth(n)).then(|| bluestein_length(n));
+        if self.fits_single(&t, bluestein, batch.column()) {
+            self.single(&t, bluestein, batch, source, sink);
             return Ok(());
         }
-
-        // Four-step: half = n1 · n2, columns of length n1 (twiddled), then rows of
-        // length n2 whose outputs land transposed (k = k1 + n1·k2).
-        let n2 = 1usize << half.trailing_zeros().div_ceil(2);
-        let n1 = half / n2;
-        let column_limit = self.max_single(COLUMN_SIGNALS, 0);
-        if n1 > column_limit || n2 > self.max_single(1, 0) {
-            return Err(FftError::Unsupported(format!(
-                "length {} is too long for a two-level FFT",
-                step.n
-            )));
+        let complex_floats = |len: usize| 2 * batch.outer * len * batch.inner;
+        match bluestein {
+            None => {
+                // Packed real transforms fold and untangle in separate passes here.
+                let source = if t.input == InputForm::HermitianPacked {
+                    let folded = (self.temp(complex_floats(n)), complex_floats(n));
+                    let cfg = HalfSpectrumConfig {
+                        n,
+                        window: step.load,
+                        stored: step.in_len,
+                        scale_bits: 1f32.to_bits(),
+                    };
+                    self.push_half_spectrum(true, cfg, batch, src, folded);
+                    scratch_source(folded, n)
+                } else {
+                    source
+                };
+                if t.output == OutputForm::Untangled {
+                    let spectrum = (self.temp(complex_floats(n)), complex_floats(n));
+                    self.four_step(n, t.inverse, batch, source, scratch_sink(spectrum, n))?;
+                    let cfg = HalfSpectrumConfig {
+                        n,
+                        window: step.store,
+                        stored: step.out_len,
+                        scale_bits: sink.scale.to_bits(),
+                    };
+                    self.push_half_spectrum(false, cfg, batch, spectrum, dst);
+                    Ok(())
+                } else {
+                    self.four_step(n, t.inverse, batch, source, sink)
+                }
+            }
+            // A long chirp-z convolution: two four-step FFTs of length m, the
+            // chirp applied on the first load and the last store, the kernel's
+            // spectrum on the store between them.
+            Some(m) => {
+                let w = interleave(&chirp(n, t.inverse));
+                let padded = (self.temp(complex_floats(m)), complex_floats(m));
+                let mut forward_sink = scratch_sink(padded, m);
+                forward_sink.factor = Some(bluestein_kernel_spectrum(n, m, t.inverse));
+                self.four_step(
+                    m,
+                    false,
+                    batch,
+                    Source {
+                        factor: Some(w.clone()),
+                        ..source
+                    },
+                    forward_sink,
+                )?;
+                self.four_step(
+                    m,
+                    true,
+                    batch,
+                    scratch_source(padded, m),
+                    Sink {
+                        factor: Some(w),
+                        ..sink
+                    },
+                )
+            }
         }
-        let complex_floats = 2 * outer * half * inner;
+    }
 
-        // Large real inverse: fold the bins into the half-length spectrum first.
-        let (a_src, a_load, a_kind) = if kind == StageKind::C2R {
-            let folded = self.temp(complex_floats);
-            let cfg = HalfSpectrumConfig {
-                n: half,
-                window: step.load,
-                stored: step.in_len,
-                scale_bits: 1f32.to_bits(),
-            };
-            let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half));
-            self.passes.push(Pass {
-                launch: Launch::HalfSpectrum {
-                    fold: true,
-                    cfg,
-                    inner,
-                    total: outer * half * inner,
-                    twiddles,
-                    twiddle_floats,
-                },
-                src: src.0,
-                src_floats: src.1,
-                dst: folded,
-                dst_floats: complex_floats,
-            });
-            ((folded, complex_floats), Window::Prefix(half), StageKind::C2C)
-        } else if kind == StageKind::R2C {
-            (src, step.load, StageKind::RealPairsIn)
+    /// One launch: every signal whole in one cube.
+    fn single(&mut self, t: &Transform, bluestein: Option<usize>, batch: Batch, src: Source, dst: Sink) {
+        let column = batch.column();
+        let hint = if column { batch.inner } else { batch.outer };
+        let mut cfg = self.single_stage_config(t.n, bluestein, (t.input, t.output), column, hint);
+        cfg.inverse = t.inverse;
+        cfg.load = src.window;
+        cfg.store = dst.window;
+        cfg.scale_bits = dst.scale.to_bits();
+        let layout = if column {
+            StageLayout {
+                na: 1,
+                nb: batch.outer,
+                nc: batch.inner,
+                input: [0, src.stored * batch.inner, 1, batch.inner],
+                output: [0, dst.stored * batch.inner, 1, batch.inner],
+            }
         } else {
-            (src, step.load, StageKind::C2C)
+            StageLayout {
+                na: 1,
+                nb: 1,
+                nc: batch.outer,
+                input: [0, 0, src.stored, 1],
+                output: [0, 0, dst.stored, 1],
+            }
         };
-        let a_in_len = if kind == StageKind::C2R { half } else { step.in_len };
-        let a_seq = if a_kind == StageKind::RealPairsIn {
-            2 * half
-        } else {
-            half
+        let factors = match bluestein {
+            Some(m) => {
+                let mut f = interleave(&chirp(t.n, t.inverse));
+                f.extend(bluestein_kernel_spectrum(t.n, m, t.inverse));
+                f
+            }
+            None => Vec::new(),
         };
+        self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
+    }
+
+    /// Two launches for a transform of smooth length `len` too long for one
+    /// cube: `len = n1 · n2`, columns of length n1 (twiddled), then rows of
+    /// length n2 whose outputs land transposed (k = k1 + n1·k2).
+    fn four_step(&mut self, len: usize, inverse: bool, batch: Batch, src: Source, dst: Sink) -> Result<(), FftError> {
+        let smooth_fits = |n: usize, signals: usize| is_smooth(n) && self.fits(n, n, signals);
+        let (n1, n2) = four_step_split(len, |n1| smooth_fits(n1, COLUMN_SIGNALS), |n2| smooth_fits(n2, 1))
+            .ok_or_else(|| FftError::Unsupported(format!("length {len} is too long for a two-level FFT")))?;
+        let Batch { outer, inner } = batch;
+        let column = batch.column();
+        let scratch = (self.temp(2 * outer * len * inner), 2 * outer * len * inner);
+        let fold_dim = if column { 1 } else { 2 };
 
         // Step A: columns over n1, signals (outer, n2, inner).
-        let scratch = self.temp(complex_floats);
-        let mut cfg = self.single_stage_config(n1, a_kind, true, if column { inner } else { n2 })?;
+        let mut cfg = self.single_stage_config(
+            n1,
+            None,
+            (src.form, OutputForm::Complex),
+            true,
+            if column { inner } else { n2 },
+        );
         cfg.inverse = inverse;
-        cfg.load = a_load;
-        let fold_dim = if column { 1 } else { 2 };
+        cfg.load = src.window;
         cfg.load_fold = Some(AxisFold {
             dim: fold_dim,
             k_mul: n2,
-            seq_len: a_seq,
+            seq_len: src.seq_len,
+            len: src.len,
         });
-        let fine_len = 1usize << half.trailing_zeros().div_ceil(2);
         cfg.post_twiddle = Some(PostTwiddle {
             dim: fold_dim,
-            total: half,
-            fine_len,
+            total: len,
+            fine_len: n2,
         });
+        cfg.load_factor = src.factor.as_ref().map(|_| 0);
         let layout = if column {
             StageLayout {
                 na: outer,
                 nb: n2,
                 nc: inner,
-                input: [a_in_len * inner, 0, 1, inner],
-                output: [half * inner, inner, 1, n2 * inner],
+                input: [src.stored * inner, 0, 1, inner],
+                output: [len * inner, inner, 1, n2 * inner],
             }
         } else {
             StageLayout {
                 na: 1,
                 nb: outer,
                 nc: n2,
-                input: [0, a_in_len, 0, 1],
-                output: [0, half, 1, n2],
+                input: [0, src.stored, 0, 1],
+                output: [0, len, 1, n2],
             }
         };
-        self.push_stage(cfg, layout, a_src, (scratch, complex_floats));
+        self.push_stage(cfg, layout, src.buf, scratch, src.factor.as_deref().unwrap_or_default());
 
         // Step B: rows over n2, signals (outer, k1, inner), transposed store.
-        let b_kind = if kind == StageKind::C2R {
-            StageKind::RealPairsOut
-        } else {
-            StageKind::C2C
-        };
-        let (b_dst, b_out_len, b_store, b_seq) = match kind {
-            StageKind::R2C => {
-                let spectrum = self.temp(complex_floats);
-                ((spectrum, complex_floats), half, Window::Prefix(half), half)
-            }
-            StageKind::C2R => (dst, step.out_len, step.store, 2 * half),
-            _ => (dst, step.out_len, step.store, half),
-        };
-        let mut cfg = self.single_stage_config(n2, b_kind, column, if column { inner } else { n1 })?;
+        let mut cfg = self.single_stage_config(
+            n2,
+            None,
+            (InputForm::Complex, dst.form),
+            column,
+            if column { inner } else { n1 },
+        );
         cfg.store_signals_fastest = true;
         cfg.signals_per_cube = cfg
             .signals_per_cube
@@ -390,57 +620,33 @@ impl<R: Runtime> Lowering<'_, R> {
             .min(self.max_threads / cfg.threads_per_signal)
             .max(1);
         cfg.inverse = inverse;
-        cfg.store = b_store;
+        cfg.store = dst.window;
         cfg.store_fold = Some(AxisFold {
             dim: fold_dim,
             k_mul: n1,
-            seq_len: b_seq,
+            seq_len: dst.seq_len,
+            len: dst.len,
         });
-        if kind != StageKind::R2C {
-            cfg.scale_bits = scale_bits;
-        }
+        cfg.scale_bits = dst.scale.to_bits();
+        cfg.store_factor = dst.factor.as_ref().map(|_| 0);
         let layout = if column {
             StageLayout {
                 na: outer,
                 nb: n1,
                 nc: inner,
-                input: [half * inner, n2 * inner, 1, inner],
-                output: [b_out_len * inner, 0, 1, inner],
+                input: [len * inner, n2 * inner, 1, inner],
+                output: [dst.stored * inner, 0, 1, inner],
             }
         } else {
             StageLayout {
                 na: 1,
                 nb: outer,
                 nc: n1,
-                input: [0, half, n2, 1],
-                output: [0, b_out_len, 0, 1],
+                input: [0, len, n2, 1],
+                output: [0, dst.stored, 0, 1],
             }
         };
-        self.push_stage(cfg, layout, (scratch, complex_floats), b_dst);
-
-        if kind == StageKind::R2C {
-            let cfg = HalfSpectrumConfig {
-                n: half,
-                window: step.store,
-                stored: step.out_len,
-                scale_bits,
-            };
-            let (twiddles, twiddle_floats) = self.upload(&twiddle_table(2 * half, half + 1));
-            self.passes.push(Pass {
-                launch: Launch::HalfSpectrum {
-                    fold: false,
-                    cfg,
-                    inner,
-                    total: outer * step.out_len * inner,
-                    twiddles,
-                    twiddle_floats,
-                },
-                src: b_dst.0,
-                src_floats: b_dst.1,
-                dst: dst.0,
-                dst_floats: dst.1,
-            });
-        }
+        self.push_stage(cfg, layout, scratch, dst.buf, dst.factor.as_deref().unwrap_or_default());
         Ok(())
     }
 }
@@ -543,6 +749,7 @@ impl<R: Runtime> DeviceFft<R> {
                 twiddles,
                 twiddle_floats,
                 post,
+                factors,
             } => {
                 let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_cube);
                 let (coarse, coarse_len, fine, fine_len) = match post {
@@ -558,6 +765,7 @@ impl<R: Runtime> DeviceFft<R> {
                     array(twiddles.clone(), *twiddle_floats),
                     array(coarse, coarse_len),
                     array(fine, fine_len),
+                    array(factors.0.clone(), factors.1),
                     layout.nb,
                     layout.nc,
                     tiles,

@@ -12,36 +12,39 @@ use cubecl::prelude::*;
 
 use super::window::Window;
 
-/// What a stage reads and writes around its complex transform of length `n`.
+/// What a stage reads before its complex transform of length `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StageKind {
-    /// Complex in, complex out.
-    C2C,
-    /// Real input of length `2n` packed as `n` complex pairs; the `n + 1` bins of
-    /// the real spectrum are untangled from the half-length transform.
-    R2C,
-    /// `n + 1` bins of a Hermitian spectrum in, real output of length `2n`.
-    C2R,
-    /// First pass of a large real forward transform: real pairs in, complex out
-    /// (the untangling runs later, over the whole half-length spectrum).
-    RealPairsIn,
-    /// Last pass of a large real inverse transform: complex in, real pairs out.
-    RealPairsOut,
+pub enum InputForm {
+    Complex,
+    /// Real samples `2k` and `2k + 1` packed as complex value `k` (a real signal
+    /// of length `2n` through a half-length transform).
+    RealPairs,
+    /// Real sample `k` widened to the complex value `(x, 0)`.
+    Real,
+    /// Bins `0..=n/2` of a Hermitian spectrum, extended by `X[n-k] = conj X[k]`;
+    /// like pocketfft, the imaginary parts of DC and Nyquist are ignored.
+    Hermitian,
+    /// The `n + 1` bins of the spectrum of a real signal of length `2n`, folded
+    /// in shared memory into the half-length spectrum of its real pairs.
+    HermitianPacked,
 }
 
-impl StageKind {
-    fn reads_real(self) -> bool {
-        matches!(self, StageKind::R2C | StageKind::RealPairsIn)
-    }
-    fn writes_real(self) -> bool {
-        matches!(self, StageKind::C2R | StageKind::RealPairsOut)
-    }
-    /// Real stages index a twiddle table of `2n` entries (the untangling needs `W_2n`).
-    fn twiddle_table_step(self) -> usize {
-        match self {
-            StageKind::R2C | StageKind::C2R => 2,
-            _ => 1,
-        }
+/// What a stage writes after its complex transform of length `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutputForm {
+    Complex,
+    /// Complex value `k` split into real samples `2k` and `2k + 1`.
+    RealPairs,
+    /// The real part of each value (the others are zero by symmetry).
+    RealPart,
+    /// The `n + 1` bins of the spectrum of the real signal of length `2n` the
+    /// input held as pairs, untangled from the half-length transform.
+    Untangled,
+}
+
+impl OutputForm {
+    fn is_real(self) -> bool {
+        matches!(self, OutputForm::RealPairs | OutputForm::RealPart)
     }
 }
 
@@ -56,6 +59,9 @@ pub struct AxisFold {
     pub k_mul: usize,
     /// Length of the whole axis sequence the window refers to.
     pub seq_len: usize,
+    /// Axis indices at or above `len` carry no data (Bluestein's zero-padding
+    /// on load, its discarded tail on store); `len` is at most `n · k_mul`.
+    pub len: usize,
 }
 
 /// Multiply output `k` of signal index `d` (along batch dimension `dim`) by
@@ -73,15 +79,22 @@ pub struct PostTwiddle {
 /// strides travel as runtime scalars).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StageConfig {
+    /// Length of the stage's transform.
     pub n: usize,
+    /// Radices of the Stockham passes, over `n` or over Bluestein's length.
     pub radices: Vec<usize>,
+    /// Bluestein's convolution length `m` when the transform of length `n` runs
+    /// as a chirp-z convolution (the factors array then holds the `n` chirp
+    /// values, then the `m` bins of the kernel's spectrum).
+    pub bluestein: Option<usize>,
     pub threads_per_signal: usize,
     pub signals_per_cube: usize,
     pub inverse: bool,
-    pub kind: StageKind,
-    /// Window over the stage's input sequence (real samples for R2C, bins for C2R).
+    pub input: InputForm,
+    pub output: OutputForm,
+    /// Window over the stage's input sequence (real samples, bins or values).
     pub load: Window,
-    /// Window over the stage's output sequence (bins for R2C, real samples for C2R).
+    /// Window over the stage's output sequence (bins, real samples or values).
     pub store: Window,
     pub load_signals_fastest: bool,
     pub store_signals_fastest: bool,
@@ -94,6 +107,11 @@ pub struct StageConfig {
     pub prune: bool,
     pub load_fold: Option<AxisFold>,
     pub store_fold: Option<AxisFold>,
+    /// Offset in the factors array of a table indexed by axis index that
+    /// multiplies each loaded value (a Bluestein chirp).
+    pub load_factor: Option<usize>,
+    /// Likewise for each stored value (a chirp, or the kernel's spectrum).
+    pub store_factor: Option<usize>,
 }
 
 impl StageConfig {
@@ -101,37 +119,62 @@ impl StageConfig {
         self.threads_per_signal * self.signals_per_cube
     }
 
+    /// Length of the Stockham passes: `n`, or Bluestein's convolution length.
+    pub fn pass_len(&self) -> usize {
+        self.bluestein.unwrap_or(self.n)
+    }
+
+    /// Butterflies of radix `r` each thread computes in one pass.
+    pub fn butterflies_per_thread(&self, r: usize) -> usize {
+        (self.pass_len() / r).div_ceil(self.threads_per_signal)
+    }
+
     /// Complex values each thread holds in registers during a pass.
     pub fn values_per_thread(&self) -> usize {
-        self.n / self.threads_per_signal
+        self.radices
+            .iter()
+            .map(|&r| self.butterflies_per_thread(r) * r)
+            .max()
+            .unwrap_or(1)
     }
 
     /// Length of the input sequence the load window refers to.
     pub fn input_seq_len(&self) -> usize {
-        match (self.load_fold, self.kind) {
+        match (self.load_fold, self.input) {
             (Some(fold), _) => fold.seq_len,
-            (None, StageKind::C2R) => self.n + 1,
-            (None, kind) if kind.reads_real() => 2 * self.n,
+            (None, InputForm::HermitianPacked) => self.n + 1,
+            (None, InputForm::RealPairs) => 2 * self.n,
+            (None, InputForm::Hermitian) => self.n / 2 + 1,
             (None, _) => self.n,
         }
     }
 
     /// Length of the output sequence the store window refers to.
     pub fn output_seq_len(&self) -> usize {
-        match (self.store_fold, self.kind) {
+        match (self.store_fold, self.output) {
             (Some(fold), _) => fold.seq_len,
-            (None, StageKind::R2C) => self.n + 1,
-            (None, kind) if kind.writes_real() => 2 * self.n,
+            (None, OutputForm::Untangled) => self.n + 1,
+            (None, OutputForm::RealPairs) => 2 * self.n,
             (None, _) => self.n,
         }
     }
 
-    /// Complex slots per signal in shared memory (C2R keeps the Nyquist bin too).
-    pub fn slots(&self) -> usize {
-        if self.kind == StageKind::C2R {
+    /// Complex values of one signal the staged load fills (the packed
+    /// Hermitian input keeps its Nyquist bin too).
+    pub fn load_len(&self) -> usize {
+        if self.input == InputForm::HermitianPacked {
             self.n + 1
         } else {
             self.n
+        }
+    }
+
+    /// Real stages index a twiddle table of `2n` entries (packing needs `W_2n`).
+    pub fn twiddle_table_step(&self) -> usize {
+        if self.input == InputForm::HermitianPacked || self.output == OutputForm::Untangled {
+            2
+        } else {
+            1
         }
     }
 }
@@ -267,8 +310,72 @@ fn small_dft<F: Float>(
             re[base + j * stride] = tr[j];
             im[base + j * stride] = ti[j];
         }
+    } else if comptime![r % 2 == 1] {
+        small_odd_dft::<F>(re, im, base, stride, r, inverse);
     } else {
         comptime![panic!("unsupported radix {r}")];
+    }
+}
+
+/// DFT of odd length `r` (3, 5, 7) by pairing inputs `j` and `r - j`:
+/// `y_k = x_0 + Σ_j cos(2πjk/r)·(x_j + x_{r-j}) ∓ i·Σ_j sin(2πjk/r)·(x_j - x_{r-j})`
+/// and `y_{r-k}` the same with the sign of the sine sum flipped.
+#[cube]
+fn small_odd_dft<F: Float>(
+    re: &mut Array<F>,
+    im: &mut Array<F>,
+    base: usize,
+    stride: usize,
+    #[comptime] r: usize,
+    #[comptime] inverse: bool,
+) {
+    let half = comptime![r / 2];
+    let mut sum_r = Array::<F>::new(half);
+    let mut sum_i = Array::<F>::new(half);
+    let mut diff_r = Array::<F>::new(half);
+    let mut diff_i = Array::<F>::new(half);
+    let (x0r, x0i) = (re[base], im[base]);
+    let mut y0r = x0r;
+    let mut y0i = x0i;
+    #[unroll]
+    for j in 0..half {
+        let a = base + (j + 1) * stride;
+        let b = base + (r - 1 - j) * stride;
+        sum_r[j] = re[a] + re[b];
+        sum_i[j] = im[a] + im[b];
+        diff_r[j] = re[a] - re[b];
+        diff_i[j] = im[a] - im[b];
+        y0r += sum_r[j];
+        y0i += sum_i[j];
+    }
+    re[base] = y0r;
+    im[base] = y0i;
+    #[unroll]
+    for k in 0..half {
+        let mut cr = x0r;
+        let mut ci = x0i;
+        let mut sr = F::new(0.0);
+        let mut si = F::new(0.0);
+        #[unroll]
+        for j in 0..half {
+            let angle = comptime![2.0 * core::f64::consts::PI * (((j + 1) * (k + 1)) % r) as f64 / r as f64];
+            let c = F::new(comptime![angle.cos() as f32]);
+            let s = F::new(comptime![angle.sin() as f32]);
+            cr += c * sum_r[j];
+            ci += c * sum_i[j];
+            sr += s * diff_r[j];
+            si += s * diff_i[j];
+        }
+        // Forward: y_k = C - i·S, y_{r-k} = C + i·S; inverse swaps them.
+        let (lo, hi) = if inverse {
+            (r - 1 - k, k + 1)
+        } else {
+            (k + 1, r - 1 - k)
+        };
+        re[base + lo * stride] = cr + si;
+        im[base + lo * stride] = ci - sr;
+        re[base + hi * stride] = cr - si;
+        im[base + hi * stride] = ci + sr;
     }
 }
 
@@ -302,45 +409,107 @@ struct TileCoords {
     nc: usize,
 }
 
+/// Reads complex entry `e` of a table of precomputed factors.
+#[cube]
+fn table_value<F: Float>(table: &Array<F>, e: usize) -> (F, F) {
+    (table[2 * e], table[2 * e + 1])
+}
+
+/// Whether axis index `axis` carries data under `fold` in a stage of length
+/// `n`: folds whose `len` is shorter than the axis they cover (Bluestein's
+/// zero-padded convolution) drop the tail.
+#[cube]
+fn within_fold(axis: usize, #[comptime] n: usize, #[comptime] fold: Option<AxisFold>) -> bool {
+    let mut within = true;
+    match comptime![fold] {
+        Some(f) => {
+            if comptime![f.len < n * f.k_mul] {
+                within = axis < comptime![f.len];
+            }
+        }
+        None => {}
+    }
+    within
+}
+
 /// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
 fn load_element<F: Float>(
     input: &Array<F>,
+    factors: &Array<F>,
     at: TileCoords,
     s: usize,
     k: usize,
     #[comptime] cfg: StageConfig,
 ) -> (F, F) {
     let in_seq = comptime![cfg.input_seq_len()];
-    let valid = at.c0 + s < at.nc;
     let sig = at.in_base + s * at.in_sc;
     let d = fold_dim_index(at.b, at.c0 + s, cfg.load_fold);
     let axis = axis_index(k, d, cfg.load_fold);
+    let inside = at.c0 + s < at.nc && within_fold(axis, comptime![cfg.n], cfg.load_fold);
     let mut vr = F::new(0.0);
     let mut vi = F::new(0.0);
-    if comptime![cfg.kind.reads_real()] {
-        // Complex slot k packs real samples 2k (re) and 2k + 1 (im).
-        let (held0, j0) = window_position(2 * axis, cfg.load, in_seq);
-        let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
-        if held0 && valid {
-            vr = input[sig + j0 * at.in_axis];
+    match comptime![cfg.input] {
+        InputForm::RealPairs => {
+            // Complex slot k packs real samples 2k (re) and 2k + 1 (im).
+            let (held0, j0) = window_position(2 * axis, cfg.load, in_seq);
+            let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
+            if held0 && inside {
+                vr = input[sig + j0 * at.in_axis];
+            }
+            if held1 && inside {
+                vi = input[sig + j1 * at.in_axis];
+            }
         }
-        if held1 && valid {
-            vi = input[sig + j1 * at.in_axis];
+        InputForm::Real => {
+            let (held, j) = window_position(axis, cfg.load, in_seq);
+            if held && inside {
+                vr = input[sig + j * at.in_axis];
+            }
         }
-    } else {
-        let (held, j) = window_position(axis, cfg.load, in_seq);
-        if held && valid {
-            let p = 2 * (sig + j * at.in_axis);
-            vr = input[p];
-            vi = input[p + 1];
+        InputForm::Hermitian => {
+            let len = comptime![cfg.load_fold.map_or(cfg.n, |f| f.len)];
+            let mirrored = 2 * axis > len;
+            let bin = select(mirrored, len - axis, axis);
+            let (held, j) = window_position(bin, cfg.load, in_seq);
+            if held && inside {
+                let p = 2 * (sig + j * at.in_axis);
+                vr = input[p];
+                vi = input[p + 1];
+                if mirrored {
+                    vi = F::new(0.0) - vi;
+                }
+                if bin == 0 || 2 * bin == len {
+                    vi = F::new(0.0);
+                }
+            }
         }
+        _ => {
+            let (held, j) = window_position(axis, cfg.load, in_seq);
+            if held && inside {
+                let p = 2 * (sig + j * at.in_axis);
+                vr = input[p];
+                vi = input[p + 1];
+            }
+        }
+    }
+    match comptime![cfg.load_factor] {
+        Some(offset) => {
+            if inside {
+                let (fr, fi) = table_value::<F>(factors, offset + axis);
+                let (tr, ti) = complex_mul::<F>(vr, vi, fr, fi);
+                vr = tr;
+                vi = ti;
+            }
+        }
+        None => {}
     }
     (vr, vi)
 }
 
 /// Writes transform output `k` of the tile's signal `s` if the store window
-/// holds it: scaled, four-step twiddled, split into real pairs for real output.
+/// holds it: four-step twiddled, multiplied by its factor, scaled, and written
+/// in the stage's output form.
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::single_match)]
@@ -348,6 +517,7 @@ fn store_element<F: Float>(
     output: &mut Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
+    factors: &Array<F>,
     at: TileCoords,
     s: usize,
     k: usize,
@@ -356,54 +526,79 @@ fn store_element<F: Float>(
 ) {
     let out_seq = comptime![cfg.output_seq_len()];
     let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)]);
-    let valid = at.c0 + s < at.nc;
     let sig = at.out_base + s * at.out_sc;
     let d = fold_dim_index(at.b, at.c0 + s, cfg.store_fold);
     let axis = axis_index(k, d, cfg.store_fold);
+    let inside = at.c0 + s < at.nc && within_fold(axis, comptime![cfg.n], cfg.store_fold);
     let (mut vr, mut vi) = value;
-    if comptime![cfg.kind.writes_real()] {
-        let (held0, j0) = window_position(2 * axis, cfg.store, out_seq);
-        let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
-        if held0 && valid {
-            output[sig + j0 * at.out_axis] = vr * scale;
+    match comptime![cfg.post_twiddle] {
+        Some(pt) => {
+            let d2 = if comptime![pt.dim == 1] { at.b } else { at.c0 + s };
+            let e = (d2 * k) % comptime![pt.total];
+            let (cr, ci) = table_twiddle::<F>(post_coarse, e / comptime![pt.fine_len], cfg.inverse);
+            let (fr, fi) = table_twiddle::<F>(post_fine, e % comptime![pt.fine_len], cfg.inverse);
+            let (wr, wi) = complex_mul::<F>(cr, ci, fr, fi);
+            let (tr, ti) = complex_mul::<F>(vr, vi, wr, wi);
+            vr = tr;
+            vi = ti;
         }
-        if held1 && valid {
-            output[sig + j1 * at.out_axis] = vi * scale;
-        }
-    } else {
-        let (held, j) = window_position(axis, cfg.store, out_seq);
-        if held && valid {
-            match comptime![cfg.post_twiddle] {
-                Some(pt) => {
-                    let d2 = if comptime![pt.dim == 1] { at.b } else { at.c0 + s };
-                    let e = (d2 * k) % comptime![pt.total];
-                    let (cr, ci) = table_twiddle::<F>(post_coarse, e / comptime![pt.fine_len], cfg.inverse);
-                    let (fr, fi) = table_twiddle::<F>(post_fine, e % comptime![pt.fine_len], cfg.inverse);
-                    let (wr, wi) = complex_mul::<F>(cr, ci, fr, fi);
-                    let (tr, ti) = complex_mul::<F>(vr, vi, wr, wi);
-                    vr = tr;
-                    vi = ti;
-                }
-                None => {}
+        None => {}
+    }
+    match comptime![cfg.store_factor] {
+        Some(offset) => {
+            if inside {
+                let (fr, fi) = table_value::<F>(factors, offset + axis);
+                let (tr, ti) = complex_mul::<F>(vr, vi, fr, fi);
+                vr = tr;
+                vi = ti;
             }
-            let p = 2 * (sig + j * at.out_axis);
-            output[p] = vr * scale;
-            output[p + 1] = vi * scale;
+        }
+        None => {}
+    }
+    match comptime![cfg.output] {
+        OutputForm::RealPairs => {
+            let (held0, j0) = window_position(2 * axis, cfg.store, out_seq);
+            let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
+            if held0 && inside {
+                output[sig + j0 * at.out_axis] = vr * scale;
+            }
+            if held1 && inside {
+                output[sig + j1 * at.out_axis] = vi * scale;
+            }
+        }
+        OutputForm::RealPart => {
+            let (held, j) = window_position(axis, cfg.store, out_seq);
+            if held && inside {
+                output[sig + j * at.out_axis] = vr * scale;
+            }
+        }
+        _ => {
+            let (held, j) = window_position(axis, cfg.store, out_seq);
+            if held && inside {
+                let p = 2 * (sig + j * at.out_axis);
+                output[p] = vr * scale;
+                output[p + 1] = vi * scale;
+            }
         }
     }
 }
 
-/// Whether the first pass reads global memory directly (every kind but C2R,
-/// whose Hermitian fold needs the whole spectrum in shared memory first).
+/// Whether the first pass reads global memory directly (not when the input
+/// must be whole in shared memory first: the packed Hermitian fold, Bluestein's
+/// chirp).
 fn loads_directly(cfg: &StageConfig) -> bool {
-    cfg.kind != StageKind::C2R && !cfg.radices.is_empty()
+    cfg.input != InputForm::HermitianPacked && cfg.bluestein.is_none() && !cfg.radices.is_empty()
 }
 
-/// Whether the last pass writes global memory directly: not for R2C (the
-/// untangling pairs bins k and n - k), nor when the store walks the tile in
-/// another order than the passes (the transposed store of a four-step pass).
+/// Whether the last pass writes global memory directly: not when untangling
+/// (it pairs bins k and n - k), not after Bluestein's final chirp, nor when the
+/// store walks the tile in another order than the passes (the transposed store
+/// of a four-step pass).
 fn stores_directly(cfg: &StageConfig) -> bool {
-    cfg.kind != StageKind::R2C && !cfg.radices.is_empty() && cfg.store_signals_fastest == cfg.load_signals_fastest
+    cfg.output != OutputForm::Untangled
+        && cfg.bluestein.is_none()
+        && !cfg.radices.is_empty()
+        && cfg.store_signals_fastest == cfg.load_signals_fastest
 }
 
 /// True when some output of butterfly `i` of the last pass lies in the store
@@ -411,7 +606,7 @@ fn stores_directly(cfg: &StageConfig) -> bool {
 #[cube]
 fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
     let quarter = comptime![cfg.n / r];
-    match comptime![(cfg.prune, cfg.store_fold, cfg.kind.writes_real(), cfg.store)] {
+    match comptime![(cfg.prune, cfg.store_fold, cfg.output.is_real(), cfg.store)] {
         (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
         (true, None, false, Window::Centered(m)) | (true, None, false, Window::Shifted(m)) => {
             i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter
@@ -423,6 +618,7 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
 /// Stockham pass `pass` (radix `radices[pass]`) over every signal of the tile,
 /// then the following passes. Pass `p` reads element `i + j·n/r`, twiddles it by
 /// `W^{j·(i mod span)}` and writes DFT output `t` to `(i - i mod span)·r + i mod span + t·span`.
+/// The passes run over [`StageConfig::pass_len`] in direction `inverse`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stockham_passes<F: Float>(
@@ -431,15 +627,17 @@ fn stockham_passes<F: Float>(
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
+    factors: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
     at: TileCoords,
     signal: usize,
     thread: usize,
     #[comptime] pass: usize,
+    #[comptime] inverse: bool,
     #[comptime] cfg: StageConfig,
 ) {
-    let n = comptime![cfg.n];
+    let n = comptime![cfg.pass_len()];
     let r = comptime![cfg.radices[pass]];
     let last = comptime![pass + 1 == cfg.radices.len()];
     let from_global = comptime![pass == 0 && loads_directly(&cfg)];
@@ -447,10 +645,12 @@ fn stockham_passes<F: Float>(
     // Product of the radices before this pass: the span already transformed.
     let span = comptime![cfg.radices[..pass].iter().product::<usize>()];
     let threads = comptime![cfg.threads_per_signal];
-    let per_thread = comptime![n / r / cfg.threads_per_signal];
+    let per_thread = comptime![cfg.butterflies_per_thread(r)];
     let quarter_n = comptime![n / r];
-    // Twiddle table holds `n * table_step` entries (twice n for real stages).
-    let table_step = comptime![cfg.kind.twiddle_table_step()];
+    // Mixed radices leave some threads without a butterfly in some passes.
+    let ragged = comptime![per_thread * threads != quarter_n];
+    // Twiddle table holds `n * table_step` entries (twice n for packed real stages).
+    let table_step = comptime![cfg.twiddle_table_step()];
     let exp_step = comptime![n / (span * r) * table_step];
     let base = signal * comptime![cfg.smem_stride];
 
@@ -461,11 +661,12 @@ fn stockham_passes<F: Float>(
     for q in 0..per_thread {
         let i = thread + q * threads;
         let k = i % span;
-        let needed = !to_global || butterfly_needed(i, cfg.clone(), r);
+        let exists = !ragged || i < quarter_n;
+        let needed = exists && (!to_global || butterfly_needed(i, cfg.clone(), r));
         if needed {
             // One table read per butterfly: W^j = (W^1)^j by recurrence.
             let (w1r, w1i) = if comptime![span > 1] {
-                table_twiddle::<F>(twiddles, k * exp_step, cfg.inverse)
+                table_twiddle::<F>(twiddles, k * exp_step, inverse)
             } else {
                 (F::new(1.0), F::new(0.0))
             };
@@ -474,7 +675,7 @@ fn stockham_passes<F: Float>(
             #[unroll]
             for j in 0..r {
                 let (xr, xi) = if from_global {
-                    load_element::<F>(input, at, signal, i + j * quarter_n, cfg.clone())
+                    load_element::<F>(input, factors, at, signal, i + j * quarter_n, cfg.clone())
                 } else {
                     (
                         smem_re[base + slot(i + j * quarter_n)],
@@ -493,7 +694,7 @@ fn stockham_passes<F: Float>(
                     im[q * r + j] = xi;
                 }
             }
-            small_dft::<F>(&mut re, &mut im, q * r, 1usize, r, cfg.inverse);
+            small_dft::<F>(&mut re, &mut im, q * r, 1usize, r, inverse);
         }
         if to_global && needed {
             // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
@@ -503,6 +704,7 @@ fn stockham_passes<F: Float>(
                     output,
                     post_coarse,
                     post_fine,
+                    factors,
                     at,
                     signal,
                     i + t * quarter_n,
@@ -520,12 +722,14 @@ fn stockham_passes<F: Float>(
         #[unroll]
         for q in 0..per_thread {
             let i = thread + q * threads;
-            let k = i % span;
-            let dst = (i - k) * r + k;
-            #[unroll]
-            for t in 0..r {
-                smem_re[base + slot(dst + t * span)] = re[q * r + t];
-                smem_im[base + slot(dst + t * span)] = im[q * r + t];
+            if !ragged || i < quarter_n {
+                let k = i % span;
+                let dst = (i - k) * r + k;
+                #[unroll]
+                for t in 0..r {
+                    smem_re[base + slot(dst + t * span)] = re[q * r + t];
+                    smem_im[base + slot(dst + t * span)] = im[q * r + t];
+                }
             }
         }
         sync_cube();
@@ -538,15 +742,50 @@ fn stockham_passes<F: Float>(
             twiddles,
             post_coarse,
             post_fine,
+            factors,
             smem_re,
             smem_im,
             at,
             signal,
             thread,
             comptime![pass + 1],
+            inverse,
             cfg,
         );
     }
+}
+
+/// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
+/// and zeroes values `len..upto` (Bluestein's chirp and kernel products).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn scale_in_shared<F: Float>(
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    factors: &Array<F>,
+    signal: usize,
+    thread: usize,
+    #[comptime] offset: usize,
+    #[comptime] len: usize,
+    #[comptime] upto: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let base = signal * comptime![cfg.smem_stride];
+    let mut k = thread;
+    while k < upto {
+        let at = base + slot(k);
+        let (mut vr, mut vi) = (F::new(0.0), F::new(0.0));
+        if k < len {
+            let (fr, fi) = table_value::<F>(factors, offset + k);
+            let (tr, ti) = complex_mul::<F>(smem_re[at], smem_im[at], fr, fi);
+            vr = tr;
+            vi = ti;
+        }
+        smem_re[at] = vr;
+        smem_im[at] = vi;
+        k += comptime![cfg.threads_per_signal];
+    }
+    sync_cube();
 }
 
 /// Dense position of sequence index `k` in a window, or `len` of the dense
@@ -641,6 +880,7 @@ pub fn fft_stage_kernel<F: Float>(
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
+    factors: &Array<F>,
     nb: usize,
     nc: usize,
     num_tiles: usize,
@@ -692,13 +932,13 @@ pub fn fft_stage_kernel<F: Float>(
 
     // ---- staged load: the whole (windowed) input into shared memory ----
     if comptime![!loads_directly(&cfg)] {
-        let slots = comptime![cfg.slots()];
-        let load_count = comptime![cfg.slots() * cfg.signals_per_cube];
+        let load_len = comptime![cfg.load_len()];
+        let load_count = comptime![cfg.load_len() * cfg.signals_per_cube];
         let mut flat = UNIT_POS as usize;
         while flat < load_count {
-            let (s, k) = split_flat(flat, slots, signals, comptime![cfg.load_signals_fastest]);
-            let (vr, mut vi) = load_element::<F>(input, at, s, k, cfg.clone());
-            if comptime![cfg.kind == StageKind::C2R] {
+            let (s, k) = split_flat(flat, load_len, signals, comptime![cfg.load_signals_fastest]);
+            let (vr, mut vi) = load_element::<F>(input, factors, at, s, k, cfg.clone());
+            if comptime![cfg.input == InputForm::HermitianPacked] {
                 // Like pocketfft, irfft ignores the imaginary part of DC and Nyquist.
                 if k == 0 || k == n {
                     vi = F::new(0.0);
@@ -711,8 +951,8 @@ pub fn fft_stage_kernel<F: Float>(
         sync_cube();
     }
 
-    // ---- C2R: fold the n + 1 Hermitian bins into the half-length complex spectrum ----
-    if comptime![cfg.kind == StageKind::C2R] {
+    // ---- packed C2R: fold the n + 1 Hermitian bins into the half-length complex spectrum ----
+    if comptime![cfg.input == InputForm::HermitianPacked] {
         let half = comptime![cfg.n / 2];
         let base = signal * stride;
         let mut k = thread;
@@ -735,20 +975,95 @@ pub fn fft_stage_kernel<F: Float>(
     }
 
     if comptime![!cfg.radices.is_empty()] {
-        stockham_passes::<F>(
-            input,
-            output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            &mut smem_re,
-            &mut smem_im,
-            at,
-            signal,
-            thread,
-            0usize,
-            cfg.clone(),
-        );
+        match comptime![cfg.bluestein] {
+            // X = chirp · (IFFT_m(FFT_m(chirp · x) · K̂)): the kernel's spectrum K̂
+            // carries the 1/m of the inverse transform.
+            Some(m) => {
+                scale_in_shared::<F>(
+                    &mut smem_re,
+                    &mut smem_im,
+                    factors,
+                    signal,
+                    thread,
+                    0usize,
+                    n,
+                    m,
+                    cfg.clone(),
+                );
+                stockham_passes::<F>(
+                    input,
+                    output,
+                    twiddles,
+                    post_coarse,
+                    post_fine,
+                    factors,
+                    &mut smem_re,
+                    &mut smem_im,
+                    at,
+                    signal,
+                    thread,
+                    0usize,
+                    false,
+                    cfg.clone(),
+                );
+                scale_in_shared::<F>(
+                    &mut smem_re,
+                    &mut smem_im,
+                    factors,
+                    signal,
+                    thread,
+                    n,
+                    m,
+                    m,
+                    cfg.clone(),
+                );
+                stockham_passes::<F>(
+                    input,
+                    output,
+                    twiddles,
+                    post_coarse,
+                    post_fine,
+                    factors,
+                    &mut smem_re,
+                    &mut smem_im,
+                    at,
+                    signal,
+                    thread,
+                    0usize,
+                    true,
+                    cfg.clone(),
+                );
+                scale_in_shared::<F>(
+                    &mut smem_re,
+                    &mut smem_im,
+                    factors,
+                    signal,
+                    thread,
+                    0usize,
+                    n,
+                    n,
+                    cfg.clone(),
+                );
+            }
+            None => {
+                stockham_passes::<F>(
+                    input,
+                    output,
+                    twiddles,
+                    post_coarse,
+                    post_fine,
+                    factors,
+                    &mut smem_re,
+                    &mut smem_im,
+                    at,
+                    signal,
+                    thread,
+                    0usize,
+                    comptime![cfg.inverse],
+                    cfg.clone(),
+                );
+            }
+        }
     }
 
     // ---- staged store: from shared memory, in the order the output coalesces ----
@@ -756,7 +1071,7 @@ pub fn fft_stage_kernel<F: Float>(
         let out_seq = comptime![cfg.output_seq_len()];
         // Folded and real stores walk the transform's elements (the window drops
         // some); unfolded complex stores walk the dense window.
-        let walks_elements = comptime![cfg.store_fold.is_some() || cfg.kind.writes_real()];
+        let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
         let per_signal = comptime![if walks_elements {
             cfg.n
         } else {
@@ -767,7 +1082,7 @@ pub fn fft_stage_kernel<F: Float>(
         while flat < store_count {
             let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
             let base = s * stride;
-            if comptime![cfg.kind == StageKind::R2C] {
+            if comptime![cfg.output == OutputForm::Untangled] {
                 // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
                 let k = window_index(u, cfg.store, out_seq);
                 let za = k % n;
@@ -777,7 +1092,7 @@ pub fn fft_stage_kernel<F: Float>(
                 let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
                 let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
                 let x = ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5));
-                store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
+                store_element::<F>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
             } else {
                 let k = if walks_elements {
                     u
@@ -785,7 +1100,7 @@ pub fn fft_stage_kernel<F: Float>(
                     window_index(u, cfg.store, out_seq)
                 };
                 let x = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
-                store_element::<F>(output, post_coarse, post_fine, at, s, k, x, cfg.clone());
+                store_element::<F>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
             }
             flat += cube_threads;
         }
