@@ -1,8 +1,11 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--only case:n,...]`. Cases: batched 1D C2C and R2C with
-//! 2^26 elements, rfft2 of 64²…512², and R2C keeping N/4 modes.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any] [--only case:n,...]`.
+//! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
+//! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
+//! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
+//! 7-smooth ones (1000, 3·2^k: mixed radix), and rfft2 on the Darcy grids.
 
 use std::time::Instant;
 
@@ -65,6 +68,45 @@ fn cases(total_log2: u32) -> Vec<Case> {
     out
 }
 
+/// Batched 1D C2C and R2C of `n`, about `total` elements per case.
+fn batched_1d(n: usize, total: usize) -> [Case; 2] {
+    let batch = (total / n).max(1);
+    [
+        Case {
+            name: "fft_c2c_1d",
+            desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
+            bytes: 2 * batch * n * 8,
+            prune: false,
+        },
+        Case {
+            name: "rfft_1d",
+            desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
+            bytes: batch * n * 4 + batch * (n / 2 + 1) * 8,
+            prune: false,
+        },
+    ]
+}
+
+/// Lengths that are not powers of two: large prime factors and 7-smooth ones.
+fn any_size_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let mut out = Vec::new();
+    let three_pow2 = (5..=12).map(|k| 3usize << k);
+    for n in [85usize, 141, 211, 421, 1000, 4099].into_iter().chain(three_pow2) {
+        out.extend(batched_1d(n, total));
+    }
+    for n in [85usize, 141, 211, 421] {
+        let batch = (total / (n * n)).max(1);
+        out.push(Case {
+            name: "rfft2",
+            desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
+            bytes: batch * n * n * 4 + batch * n * (n / 2 + 1) * 8,
+            prune: false,
+        });
+    }
+    out
+}
+
 /// Relative L2 error of the device result against the f64 oracle, on a small batch.
 fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
     let mut small = desc.clone();
@@ -85,9 +127,9 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
     (num / den).sqrt()
 }
 
-fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, total_log2: u32, reps: usize, only: Option<&str>) {
+fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Case>, reps: usize, only: Option<&str>) {
     println!("{{\"case\": \"env\", \"device\": \"{device_name}\"}}");
-    for case in cases(total_log2) {
+    for case in cases {
         let label = format!("{}:{}", case.name, case.desc.shape[case.desc.shape.len() - 1]);
         if only.is_some_and(|o| !o.split(',').any(|x| x == label)) {
             continue;
@@ -147,28 +189,25 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
+    let cases = match args.iter().position(|a| a == "--sizes").and_then(|i| args.get(i + 1)) {
+        None => cases(total_log2),
+        Some(s) if s == "pow2" => cases(total_log2),
+        Some(s) if s == "any" => any_size_cases(total_log2),
+        Some(other) => {
+            eprintln!("error: unknown --sizes {other:?} (expected pow2 or any)");
+            std::process::exit(2);
+        }
+    };
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            bench(
-                WgpuRuntime::client(&WgpuDevice::default()),
-                "wgpu",
-                total_log2,
-                reps,
-                only,
-            )
+            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", cases, reps, only)
         }
         #[cfg(feature = "cuda")]
         Some("cuda") | None => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            bench(
-                CudaRuntime::client(&CudaDevice { index: 0 }),
-                "cuda",
-                total_log2,
-                reps,
-                only,
-            )
+            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", cases, reps, only)
         }
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");

@@ -74,6 +74,8 @@ fn report(name: &str, errors: &[(String, f64)]) -> f64 {
 }
 
 const BOUND: f64 = 1e-5;
+/// The bound for lengths above 4096.
+const LONG_BOUND: f64 = 5e-5;
 
 /// Checks every case against the oracle under each set of options, asserts the
 /// bound and prints the worst error.
@@ -223,7 +225,13 @@ fn random_shapes_and_axes() {
     for _ in 0..24 {
         let rank = 1 + (rng.next().abs() * 3.99) as usize;
         let shape: Vec<usize> = (0..rank)
-            .map(|_| 1usize << (rng.next().abs() * 6.99) as usize)
+            .map(|_| {
+                if rng.next() > 0.0 {
+                    1usize << (rng.next().abs() * 6.99) as usize
+                } else {
+                    1 + (rng.next().abs() * 99.99) as usize
+                }
+            })
             .collect();
         let mut axes: Vec<isize> = (0..rank as isize).filter(|_| rng.next() > -0.3).collect();
         if axes.is_empty() {
@@ -298,21 +306,125 @@ fn inverse_of_forward_is_identity() {
     }
 }
 
+/// C2C forward and inverse, R2C and C2R of one length, batch of two.
+fn every_kind(n: usize) -> [FftDesc; 4] {
+    [
+        FftDesc::new(&[2, n], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, n], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, n], &[-1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+    ]
+}
+
+/// Every length to 256 and a sample to 1024, forward (smooth lengths as
+/// mixed-radix plans, the others through Bluestein). Each length is a new
+/// kernel, and lavapipe compiles kernels one at a time at up to a second
+/// each, so the whole table of lengths and kinds is the ignored
+/// [`every_length_to_1024_every_kind`] (run with `--ignored`).
 #[test]
-fn debug_odd_lengths() {
-    let mut all = Vec::new();
-    for n in [3usize, 5, 6, 7, 9, 11, 12, 13, 15, 30, 85, 100, 141, 421, 1000] {
-        all.extend([
-            FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward),
-            FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Inverse),
-            FftDesc::new(&[3, n], &[-1], FftKind::R2C, Direction::Forward),
-            FftDesc::new(&[3, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
-        ]);
-    }
+fn every_length_to_256_and_sampled_to_1024_forward() {
+    let lengths = (1..=256).chain((257..=1024).step_by(6)).chain([421, 1000, 1021, 1024]);
+    let cases = lengths.map(|n| FftDesc::new(&[2, n], &[-1], FftKind::C2C, Direction::Forward));
+    check_all("every_length_to_256_and_sampled_to_1024_forward", cases, DEFAULT);
+}
+
+/// Inverse, R2C and C2R on every length to 32 and on lengths of each kind
+/// above: prime (Bluestein), 7-smooth odd and even (mixed radix, packed or
+/// widened real transforms), twice a prime (Bluestein behind packing).
+#[test]
+fn sampled_lengths_every_kind() {
+    let lengths = (1..=32).chain([85, 127, 141, 210, 211, 243, 250, 254, 421, 509, 1000, 1021]);
+    check_all(
+        "sampled_lengths_every_kind",
+        lengths.flat_map(|n| every_kind(n).into_iter().skip(1)),
+        DEFAULT,
+    );
+}
+
+/// The whole table: every kind on every length 1..=1024 (about 50 minutes of
+/// shader compilation on lavapipe; run with `--ignored`).
+#[test]
+#[ignore]
+fn every_length_to_1024_every_kind() {
+    check_all(
+        "every_length_to_1024_every_kind",
+        (1..=1024).flat_map(every_kind),
+        DEFAULT,
+    );
+}
+
+/// Large primes (Bluestein as two four-step FFTs), prime powers (mixed radix,
+/// four-step) and lengths up to 2^20 against the f64 oracle.
+#[test]
+fn large_primes_and_prime_powers() {
     let client = client();
     let mut rng = Rng::seeded();
-    for desc in all {
-        let e = check(&client, desc.clone(), &mut rng);
-        println!("{:?} {:?} {:?}: {e:.3e}", desc.shape, desc.kind, desc.direction);
+    let mut errors = Vec::new();
+    for n in [4099usize, 65537, 19683, 15625, 16807, 1 << 20, 1_048_573] {
+        for desc in every_kind(n) {
+            let desc = FftDesc {
+                shape: [&[1], &desc.shape[1..]].concat(),
+                ..desc
+            };
+            let e = check(&client, desc.clone(), &mut rng);
+            let name = format!("{desc:?}");
+            assert!(e <= LONG_BOUND, "{name}: {e:.3e}");
+            errors.push((name, e));
+        }
     }
+    report("large_primes_and_prime_powers", &errors);
+}
+
+#[test]
+fn any_length_axes_windows_and_padding() {
+    let cases = vec![
+        // Darcy-sized grids: 2D real transforms with neuraloperator's mode windows.
+        FftDesc::new(&[2, 3, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
+        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[12, 7])
+            .lengths(&[85, 85]),
+        FftDesc::new(&[1, 2, 141, 141], &[-2, -1], FftKind::R2C, Direction::Forward)
+            .modes(&[16, 9])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[1, 2, 16, 9], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[16, 9])
+            .lengths(&[141, 141])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[1, 421, 421], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[33, 17]),
+        FftDesc::new(&[2, 211, 212], &[-2, -1], FftKind::C2C, Direction::Inverse),
+        // Inner axes (column tiles) with Bluestein and mixed radix.
+        FftDesc::new(&[2, 421, 3], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 1000, 5], &[1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[3, 97, 10], &[-1, -2], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[3, 5, 7, 9], &[1, 2, 3], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 15, 6, 11], &[-3, -2, -1], FftKind::C2R, Direction::Inverse),
+        // Long Bluestein columns and rows with windows on both four-step passes.
+        FftDesc::new(&[2, 4099, 3], &[1], FftKind::C2C, Direction::Forward).modes(&[99]),
+        FftDesc::new(&[2, 4099], &[-1], FftKind::C2C, Direction::Forward).modes(&[301]),
+        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[301])
+            .lengths(&[4099])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[2, 4099], &[-1], FftKind::R2C, Direction::Forward).modes(&[100]),
+        FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[100])
+            .lengths(&[4099]),
+        FftDesc::new(&[2, 100], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[100])
+            .lengths(&[3 * 4096]),
+        // numpy's n: crop and zero-pad to lengths of any size.
+        FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[61]),
+        FftDesc::new(&[3, 80], &[-1], FftKind::R2C, Direction::Forward).lengths(&[77]),
+        FftDesc::new(&[3, 40], &[-1], FftKind::C2C, Direction::Inverse).lengths(&[37]),
+        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[45]),
+        // Truncated outputs of odd lengths, centred odd and even windows.
+        FftDesc::new(&[3, 99], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
+        FftDesc::new(&[3, 96], &[-1], FftKind::C2C, Direction::Forward).modes(&[16]),
+        FftDesc::new(&[3, 83], &[-1], FftKind::R2C, Direction::Forward).modes(&[9]),
+    ];
+    check_all(
+        "any_length_axes_windows_and_padding",
+        cases,
+        &[DeviceOptions { prune: false }, DeviceOptions { prune: true }],
+    );
 }

@@ -18,6 +18,13 @@ use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes,
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
 
+/// Where neuraloperator 2.0.0 takes the modes of the non-last dims from the
+/// input's spectrum, and where it puts them back (one index lower on odd
+/// sizes: it undoes its fftshift with a second fftshift). The backward's
+/// adjoints swap the two.
+const FORWARD_ORDER: ModeOrder = ModeOrder::Shifted;
+const INVERSE_ORDER: ModeOrder = ModeOrder::ShiftedOddLower;
+
 fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
     SpectralError::Unsupported(e.to_string())
 }
@@ -60,28 +67,31 @@ fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<
 }
 
 /// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
-/// tensor: `[.., *modes, 2]`.
+/// tensor: `[.., *modes, 2]`, the non-last dims' modes in `order`.
 fn truncated_rfft<R: CubeRuntime>(
     x: &CubeTensor<R>,
     modes: &[usize],
     norm: Norm,
+    order: ModeOrder,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = x.meta.shape().to_vec();
     run_plan(
         FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
             .modes(modes)
             .norm(norm)
-            .mode_order(ModeOrder::Shifted),
+            .mode_order(order),
         x,
     )
 }
 
-/// Zero-padded irfftn of `[.., *modes, 2]` back to `[.., *grid]`.
+/// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
+/// back to `[.., *grid]`.
 fn padded_irfft<R: CubeRuntime>(
     s: &CubeTensor<R>,
     modes: &[usize],
     grid: &[usize],
     norm: Norm,
+    order: ModeOrder,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
@@ -90,7 +100,7 @@ fn padded_irfft<R: CubeRuntime>(
             .modes(modes)
             .lengths(grid)
             .norm(norm)
-            .mode_order(ModeOrder::Shifted),
+            .mode_order(order),
         s,
     )
 }
@@ -139,11 +149,6 @@ fn check_supported(
         )));
     }
     let dims = shapes.spatial_dims();
-    if shapes.input[..dims - 1].iter().any(|n| n % 2 == 1) {
-        return Err(SpectralError::Unsupported(
-            "odd non-last spatial dims on the kernel path (neuraloperator 2.0.0 places their modes one index lower); use Reference".into(),
-        ));
-    }
     if shapes.crops_weight(&spec.modes) {
         return Err(SpectralError::Invalid(
             "the kernel path expects the weight cropped to the grid's modes".into(),
@@ -204,7 +209,7 @@ fn forward<R: CubeRuntime>(
     let x = into_contiguous(x);
     let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
 
-    let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm)?;
+    let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
@@ -220,7 +225,7 @@ fn forward<R: CubeRuntime>(
         &weight,
         y_shape,
     );
-    let y = padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm)?;
+    let y = padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm, INVERSE_ORDER)?;
     Ok((y, x_hat))
 }
 
@@ -264,7 +269,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
         // gradient (at the inverse's scale) with interior bins counted twice;
         // the CGEMMs apply those bin weights to their outputs.
-        let g_hat = truncated_rfft(&grad_out, &shapes.modes, adjoint)?;
+        let g_hat = truncated_rfft(&grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
         let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
 
         // Weight gradient per mode from conj(x̂) and ĝ (summed over modes when shared).
@@ -299,7 +304,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             ..spectral::grad_input(b, ci, co, k, weight_strides)
         };
         let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
-        let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint)?;
+        let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint, FORWARD_ORDER)?;
         Ok((grad_x, grad_w))
     }
 }

@@ -556,7 +556,10 @@ impl<R: Runtime> Lowering<'_, R> {
     /// length n2 whose outputs land transposed (k = k1 + n1·k2).
     fn four_step(&mut self, len: usize, inverse: bool, batch: Batch, src: Source, dst: Sink) -> Result<(), FftError> {
         let smooth_fits = |n: usize, signals: usize| is_smooth(n) && self.fits(n, n, signals);
+        // Columns of COLUMN_SIGNALS signals coalesce best; the longest lengths
+        // settle for narrower column tiles.
         let (n1, n2) = four_step_split(len, |n1| smooth_fits(n1, COLUMN_SIGNALS), |n2| smooth_fits(n2, 1))
+            .or_else(|| four_step_split(len, |n1| smooth_fits(n1, 1), |n2| smooth_fits(n2, 1)))
             .ok_or_else(|| FftError::Unsupported(format!("length {len} is too long for a two-level FFT")))?;
         let Batch { outer, inner } = batch;
         let column = batch.column();

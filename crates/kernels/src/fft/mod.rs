@@ -115,6 +115,10 @@ pub enum ModeOrder {
     Fft,
     /// fftshift order, as neuraloperator stores its weights: `-m/2, …, m - m/2 - 1`.
     Shifted,
+    /// fftshift order, placed one index lower on odd-length axes
+    /// ([`Window::ShiftedLower`]): where neuraloperator 2.0.0's inverse puts
+    /// its modes.
+    ShiftedOddLower,
 }
 
 impl FftDesc {
@@ -224,9 +228,11 @@ impl FftPlan {
 
         let last = axes.len() - 1;
         let inverse = desc.direction == Direction::Inverse;
-        let centred = |m: usize| match desc.mode_order {
+        let centred = |m: usize, n: usize| match desc.mode_order {
             ModeOrder::Fft => Window::Centered(m),
             ModeOrder::Shifted => Window::Shifted(m),
+            ModeOrder::ShiftedOddLower if n % 2 == 1 => Window::ShiftedLower(m),
+            ModeOrder::ShiftedOddLower => Window::Shifted(m),
         };
         let mut shape = desc.shape.clone();
         let mut steps = Vec::with_capacity(axes.len());
@@ -252,7 +258,7 @@ impl FftPlan {
                             ))
                         }
                         Some(m) if kind == AxisKind::R2C => Window::Prefix(m),
-                        Some(m) => centred(m),
+                        Some(m) => centred(m, n),
                     };
                     AxisStep {
                         axis,
@@ -275,7 +281,7 @@ impl FftPlan {
                             if m > n {
                                 return invalid(format!("modes {m} on axis {axis} exceed the output length {n}"));
                             }
-                            (n, centred(m))
+                            (n, centred(m, n))
                         }
                         None => {
                             let n = length.unwrap_or(in_len);

@@ -812,6 +812,11 @@ pub(super) fn window_position(k: usize, #[comptime] window: Window, #[comptime] 
                 select(k < low, k + comptime![m / 2], k - high_start),
             )
         }
+        Window::ShiftedLower(m) => {
+            let t = k + comptime![m / 2 + 1];
+            let j = select(t >= seq_len, t - seq_len, t);
+            (j < comptime![m], j)
+        }
     }
 }
 
@@ -828,6 +833,10 @@ pub(super) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq
         Window::Shifted(m) => {
             let half = comptime![m / 2];
             select(j < half, j + comptime![seq_len - m / 2], j - half)
+        }
+        Window::ShiftedLower(m) => {
+            let t = j + comptime![seq_len - m / 2 - 1];
+            select(t >= seq_len, t - seq_len, t)
         }
     }
 }

@@ -15,6 +15,10 @@ pub enum Window {
     /// The same `m` frequencies in fftshift order, as neuraloperator stores its
     /// weights: position `j` holds frequency `j - m/2`.
     Shifted(usize),
+    /// The [`Window::Shifted`] window placed one index lower: position `j` holds
+    /// frequency `j - m/2 - 1`. neuraloperator 2.0.0 undoes its forward fftshift
+    /// with a second fftshift, which puts its modes there on odd-length axes.
+    ShiftedLower(usize),
 }
 
 impl Window {
@@ -22,7 +26,7 @@ impl Window {
     pub fn stored_len(&self, n: usize) -> usize {
         match *self {
             Window::Prefix(len) => len.min(n),
-            Window::Centered(m) | Window::Shifted(m) => m,
+            Window::Centered(m) | Window::Shifted(m) | Window::ShiftedLower(m) => m,
         }
     }
 
@@ -49,6 +53,10 @@ impl Window {
                     None
                 }
             }
+            Window::ShiftedLower(m) => {
+                let j = (k + m / 2 + 1) % n;
+                (j < m).then_some(j)
+            }
         }
     }
 
@@ -70,6 +78,7 @@ impl Window {
                     j - m / 2
                 }
             }
+            Window::ShiftedLower(m) => (j + n - m / 2 - 1) % n,
         }
     }
 
@@ -78,7 +87,7 @@ impl Window {
         match *self {
             Window::Prefix(len) => len == n,
             Window::Centered(m) => m == n,
-            Window::Shifted(_) => false,
+            Window::Shifted(_) | Window::ShiftedLower(_) => false,
         }
     }
 }
@@ -114,6 +123,19 @@ mod tests {
         assert_eq!(w.position(5, 10), None);
         let idx: Vec<usize> = (0..4).map(|j| Window::Shifted(4).index(j, 8)).collect();
         assert_eq!(idx, vec![6, 7, 0, 1]);
+    }
+
+    #[test]
+    fn shifted_lower_window_sits_one_index_below() {
+        // n = 9, m = 5: frequencies -3, -2, -1, 0, 1 at positions 0..5.
+        let w = Window::ShiftedLower(5);
+        let idx: Vec<usize> = (0..5).map(|j| w.index(j, 9)).collect();
+        assert_eq!(idx, vec![6, 7, 8, 0, 1]);
+        for (j, &k) in idx.iter().enumerate() {
+            assert_eq!(w.position(k, 9), Some(j));
+        }
+        assert_eq!(w.position(2, 9), None);
+        assert_eq!(w.position(5, 9), None);
     }
 
     #[test]
