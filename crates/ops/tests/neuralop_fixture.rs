@@ -1,16 +1,21 @@
 //! neuraloperator's mode windows pinned with a real checkpoint: the first
 //! spectral layer of ../shared/fixtures/neuralop/fno2d_small (n_modes (8, 8),
 //! weight [16, 16, 8, 5] complex) applied to a known input, against the direct
-//! f64 DFT computation.
+//! f64 DFT computation, on the reference path (f64) and on the kernel path
+//! (f32, wgpu) at grids of any size.
 
 mod common;
 
 use burn::backend::NdArray;
 use burn::tensor::{Tensor, TensorData};
+use burn_cubecl::CubeBackend;
 use common::{random, rel_l2, spectral_conv_f64, Problem};
+use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv_reference, SpectralConvSpec};
+use fno_ops::{spectral_conv, spectral_conv_reference, SpectralConvSpec, SpectralImpl};
+
+type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -37,8 +42,9 @@ fn first_spectral_layer_of_the_fixture_matches_the_direct_dft() {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
         .collect();
 
-    // A 16 x 16 and an odd 15 x 13 grid: the window is the same 8 centred rows.
-    for grid in [[16usize, 16], [15, 13]] {
+    // A 16 x 16 grid, odd 15 x 13, and Darcy's 85 x 85 (Bluestein rows and
+    // columns on the kernel path): the window is the same 8 centred rows.
+    for grid in [[16usize, 16], [15, 13], [85, 85]] {
         let norm = Norm::Forward;
         let scales: Vec<(f64, f64)> = grid.iter().map(|&n| norm_scales(norm, n, n)).collect();
         let p = Problem {
@@ -65,5 +71,30 @@ fn first_spectral_layer_of_the_fixture_matches_the_direct_dft() {
         let got = y.into_data().to_vec::<f64>().unwrap();
         let e = rel_l2(&got, &want);
         assert!(e < 1e-12, "grid {grid:?}: {e:e}");
+
+        let f32s = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<f32>>();
+        let y = spectral_conv(
+            Tensor::<Wgpu, 4>::from_data(
+                TensorData::new(f32s(&x), [2, 16, grid[0], grid[1]]),
+                &Default::default(),
+            ),
+            Tensor::<Wgpu, 5>::from_data(TensorData::new(f32s(&w), [16, 16, 8, 5, 2]), &Default::default()),
+            Some(Tensor::from_data(
+                TensorData::new(f32s(&bias), [16]),
+                &Default::default(),
+            )),
+            &SpectralConvSpec::new(&[8, 5]).norm(norm),
+            SpectralImpl::Unfused,
+        )
+        .unwrap_or_else(|e| panic!("grid {grid:?}: {e}"));
+        let got: Vec<f64> = y
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let e = rel_l2(&got, &want);
+        assert!(e < 1e-5, "kernel path, grid {grid:?}: {e:e}");
     }
 }
