@@ -419,6 +419,8 @@ fn table_value<F: Float>(table: &Array<F>, e: usize) -> (F, F) {
 /// `n`: folds whose `len` is shorter than the axis they cover (Bluestein's
 /// zero-padded convolution) drop the tail.
 #[cube]
+// The cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::single_match)]
 fn within_fold(axis: usize, #[comptime] n: usize, #[comptime] fold: Option<AxisFold>) -> bool {
     let mut within = true;
     match comptime![fold] {
@@ -434,6 +436,8 @@ fn within_fold(axis: usize, #[comptime] n: usize, #[comptime] fold: Option<AxisF
 
 /// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
+// The cube macro expands a comptime `match`, not an `if let` or match guards.
+#[allow(clippy::single_match, clippy::collapsible_match)]
 fn load_element<F: Float>(
     input: &Array<F>,
     factors: &Array<F>,
@@ -512,7 +516,7 @@ fn load_element<F: Float>(
 /// in the stage's output form.
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
-#[allow(clippy::too_many_arguments, clippy::single_match)]
+#[allow(clippy::too_many_arguments, clippy::single_match, clippy::collapsible_match)]
 fn store_element<F: Float>(
     output: &mut Array<F>,
     post_coarse: &Array<F>,
