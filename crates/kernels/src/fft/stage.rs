@@ -988,37 +988,26 @@ pub fn fft_stage_kernel<F: Float>(
     }
 
     if comptime![!cfg.radices.is_empty()] {
-        match comptime![cfg.bluestein] {
-            // X = chirp · (IFFT_m(FFT_m(chirp · x) · K̂)): the kernel's spectrum K̂
-            // carries the 1/m of the inverse transform.
-            Some(m) => {
-                scale_in_shared::<F>(
-                    &mut smem_re,
-                    &mut smem_im,
-                    factors,
-                    signal,
-                    thread,
-                    0usize,
-                    n,
-                    m,
-                    cfg.clone(),
-                );
-                stockham_passes::<F>(
-                    input,
-                    output,
-                    twiddles,
-                    post_coarse,
-                    post_fine,
-                    factors,
-                    &mut smem_re,
-                    &mut smem_im,
-                    at,
-                    signal,
-                    thread,
-                    0usize,
-                    false,
-                    cfg.clone(),
-                );
+        // Bluestein: X = chirp · IFFT_m(FFT_m(chirp · x) · K̂), the kernel's
+        // spectrum K̂ carrying the 1/m of the inverse transform.
+        let bluestein = comptime![cfg.bluestein.is_some()];
+        let m = comptime![cfg.pass_len()];
+        if comptime![bluestein] {
+            scale_in_shared::<F>(
+                &mut smem_re,
+                &mut smem_im,
+                factors,
+                signal,
+                thread,
+                0usize,
+                n,
+                m,
+                cfg.clone(),
+            );
+        }
+        #[unroll]
+        for round in 0..comptime![if bluestein { 2usize } else { 1usize }] {
+            if comptime![round == 1] {
                 scale_in_shared::<F>(
                     &mut smem_re,
                     &mut smem_im,
@@ -1028,54 +1017,38 @@ pub fn fft_stage_kernel<F: Float>(
                     n,
                     m,
                     m,
-                    cfg.clone(),
-                );
-                stockham_passes::<F>(
-                    input,
-                    output,
-                    twiddles,
-                    post_coarse,
-                    post_fine,
-                    factors,
-                    &mut smem_re,
-                    &mut smem_im,
-                    at,
-                    signal,
-                    thread,
-                    0usize,
-                    true,
-                    cfg.clone(),
-                );
-                scale_in_shared::<F>(
-                    &mut smem_re,
-                    &mut smem_im,
-                    factors,
-                    signal,
-                    thread,
-                    0usize,
-                    n,
-                    n,
                     cfg.clone(),
                 );
             }
-            None => {
-                stockham_passes::<F>(
-                    input,
-                    output,
-                    twiddles,
-                    post_coarse,
-                    post_fine,
-                    factors,
-                    &mut smem_re,
-                    &mut smem_im,
-                    at,
-                    signal,
-                    thread,
-                    0usize,
-                    comptime![cfg.inverse],
-                    cfg.clone(),
-                );
-            }
+            stockham_passes::<F>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                &mut smem_re,
+                &mut smem_im,
+                at,
+                signal,
+                thread,
+                0usize,
+                comptime![if bluestein { round == 1 } else { cfg.inverse }],
+                cfg.clone(),
+            );
+        }
+        if comptime![bluestein] {
+            scale_in_shared::<F>(
+                &mut smem_re,
+                &mut smem_im,
+                factors,
+                signal,
+                thread,
+                0usize,
+                n,
+                n,
+                cfg.clone(),
+            );
         }
     }
 
