@@ -14,16 +14,11 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
 
 use crate::backend::SpectralConvBackend;
 use crate::plan_cache::device_fft;
-use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+use crate::spec::{
+    SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER, INVERSE_ORDER,
+};
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
-
-/// Where neuraloperator 2.0.0 takes the modes of the non-last dims from the
-/// input's spectrum, and where it puts them back (one index lower on odd
-/// sizes: it undoes its fftshift with a second fftshift). The backward's
-/// adjoints swap the two.
-const FORWARD_ORDER: ModeOrder = ModeOrder::Shifted;
-const INVERSE_ORDER: ModeOrder = ModeOrder::ShiftedOddLower;
 
 fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
     SpectralError::Unsupported(e.to_string())

@@ -1,6 +1,12 @@
 //! What a spectral convolution computes, independent of how.
 
-use fno_kernels::fft::{Norm, Window};
+use fno_kernels::fft::{ModeOrder, Norm, Window};
+
+/// Where neuraloperator 2.0.0 takes the modes of the non-last dims from the
+/// input's spectrum, and where it puts them back (one index lower on odd
+/// sizes: it undoes its fftshift with a second fftshift). Adjoints swap the two.
+pub const FORWARD_ORDER: ModeOrder = ModeOrder::Shifted;
+pub const INVERSE_ORDER: ModeOrder = ModeOrder::ShiftedOddLower;
 
 /// Which implementation runs the spectral convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -128,7 +134,7 @@ impl SpectralShapes {
         if d + 1 == self.spatial_dims() {
             Window::Prefix(self.modes[d])
         } else {
-            Window::Shifted(self.modes[d])
+            FORWARD_ORDER.window(self.modes[d], self.input[d])
         }
     }
 
@@ -137,7 +143,7 @@ impl SpectralShapes {
     /// lower on odd sizes (neuraloperator 2.0.0's double fftshift).
     pub fn placement(&self, d: usize, j: usize) -> usize {
         let n = self.input[d];
-        (self.window(d).index(j, n) + n - n % 2) % n
+        INVERSE_ORDER.window(self.modes[d], n).index(j, n)
     }
 
     /// True when the weight has more modes than this grid holds.

@@ -123,10 +123,9 @@ fn interleave(values: &[num_complex::Complex<f64>]) -> Vec<f32> {
 
 /// The spectrum of Bluestein's kernel `conj(chirp)` laid out circularly over
 /// `m` samples, divided by `m` (the inverse transform's normalisation).
-fn bluestein_kernel_spectrum(n: usize, m: usize, inverse: bool) -> Vec<f32> {
-    let w = chirp(n, inverse);
+fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> Vec<f32> {
     let mut b = vec![num_complex::Complex::new(0.0, 0.0); m];
-    for (j, wj) in w.iter().enumerate() {
+    for (j, wj) in chirp.iter().enumerate() {
         b[j] = wj.conj();
         if j > 0 {
             b[m - j] = wj.conj();
@@ -272,7 +271,7 @@ impl<R: Runtime> Lowering<'_, R> {
     /// [`COLUMN_SIGNALS`] signals side by side (longer ones coalesce better as
     /// a four-step FFT); Bluestein's tiles, one signal at least.
     fn fits_single(&self, t: &Transform, bluestein: Option<usize>, column: bool) -> bool {
-        let slots = t.n + usize::from(t.input == InputForm::HermitianPacked);
+        let slots = t.input.load_len(t.n);
         let signals = if column && bluestein.is_none() {
             COLUMN_SIGNALS
         } else {
@@ -292,8 +291,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let pass_len = bluestein.unwrap_or(n);
         let radix_list = radices(pass_len).expect("pass lengths are 7-smooth");
         let threads_per_signal = threads_for(pass_len);
-        let load_len = n + usize::from(forms.0 == InputForm::HermitianPacked);
-        let stride = smem_stride_for(load_len.max(pass_len));
+        let stride = smem_stride_for(forms.0.load_len(n).max(pass_len));
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
         let wanted = if column {
             COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal)
@@ -415,23 +413,12 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         let t = Transform::of(step);
         let n = t.n;
-        let input_seq = match t.input {
-            InputForm::RealPairs => 2 * n,
-            InputForm::Hermitian => n / 2 + 1,
-            InputForm::HermitianPacked => n + 1,
-            _ => n,
-        };
-        let output_seq = match t.output {
-            OutputForm::RealPairs => 2 * n,
-            OutputForm::Untangled => n + 1,
-            _ => n,
-        };
         let source = Source {
             buf: src,
             form: t.input,
             window: step.load,
             stored: step.in_len,
-            seq_len: input_seq,
+            seq_len: t.input.seq_len(n),
             len: n,
             factor: None,
         };
@@ -440,7 +427,7 @@ impl<R: Runtime> Lowering<'_, R> {
             form: t.output,
             window: step.store,
             stored: step.out_len,
-            seq_len: output_seq,
+            seq_len: t.output.seq_len(n),
             len: n,
             factor: None,
             scale: step.scale as f32,
@@ -486,10 +473,11 @@ impl<R: Runtime> Lowering<'_, R> {
             // chirp applied on the first load and the last store, the kernel's
             // spectrum on the store between them.
             Some(m) => {
-                let w = interleave(&chirp(n, t.inverse));
+                let chirp = chirp(n, t.inverse);
+                let w = interleave(&chirp);
                 let padded = (self.temp(complex_floats(m)), complex_floats(m));
                 let mut forward_sink = scratch_sink(padded, m);
-                forward_sink.factor = Some(bluestein_kernel_spectrum(n, m, t.inverse));
+                forward_sink.factor = Some(bluestein_kernel_spectrum(&chirp, m));
                 self.four_step(
                     m,
                     false,
@@ -542,8 +530,9 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         let factors = match bluestein {
             Some(m) => {
-                let mut f = interleave(&chirp(t.n, t.inverse));
-                f.extend(bluestein_kernel_spectrum(t.n, m, t.inverse));
+                let chirp = chirp(t.n, t.inverse);
+                let mut f = interleave(&chirp);
+                f.extend(bluestein_kernel_spectrum(&chirp, m));
                 f
             }
             None => Vec::new(),
@@ -555,11 +544,11 @@ impl<R: Runtime> Lowering<'_, R> {
     /// cube: `len = n1 · n2`, columns of length n1 (twiddled), then rows of
     /// length n2 whose outputs land transposed (k = k1 + n1·k2).
     fn four_step(&mut self, len: usize, inverse: bool, batch: Batch, src: Source, dst: Sink) -> Result<(), FftError> {
-        let smooth_fits = |n: usize, signals: usize| is_smooth(n) && self.fits(n, n, signals);
-        // Columns of COLUMN_SIGNALS signals coalesce best; the longest lengths
-        // settle for narrower column tiles.
-        let (n1, n2) = four_step_split(len, |n1| smooth_fits(n1, COLUMN_SIGNALS), |n2| smooth_fits(n2, 1))
-            .or_else(|| four_step_split(len, |n1| smooth_fits(n1, 1), |n2| smooth_fits(n2, 1)))
+        // Divisors of a smooth length are smooth. Columns of COLUMN_SIGNALS
+        // signals coalesce best; the longest lengths settle for narrower tiles.
+        let fits = |n: usize, signals: usize| self.fits(n, n, signals);
+        let (n1, n2) = four_step_split(len, |n1| fits(n1, COLUMN_SIGNALS), |n2| fits(n2, 1))
+            .or_else(|| four_step_split(len, |n1| fits(n1, 1), |n2| fits(n2, 1)))
             .ok_or_else(|| FftError::Unsupported(format!("length {len} is too long for a two-level FFT")))?;
         let Batch { outer, inner } = batch;
         let column = batch.column();

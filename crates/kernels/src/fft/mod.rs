@@ -121,6 +121,18 @@ pub enum ModeOrder {
     ShiftedOddLower,
 }
 
+impl ModeOrder {
+    /// The window of `m` retained modes on a non-real axis of length `n`.
+    pub fn window(self, m: usize, n: usize) -> Window {
+        match self {
+            ModeOrder::Fft => Window::Centered(m),
+            ModeOrder::Shifted => Window::Shifted(m),
+            ModeOrder::ShiftedOddLower if n % 2 == 1 => Window::ShiftedLower(m),
+            ModeOrder::ShiftedOddLower => Window::Shifted(m),
+        }
+    }
+}
+
 impl FftDesc {
     pub fn new(shape: &[usize], axes: &[isize], kind: FftKind, direction: Direction) -> Self {
         FftDesc {
@@ -228,12 +240,6 @@ impl FftPlan {
 
         let last = axes.len() - 1;
         let inverse = desc.direction == Direction::Inverse;
-        let centred = |m: usize, n: usize| match desc.mode_order {
-            ModeOrder::Fft => Window::Centered(m),
-            ModeOrder::Shifted => Window::Shifted(m),
-            ModeOrder::ShiftedOddLower if n % 2 == 1 => Window::ShiftedLower(m),
-            ModeOrder::ShiftedOddLower => Window::Shifted(m),
-        };
         let mut shape = desc.shape.clone();
         let mut steps = Vec::with_capacity(axes.len());
         for (i, &axis) in axes.iter().enumerate() {
@@ -258,7 +264,7 @@ impl FftPlan {
                             ))
                         }
                         Some(m) if kind == AxisKind::R2C => Window::Prefix(m),
-                        Some(m) => centred(m, n),
+                        Some(m) => desc.mode_order.window(m, n),
                     };
                     AxisStep {
                         axis,
@@ -281,7 +287,7 @@ impl FftPlan {
                             if m > n {
                                 return invalid(format!("modes {m} on axis {axis} exceed the output length {n}"));
                             }
-                            (n, centred(m, n))
+                            (n, desc.mode_order.window(m, n))
                         }
                         None => {
                             let n = length.unwrap_or(in_len);

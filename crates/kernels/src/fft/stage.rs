@@ -42,9 +42,42 @@ pub enum OutputForm {
     Untangled,
 }
 
+impl InputForm {
+    /// Length of the input sequence (what a load window refers to) of a
+    /// transform of length `n`.
+    pub fn seq_len(self, n: usize) -> usize {
+        match self {
+            InputForm::HermitianPacked => n + 1,
+            InputForm::RealPairs => 2 * n,
+            InputForm::Hermitian => n / 2 + 1,
+            InputForm::Complex | InputForm::Real => n,
+        }
+    }
+
+    /// Complex values of one signal a staged load fills (the packed Hermitian
+    /// input keeps its Nyquist bin too).
+    pub fn load_len(self, n: usize) -> usize {
+        if self == InputForm::HermitianPacked {
+            n + 1
+        } else {
+            n
+        }
+    }
+}
+
 impl OutputForm {
     fn is_real(self) -> bool {
         matches!(self, OutputForm::RealPairs | OutputForm::RealPart)
+    }
+
+    /// Length of the output sequence (what a store window refers to) of a
+    /// transform of length `n`.
+    pub fn seq_len(self, n: usize) -> usize {
+        match self {
+            OutputForm::Untangled => n + 1,
+            OutputForm::RealPairs => 2 * n,
+            OutputForm::Complex | OutputForm::RealPart => n,
+        }
     }
 }
 
@@ -140,33 +173,17 @@ impl StageConfig {
 
     /// Length of the input sequence the load window refers to.
     pub fn input_seq_len(&self) -> usize {
-        match (self.load_fold, self.input) {
-            (Some(fold), _) => fold.seq_len,
-            (None, InputForm::HermitianPacked) => self.n + 1,
-            (None, InputForm::RealPairs) => 2 * self.n,
-            (None, InputForm::Hermitian) => self.n / 2 + 1,
-            (None, _) => self.n,
-        }
+        self.load_fold.map_or(self.input.seq_len(self.n), |fold| fold.seq_len)
     }
 
     /// Length of the output sequence the store window refers to.
     pub fn output_seq_len(&self) -> usize {
-        match (self.store_fold, self.output) {
-            (Some(fold), _) => fold.seq_len,
-            (None, OutputForm::Untangled) => self.n + 1,
-            (None, OutputForm::RealPairs) => 2 * self.n,
-            (None, _) => self.n,
-        }
+        self.store_fold.map_or(self.output.seq_len(self.n), |fold| fold.seq_len)
     }
 
-    /// Complex values of one signal the staged load fills (the packed
-    /// Hermitian input keeps its Nyquist bin too).
+    /// Complex values of one signal the staged load fills.
     pub fn load_len(&self) -> usize {
-        if self.input == InputForm::HermitianPacked {
-            self.n + 1
-        } else {
-            self.n
-        }
+        self.input.load_len(self.n)
     }
 
     /// Real stages index a twiddle table of `2n` entries (packing needs `W_2n`).
@@ -382,8 +399,7 @@ fn small_odd_dft<F: Float>(
 /// Reads the complex twiddle `exp(∓2πi·e/len)` from a table of `len` entries.
 #[cube]
 fn table_twiddle<F: Float>(table: &Array<F>, e: usize, #[comptime] inverse: bool) -> (F, F) {
-    let wr = table[2 * e];
-    let wi = table[2 * e + 1];
+    let (wr, wi) = table_value::<F>(table, e);
     if inverse {
         (wr, F::new(0.0) - wi)
     } else {
