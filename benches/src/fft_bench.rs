@@ -1,16 +1,18 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any] [--only case:n,...]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated] [--only case:n,...]`.
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
 //! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
 //! 7-smooth ones (1000, 3·2^k: mixed radix), and rfft2 on the Darcy grids.
+//! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
+//! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
 
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::fft::{DeviceOptions, Direction, DirectDft, FftDesc, FftKind, FftPlan};
 use fno_kernels::testing::uniform_f32;
 
 struct Case {
@@ -19,6 +21,7 @@ struct Case {
     /// Bytes a transform must move: input read once, output written once.
     bytes: usize,
     prune: bool,
+    direct: DirectDft,
 }
 
 fn cases(total_log2: u32) -> Vec<Case> {
@@ -32,6 +35,7 @@ fn cases(total_log2: u32) -> Vec<Case> {
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
             bytes: 2 * total * 8,
             prune: true,
+            direct: DirectDft::Auto,
         });
         // Truncated C2C with and without last-pass pruning: what pruning saves.
         for (name, prune) in [("fft_c2c_1d_modes_n/8", false), ("fft_c2c_1d_modes_n/8_pruned", true)] {
@@ -40,6 +44,7 @@ fn cases(total_log2: u32) -> Vec<Case> {
                 desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward).modes(&[n / 8]),
                 bytes: total * 8 + batch * (n / 8) * 8,
                 prune,
+                direct: DirectDft::Auto,
             });
         }
         out.push(Case {
@@ -47,12 +52,14 @@ fn cases(total_log2: u32) -> Vec<Case> {
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
             bytes: total * 4 + batch * (n / 2 + 1) * 8,
             prune: true,
+            direct: DirectDft::Auto,
         });
         out.push(Case {
             name: "rfft_1d_modes_n/4",
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward).modes(&[n / 4]),
             bytes: total * 4 + batch * (n / 4) * 8,
             prune: true,
+            direct: DirectDft::Auto,
         });
     }
     for log2 in 6..=9 {
@@ -63,6 +70,7 @@ fn cases(total_log2: u32) -> Vec<Case> {
             desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
             bytes: total * 4 + batch * n * (n / 2 + 1) * 8,
             prune: true,
+            direct: DirectDft::Auto,
         });
     }
     out
@@ -77,12 +85,14 @@ fn batched_1d(n: usize, total: usize) -> [Case; 2] {
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::C2C, Direction::Forward),
             bytes: 2 * batch * n * 8,
             prune: false,
+            direct: DirectDft::Auto,
         },
         Case {
             name: "rfft_1d",
             desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward),
             bytes: batch * n * 4 + batch * (n / 2 + 1) * 8,
             prune: false,
+            direct: DirectDft::Auto,
         },
     ]
 }
@@ -102,13 +112,48 @@ fn any_size_cases(total_log2: u32) -> Vec<Case> {
             desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
             bytes: batch * n * n * 4 + batch * n * (n / 2 + 1) * 8,
             prune: false,
+            direct: DirectDft::Auto,
         });
     }
     out
 }
 
+/// Truncated rows (R2C keeping `m` bins) and columns (C2C over an inner axis of
+/// 32 signals keeping the centred `m` modes), direct and as an FFT.
+fn truncated_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let mut out = Vec::new();
+    for n in [85usize, 141, 211, 256, 421, 1000, 4099] {
+        for m in [8usize, 16, 24, 48, 96] {
+            for direct in [DirectDft::Always, DirectDft::Never] {
+                if m <= n / 2 + 1 {
+                    let batch = (total / n).max(1);
+                    out.push(Case {
+                        name: "rfft_1d_modes",
+                        desc: FftDesc::new(&[batch, n], &[-1], FftKind::R2C, Direction::Forward).modes(&[m]),
+                        bytes: batch * n * 4 + batch * m * 8,
+                        prune: false,
+                        direct,
+                    });
+                }
+                if m <= n {
+                    let batch = (total / (2 * n * 32)).max(1);
+                    out.push(Case {
+                        name: "fft_c2c_col_modes",
+                        desc: FftDesc::new(&[batch, n, 32], &[1], FftKind::C2C, Direction::Forward).modes(&[m]),
+                        bytes: batch * (n + m) * 32 * 8,
+                        prune: false,
+                        direct,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Relative L2 error of the device result against the f64 oracle, on a small batch.
-fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
+fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc, options: DeviceOptions) -> f64 {
     let mut small = desc.clone();
     small.shape[0] = small.shape[0].min(3);
     let plan = FftPlan::new(small).expect("valid case");
@@ -117,7 +162,7 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc) -> f64 {
     let want = plan.execute_cpu(&wide).unwrap();
     let input = client.create_from_slice(f32::as_bytes(&x));
     let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; plan.output_floats()]));
-    plan.on_device(client).unwrap().execute(&input, &output).unwrap();
+    plan.on_device_with(client, options).unwrap().execute(&input, &output).unwrap();
     let got = f32::from_bytes(&client.read_one(output).unwrap()).to_vec();
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
     let den: f64 = want.iter().map(|w| w * w).sum();
@@ -134,7 +179,11 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
         if only.is_some_and(|o| !o.split(',').any(|x| x == label)) {
             continue;
         }
-        let err = verify(&client, &case.desc);
+        let options = DeviceOptions {
+            prune: case.prune,
+            direct_dft: case.direct,
+        };
+        let err = verify(&client, &case.desc, options);
         assert!(
             err < 1e-5,
             "{} {:?}: relative error {err:.3e} against the oracle",
@@ -143,7 +192,7 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
         );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
         let device = plan
-            .on_device_with(&client, DeviceOptions { prune: case.prune })
+            .on_device_with(&client, options)
             .expect("supported case");
         let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
         let output = client.empty(plan.output_floats() * 4);
@@ -164,13 +213,19 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
         times.sort_by(f64::total_cmp);
         let ms = times[times.len() / 2];
         let shape = &case.desc.shape;
-        let n = shape[shape.len() - 1];
-        let batch: usize =
-            shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 };
+        // Columns transform axis 1 of [batch, n, 32]; the other cases their last axis.
+        let column = case.name == "fft_c2c_col_modes";
+        let n = if column { shape[1] } else { shape[shape.len() - 1] };
+        let batch: usize = if column {
+            shape[0]
+        } else {
+            shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 }
+        };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"launches\": {}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
+            case.direct,
             device.launches(),
             case.bytes as f64 / ms / 1e6
         );
@@ -193,8 +248,9 @@ fn main() {
         None => cases(total_log2),
         Some(s) if s == "pow2" => cases(total_log2),
         Some(s) if s == "any" => any_size_cases(total_log2),
+        Some(s) if s == "truncated" => truncated_cases(total_log2),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2 or any)");
+            eprintln!("error: unknown --sizes {other:?} (expected pow2, any or truncated)");
             std::process::exit(2);
         }
     };

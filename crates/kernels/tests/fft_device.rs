@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::fft::{DeviceOptions, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::fft::{DeviceOptions, Direction, DirectDft, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     WgpuRuntime::client(&WgpuDevice::default())
@@ -94,7 +94,26 @@ fn check_all(test: &str, cases: impl IntoIterator<Item = FftDesc>, options: &[De
     report(test, &errors);
 }
 
-const DEFAULT: &[DeviceOptions] = &[DeviceOptions { prune: false }];
+const DEFAULT: &[DeviceOptions] = &[DeviceOptions {
+    prune: false,
+    direct_dft: DirectDft::Auto,
+}];
+/// The FFT kernels, unpruned and pruned, where the planner might otherwise
+/// choose a direct DFT: the cases of the window tests exercise both.
+const FFT_PRUNED_OR_NOT: &[DeviceOptions] = &[
+    DeviceOptions {
+        prune: false,
+        direct_dft: DirectDft::Never,
+    },
+    DeviceOptions {
+        prune: true,
+        direct_dft: DirectDft::Never,
+    },
+];
+const DIRECT: &[DeviceOptions] = &[DeviceOptions {
+    prune: false,
+    direct_dft: DirectDft::Always,
+}];
 
 #[test]
 fn every_power_of_two_1d() {
@@ -193,11 +212,7 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
     ];
     // The pruned kernels must compute the same function.
-    check_all(
-        "truncation_and_zero_padding_windows",
-        cases,
-        &[DeviceOptions { prune: false }, DeviceOptions { prune: true }],
-    );
+    check_all("truncation_and_zero_padding_windows", cases, FFT_PRUNED_OR_NOT);
 }
 
 #[test]
@@ -422,9 +437,48 @@ fn any_length_axes_windows_and_padding() {
         FftDesc::new(&[3, 96], &[-1], FftKind::C2C, Direction::Forward).modes(&[16]),
         FftDesc::new(&[3, 83], &[-1], FftKind::R2C, Direction::Forward).modes(&[9]),
     ];
-    check_all(
-        "any_length_axes_windows_and_padding",
-        cases,
-        &[DeviceOptions { prune: false }, DeviceOptions { prune: true }],
+    check_all("any_length_axes_windows_and_padding", cases, FFT_PRUNED_OR_NOT);
+}
+
+/// The direct DFT (a matrix product between the stored windows) on every kind,
+/// window, order, crop/pad, norm and axis layout, including DC and Nyquist
+/// bins of C2R inputs and lengths 1 and 2.
+#[test]
+fn direct_dft_every_kind_and_window() {
+    let mut cases: Vec<FftDesc> = [1usize, 2, 3, 8, 85, 96, 421].into_iter().flat_map(every_kind).collect();
+    cases.extend([
+        // neuraloperator's windows on Darcy grids, both mode orders.
+        FftDesc::new(&[2, 3, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
+        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[12, 7])
+            .lengths(&[85, 85]),
+        FftDesc::new(&[1, 2, 141, 64], &[-2, -1], FftKind::R2C, Direction::Forward)
+            .modes(&[16, 9])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[1, 2, 15, 9], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[15, 9])
+            .lengths(&[141, 64])
+            .mode_order(ModeOrder::ShiftedOddLower),
+        // Centred windows in FFT order, forward and inverse, odd and even.
+        FftDesc::new(&[3, 99], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
+        FftDesc::new(&[3, 16, 5], &[1], FftKind::C2C, Direction::Inverse)
+            .modes(&[16])
+            .lengths(&[64]),
+        FftDesc::new(&[2, 4099, 3], &[1], FftKind::C2C, Direction::Forward).modes(&[9]),
+        FftDesc::new(&[2, 4099], &[-1], FftKind::R2C, Direction::Forward).modes(&[20]),
+        // numpy's n: crop and zero-pad.
+        FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[61]),
+        FftDesc::new(&[3, 80], &[-1], FftKind::R2C, Direction::Forward).lengths(&[77]),
+        FftDesc::new(&[3, 40], &[-1], FftKind::C2C, Direction::Inverse).lengths(&[37]),
+        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[45]),
+        // Three axes, the real one inner and outer.
+        FftDesc::new(&[2, 5, 7, 9], &[1, 2, 3], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[3, 97, 10], &[-1, -2], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 15, 6, 11], &[-3, -2, -1], FftKind::C2R, Direction::Inverse),
+    ]);
+    cases.extend(
+        [Norm::Forward, Norm::Ortho]
+            .map(|norm| FftDesc::new(&[2, 21, 32], &[-2, -1], FftKind::R2C, Direction::Forward).norm(norm)),
     );
+    check_all("direct_dft_every_kind_and_window", cases, DIRECT);
 }

@@ -3,6 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::dft::{dft_kernel, DftConfig, DftShape};
 use super::factor::{bluestein_length, four_step_split, is_smooth, radices};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
@@ -18,6 +19,14 @@ const COLUMN_SIGNALS: usize = 8;
 /// Static shared memory a cube may take on every backend we target.
 const SHARED_LIMIT: usize = 48 * 1024;
 const ELEMWISE_THREADS: usize = 256;
+/// Longest axis a direct DFT serves: its f32 sums run over the whole axis.
+const MAX_DIRECT_LEN: usize = 8192;
+/// Largest DFT matrix uploaded, in floats.
+const MAX_DIRECT_MATRIX: usize = 1 << 22;
+/// A direct DFT is chosen when its multiply-adds per signal are at most this
+/// many times `L·log2 L` for the FFT's length `L` (Bluestein's for lengths
+/// with large prime factors).
+const DIRECT_RATIO: f64 = 8.0;
 
 /// Where a launch reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +48,17 @@ enum Launch {
         post: Option<(Handle, usize, Handle, usize)>,
         /// Per-index factors (Bluestein's chirp and kernel spectrum).
         factors: (Handle, usize),
+    },
+    /// A direct DFT of the stored windows (see [`super::dft`]).
+    Dft {
+        cfg: DftConfig,
+        shape: DftShape,
+        matrix: Handle,
+        signals: usize,
+        inner: usize,
+        /// Strides in floats of the input and output: (outer, inner, axis).
+        input: [usize; 3],
+        output: [usize; 3],
     },
     /// The extra pass of a long real transform: untangle (R2C) or fold (C2R).
     HalfSpectrum {
@@ -91,6 +111,21 @@ pub struct DeviceOptions {
     /// it (benches/results/2026-11-22_fft_h100.md); kept for compute-bound
     /// callers such as fused kernels, and tested to compute the same function.
     pub prune: bool,
+    /// When an axis runs as a direct DFT of its stored windows.
+    pub direct_dft: DirectDft,
+}
+
+/// Whether an axis step runs as a matrix product between its stored windows
+/// instead of an FFT (both compute the same transform).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DirectDft {
+    /// When the planner's estimate says it is faster.
+    #[default]
+    Auto,
+    /// On every axis within the size limits (length up to 8192, a matrix of up
+    /// to 2^22 floats).
+    Always,
+    Never,
 }
 
 /// Exact `exp(-2πi·e/len)` for `e < count`, computed in f64, interleaved f32.
@@ -411,6 +446,11 @@ impl<R: Runtime> Lowering<'_, R> {
             outer: shape[..step.axis].iter().product(),
             inner: shape[step.axis + 1..].iter().product(),
         };
+        let dft = DftShape::of(step);
+        if self.prefers_direct(step, &dft) {
+            self.direct(step, dft, batch, src, dst);
+            return Ok(());
+        }
         let t = Transform::of(step);
         let n = t.n;
         let source = Source {
@@ -500,6 +540,44 @@ impl<R: Runtime> Lowering<'_, R> {
                 )
             }
         }
+    }
+
+    fn prefers_direct(&self, step: &AxisStep, dft: &DftShape) -> bool {
+        match self.options.direct_dft {
+            _ if step.n > MAX_DIRECT_LEN || dft.work() > MAX_DIRECT_MATRIX => false,
+            DirectDft::Always => true,
+            DirectDft::Never => false,
+            DirectDft::Auto => {
+                let fft_len = if is_smooth(step.n) {
+                    step.n
+                } else {
+                    bluestein_length(step.n)
+                };
+                !is_smooth(step.n) && (dft.work() as f64) <= DIRECT_RATIO * fft_len as f64 * (fft_len as f64).log2()
+            }
+        }
+    }
+
+    /// One launch: the DFT matrix between the stored windows times every signal.
+    fn direct(&mut self, step: &AxisStep, dft: DftShape, batch: Batch, src: (Buf, usize), dst: (Buf, usize)) {
+        let Batch { outer, inner } = batch;
+        let strides = |parts: usize, len: usize| [parts * len * inner, parts, parts * inner];
+        let (matrix, _) = self.upload(&dft.matrix(step));
+        self.passes.push(Pass {
+            launch: Launch::Dft {
+                cfg: DftConfig::for_problem(dft.rows, dft.in_parts, dft.out_parts, batch.column()),
+                shape: dft,
+                matrix,
+                signals: outer * inner,
+                inner,
+                input: strides(dft.in_parts, step.in_len),
+                output: strides(dft.out_parts, step.out_len),
+            },
+            src: src.0,
+            src_floats: src.1,
+            dst: dst.0,
+            dst_floats: dst.1,
+        });
     }
 
     /// One launch: every signal whole in one cube.
@@ -770,6 +848,35 @@ impl<R: Runtime> DeviceFft<R> {
                     layout.output[2],
                     layout.output[3],
                     cfg.clone(),
+                );
+            }
+            Launch::Dft {
+                cfg,
+                shape,
+                matrix,
+                signals,
+                inner,
+                input,
+                output,
+            } => {
+                dft_kernel::launch::<f32, R>(
+                    client,
+                    cube_count(cfg.cubes(shape.rows, *signals)),
+                    CubeDim::new_1d(cfg.threads() as u32),
+                    array(src, pass.src_floats),
+                    array(dst, pass.dst_floats),
+                    array(matrix.clone(), shape.rows * shape.terms),
+                    shape.rows,
+                    shape.terms,
+                    *signals,
+                    *inner,
+                    input[0],
+                    input[1],
+                    input[2],
+                    output[0],
+                    output[1],
+                    output[2],
+                    *cfg,
                 );
             }
             Launch::HalfSpectrum {

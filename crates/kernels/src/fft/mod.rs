@@ -8,12 +8,13 @@
 
 mod cpu;
 mod device;
+mod dft;
 mod factor;
 mod real;
 mod stage;
 mod window;
 
-pub use device::{DeviceFft, DeviceOptions};
+pub use device::{DeviceFft, DeviceOptions, DirectDft};
 pub use factor::radices;
 pub use window::Window;
 
