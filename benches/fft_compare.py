@@ -62,22 +62,28 @@ def baseline(case):
 def main():
     ours_bin = sys.argv[1]
     extra = sys.argv[2:]
-    out = subprocess.run([ours_bin, "cuda", *extra], capture_output=True, text=True)
-    if out.returncode != 0:
-        print(out.stdout, out.stderr)
-        sys.exit(out.returncode)
-    rows = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     bw = copy_gbps()
     print(f"device-to-device copy: {bw:.0f} GB/s (read + write)")
     print(f"{'case':<31}{'n':>6}{'modes':>6}{'direct':>7}{'batch':>9}{'launch':>7}{'ours GB/s':>11}{'cuFFT GB/s':>12}{'ratio':>7}{'ours/copy':>10}")
+    # Ours first, to completion (the baselines must not share the GPU with it);
+    # its raw lines are echoed to stderr as they come, so a run cut short
+    # still leaves what it measured.
+    ours = subprocess.Popen([ours_bin, "cuda", *extra], stdout=subprocess.PIPE, text=True)
+    rows = []
+    for line in ours.stdout:
+        if line.startswith("{"):
+            print("OURS " + line.strip(), file=sys.stderr, flush=True)
+            rows.append(json.loads(line))
+    if ours.wait() != 0:
+        sys.exit(ours.returncode)
     for r in rows:
         if r["case"] == "env":
             continue
         base = baseline(r)
         r["cufft_gbps"] = base
-        print(f"{r['case']:<31}{r['n']:>6}{r['modes']:>6}{r['direct']:>7}{r['batch']:>9}{r['launches']:>7}{r['gbps']:>11.0f}{base:>12.0f}"
-              f"{r['gbps'] / base:>7.2f}{r['gbps'] / bw:>10.2f}", flush=True)
+        print(f"{r['case']:<31}{r['n']:>6}{r['modes']:>6}{r.get('direct', ''):>7}{r['batch']:>9}{r['launches']:>7}"
+              f"{r['gbps']:>11.0f}{base:>12.0f}{r['gbps'] / base:>7.2f}{r['gbps'] / bw:>10.2f}", flush=True)
         print("JSON " + json.dumps(r), file=sys.stderr)
 
 

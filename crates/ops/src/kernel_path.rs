@@ -10,7 +10,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
-use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 
 use crate::backend::SpectralConvBackend;
 use crate::plan_cache::device_fft;
@@ -61,22 +61,48 @@ fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<
     )
 }
 
+/// The shape of the dense buffer behind `t` when `t` is that buffer cut short
+/// along its last dim, as Burn's CUDA allocator pitches rows to 16 bytes:
+/// rows `strides[rank - 2]` floats apart, every other dim dense over the next.
+fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec<usize>> {
+    let (shape, strides) = (t.meta.shape().to_vec(), t.meta.strides().to_vec());
+    let rank = shape.len();
+    let mut stored = shape.clone();
+    if rank >= 2 {
+        stored[rank - 1] = strides[rank - 2];
+    }
+    let dense = (0..rank).all(|d| strides[d] == stored[d + 1..].iter().product::<usize>());
+    (dense && stored[rank - 1] >= shape[rank - 1]).then_some(stored)
+}
+
 /// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
-/// tensor: `[.., *modes, 2]`, the non-last dims' modes in `order`.
+/// tensor: `[.., *modes, 2]`, the non-last dims' modes in `order`. A row-pitched
+/// `x` is read in place, the pitch cropped by the transform's length.
 fn truncated_rfft<R: CubeRuntime>(
-    x: &CubeTensor<R>,
+    x: CubeTensor<R>,
     modes: &[usize],
     norm: Norm,
     order: ModeOrder,
 ) -> Result<CubeTensor<R>, SpectralError> {
-    let shape = x.meta.shape().to_vec();
-    run_plan(
-        FftDesc::new(&shape, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
+    let axes = spatial_axes(modes.len());
+    let desc = |stored: &[usize], grid: &[usize]| {
+        FftDesc::new(stored, &axes, FftKind::R2C, Direction::Forward)
             .modes(modes)
+            .lengths(grid)
             .norm(norm)
-            .mode_order(order),
-        x,
-    )
+            .mode_order(order)
+    };
+    let shape = x.meta.shape().to_vec();
+    let grid = &shape[shape.len() - modes.len()..];
+    if let Some(stored) = row_pitched_shape(&x) {
+        let pitched = desc(&stored, grid);
+        // A view may end at its last row's end rather than its pitch's.
+        let fits = FftPlan::new(pitched.clone()).is_ok_and(|p| p.input_extent() * 4 <= x.handle.size_in_used() as usize);
+        if fits {
+            return run_plan(pitched, &x);
+        }
+    }
+    run_plan(desc(&shape, grid), &into_contiguous(x))
 }
 
 /// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
@@ -201,10 +227,9 @@ fn forward<R: CubeRuntime>(
     let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
     check_supported(&x, &shapes, spec, imp)?;
     let shared = spec.weights == WeightLayout::Shared;
-    let x = into_contiguous(x);
     let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
 
-    let x_hat = truncated_rfft(&x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
+    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
@@ -250,7 +275,6 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
         let shared = spec.weights == WeightLayout::Shared;
         let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
-        let grad_out = into_contiguous(grad_out);
         let (b, ci, co, k) = (
             shapes.batch,
             shapes.in_channels,
@@ -264,7 +288,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
         // gradient (at the inverse's scale) with interior bins counted twice;
         // the CGEMMs apply those bin weights to their outputs.
-        let g_hat = truncated_rfft(&grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
+        let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
         let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
 
         // Weight gradient per mode from conj(x̂) and ĝ (summed over modes when shared).

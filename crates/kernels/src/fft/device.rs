@@ -777,11 +777,11 @@ impl<R: Runtime> DeviceFft<R> {
         self.passes.len()
     }
 
-    /// Runs the transform. `input` holds `plan().input_floats()` f32 values,
-    /// `output` room for `plan().output_floats()`.
+    /// Runs the transform. `input` holds `plan().input_floats()` f32 values
+    /// (at least `plan().input_extent()`), `output` room for `plan().output_floats()`.
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), FftError> {
         let check = |h: &Handle, floats: usize, what: &str| {
-            let bytes = h.size() as usize;
+            let bytes = h.size_in_used() as usize;
             if bytes < floats * 4 {
                 Err(FftError::Buffer(format!(
                     "{what} holds {bytes} bytes, the plan needs {}",
@@ -791,7 +791,7 @@ impl<R: Runtime> DeviceFft<R> {
                 Ok(())
             }
         };
-        check(input, self.plan.input_floats(), "input")?;
+        check(input, self.plan.input_extent(), "input")?;
         check(output, self.plan.output_floats(), "output")?;
         let temps: Vec<Handle> = self.temps.iter().map(|&f| self.client.empty(f * 4)).collect();
         let resolve = |b: Buf| -> Handle {
@@ -812,6 +812,8 @@ impl<R: Runtime> DeviceFft<R> {
     fn launch(&self, pass: &Pass, src: Handle, dst: Handle) {
         let client = &self.client;
         let array = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
+        // An input read as a crop may end before the plan's dense size.
+        let src_floats = pass.src_floats.min(src.size_in_used() as usize / 4);
         match &pass.launch {
             Launch::Stage {
                 cfg,
@@ -830,7 +832,7 @@ impl<R: Runtime> DeviceFft<R> {
                     client,
                     cube_count(tiles),
                     CubeDim::new_1d(cfg.threads_per_cube() as u32),
-                    array(src, pass.src_floats),
+                    array(src, src_floats),
                     array(dst, pass.dst_floats),
                     array(twiddles.clone(), *twiddle_floats),
                     array(coarse, coarse_len),
@@ -863,7 +865,7 @@ impl<R: Runtime> DeviceFft<R> {
                     client,
                     cube_count(cfg.cubes(shape.rows, *signals)),
                     CubeDim::new_1d(cfg.threads() as u32),
-                    array(src, pass.src_floats),
+                    array(src, src_floats),
                     array(dst, pass.dst_floats),
                     array(matrix.clone(), shape.rows * shape.terms),
                     shape.rows,
@@ -896,7 +898,7 @@ impl<R: Runtime> DeviceFft<R> {
                     client,
                     cube_count(total.div_ceil(ELEMWISE_THREADS)),
                     CubeDim::new_1d(ELEMWISE_THREADS as u32),
-                    array(src, pass.src_floats),
+                    array(src, src_floats),
                     array(dst, pass.dst_floats),
                     array(twiddles.clone(), *twiddle_floats),
                     *inner,

@@ -387,6 +387,30 @@ impl FftPlan {
         self.desc.shape.iter().product::<usize>() * if self.input_is_complex() { 2 } else { 1 }
     }
 
+    /// Number of f32 values a device execution reads: up to the last one read,
+    /// which falls short of [`Self::input_floats`] when the first transformed
+    /// axis is cropped (a row-pitched buffer read as a crop of its pitch).
+    pub fn input_extent(&self) -> usize {
+        let parts = if self.input_is_complex() { 2 } else { 1 };
+        let first = &self.steps[0];
+        let seq_in = match first.kind {
+            AxisKind::C2R => first.n / 2 + 1,
+            _ => first.n,
+        };
+        let shape = &self.desc.shape;
+        let (mut extent, mut stride) = (parts, parts);
+        for d in (0..shape.len()).rev() {
+            let read = if d == first.axis {
+                first.load.stored_len(seq_in)
+            } else {
+                shape[d]
+            };
+            extent += (read - 1) * stride;
+            stride *= shape[d];
+        }
+        extent
+    }
+
     /// Number of f32 values of the output buffer.
     pub fn output_floats(&self) -> usize {
         self.output_shape.iter().product::<usize>() * if self.output_is_complex() { 2 } else { 1 }
