@@ -23,10 +23,13 @@ const ELEMWISE_THREADS: usize = 256;
 const MAX_DIRECT_LEN: usize = 8192;
 /// Largest DFT matrix uploaded, in floats.
 const MAX_DIRECT_MATRIX: usize = 1 << 22;
-/// A direct DFT is chosen when its multiply-adds per signal are at most this
-/// many times `L·log2 L` for the FFT's length `L` (Bluestein's for lengths
-/// with large prime factors).
-const DIRECT_RATIO: f64 = 8.0;
+/// A length with a large prime factor runs as a direct DFT when its
+/// multiply-adds per signal are at most this many times `m·log2 m` for
+/// Bluestein's length `m`. On an H100 the direct DFT led Bluestein at every
+/// point measured, up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×);
+/// 7-smooth lengths stay FFTs (a power of two led at every point, 1000 by at
+/// most 1.3×). benches/results/2026-11-22_direct_dft_h100.md.
+const DIRECT_RATIO: f64 = 16.0;
 
 /// Where a launch reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -547,13 +550,10 @@ impl<R: Runtime> Lowering<'_, R> {
             _ if step.n > MAX_DIRECT_LEN || dft.work() > MAX_DIRECT_MATRIX => false,
             DirectDft::Always => true,
             DirectDft::Never => false,
+            DirectDft::Auto if is_smooth(step.n) => false,
             DirectDft::Auto => {
-                let fft_len = if is_smooth(step.n) {
-                    step.n
-                } else {
-                    bluestein_length(step.n)
-                };
-                !is_smooth(step.n) && (dft.work() as f64) <= DIRECT_RATIO * fft_len as f64 * (fft_len as f64).log2()
+                let m = bluestein_length(step.n) as f64;
+                (dft.work() as f64) <= DIRECT_RATIO * m * m.log2()
             }
         }
     }
@@ -565,7 +565,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let (matrix, _) = self.upload(&dft.matrix(step));
         self.passes.push(Pass {
             launch: Launch::Dft {
-                cfg: DftConfig::for_problem(dft.rows, dft.in_parts, dft.out_parts, batch.column()),
+                cfg: DftConfig::for_problem(dft.rows, dft.terms, dft.in_parts, dft.out_parts, batch.column()),
                 shape: dft,
                 matrix,
                 signals: outer * inner,

@@ -52,21 +52,37 @@ impl DftConfig {
         rows.div_ceil(self.block_p()) * signals.div_ceil(self.block_s())
     }
 
-    /// The block shape for `rows` output floats per signal: register tiles of
-    /// 4×4, as many threads along the rows as cover them (up to 16), the rest
-    /// of 256 threads along the signals but at most 64 (the staged signals'
-    /// 16 KiB of shared memory).
-    pub fn for_problem(rows: usize, in_parts: usize, out_parts: usize, signals_fastest: bool) -> Self {
+    /// The block shape for `rows` output floats per signal summed over `terms`:
+    /// register tiles of 4×4; threads along the rows as few as cover them with
+    /// the least padding (at most 16), a power of two along the signals (256
+    /// threads at most, 64 along the signals: their 16 KiB of shared memory);
+    /// the terms in even chunks of at most 32 (16 where signals are adjacent,
+    /// whose loads coalesce along the signals instead).
+    pub fn for_problem(rows: usize, terms: usize, in_parts: usize, out_parts: usize, signals_fastest: bool) -> Self {
         const THREADS: usize = 256;
         const TILE: usize = 4;
+        const STAGED_FLOATS: usize = 4096;
         let tile_p = rows.clamp(1, TILE);
-        let threads_p = rows.div_ceil(tile_p).next_power_of_two().min(16);
+        let tiles = rows.div_ceil(tile_p);
+        let threads_p = if tiles <= 16 {
+            tiles
+        } else {
+            (8..=16)
+                .rev()
+                .min_by_key(|&t| rows.div_ceil(tile_p * t) * t)
+                .expect("a non-empty range")
+        };
+        let threads_s = (THREADS / threads_p).min(64);
+        let threads_s = 1 << (usize::BITS - 1 - threads_s.leading_zeros());
+        let staged_per_term = tile_p * threads_p + TILE * threads_s + 1;
+        let most = if signals_fastest { 16 } else { 32 }.min(STAGED_FLOATS / staged_per_term);
+        let chunk = terms.div_ceil(terms.div_ceil(most).max(1)).max(1);
         DftConfig {
             tile_p,
             tile_s: TILE,
             threads_p,
-            threads_s: (THREADS / threads_p).min(64),
-            chunk: 16,
+            threads_s,
+            chunk,
             in_parts,
             out_parts,
             signals_fastest,
@@ -279,5 +295,29 @@ impl DftShape {
             }
         }
         matrix
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DftConfig;
+
+    #[test]
+    fn blocks_fit_shared_memory_and_cover_rows_with_little_padding() {
+        for rows in 1..=1000 {
+            for terms in [1, 2, 15, 50, 421, 842, 8198] {
+                for column in [false, true] {
+                    let cfg = DftConfig::for_problem(rows, terms, 2, 2, column);
+                    let staged = cfg.chunk * (cfg.block_p() + cfg.block_s() + 1);
+                    assert!(staged * 4 <= 16 * 1024, "{rows}x{terms}: {cfg:?}");
+                    assert!(cfg.threads() <= 256 && cfg.chunk >= 1, "{rows}x{terms}: {cfg:?}");
+                    // Chunks split the terms evenly: padding under one term per chunk.
+                    let chunks = terms.div_ceil(cfg.chunk);
+                    assert!(chunks * cfg.chunk - terms < chunks, "{rows}x{terms}: {cfg:?}");
+                    let padded = rows.div_ceil(cfg.block_p()) * cfg.block_p();
+                    assert!(padded - rows < cfg.block_p().min(rows.div_ceil(8)).max(4), "{rows}: {cfg:?}");
+                }
+            }
+        }
     }
 }
