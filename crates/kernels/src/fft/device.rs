@@ -565,7 +565,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let (matrix, _) = self.upload(&dft.matrix(step));
         self.passes.push(Pass {
             launch: Launch::Dft {
-                cfg: DftConfig::for_problem(dft.rows, dft.terms, dft.in_parts, dft.out_parts, batch.column()),
+                cfg: DftConfig::for_problem(dft.rows, dft.in_parts, dft.out_parts, batch.column()),
                 shape: dft,
                 matrix,
                 signals: outer * inner,

@@ -52,37 +52,23 @@ impl DftConfig {
         rows.div_ceil(self.block_p()) * signals.div_ceil(self.block_s())
     }
 
-    /// The block shape for `rows` output floats per signal summed over `terms`:
-    /// register tiles of 4×4; threads along the rows as few as cover them with
-    /// the least padding (at most 16), a power of two along the signals (256
-    /// threads at most, 64 along the signals: their 16 KiB of shared memory);
-    /// the terms in even chunks of at most 32 (16 where signals are adjacent,
-    /// whose loads coalesce along the signals instead).
-    pub fn for_problem(rows: usize, terms: usize, in_parts: usize, out_parts: usize, signals_fastest: bool) -> Self {
+    /// The block shape for `rows` output floats per signal: register tiles of
+    /// 4×4, a power of two of threads along the rows (at most 16), the rest of
+    /// 256 threads along the signals but at most 64 (about 16 KiB of shared
+    /// memory), the terms staged 16 at a time. On an H100, fitting the thread
+    /// count to the rows exactly and chunks of up to 32 terms made row
+    /// transforms up to 2.7× slower (benches/results/2026-11-22_direct_dft_h100.md).
+    pub fn for_problem(rows: usize, in_parts: usize, out_parts: usize, signals_fastest: bool) -> Self {
         const THREADS: usize = 256;
         const TILE: usize = 4;
-        const STAGED_FLOATS: usize = 4096;
         let tile_p = rows.clamp(1, TILE);
-        let tiles = rows.div_ceil(tile_p);
-        let threads_p = if tiles <= 16 {
-            tiles
-        } else {
-            (8..=16)
-                .rev()
-                .min_by_key(|&t| rows.div_ceil(tile_p * t) * t)
-                .expect("a non-empty range")
-        };
-        let threads_s = (THREADS / threads_p).min(64);
-        let threads_s = 1 << (usize::BITS - 1 - threads_s.leading_zeros());
-        let staged_per_term = tile_p * threads_p + TILE * threads_s + 1;
-        let most = if signals_fastest { 16 } else { 32 }.min(STAGED_FLOATS / staged_per_term);
-        let chunk = terms.div_ceil(terms.div_ceil(most).max(1)).max(1);
+        let threads_p = rows.div_ceil(tile_p).next_power_of_two().min(16);
         DftConfig {
             tile_p,
             tile_s: TILE,
             threads_p,
-            threads_s,
-            chunk,
+            threads_s: (THREADS / threads_p).min(64),
+            chunk: 16,
             in_parts,
             out_parts,
             signals_fastest,
@@ -303,20 +289,16 @@ mod tests {
     use super::DftConfig;
 
     #[test]
-    fn blocks_fit_shared_memory_and_cover_rows_with_little_padding() {
+    fn blocks_fit_shared_memory_and_cover_the_rows() {
         for rows in 1..=1000 {
-            for terms in [1, 2, 15, 50, 421, 842, 8198] {
-                for column in [false, true] {
-                    let cfg = DftConfig::for_problem(rows, terms, 2, 2, column);
-                    let staged = cfg.chunk * (cfg.block_p() + cfg.block_s() + 1);
-                    assert!(staged * 4 <= 16 * 1024, "{rows}x{terms}: {cfg:?}");
-                    assert!(cfg.threads() <= 256 && cfg.chunk >= 1, "{rows}x{terms}: {cfg:?}");
-                    // Chunks split the terms evenly: padding under one term per chunk.
-                    let chunks = terms.div_ceil(cfg.chunk);
-                    assert!(chunks * cfg.chunk - terms < chunks, "{rows}x{terms}: {cfg:?}");
-                    let padded = rows.div_ceil(cfg.block_p()) * cfg.block_p();
-                    assert!(padded - rows < cfg.block_p().min(rows.div_ceil(8)).max(4), "{rows}: {cfg:?}");
-                }
+            for column in [false, true] {
+                let cfg = DftConfig::for_problem(rows, 2, 2, column);
+                let staged = cfg.chunk * (cfg.block_p() + cfg.block_s() + 1);
+                // Under the 32 KiB every backend we target gives a cube, twice over.
+                assert!(staged * 4 <= 17 * 1024, "{rows}: {cfg:?}");
+                assert!(cfg.threads() <= 256, "{rows}: {cfg:?}");
+                // One block of rows when they fit 16 threads, else blocks of 64.
+                assert_eq!(cfg.block_p() >= rows, rows <= 64, "{rows}: {cfg:?}");
             }
         }
     }
