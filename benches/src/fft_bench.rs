@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{DeviceOptions, Direction, DirectDft, FftDesc, FftKind, FftPlan};
+use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::testing::uniform_f32;
 
 struct Case {
@@ -162,7 +162,10 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc, options: Device
     let want = plan.execute_cpu(&wide).unwrap();
     let input = client.create_from_slice(f32::as_bytes(&x));
     let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; plan.output_floats()]));
-    plan.on_device_with(client, options).unwrap().execute(&input, &output).unwrap();
+    plan.on_device_with(client, options)
+        .unwrap()
+        .execute(&input, &output)
+        .unwrap();
     let got = f32::from_bytes(&client.read_one(output).unwrap()).to_vec();
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
     let den: f64 = want.iter().map(|w| w * w).sum();
@@ -191,9 +194,7 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
             case.desc.shape
         );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
-        let device = plan
-            .on_device_with(&client, options)
-            .expect("supported case");
+        let device = plan.on_device_with(&client, options).expect("supported case");
         let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
         let output = client.empty(plan.output_floats() * 4);
         for _ in 0..3 {

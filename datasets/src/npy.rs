@@ -118,11 +118,11 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
         "<c8" => DType::C64,
         other => return Err(ParseError::Dtype(other.to_string())),
     };
-    match dict_value(header, "fortran_order").as_deref() {
-        Some("False") => {}
-        Some("True") => return Err(fmt("Fortran-ordered arrays are not supported")),
+    let fortran = match dict_value(header, "fortran_order").as_deref() {
+        Some("False") => false,
+        Some("True") => true,
         _ => return Err(fmt("header has no valid 'fortran_order'")),
-    }
+    };
     let shape_text = dict_value(header, "shape").ok_or_else(|| fmt("header has no 'shape'"))?;
     let inner = shape_text
         .strip_prefix('(')
@@ -152,11 +152,38 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
             count * 4
         )));
     }
-    let data = body
+    let data: Vec<f32> = body
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
+    let data = if fortran {
+        fortran_to_c(&data, &shape, dtype.floats())
+    } else {
+        data
+    };
     Ok(NpyArray { shape, dtype, data })
+}
+
+/// Reorders column-major (Fortran) data of `shape`, `parts` floats per element,
+/// into row-major order.
+fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f32> {
+    let count: usize = shape.iter().product();
+    let mut out = vec![0.0; data.len()];
+    for c_index in 0..count {
+        // The element's coordinates from its C index, then its Fortran index.
+        let (mut rest, mut f_index, mut f_stride) = (c_index, 0, 1);
+        let mut coords = vec![0; shape.len()];
+        for d in (0..shape.len()).rev() {
+            coords[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        for (d, &n) in shape.iter().enumerate() {
+            f_index += coords[d] * f_stride;
+            f_stride *= n;
+        }
+        out[c_index * parts..(c_index + 1) * parts].copy_from_slice(&data[f_index * parts..(f_index + 1) * parts]);
+    }
+    out
 }
 
 /// The raw text of `'key': value` in a header dict (tuples kept whole).
@@ -243,6 +270,22 @@ mod tests {
     }
 
     #[test]
+    fn reads_fortran_ordered_arrays_in_c_order() {
+        // np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)) stores 0 3 1 4 2 5.
+        let mut bytes = b"\x93NUMPY\x01\x00v\x00".to_vec();
+        let mut header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }".to_string();
+        header.push_str(&" ".repeat(118 - header.len() - 1));
+        header.push('\n');
+        bytes.extend_from_slice(header.as_bytes());
+        for v in [0.0f32, 3.0, 1.0, 4.0, 2.0, 5.0] {
+            bytes.extend(v.to_le_bytes());
+        }
+        let a = parse(&bytes).ok().unwrap();
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(a.data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+
+    #[test]
     fn reads_numpy_written_header() {
         // Header exactly as numpy 1.x writes np.zeros((2, 3), np.complex64).
         let mut bytes = b"\x93NUMPY\x01\x00v\x00".to_vec();
@@ -274,6 +317,6 @@ mod tests {
             b
         };
         assert!(err(&replace(b"<f4", b"<f8")).contains("dtype <f8"));
-        assert!(err(&replace(b"False", b"True ")).contains("Fortran"));
+        assert!(err(&replace(b"False", b"Maybe")).contains("fortran_order"));
     }
 }

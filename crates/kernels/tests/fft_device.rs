@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::fft::{DeviceOptions, Direction, DirectDft, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     WgpuRuntime::client(&WgpuDevice::default())
@@ -445,7 +445,10 @@ fn any_length_axes_windows_and_padding() {
 /// bins of C2R inputs and lengths 1 and 2.
 #[test]
 fn direct_dft_every_kind_and_window() {
-    let mut cases: Vec<FftDesc> = [1usize, 2, 3, 8, 85, 96, 421].into_iter().flat_map(every_kind).collect();
+    let mut cases: Vec<FftDesc> = [1usize, 2, 3, 8, 85, 96, 421]
+        .into_iter()
+        .flat_map(every_kind)
+        .collect();
     cases.extend([
         // neuraloperator's windows on Darcy grids, both mode orders.
         FftDesc::new(&[2, 3, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),

@@ -97,7 +97,8 @@ fn truncated_rfft<R: CubeRuntime>(
     if let Some(stored) = row_pitched_shape(&x) {
         let pitched = desc(&stored, grid);
         // A view may end at its last row's end rather than its pitch's.
-        let fits = FftPlan::new(pitched.clone()).is_ok_and(|p| p.input_extent() * 4 <= x.handle.size_in_used() as usize);
+        let fits =
+            FftPlan::new(pitched.clone()).is_ok_and(|p| p.input_extent() * 4 <= x.handle.size_in_used() as usize);
         if fits {
             return run_plan(pitched, &x);
         }

@@ -123,8 +123,16 @@ pub fn dft_kernel<F: Float>(
     let lane = UNIT_POS as usize;
     // Neighbouring lanes take neighbouring outputs in memory: signals for
     // inner axes, matrix rows (floats along the axis) otherwise.
-    let ti = if comptime![cfg.signals_fastest] { lane / ns } else { lane % np };
-    let tj = if comptime![cfg.signals_fastest] { lane % ns } else { lane / np };
+    let ti = if comptime![cfg.signals_fastest] {
+        lane / ns
+    } else {
+        lane % np
+    };
+    let tj = if comptime![cfg.signals_fastest] {
+        lane % ns
+    } else {
+        lane / np
+    };
     let blocks_p = (p_len + bp - 1) / bp;
     let cube = CUBE_POS;
     let p0 = (cube % blocks_p) * bp;
@@ -158,8 +166,16 @@ pub fn dft_kernel<F: Float>(
         for t in 0..comptime![(cfg.chunk * cfg.block_s()).div_ceil(cfg.threads())] {
             let e = lane + t * threads;
             if comptime![(cfg.chunk * cfg.block_s()) % cfg.threads() == 0] || e < chunk * bs {
-                let q = if comptime![cfg.signals_fastest] { e / bs } else { e % chunk };
-                let s = if comptime![cfg.signals_fastest] { e % bs } else { e / chunk };
+                let q = if comptime![cfg.signals_fastest] {
+                    e / bs
+                } else {
+                    e % chunk
+                };
+                let s = if comptime![cfg.signals_fastest] {
+                    e % bs
+                } else {
+                    e / chunk
+                };
                 let (qg, sg) = (q0 + q, s0 + s);
                 let valid = qg < q_len && sg < signals;
                 let at = address(sg, qg, inner, in_outer, in_inner, in_axis, cfg.in_parts);

@@ -1,0 +1,406 @@
+//! Safetensors checkpoints under neuraloperator's state_dict key names.
+//!
+//! One format serves both directions: [`Fno::load_safetensors`] reads
+//! neuraloperator exports (complex weights as native C64 or as F32 `[..., 2]`)
+//! and our own files, which [`Fno::save_safetensors`] writes with the same
+//! names, F32 `[..., 2]` complex weights and the configuration as JSON in the
+//! header's metadata. Every key is checked: missing, unexpected and mis-shaped
+//! keys are all reported together, and nothing is loaded unless all match.
+
+use std::collections::{BTreeMap, HashMap};
+
+use burn::module::Param;
+use burn::tensor::{Tensor, TensorData};
+use fno_ops::SpectralConvBackend;
+
+use crate::config::{FnoConfig, SkipKind};
+use crate::fno::{ChannelMlp, Fno, Pointwise, Skip};
+use crate::ModelError;
+
+/// A tensor read from a safetensors file, widened to f32; complex values are
+/// interleaved with a trailing dim of 2.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredTensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+/// Tensors and header metadata of a safetensors file.
+#[derive(Clone, Debug, Default)]
+pub struct SafeTensorsFile {
+    pub tensors: BTreeMap<String, StoredTensor>,
+    pub metadata: HashMap<String, String>,
+}
+
+fn bad(m: impl Into<String>) -> ModelError {
+    ModelError::Checkpoint(m.into())
+}
+
+impl SafeTensorsFile {
+    /// Parses a safetensors file: an 8-byte header length, a JSON header, the data.
+    pub fn parse(bytes: &[u8]) -> Result<Self, ModelError> {
+        let len_bytes: [u8; 8] = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| bad("not a safetensors file (shorter than its header length)"))?;
+        let header_len = u64::from_le_bytes(len_bytes) as usize;
+        let header = bytes
+            .get(8..8usize.saturating_add(header_len))
+            .ok_or_else(|| bad(format!("header of {header_len} bytes runs past the end of the file")))?;
+        let header: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(header).map_err(|e| bad(format!("unreadable header: {e}")))?;
+        let data = &bytes[8 + header_len..];
+        let mut file = SafeTensorsFile::default();
+        for (name, entry) in header {
+            if name == "__metadata__" {
+                file.metadata = serde_json::from_value(entry).map_err(|e| bad(format!("metadata: {e}")))?;
+                continue;
+            }
+            let field = |key: &str| {
+                entry
+                    .get(key)
+                    .ok_or_else(|| bad(format!("{name}: no {key} in the header")))
+            };
+            let dtype = field("dtype")?.as_str().unwrap_or_default().to_string();
+            let shape: Vec<usize> =
+                serde_json::from_value(field("shape")?.clone()).map_err(|e| bad(format!("{name}: shape: {e}")))?;
+            let [start, end]: [usize; 2] = serde_json::from_value(field("data_offsets")?.clone())
+                .map_err(|e| bad(format!("{name}: data_offsets: {e}")))?;
+            let raw = data
+                .get(start..end)
+                .filter(|_| start <= end)
+                .ok_or_else(|| bad(format!("{name}: data offsets {start}..{end} outside the file")))?;
+            let elements: usize = shape.iter().product();
+            let (values, complex) = decode(&dtype, raw).map_err(|m| bad(format!("{name}: {m}")))?;
+            let mut shape = shape;
+            if complex {
+                shape.push(2);
+            }
+            if values.len() != elements * if complex { 2 } else { 1 } {
+                return Err(bad(format!(
+                    "{name}: {} bytes of {dtype} for shape {shape:?}",
+                    raw.len()
+                )));
+            }
+            file.tensors.insert(name, StoredTensor { shape, data: values });
+        }
+        Ok(file)
+    }
+
+    /// Serialises F32 tensors (sorted by name) and the metadata.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut header = serde_json::Map::new();
+        header.insert("__metadata__".into(), serde_json::json!(self.metadata));
+        let mut offset = 0usize;
+        for (name, t) in &self.tensors {
+            let end = offset + 4 * t.data.len();
+            header.insert(
+                name.clone(),
+                serde_json::json!({"dtype": "F32", "shape": t.shape, "data_offsets": [offset, end]}),
+            );
+            offset = end;
+        }
+        let mut header = serde_json::to_vec(&header).expect("a JSON map serialises");
+        // Pad the header so the data starts 8-byte aligned, as the format recommends.
+        header.resize(header.len().next_multiple_of(8), b' ');
+        let mut out = (header.len() as u64).to_le_bytes().to_vec();
+        out.extend(header);
+        for t in self.tensors.values() {
+            out.extend(t.data.iter().flat_map(|v| v.to_le_bytes()));
+        }
+        out
+    }
+}
+
+/// Little-endian values of `dtype` as f32; complex dtypes interleaved (and flagged).
+fn decode(dtype: &str, raw: &[u8]) -> Result<(Vec<f32>, bool), String> {
+    let words = |size: usize| {
+        if raw.len() % size == 0 {
+            Ok(raw.chunks_exact(size))
+        } else {
+            Err(format!("{} bytes is not a whole number of {dtype} values", raw.len()))
+        }
+    };
+    Ok(match dtype {
+        "F32" => (
+            words(4)?.map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
+            false,
+        ),
+        "C64" => (
+            words(4)?.map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
+            true,
+        ),
+        "F64" => (
+            words(8)?
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
+                .collect(),
+            false,
+        ),
+        "C128" => (
+            words(8)?
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
+                .collect(),
+            true,
+        ),
+        "F16" => (
+            words(2)?
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            false,
+        ),
+        "BF16" => (
+            words(2)?
+                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            false,
+        ),
+        other => return Err(format!("dtype {other} is not a floating-point type")),
+    })
+}
+
+/// The parameters of an FNO under neuraloperator's names, with their shapes.
+fn expected_keys(cfg: &FnoConfig) -> Vec<(String, Vec<usize>)> {
+    let h = cfg.hidden_channels;
+    let ones = vec![1usize; cfg.dims()];
+    let mut keys = Vec::new();
+    let mlp = |prefix: &str, channels: &[usize], keys: &mut Vec<(String, Vec<usize>)>| {
+        for (i, w) in channels.windows(2).enumerate() {
+            keys.push((format!("{prefix}.fcs.{i}.weight"), vec![w[1], w[0], 1]));
+            keys.push((format!("{prefix}.fcs.{i}.bias"), vec![w[1]]));
+        }
+    };
+    let lifting = match cfg.lifting_channels() {
+        0 => vec![cfg.lifting_in_channels(), h],
+        l => vec![cfg.lifting_in_channels(), l, h],
+    };
+    mlp("lifting", &lifting, &mut keys);
+    let skip = |prefix: String, kind: Option<SkipKind>, keys: &mut Vec<(String, Vec<usize>)>| match kind {
+        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), vec![h, h, 1])),
+        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), [&[1, h][..], &ones].concat())),
+        Some(SkipKind::Identity) | None => {}
+    };
+    for i in 0..cfg.n_layers {
+        let mut weight = vec![h, h];
+        weight.extend(cfg.weight_modes());
+        weight.push(2);
+        keys.push((format!("fno_blocks.convs.{i}.weight.tensor"), weight));
+        keys.push((format!("fno_blocks.convs.{i}.bias"), [&[h][..], &ones].concat()));
+        skip(format!("fno_blocks.fno_skips.{i}"), cfg.fno_skip_kind(), &mut keys);
+        if cfg.use_channel_mlp {
+            mlp(
+                &format!("fno_blocks.channel_mlp.{i}"),
+                &[h, cfg.channel_mlp_channels(), h],
+                &mut keys,
+            );
+            skip(
+                format!("fno_blocks.channel_mlp_skips.{i}"),
+                cfg.channel_mlp_skip_kind(),
+                &mut keys,
+            );
+        }
+    }
+    if cfg.norm_kind() == Some(crate::config::NormKind::Group) {
+        for k in 0..2 * cfg.n_layers {
+            keys.push((format!("fno_blocks.norm.{k}.weight"), vec![h]));
+            keys.push((format!("fno_blocks.norm.{k}.bias"), vec![h]));
+        }
+    }
+    mlp(
+        "projection",
+        &[h, cfg.projection_channels(), cfg.out_channels],
+        &mut keys,
+    );
+    keys
+}
+
+/// Checks every key of `file` against `cfg`; returns them in the expected order.
+fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<String, StoredTensor>, ModelError> {
+    let expected = expected_keys(cfg);
+    let mut problems = Vec::new();
+    let mut found = HashMap::new();
+    for (name, shape) in &expected {
+        match file.tensors.get(name) {
+            None => problems.push(format!("missing {name} {shape:?}")),
+            Some(t) if &t.shape != shape => problems.push(format!(
+                "{name} has shape {:?}, the configuration needs {shape:?}",
+                t.shape
+            )),
+            Some(t) => {
+                found.insert(name.clone(), t.clone());
+            }
+        }
+    }
+    let unexpected: Vec<&String> = file
+        .tensors
+        .keys()
+        .filter(|k| !expected.iter().any(|(name, _)| name == *k))
+        .collect();
+    for name in unexpected {
+        problems.push(format!("unexpected {name}"));
+    }
+    if problems.is_empty() {
+        Ok(found)
+    } else {
+        Err(bad(format!(
+            "the checkpoint does not match the configuration: {}",
+            problems.join("; ")
+        )))
+    }
+}
+
+impl<B: SpectralConvBackend> Fno<B> {
+    /// Loads a safetensors checkpoint. The configuration comes from `config`
+    /// or, when absent, from the file's metadata (our own checkpoints).
+    pub fn load_safetensors(bytes: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, ModelError> {
+        let file = SafeTensorsFile::parse(bytes)?;
+        let config = match config {
+            Some(c) => c.clone(),
+            None => {
+                let json = file.metadata.get("config").ok_or_else(|| {
+                    bad("the checkpoint carries no configuration; pass the config.json it was trained with")
+                })?;
+                FnoConfig::from_json(json)?
+            }
+        };
+        config.validate()?;
+        let mut tensors = matched_tensors(&config, &file)?;
+        let mut model = Fno::new(&config, device)?;
+        let mut take = |name: String| -> Param<Tensor<B, 1>> {
+            let t = tensors.remove(&name).expect("matched above");
+            Param::from_tensor(Tensor::from_data(
+                TensorData::new(t.data, [t.shape.iter().product::<usize>()]),
+                device,
+            ))
+        };
+        load_mlp(&mut model.lifting, "lifting", &mut take);
+        for (i, block) in model.blocks.iter_mut().enumerate() {
+            let w = take(format!("fno_blocks.convs.{i}.weight.tensor"));
+            block.spectral_weight = Param::from_tensor(w.val().reshape(block.spectral_weight.dims()));
+            block.spectral_bias = take(format!("fno_blocks.convs.{i}.bias"));
+            if let Some(skip) = &mut block.fno_skip {
+                load_skip(skip, &format!("fno_blocks.fno_skips.{i}"), &mut take);
+            }
+            if let Some(mlp) = &mut block.channel_mlp {
+                load_mlp(mlp, &format!("fno_blocks.channel_mlp.{i}"), &mut take);
+            }
+            if let Some(skip) = &mut block.channel_mlp_skip {
+                load_skip(skip, &format!("fno_blocks.channel_mlp_skips.{i}"), &mut take);
+            }
+            for (j, norm) in block.norms.iter_mut().enumerate() {
+                if norm.weight.is_some() {
+                    norm.weight = Some(take(format!("fno_blocks.norm.{}.weight", 2 * i + j)));
+                    norm.bias = Some(take(format!("fno_blocks.norm.{}.bias", 2 * i + j)));
+                }
+            }
+        }
+        load_mlp(&mut model.projection, "projection", &mut take);
+        Ok(model)
+    }
+
+    /// Our checkpoint: neuraloperator's key names and shapes, F32 values, the
+    /// configuration in the metadata.
+    pub fn save_safetensors(&self) -> Vec<u8> {
+        let cfg = self.config();
+        let mut file = SafeTensorsFile::default();
+        file.metadata.insert("config".into(), cfg.to_json());
+        file.metadata.insert("format".into(), "fno-models".into());
+        let mut put = |name: String, t: Tensor<B, 1>, shape: Vec<usize>| {
+            let data = t.into_data().convert::<f32>().to_vec::<f32>().expect("f32 data");
+            file.tensors.insert(name, StoredTensor { shape, data });
+        };
+        let flat = |p: &Param<Tensor<B, 2>>| p.val().flatten::<1>(0, 1);
+        let mlp = |prefix: &str, m: &ChannelMlp<B>, put: &mut dyn FnMut(String, Tensor<B, 1>, Vec<usize>)| {
+            for (i, fc) in m.fcs.iter().enumerate() {
+                let [cout, cin] = fc.weight.dims();
+                put(format!("{prefix}.fcs.{i}.weight"), flat(&fc.weight), vec![cout, cin, 1]);
+                if let Some(b) = &fc.bias {
+                    put(format!("{prefix}.fcs.{i}.bias"), b.val(), vec![cout]);
+                }
+            }
+        };
+        let expected: HashMap<String, Vec<usize>> = expected_keys(cfg).into_iter().collect();
+        let shape = |name: &str| expected[name].clone();
+        mlp("lifting", &self.lifting, &mut put);
+        for (i, block) in self.blocks.iter().enumerate() {
+            let name = format!("fno_blocks.convs.{i}.weight.tensor");
+            put(
+                name.clone(),
+                block.spectral_weight.val().flatten::<1>(0, 3),
+                shape(&name),
+            );
+            let name = format!("fno_blocks.convs.{i}.bias");
+            put(name.clone(), block.spectral_bias.val(), shape(&name));
+            let skip = |prefix: String, s: &Skip<B>, put: &mut dyn FnMut(String, Tensor<B, 1>, Vec<usize>)| {
+                if let Some(l) = &s.linear {
+                    let name = format!("{prefix}.conv.weight");
+                    put(name.clone(), flat(&l.weight), shape(&name));
+                }
+                if let Some(g) = &s.gate {
+                    let name = format!("{prefix}.weight");
+                    put(name.clone(), g.val(), shape(&name));
+                }
+            };
+            if let Some(s) = &block.fno_skip {
+                skip(format!("fno_blocks.fno_skips.{i}"), s, &mut put);
+            }
+            if let Some(m) = &block.channel_mlp {
+                mlp(&format!("fno_blocks.channel_mlp.{i}"), m, &mut put);
+            }
+            if let Some(s) = &block.channel_mlp_skip {
+                skip(format!("fno_blocks.channel_mlp_skips.{i}"), s, &mut put);
+            }
+            for (j, norm) in block.norms.iter().enumerate() {
+                if let (Some(w), Some(b)) = (&norm.weight, &norm.bias) {
+                    put(
+                        format!("fno_blocks.norm.{}.weight", 2 * i + j),
+                        w.val(),
+                        shape("fno_blocks.norm.0.weight"),
+                    );
+                    put(
+                        format!("fno_blocks.norm.{}.bias", 2 * i + j),
+                        b.val(),
+                        shape("fno_blocks.norm.0.bias"),
+                    );
+                }
+            }
+        }
+        mlp("projection", &self.projection, &mut put);
+        file.to_bytes()
+    }
+}
+
+fn load_mlp<B: SpectralConvBackend>(
+    mlp: &mut ChannelMlp<B>,
+    prefix: &str,
+    take: &mut impl FnMut(String) -> Param<Tensor<B, 1>>,
+) {
+    for (i, fc) in mlp.fcs.iter_mut().enumerate() {
+        load_pointwise(fc, &format!("{prefix}.fcs.{i}"), take);
+    }
+}
+
+fn load_pointwise<B: SpectralConvBackend>(
+    fc: &mut Pointwise<B>,
+    prefix: &str,
+    take: &mut impl FnMut(String) -> Param<Tensor<B, 1>>,
+) {
+    let dims = fc.weight.dims();
+    fc.weight = Param::from_tensor(take(format!("{prefix}.weight")).val().reshape(dims));
+    if fc.bias.is_some() {
+        fc.bias = Some(take(format!("{prefix}.bias")));
+    }
+}
+
+fn load_skip<B: SpectralConvBackend>(
+    skip: &mut Skip<B>,
+    prefix: &str,
+    take: &mut impl FnMut(String) -> Param<Tensor<B, 1>>,
+) {
+    if let Some(l) = &mut skip.linear {
+        let dims = l.weight.dims();
+        l.weight = Param::from_tensor(take(format!("{prefix}.conv.weight")).val().reshape(dims));
+    }
+    if skip.gate.is_some() {
+        skip.gate = Some(take(format!("{prefix}.weight")));
+    }
+}

@@ -1,0 +1,363 @@
+//! The FNO's configuration, named as neuraloperator 2.0's `FNO` arguments so
+//! that its `config.json` files parse as they are.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ModelError;
+
+/// neuraloperator's `domain_padding`: one fraction for every spatial dim or one each.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DomainPadding {
+    All(f64),
+    PerDim(Vec<f64>),
+}
+
+/// Every argument of neuraloperator 2.0's `FNO.__init__`, with its defaults.
+/// Values this crate does not implement are rejected by [`FnoConfig::validate`]
+/// with their name, never ignored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FnoConfig {
+    pub n_modes: Vec<usize>,
+    pub in_channels: usize,
+    pub out_channels: usize,
+    pub hidden_channels: usize,
+    #[serde(default = "defaults::n_layers")]
+    pub n_layers: usize,
+    #[serde(default = "defaults::two")]
+    pub lifting_channel_ratio: f64,
+    #[serde(default = "defaults::two")]
+    pub projection_channel_ratio: f64,
+    /// `"grid"` (coordinates `i / n` on `[0, 1)` appended as channels) or none.
+    #[serde(default = "defaults::grid")]
+    pub positional_embedding: Option<String>,
+    #[serde(default = "defaults::gelu")]
+    pub non_linearity: String,
+    /// None, `"instance_norm"` or `"group_norm"`.
+    #[serde(default)]
+    pub norm: Option<String>,
+    #[serde(default)]
+    pub complex_data: bool,
+    #[serde(default = "defaults::yes")]
+    pub use_channel_mlp: bool,
+    #[serde(default)]
+    pub channel_mlp_dropout: f64,
+    #[serde(default = "defaults::half")]
+    pub channel_mlp_expansion: f64,
+    /// `"linear"`, `"identity"`, `"soft-gating"` or none.
+    #[serde(default = "defaults::soft_gating")]
+    pub channel_mlp_skip: Option<String>,
+    #[serde(default = "defaults::linear")]
+    pub fno_skip: Option<String>,
+    #[serde(default)]
+    pub resolution_scaling_factor: Option<serde_json::Value>,
+    #[serde(default)]
+    pub domain_padding: Option<DomainPadding>,
+    #[serde(default = "defaults::full")]
+    pub fno_block_precision: String,
+    /// None or `"tanh"` (applied to the spectral convolution's input).
+    #[serde(default)]
+    pub stabilizer: Option<String>,
+    #[serde(default)]
+    pub max_n_modes: Option<Vec<usize>>,
+    #[serde(default)]
+    pub factorization: Option<String>,
+    #[serde(default = "defaults::one")]
+    pub rank: f64,
+    #[serde(default)]
+    pub fixed_rank_modes: bool,
+    #[serde(default = "defaults::factorized")]
+    pub implementation: String,
+    #[serde(default)]
+    pub decomposition_kwargs: Option<serde_json::Value>,
+    #[serde(default)]
+    pub separable: bool,
+    #[serde(default)]
+    pub preactivation: bool,
+}
+
+mod defaults {
+    pub fn n_layers() -> usize {
+        4
+    }
+    pub fn two() -> f64 {
+        2.0
+    }
+    pub fn one() -> f64 {
+        1.0
+    }
+    pub fn half() -> f64 {
+        0.5
+    }
+    pub fn yes() -> bool {
+        true
+    }
+    pub fn grid() -> Option<String> {
+        Some("grid".into())
+    }
+    pub fn gelu() -> String {
+        "gelu".into()
+    }
+    pub fn soft_gating() -> Option<String> {
+        Some("soft-gating".into())
+    }
+    pub fn linear() -> Option<String> {
+        Some("linear".into())
+    }
+    pub fn full() -> String {
+        "full".into()
+    }
+    pub fn factorized() -> String {
+        "factorized".into()
+    }
+}
+
+/// A skip connection of an FNO block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipKind {
+    /// A bias-free 1×1 convolution.
+    Linear,
+    Identity,
+    /// A per-channel weight.
+    SoftGating,
+}
+
+/// Normalisation inside the FNO blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormKind {
+    /// Per sample and channel over the spatial dims, no parameters.
+    Instance,
+    /// One group: per sample over channels and space, then a per-channel affine map.
+    Group,
+}
+
+fn skip_kind(name: &str, value: &Option<String>) -> Result<Option<SkipKind>, ModelError> {
+    match value.as_deref().map(str::to_lowercase).as_deref() {
+        None => Ok(None),
+        Some("linear") => Ok(Some(SkipKind::Linear)),
+        Some("identity") => Ok(Some(SkipKind::Identity)),
+        Some("soft-gating") => Ok(Some(SkipKind::SoftGating)),
+        Some(other) => Err(ModelError::Config(format!(
+            "{name} = {other:?}: expected \"linear\", \"identity\", \"soft-gating\" or null"
+        ))),
+    }
+}
+
+/// Python's `round`: halves go to the even neighbour.
+pub(crate) fn round_half_even(v: f64) -> usize {
+    v.round_ties_even().max(0.0) as usize
+}
+
+impl FnoConfig {
+    /// The fixture-sized default: neuraloperator's defaults around the given sizes.
+    pub fn new(n_modes: &[usize], in_channels: usize, out_channels: usize, hidden_channels: usize) -> Self {
+        serde_json::from_value(serde_json::json!({
+            "n_modes": n_modes,
+            "in_channels": in_channels,
+            "out_channels": out_channels,
+            "hidden_channels": hidden_channels,
+        }))
+        .expect("the required fields alone form a valid configuration")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, ModelError> {
+        let cfg: FnoConfig =
+            serde_json::from_str(text).map_err(|e| ModelError::Config(format!("bad FNO configuration: {e}")))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("configurations serialise")
+    }
+
+    pub fn dims(&self) -> usize {
+        self.n_modes.len()
+    }
+
+    /// Channels of the lifting's hidden layer (`int(ratio · hidden)`; 0: one layer).
+    pub fn lifting_channels(&self) -> usize {
+        (self.lifting_channel_ratio * self.hidden_channels as f64) as usize
+    }
+
+    pub fn projection_channels(&self) -> usize {
+        (self.projection_channel_ratio * self.hidden_channels as f64) as usize
+    }
+
+    /// Hidden channels of each block's channel MLP (`round(hidden · expansion)`).
+    pub fn channel_mlp_channels(&self) -> usize {
+        round_half_even(self.hidden_channels as f64 * self.channel_mlp_expansion)
+    }
+
+    /// Channels the lifting reads: the input's plus one per coordinate.
+    pub fn lifting_in_channels(&self) -> usize {
+        self.in_channels + if self.grid_embedding() { self.dims() } else { 0 }
+    }
+
+    pub fn grid_embedding(&self) -> bool {
+        self.positional_embedding.is_some()
+    }
+
+    pub fn fno_skip_kind(&self) -> Option<SkipKind> {
+        skip_kind("fno_skip", &self.fno_skip).expect("validated")
+    }
+
+    pub fn channel_mlp_skip_kind(&self) -> Option<SkipKind> {
+        skip_kind("channel_mlp_skip", &self.channel_mlp_skip).expect("validated")
+    }
+
+    pub fn norm_kind(&self) -> Option<NormKind> {
+        match self.norm.as_deref() {
+            Some("instance_norm") => Some(NormKind::Instance),
+            Some("group_norm") => Some(NormKind::Group),
+            _ => None,
+        }
+    }
+
+    /// The weight's stored modes: the centred counts, then `m // 2 + 1` bins of the last dim.
+    pub fn weight_modes(&self) -> Vec<usize> {
+        let mut modes = self.n_modes.clone();
+        if let Some(last) = modes.last_mut() {
+            *last = *last / 2 + 1;
+        }
+        modes
+    }
+
+    /// Per spatial dim, the zeros added on each side of a grid of `grid` points.
+    pub fn padding_for(&self, grid: &[usize]) -> Vec<usize> {
+        let fractions = match &self.domain_padding {
+            None => vec![0.0; grid.len()],
+            Some(DomainPadding::All(p)) => vec![*p; grid.len()],
+            Some(DomainPadding::PerDim(p)) => p.clone(),
+        };
+        fractions
+            .iter()
+            .zip(grid)
+            .map(|(p, &n)| round_half_even(p * n as f64))
+            .collect()
+    }
+
+    /// Rejects what this crate does not implement, naming the argument.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let bad = |m: String| Err(ModelError::Config(m));
+        if !(1..=3).contains(&self.dims()) {
+            return bad(format!(
+                "n_modes has {} entries: 1 to 3 spatial dims are supported",
+                self.dims()
+            ));
+        }
+        if self.n_modes.contains(&0) || self.in_channels == 0 || self.out_channels == 0 || self.hidden_channels == 0 {
+            return bad("n_modes and channel counts must be positive".into());
+        }
+        if self.n_layers == 0 {
+            return bad("n_layers must be positive".into());
+        }
+        match self.positional_embedding.as_deref() {
+            None | Some("grid") => {}
+            Some(other) => return bad(format!("positional_embedding = {other:?}: expected \"grid\" or null")),
+        }
+        if self.non_linearity.to_lowercase() != "gelu" {
+            return bad(format!(
+                "non_linearity = {:?}: only gelu is implemented",
+                self.non_linearity
+            ));
+        }
+        match self.norm.as_deref() {
+            None | Some("instance_norm") | Some("group_norm") => {}
+            Some(other) => {
+                return bad(format!(
+                    "norm = {other:?}: expected null, \"instance_norm\" or \"group_norm\""
+                ))
+            }
+        }
+        skip_kind("fno_skip", &self.fno_skip)?;
+        skip_kind("channel_mlp_skip", &self.channel_mlp_skip)?;
+        if !(0.0..1.0).contains(&self.channel_mlp_dropout) {
+            return bad(format!(
+                "channel_mlp_dropout = {}: expected [0, 1)",
+                self.channel_mlp_dropout
+            ));
+        }
+        let unsupported = [
+            ("complex_data", self.complex_data),
+            (
+                "resolution_scaling_factor",
+                self.resolution_scaling_factor.as_ref().is_some_and(|v| !v.is_null()),
+            ),
+            ("fno_block_precision", self.fno_block_precision != "full"),
+            ("stabilizer", self.stabilizer.as_deref().is_some_and(|s| s != "tanh")),
+            (
+                "factorization",
+                self.factorization.as_deref().is_some_and(|f| f != "dense"),
+            ),
+            ("separable", self.separable),
+            (
+                "max_n_modes",
+                self.max_n_modes.as_ref().is_some_and(|m| *m != self.n_modes),
+            ),
+        ];
+        if let Some((name, _)) = unsupported.iter().find(|(_, on)| *on) {
+            return bad(format!("{name}: only neuraloperator's default is implemented"));
+        }
+        if let Some(DomainPadding::PerDim(p)) = &self.domain_padding {
+            if p.len() != self.dims() {
+                return bad(format!(
+                    "domain_padding has {} entries for {} dims",
+                    p.len(),
+                    self.dims()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neuraloperator_defaults_and_derived_sizes() {
+        let cfg = FnoConfig::from_json(
+            r#"{"n_modes": [8, 8], "in_channels": 1, "out_channels": 1, "hidden_channels": 16, "n_layers": 4, "projection_channel_ratio": 2}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.lifting_channels(), 32);
+        assert_eq!(cfg.projection_channels(), 32);
+        assert_eq!(cfg.channel_mlp_channels(), 8);
+        assert_eq!(cfg.lifting_in_channels(), 3);
+        assert_eq!(cfg.weight_modes(), vec![8, 5]);
+        assert_eq!(cfg.fno_skip_kind(), Some(SkipKind::Linear));
+        assert_eq!(cfg.channel_mlp_skip_kind(), Some(SkipKind::SoftGating));
+        // Python rounds halves to even: 0.25·10 = 2.5 → 2, 0.25·14 = 3.5 → 4.
+        let padded = FnoConfig {
+            domain_padding: Some(DomainPadding::All(0.25)),
+            ..cfg.clone()
+        };
+        assert_eq!(padded.padding_for(&[10, 14]), vec![2, 4]);
+        assert_eq!(FnoConfig::from_json(&cfg.to_json()).unwrap(), cfg);
+    }
+
+    #[test]
+    fn unknown_and_unsupported_arguments_are_named() {
+        let err = FnoConfig::from_json(
+            r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "n_layer": 3}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("n_layer"), "{err}");
+        let err = FnoConfig::from_json(
+            r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "factorization": "tucker"}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("factorization"), "{err}");
+        let err = FnoConfig::from_json(
+            r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "fno_skip": "conv"}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("fno_skip"), "{err}");
+    }
+}

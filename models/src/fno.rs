@@ -1,0 +1,374 @@
+//! The FNO: grid embedding, lifting channel-MLP, FNO blocks (spectral
+//! convolution + skip, GELU, channel-MLP + its skip), projection — the forward
+//! of neuraloperator 2.0's `FNO` with post-activation blocks.
+
+use burn::module::{Module, Param};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor};
+use fno_kernels::fft::Norm;
+use fno_ops::{spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
+
+use crate::config::{FnoConfig, NormKind, SkipKind};
+use crate::ModelError;
+
+/// PyTorch's exact GELU, `x·Φ(x)` through erf. Written out rather than Burn's
+/// `gelu`: burn-candle 0.21 runs candle's tanh approximation under that name
+/// (2.9e-5 relative error on the neuraloperator fixture).
+fn gelu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
+    x.clone() * ((x / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5
+}
+
+/// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`.
+#[derive(Module, Debug)]
+pub struct Pointwise<B: Backend> {
+    /// `[Cout, Cin]`.
+    pub weight: Param<Tensor<B, 2>>,
+    pub bias: Option<Param<Tensor<B, 1>>>,
+}
+
+impl<B: Backend> Pointwise<B> {
+    /// PyTorch's Conv1d initialisation: uniform in ±1/sqrt(Cin).
+    fn new(cin: usize, cout: usize, bias: bool, device: &B::Device) -> Self {
+        let bound = 1.0 / (cin as f64).sqrt();
+        let dist = Distribution::Uniform(-bound, bound);
+        Pointwise {
+            weight: Param::from_tensor(Tensor::random([cout, cin], dist, device)),
+            bias: bias.then(|| Param::from_tensor(Tensor::random([cout], dist, device))),
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        let y = self.weight.val().unsqueeze::<3>().matmul(x);
+        match &self.bias {
+            Some(b) => {
+                let cout = b.dims()[0];
+                y + b.val().reshape([1, cout, 1])
+            }
+            None => y,
+        }
+    }
+}
+
+/// neuraloperator's `ChannelMLP`: 1×1 convolutions with GELU between them.
+#[derive(Module, Debug)]
+pub struct ChannelMlp<B: Backend> {
+    pub fcs: Vec<Pointwise<B>>,
+    dropout: f64,
+}
+
+impl<B: Backend> ChannelMlp<B> {
+    fn new(channels: &[usize], dropout: f64, device: &B::Device) -> Self {
+        ChannelMlp {
+            fcs: channels
+                .windows(2)
+                .map(|w| Pointwise::new(w[0], w[1], true, device))
+                .collect(),
+            dropout,
+        }
+    }
+
+    fn forward(&self, mut x: Tensor<B, 3>) -> Tensor<B, 3> {
+        let last = self.fcs.len() - 1;
+        for (i, fc) in self.fcs.iter().enumerate() {
+            x = fc.forward(x);
+            if i < last {
+                x = gelu(x);
+            }
+            // Dropout after every layer, as neuraloperator; only while training.
+            if self.dropout > 0.0 && B::ad_enabled(&x.device()) {
+                x = burn::nn::DropoutConfig::new(self.dropout).init().forward(x);
+            }
+        }
+        x
+    }
+}
+
+/// A skip connection; `linear` holds the 1×1 convolution, `gate` the soft-gating weight.
+#[derive(Module, Debug)]
+pub struct Skip<B: Backend> {
+    pub linear: Option<Pointwise<B>>,
+    pub gate: Option<Param<Tensor<B, 1>>>,
+}
+
+impl<B: Backend> Skip<B> {
+    fn new(kind: SkipKind, channels: usize, device: &B::Device) -> Self {
+        Skip {
+            linear: (kind == SkipKind::Linear).then(|| Pointwise::new(channels, channels, false, device)),
+            gate: (kind == SkipKind::SoftGating).then(|| Param::from_tensor(Tensor::ones([channels], device))),
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        match (&self.linear, &self.gate) {
+            (Some(l), _) => l.forward(x),
+            (None, Some(g)) => {
+                let c = g.dims()[0];
+                x * g.val().reshape([1, c, 1])
+            }
+            (None, None) => x,
+        }
+    }
+}
+
+/// Normalisation of `[B, C, S]` (eps 1e-5, biased variance, as PyTorch).
+#[derive(Module, Debug)]
+pub struct Normalization<B: Backend> {
+    /// Group norm's affine map; instance norm has none.
+    pub weight: Option<Param<Tensor<B, 1>>>,
+    pub bias: Option<Param<Tensor<B, 1>>>,
+}
+
+const NORM_EPS: f64 = 1e-5;
+
+impl<B: Backend> Normalization<B> {
+    fn new(kind: NormKind, channels: usize, device: &B::Device) -> Self {
+        let group = kind == NormKind::Group;
+        Normalization {
+            weight: group.then(|| Param::from_tensor(Tensor::ones([channels], device))),
+            bias: group.then(|| Param::from_tensor(Tensor::zeros([channels], device))),
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        let [b, c, s] = x.dims();
+        match (&self.weight, &self.bias) {
+            (Some(w), Some(bias)) => {
+                let flat = x.reshape([b, c * s]);
+                let (var, mean) = flat.clone().var_mean_bias(1);
+                let normed = ((flat - mean) / (var + NORM_EPS).sqrt()).reshape([b, c, s]);
+                normed * w.val().reshape([1, c, 1]) + bias.val().reshape([1, c, 1])
+            }
+            _ => {
+                let (var, mean) = x.clone().var_mean_bias(2);
+                (x - mean) / (var + NORM_EPS).sqrt()
+            }
+        }
+    }
+}
+
+/// One FNO layer's parameters.
+#[derive(Module, Debug)]
+pub struct FnoBlock<B: Backend> {
+    /// The spectral weight `[Cin, Cout, M, 2]`, its mode dims flattened (`M`).
+    pub spectral_weight: Param<Tensor<B, 4>>,
+    pub spectral_bias: Param<Tensor<B, 1>>,
+    pub fno_skip: Option<Skip<B>>,
+    pub channel_mlp: Option<ChannelMlp<B>>,
+    pub channel_mlp_skip: Option<Skip<B>>,
+    pub norms: Vec<Normalization<B>>,
+}
+
+/// neuraloperator 2.0's FNO as a Burn module.
+#[derive(Module, Debug)]
+pub struct Fno<B: Backend> {
+    pub lifting: ChannelMlp<B>,
+    pub blocks: Vec<FnoBlock<B>>,
+    pub projection: ChannelMlp<B>,
+    config: FnoConfig,
+    spectral_impl: SpectralImpl,
+}
+
+/// `[B, C, *spatial]` → `[B, C, S]`.
+fn flatten<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, 3> {
+    let dims = x.dims();
+    x.reshape([dims[0], dims[1], dims[2..].iter().product()])
+}
+
+fn unflatten<B: Backend, const D: usize>(x: Tensor<B, 3>, spatial: &[usize]) -> Tensor<B, D> {
+    let [b, c, _] = x.dims();
+    let mut shape = [0usize; D];
+    shape[0] = b;
+    shape[1] = c;
+    shape[2..].copy_from_slice(spatial);
+    x.reshape(shape)
+}
+
+impl<B: SpectralConvBackend> Fno<B> {
+    /// A freshly initialised FNO (PyTorch-like initialisation; the spectral
+    /// weights as neuraloperator's: normal with std `sqrt(2 / (Cin + Cout))`).
+    pub fn new(config: &FnoConfig, device: &B::Device) -> Result<Self, ModelError> {
+        config.validate()?;
+        let h = config.hidden_channels;
+        let lifting = match config.lifting_channels() {
+            0 => vec![config.lifting_in_channels(), h],
+            l => vec![config.lifting_in_channels(), l, h],
+        };
+        let modes: usize = config.weight_modes().iter().product();
+        let std = (2.0 / (2 * h) as f64).sqrt();
+        let blocks = (0..config.n_layers)
+            .map(|_| FnoBlock {
+                spectral_weight: Param::from_tensor(Tensor::random(
+                    [h, h, modes, 2],
+                    Distribution::Normal(0.0, std),
+                    device,
+                )),
+                spectral_bias: Param::from_tensor(Tensor::random([h], Distribution::Normal(0.0, std), device)),
+                fno_skip: config.fno_skip_kind().map(|k| Skip::new(k, h, device)),
+                channel_mlp: config.use_channel_mlp.then(|| {
+                    ChannelMlp::new(
+                        &[h, config.channel_mlp_channels(), h],
+                        config.channel_mlp_dropout,
+                        device,
+                    )
+                }),
+                channel_mlp_skip: config
+                    .channel_mlp_skip_kind()
+                    .filter(|_| config.use_channel_mlp)
+                    .map(|k| Skip::new(k, h, device)),
+                norms: config
+                    .norm_kind()
+                    .map(|k| (0..2).map(|_| Normalization::new(k, h, device)).collect())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        Ok(Fno {
+            lifting: ChannelMlp::new(&lifting, 0.0, device),
+            blocks,
+            projection: ChannelMlp::new(&[h, config.projection_channels(), config.out_channels], 0.0, device),
+            config: config.clone(),
+            spectral_impl: SpectralImpl::Reference,
+        })
+    }
+
+    pub fn config(&self) -> &FnoConfig {
+        &self.config
+    }
+
+    pub fn spectral_impl(&self) -> SpectralImpl {
+        self.spectral_impl
+    }
+
+    /// Chooses the spectral convolution's implementation (any time: the
+    /// parameters do not change).
+    pub fn with_spectral_impl(mut self, imp: SpectralImpl) -> Self {
+        self.spectral_impl = imp;
+        self
+    }
+
+    /// `x: [B, in_channels, *grid]` (any grid: the FNO is discretisation
+    /// invariant) → `[B, out_channels, *grid]`.
+    pub fn forward<const D: usize>(&self, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+        let cfg = &self.config;
+        let dims = x.dims();
+        if D != cfg.dims() + 2 {
+            return Err(ModelError::Input(format!(
+                "a {}-D FNO takes [batch, channels, {} spatial dims], got {D} dims",
+                cfg.dims(),
+                cfg.dims()
+            )));
+        }
+        if dims[1] != cfg.in_channels {
+            return Err(ModelError::Input(format!(
+                "the FNO takes {} input channels, got {}",
+                cfg.in_channels, dims[1]
+            )));
+        }
+        let grid = dims[2..].to_vec();
+        let x = if cfg.grid_embedding() {
+            Tensor::cat(vec![x.clone(), grid_embedding::<B, D>(dims[0], &grid, &x.device())], 1)
+        } else {
+            x
+        };
+        let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x)), &grid);
+        let padding = cfg.padding_for(&grid);
+        let mut x = pad(x, &padding);
+        for (i, block) in self.blocks.iter().enumerate() {
+            x = self.block_forward(block, x, i + 1 == self.blocks.len())?;
+        }
+        let x = unpad(x, &padding);
+        Ok(unflatten(self.projection.forward(flatten(x)), &grid))
+    }
+
+    fn block_forward<const D: usize>(
+        &self,
+        block: &FnoBlock<B>,
+        x: Tensor<B, D>,
+        last: bool,
+    ) -> Result<Tensor<B, D>, ModelError> {
+        let spatial = x.dims()[2..].to_vec();
+        let flat = flatten(x.clone());
+        let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(flat.clone()));
+        let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(flat));
+        let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
+        let mut y = flatten(self.spectral(block, input)?);
+        if let Some(norm) = block.norms.first() {
+            y = norm.forward(y);
+        }
+        if let Some(skip) = fno_skip {
+            y = y + skip;
+        }
+        if !last {
+            y = gelu(y);
+        }
+        if let Some(mlp) = &block.channel_mlp {
+            y = mlp.forward(y);
+            if let Some(skip) = mlp_skip {
+                y = y + skip;
+            }
+        }
+        if let Some(norm) = block.norms.get(1) {
+            y = norm.forward(y);
+        }
+        if !last {
+            y = gelu(y);
+        }
+        Ok(unflatten(y, &spatial))
+    }
+
+    fn spectral<const D: usize>(&self, block: &FnoBlock<B>, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+        let spec = SpectralConvSpec::new(&self.config.weight_modes()).norm(Norm::Forward);
+        let w = block.spectral_weight.val();
+        let [cin, cout, _, _] = w.dims();
+        let m = self.config.weight_modes();
+        let bias = Some(block.spectral_bias.val());
+        let imp = self.spectral_impl;
+        let y = match m.len() {
+            1 => spectral_conv(x, w.reshape([cin, cout, m[0], 2]), bias, &spec, imp),
+            2 => spectral_conv(x, w.reshape([cin, cout, m[0], m[1], 2]), bias, &spec, imp),
+            _ => spectral_conv(x, w.reshape([cin, cout, m[0], m[1], m[2], 2]), bias, &spec, imp),
+        };
+        y.map_err(ModelError::Spectral)
+    }
+}
+
+/// neuraloperator's `GridEmbeddingND` on `[0, 1]^d`: channel `d` holds `i_d / n_d`.
+fn grid_embedding<B: Backend, const D: usize>(batch: usize, grid: &[usize], device: &B::Device) -> Tensor<B, D> {
+    let total: usize = grid.iter().product();
+    let channels: Vec<f32> = (0..grid.len())
+        .flat_map(|d| {
+            let inner: usize = grid[d + 1..].iter().product();
+            (0..total).map(move |flat| ((flat / inner) % grid[d]) as f32 / grid[d] as f32)
+        })
+        .collect();
+    let mut shape = [0usize; D];
+    shape[0] = 1;
+    shape[1] = grid.len();
+    shape[2..].copy_from_slice(grid);
+    let one = Tensor::<B, 1>::from_floats(channels.as_slice(), device).reshape(shape);
+    let mut repeat = [1usize; D];
+    repeat[0] = batch;
+    one.repeat(&repeat)
+}
+
+/// Zeros on both sides of every spatial dim (neuraloperator's domain padding).
+fn pad<B: Backend, const D: usize>(mut x: Tensor<B, D>, padding: &[usize]) -> Tensor<B, D> {
+    for (d, &p) in padding.iter().enumerate() {
+        if p > 0 {
+            let mut shape = x.dims();
+            shape[d + 2] = p;
+            let zeros = Tensor::zeros(shape, &x.device());
+            x = Tensor::cat(vec![zeros.clone(), x, zeros], d + 2);
+        }
+    }
+    x
+}
+
+fn unpad<B: Backend, const D: usize>(mut x: Tensor<B, D>, padding: &[usize]) -> Tensor<B, D> {
+    for (d, &p) in padding.iter().enumerate() {
+        if p > 0 {
+            let n = x.dims()[d + 2];
+            x = x.narrow(d + 2, p, n - 2 * p);
+        }
+    }
+    x
+}

@@ -1,0 +1,222 @@
+//! neuraloperator's FNO checkpoint ../shared/fixtures/neuralop/fno2d_small
+//! reproduces PyTorch's output on every path: the reference spectral path on
+//! ndarray and Candle (CPU) and the kernel path on wgpu (lavapipe in CI), from
+//! both safetensors variants (native C64 and F32 [..., 2] complex weights);
+//! our own checkpoints round-trip; bad checkpoints fail naming their keys.
+
+use burn::backend::{Candle, NdArray};
+use burn::tensor::{Tensor, TensorData};
+use burn_cubecl::CubeBackend;
+use cubecl::wgpu::WgpuRuntime;
+use fno_models::checkpoint::SafeTensorsFile;
+use fno_models::{Fno, FnoConfig, ModelError};
+use fno_ops::{SpectralConvBackend, SpectralImpl};
+
+type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/neuralop/fno2d_small")
+        .join(name)
+}
+
+fn read(name: &str) -> Vec<u8> {
+    let path = fixture(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn config() -> FnoConfig {
+    FnoConfig::from_json(&String::from_utf8(read("config.json")).unwrap()).unwrap()
+}
+
+fn npy(name: &str) -> (Vec<usize>, Vec<f32>) {
+    let a = fno_datasets::npy::read(fixture(name)).unwrap();
+    (a.shape, a.data)
+}
+
+fn rel_l2(got: &[f32], want: &[f32]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let num: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - *w as f64).powi(2)).sum();
+    let den: f64 = want.iter().map(|w| (*w as f64).powi(2)).sum();
+    (num / den).sqrt()
+}
+
+fn run<B: SpectralConvBackend>(model: &Fno<B>, shape: &[usize], x: &[f32]) -> Vec<f32> {
+    let device = Default::default();
+    let x = Tensor::<B, 4>::from_data(TensorData::new(x.to_vec(), shape.to_vec()), &device);
+    let y = model.forward(x).unwrap();
+    y.into_data().convert::<f32>().to_vec::<f32>().unwrap()
+}
+
+fn check_fixture<B: SpectralConvBackend>(backend: &str, imp: SpectralImpl) {
+    let (xs, x) = npy("x.npy");
+    let (_, want) = npy("y.npy");
+    let device = B::Device::default();
+    for file in ["model.safetensors", "model_real.safetensors"] {
+        let model = Fno::<B>::load_safetensors(&read(file), Some(&config()), &device)
+            .unwrap()
+            .with_spectral_impl(imp);
+        let e = rel_l2(&run(&model, &xs, &x), &want);
+        println!("{backend} {imp:?} {file}: relative L2 error {e:.2e}");
+        assert!(e <= 1e-5, "{backend} {imp:?} {file}: {e:e}");
+    }
+}
+
+#[test]
+fn fixture_reproduces_pytorch_on_ndarray_reference() {
+    check_fixture::<NdArray>("ndarray", SpectralImpl::Reference);
+}
+
+#[test]
+fn fixture_reproduces_pytorch_on_candle_reference() {
+    check_fixture::<Candle>("candle", SpectralImpl::Reference);
+}
+
+#[test]
+fn fixture_reproduces_pytorch_on_the_kernel_path() {
+    check_fixture::<Wgpu>("wgpu", SpectralImpl::Unfused);
+}
+
+/// Discretisation invariance: other grids than the 16² of training, odd and
+/// non-square included, agree between the kernel and reference paths.
+#[test]
+fn other_resolutions_agree_across_paths() {
+    let bytes = read("model.safetensors");
+    let cfg = config();
+    let reference = Fno::<NdArray>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
+    let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&cfg), &Default::default())
+        .unwrap()
+        .with_spectral_impl(SpectralImpl::Unfused);
+    for grid in [[32usize, 32], [21, 30], [9, 12]] {
+        let shape = [2, 1, grid[0], grid[1]];
+        let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 5 + grid[0] as u64);
+        let (r, k) = (run(&reference, &shape, &x), run(&kernels, &shape, &x));
+        let e = rel_l2(&k, &r);
+        assert!(e <= 1e-5, "{grid:?}: kernel vs reference {e:e}");
+        assert!(r.iter().all(|v| v.is_finite()));
+    }
+}
+
+#[test]
+fn own_checkpoints_round_trip_with_their_configuration() {
+    let device = Default::default();
+    let model = Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &device).unwrap();
+    let saved = model.save_safetensors();
+    // No configuration passed: it comes from the file's metadata.
+    let again = Fno::<NdArray>::load_safetensors(&saved, None, &device).unwrap();
+    assert_eq!(again.config(), model.config());
+    let (xs, x) = npy("x.npy");
+    assert_eq!(run(&again, &xs, &x), run(&model, &xs, &x));
+    // Our files keep neuraloperator's names and shapes: the same tensors as the export.
+    let ours = SafeTensorsFile::parse(&saved).unwrap();
+    let theirs = SafeTensorsFile::parse(&read("model_real.safetensors")).unwrap();
+    assert_eq!(ours.tensors, theirs.tensors);
+}
+
+/// A fresh model of every supported kind saves and loads back, runs, and its
+/// configuration survives: 1D/3D, odd modes, every skip, both norms, padding.
+#[test]
+fn every_configuration_kind_round_trips_and_runs() {
+    let device = Default::default();
+    let configs = [
+        r#"{"n_modes": [7], "in_channels": 2, "out_channels": 3, "hidden_channels": 6, "n_layers": 2,
+            "fno_skip": "identity", "channel_mlp_skip": "linear", "norm": "group_norm", "domain_padding": 0.25}"#,
+        r#"{"n_modes": [5, 4, 3], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "n_layers": 2,
+            "fno_skip": "soft-gating", "channel_mlp_skip": null, "norm": "instance_norm", "positional_embedding": null,
+            "lifting_channel_ratio": 0, "stabilizer": "tanh"}"#,
+        r#"{"n_modes": [6, 5], "in_channels": 3, "out_channels": 2, "hidden_channels": 5, "n_layers": 3,
+            "fno_skip": null, "use_channel_mlp": false, "channel_mlp_expansion": 0.3, "domain_padding": [0.1, 0.2]}"#,
+    ];
+    for json in configs {
+        let cfg = FnoConfig::from_json(json).unwrap();
+        let model = Fno::<NdArray>::new(&cfg, &device).unwrap();
+        let again = Fno::<NdArray>::load_safetensors(&model.save_safetensors(), None, &device).unwrap();
+        assert_eq!(again.config(), &cfg);
+        let mut shape = vec![2, cfg.in_channels];
+        shape.extend([11, 9, 7].iter().take(cfg.dims()));
+        let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 3);
+        let device = Default::default();
+        let y = |m: &Fno<NdArray>| -> Vec<f32> {
+            let out = match cfg.dims() {
+                1 => m
+                    .forward(Tensor::<NdArray, 3>::from_data(
+                        TensorData::new(x.clone(), shape.clone()),
+                        &device,
+                    ))
+                    .map(|t| t.into_data()),
+                2 => m
+                    .forward(Tensor::<NdArray, 4>::from_data(
+                        TensorData::new(x.clone(), shape.clone()),
+                        &device,
+                    ))
+                    .map(|t| t.into_data()),
+                _ => m
+                    .forward(Tensor::<NdArray, 5>::from_data(
+                        TensorData::new(x.clone(), shape.clone()),
+                        &device,
+                    ))
+                    .map(|t| t.into_data()),
+            };
+            out.unwrap().to_vec::<f32>().unwrap()
+        };
+        let (a, b) = (y(&model), y(&again));
+        assert_eq!(a, b, "{json}");
+        assert_eq!(a.len(), 2 * cfg.out_channels * shape[2..].iter().product::<usize>());
+        assert!(a.iter().all(|v| v.is_finite()), "{json}");
+    }
+}
+
+fn load_error(file: &SafeTensorsFile) -> String {
+    match Fno::<NdArray>::load_safetensors(&file.to_bytes(), Some(&config()), &Default::default()) {
+        Err(ModelError::Checkpoint(m)) => m,
+        other => panic!("expected a checkpoint error, got {other:?}"),
+    }
+}
+
+#[test]
+fn mismatched_checkpoints_name_every_bad_key() {
+    let good = SafeTensorsFile::parse(&read("model_real.safetensors")).unwrap();
+    let mut bad = good.clone();
+    bad.tensors.remove("fno_blocks.convs.2.bias");
+    bad.tensors.insert(
+        "fno_blocks.extra.weight".into(),
+        bad.tensors["lifting.fcs.1.bias"].clone(),
+    );
+    let lifting = bad.tensors.get_mut("lifting.fcs.0.weight").unwrap();
+    lifting.shape = vec![32, 1, 3];
+    let m = load_error(&bad);
+    for key in [
+        "fno_blocks.convs.2.bias",
+        "fno_blocks.extra.weight",
+        "lifting.fcs.0.weight",
+    ] {
+        assert!(m.contains(key), "{m}");
+    }
+    // A configuration that does not fit the weights is named the same way.
+    let wrong = FnoConfig {
+        n_modes: vec![8, 6],
+        ..config()
+    };
+    let err = Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&wrong), &Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("fno_blocks.convs.0.weight.tensor"), "{err}");
+    // Truncated and non-safetensors files are errors, not panics.
+    let bytes = read("model.safetensors");
+    for cut in [0, 7, 100, bytes.len() - 1] {
+        assert!(Fno::<NdArray>::load_safetensors(&bytes[..cut], Some(&config()), &Default::default()).is_err());
+    }
+    // The fixture's own file carries its configuration in the metadata, with a note.
+    assert!(good.metadata.contains_key("config"));
+}
+
+#[test]
+fn wrong_inputs_are_errors() {
+    let model =
+        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+    let device = Default::default();
+    let two_channels = Tensor::<NdArray, 4>::zeros([1, 2, 16, 16], &device);
+    assert!(matches!(model.forward(two_channels), Err(ModelError::Input(_))));
+    let one_d = Tensor::<NdArray, 3>::zeros([1, 1, 16], &device);
+    assert!(matches!(model.forward(one_d), Err(ModelError::Input(_))));
+}
