@@ -115,7 +115,7 @@ impl SafeTensorsFile {
 /// Little-endian values of `dtype` as f32; complex dtypes interleaved (and flagged).
 fn decode(dtype: &str, raw: &[u8]) -> Result<(Vec<f32>, bool), String> {
     let words = |size: usize| {
-        if raw.len() % size == 0 {
+        if raw.len().is_multiple_of(size) {
             Ok(raw.chunks_exact(size))
         } else {
             Err(format!("{} bytes is not a whole number of {dtype} values", raw.len()))

@@ -4,6 +4,9 @@
 //! both safetensors variants (native C64 and F32 [..., 2] complex weights);
 //! our own checkpoints round-trip; bad checkpoints fail naming their keys.
 
+// Burn's Candle backend is one of the required CPU paths; burn 0.21 marks it deprecated.
+#![allow(deprecated)]
+
 use burn::backend::{Candle, NdArray};
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;

@@ -95,7 +95,7 @@ fn address(
 /// `output[s, p] = Σ_q matrix[q, p] · input[s, q]` for `p < p_len`, `q < q_len`
 /// (floats along the axis) and `s < signals`. Strides are in floats.
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
 pub fn dft_kernel<F: Float>(
     input: &Array<F>,
     output: &mut Array<F>,
@@ -156,7 +156,7 @@ pub fn dft_kernel<F: Float>(
         #[unroll]
         for t in 0..comptime![(cfg.chunk * cfg.block_p()).div_ceil(cfg.threads())] {
             let e = lane + t * threads;
-            if comptime![(cfg.chunk * cfg.block_p()) % cfg.threads() == 0] || e < chunk * bp {
+            if comptime![(cfg.chunk * cfg.block_p()).is_multiple_of(cfg.threads())] || e < chunk * bp {
                 let (q, p) = (q0 + e / bp, p0 + e % bp);
                 let valid = q < q_len && p < p_len;
                 smem_a[e] = select(valid, matrix[select(valid, q * p_len + p, 0)], F::new(0.0));
@@ -165,7 +165,7 @@ pub fn dft_kernel<F: Float>(
         #[unroll]
         for t in 0..comptime![(cfg.chunk * cfg.block_s()).div_ceil(cfg.threads())] {
             let e = lane + t * threads;
-            if comptime![(cfg.chunk * cfg.block_s()) % cfg.threads() == 0] || e < chunk * bs {
+            if comptime![(cfg.chunk * cfg.block_s()).is_multiple_of(cfg.threads())] || e < chunk * bs {
                 let q = if comptime![cfg.signals_fastest] {
                     e / bs
                 } else {
