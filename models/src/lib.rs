@@ -7,9 +7,11 @@
 pub mod checkpoint;
 pub mod config;
 pub mod fno;
+pub mod infer;
 
 pub use config::FnoConfig;
 pub use fno::Fno;
+pub use infer::infer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

@@ -2,6 +2,7 @@
 
 mod demo_cmd;
 mod fft_cmd;
+mod infer_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "fno",
     version,
-    about = "Fourier neural operators in Rust: fast FFT kernels and tools"
+    about = "Fourier neural operators in Rust: fast FFT kernels, inference and tools"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -25,6 +26,8 @@ enum Command {
     /// Low-pass an embedded batch of 2D fields through truncated FFTs on the
     /// chosen backend and check the result against the CPU oracle.
     Demo(demo_cmd::DemoArgs),
+    /// Run an FNO checkpoint (ours or a neuraloperator export) on a .npy input.
+    Infer(infer_cmd::InferArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fft(args) => fft_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
+        Command::Infer(args) => infer_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
