@@ -1,6 +1,6 @@
 //! The FNO: grid embedding, lifting channel-MLP, FNO blocks (spectral
 //! convolution + skip, GELU, channel-MLP + its skip), projection — the forward
-//! of neuraloperator 2.0's `FNO` with post-activation blocks.
+//! of neuraloperator 2.0's `FNO`, post- or pre-activation blocks.
 
 use burn::module::{Module, Param};
 use burn::tensor::backend::Backend;
@@ -279,6 +279,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         Ok(unflatten(self.projection.forward(flatten(x)), &grid))
     }
 
+    /// One block, post-activation (neuraloperator's default) or pre-activation.
     fn block_forward<const D: usize>(
         &self,
         block: &FnoBlock<B>,
@@ -286,12 +287,26 @@ impl<B: SpectralConvBackend> Fno<B> {
         last: bool,
     ) -> Result<Tensor<B, D>, ModelError> {
         let spatial = x.dims()[2..].to_vec();
+        let pre = self.config.preactivation;
+        // Pre-activation blocks activate (and normalise) before everything else.
+        let x = if pre {
+            let x = flatten(gelu(x));
+            unflatten(
+                match block.norms.first() {
+                    Some(norm) => norm.forward(x),
+                    None => x,
+                },
+                &spatial,
+            )
+        } else {
+            x
+        };
         let flat = flatten(x.clone());
         let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(flat.clone()));
         let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(flat));
         let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
         let mut y = flatten(self.spectral(block, input)?);
-        if let Some(norm) = block.norms.first() {
+        if let (false, Some(norm)) = (pre, block.norms.first()) {
             y = norm.forward(y);
         }
         if let Some(skip) = fno_skip {
@@ -300,17 +315,22 @@ impl<B: SpectralConvBackend> Fno<B> {
         if !last {
             y = gelu(y);
         }
+        if let (true, Some(norm)) = (pre, block.norms.get(1)) {
+            y = norm.forward(y);
+        }
         if let Some(mlp) = &block.channel_mlp {
             y = mlp.forward(y);
             if let Some(skip) = mlp_skip {
                 y = y + skip;
             }
         }
-        if let Some(norm) = block.norms.get(1) {
-            y = norm.forward(y);
-        }
-        if !last {
-            y = gelu(y);
+        if !pre {
+            if let Some(norm) = block.norms.get(1) {
+                y = norm.forward(y);
+            }
+            if !last {
+                y = gelu(y);
+            }
         }
         Ok(unflatten(y, &spatial))
     }
