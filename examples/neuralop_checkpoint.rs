@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use burn::backend::NdArray;
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
+use fno_kernels::testing::relative_l2_f32;
 use fno_models::{infer, Fno, FnoConfig};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 

@@ -11,6 +11,7 @@ use burn::backend::{Candle, NdArray};
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
+use fno_kernels::testing::relative_l2_f32 as rel_l2;
 use fno_models::checkpoint::SafeTensorsFile;
 use fno_models::{Fno, FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
@@ -35,13 +36,6 @@ fn config() -> FnoConfig {
 fn npy(name: &str) -> (Vec<usize>, Vec<f32>) {
     let a = fno_datasets::npy::read(fixture(name)).unwrap();
     (a.shape, a.data)
-}
-
-fn rel_l2(got: &[f32], want: &[f32]) -> f64 {
-    assert_eq!(got.len(), want.len());
-    let num: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - *w as f64).powi(2)).sum();
-    let den: f64 = want.iter().map(|w| (*w as f64).powi(2)).sum();
-    (num / den).sqrt()
 }
 
 fn run<B: SpectralConvBackend>(model: &Fno<B>, shape: &[usize], x: &[f32]) -> Vec<f32> {

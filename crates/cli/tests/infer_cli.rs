@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_kernels::testing::relative_l2_f32 as rel_l2;
 
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,12 +29,6 @@ fn infer(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn rel_l2(got: &[f32], want: &[f32]) -> f64 {
-    let num: f64 = got.iter().zip(want).map(|(g, w)| (*g as f64 - *w as f64).powi(2)).sum();
-    let den: f64 = want.iter().map(|w| (*w as f64).powi(2)).sum();
-    (num / den).sqrt()
 }
 
 #[test]

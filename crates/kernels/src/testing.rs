@@ -34,3 +34,9 @@ pub fn relative_l2(got: &[f64], want: &[f64]) -> f64 {
     let den: f64 = want.iter().map(|w| w * w).sum();
     (num / den.max(1e-300)).sqrt()
 }
+
+/// [`relative_l2`] of f32 data, accumulated in f64.
+pub fn relative_l2_f32(got: &[f32], want: &[f32]) -> f64 {
+    let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    relative_l2(&wide(got), &wide(want))
+}
