@@ -36,15 +36,7 @@ fn run(dir: &std::path::Path) -> Result<(), String> {
         config.n_modes,
         x.shape
     );
-    let error = |got: &[f32]| {
-        let num: f64 = got
-            .iter()
-            .zip(&y.data)
-            .map(|(g, w)| (*g as f64 - *w as f64).powi(2))
-            .sum();
-        let den: f64 = y.data.iter().map(|w| (*w as f64).powi(2)).sum();
-        (num / den).sqrt()
-    };
+    let error = |got: &[f32]| relative_l2_f32(got, &y.data);
     let run_on = |label: &str, got: Result<Vec<f32>, String>| match got {
         Ok(v) => println!("  {label:<34} relative L2 error vs PyTorch {:.2e}", error(&v)),
         Err(e) => println!("  {label:<34} not run: {e}"),
