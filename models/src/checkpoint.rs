@@ -213,7 +213,7 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<(String, Vec<usize>)> {
     keys
 }
 
-/// Checks every key of `file` against `cfg`; returns them in the expected order.
+/// Checks every key of `file` against `cfg`; returns the tensors by name.
 fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<String, StoredTensor>, ModelError> {
     let expected = expected_keys(cfg);
     let mut problems = Vec::new();
@@ -262,9 +262,9 @@ impl<B: SpectralConvBackend> Fno<B> {
                 FnoConfig::from_json(json)?
             }
         };
-        config.validate()?;
-        let mut tensors = matched_tensors(&config, &file)?;
+        // `Fno::new` validates the configuration.
         let mut model = Fno::new(&config, device)?;
+        let mut tensors = matched_tensors(&config, &file)?;
         let mut take = |name: String| -> Param<Tensor<B, 1>> {
             let t = tensors.remove(&name).expect("matched above");
             Param::from_tensor(Tensor::from_data(

@@ -40,13 +40,7 @@ fn error_vs_pytorch<B: SpectralConvBackend>(case: &str, imp: SpectralImpl) -> f6
         .with_spectral_impl(imp);
     let got = infer(&model, &x.data, &x.shape, 2, &device, |_, _| {}).unwrap_or_else(|e| panic!("{case}: {e}"));
     assert_eq!(got.len(), y.data.len(), "{case}");
-    let num: f64 = got
-        .iter()
-        .zip(&y.data)
-        .map(|(g, w)| (*g as f64 - *w as f64).powi(2))
-        .sum();
-    let den: f64 = y.data.iter().map(|w| (*w as f64).powi(2)).sum();
-    (num / den).sqrt()
+    relative_l2_f32(&got, &y.data)
 }
 
 #[test]

@@ -10,7 +10,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
-use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 
 use crate::backend::SpectralConvBackend;
 use crate::plan_cache::device_fft;
@@ -26,6 +26,10 @@ fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
 
 fn run_plan<R: CubeRuntime>(desc: FftDesc, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
     let fft = device_fft(&input.client, &input.device, desc)?;
+    execute(&fft, input)
+}
+
+fn execute<R: CubeRuntime>(fft: &DeviceFft<R>, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
     let mut out_shape = fft.plan().output_shape().to_vec();
     if fft.plan().output_is_complex() {
         out_shape.push(2);
@@ -95,12 +99,10 @@ fn truncated_rfft<R: CubeRuntime>(
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
     if let Some(stored) = row_pitched_shape(&x) {
-        let pitched = desc(&stored, grid);
+        let fft = device_fft(&x.client, &x.device, desc(&stored, grid))?;
         // A view may end at its last row's end rather than its pitch's.
-        let fits =
-            FftPlan::new(pitched.clone()).is_ok_and(|p| p.input_extent() * 4 <= x.handle.size_in_used() as usize);
-        if fits {
-            return run_plan(pitched, &x);
+        if fft.plan().input_extent() * 4 <= x.handle.size_in_used() as usize {
+            return execute(&fft, &x);
         }
     }
     run_plan(desc(&shape, grid), &into_contiguous(x))
