@@ -6,7 +6,7 @@ use burn::module::{Module, Param};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use fno_kernels::fft::Norm;
-use fno_ops::{spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
+use fno_ops::{precise_matmul, spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
 
 use crate::config::{FnoConfig, NormKind, SkipKind};
 use crate::ModelError;
@@ -18,7 +18,8 @@ fn gelu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
     x.clone() * ((x / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5
 }
 
-/// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`.
+/// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`, its products
+/// in f32 on every backend ([`precise_matmul`]).
 #[derive(Module, Debug)]
 pub struct Pointwise<B: Backend> {
     /// `[Cout, Cin]`.
@@ -26,7 +27,7 @@ pub struct Pointwise<B: Backend> {
     pub bias: Option<Param<Tensor<B, 1>>>,
 }
 
-impl<B: Backend> Pointwise<B> {
+impl<B: SpectralConvBackend> Pointwise<B> {
     /// PyTorch's Conv1d initialisation: uniform in ±1/sqrt(Cin).
     fn new(cin: usize, cout: usize, bias: bool, device: &B::Device) -> Self {
         let bound = 1.0 / (cin as f64).sqrt();
@@ -38,7 +39,7 @@ impl<B: Backend> Pointwise<B> {
     }
 
     fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
-        let y = self.weight.val().unsqueeze::<3>().matmul(x);
+        let y = precise_matmul(self.weight.val().unsqueeze::<3>(), x);
         match &self.bias {
             Some(b) => {
                 let cout = b.dims()[0];
@@ -56,7 +57,7 @@ pub struct ChannelMlp<B: Backend> {
     dropout: f64,
 }
 
-impl<B: Backend> ChannelMlp<B> {
+impl<B: SpectralConvBackend> ChannelMlp<B> {
     fn new(channels: &[usize], dropout: f64, device: &B::Device) -> Self {
         ChannelMlp {
             fcs: channels
@@ -90,7 +91,7 @@ pub struct Skip<B: Backend> {
     pub gate: Option<Param<Tensor<B, 1>>>,
 }
 
-impl<B: Backend> Skip<B> {
+impl<B: SpectralConvBackend> Skip<B> {
     fn new(kind: SkipKind, channels: usize, device: &B::Device) -> Self {
         Skip {
             linear: (kind == SkipKind::Linear).then(|| Pointwise::new(channels, channels, false, device)),

@@ -5,6 +5,10 @@
 //! The optional per-mode scale `s` (periodic in `k`) carries the backward's
 //! Hermitian bin weights, so they cost no pass of their own.
 //!
+//! The same kernel runs real operands (a comptime switch): the FNO's 1×1
+//! convolutions and the reference path's DFT matrices need f32 products that
+//! vendor GEMMs may round to TF32 on tensor cores.
+//!
 //! Modes are the fastest-varying index of every FNO spectrum, so a cube owns a few
 //! consecutive modes (global loads stay sector-sized) and a `BM × BN` block of
 //! outputs for each. It walks `r` in chunks: the cube stages the A and B slices of
@@ -15,7 +19,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-/// Strides of a complex operand in complex elements: (row, column, mode).
+/// Strides of an operand in elements (complex or real): (row, column, mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Strides {
     pub row: usize,
@@ -34,6 +38,8 @@ pub struct CgemmProblem {
     pub a: Strides,
     pub b: Strides,
     pub c: Strides,
+    /// `false`: real operands and output, one float per element (no conjugation).
+    pub complex: bool,
     pub conj_a: bool,
     pub conj_b: bool,
     /// Output of mode `k` multiplied by `mode_scale[k % mode_scale.len()]`; empty
@@ -54,6 +60,7 @@ pub struct CgemmConfig {
     pub modes: usize,
     /// Terms of `r` staged in shared memory at a time.
     pub chunk: usize,
+    pub complex: bool,
     pub conj_a: bool,
     pub conj_b: bool,
     pub scaled: bool,
@@ -62,7 +69,7 @@ pub struct CgemmConfig {
 impl CgemmConfig {
     /// Shared memory the cube stages, in bytes.
     pub fn shared_bytes(&self) -> usize {
-        8 * self.chunk * (self.block_p() + self.block_q()) * self.modes
+        4 * self.width() * self.chunk * (self.block_p() + self.block_q()) * self.modes
     }
 
     fn block_p(&self) -> usize {
@@ -71,6 +78,15 @@ impl CgemmConfig {
 
     fn block_q(&self) -> usize {
         self.tile_q * self.threads_q
+    }
+
+    /// Floats per element.
+    fn width(&self) -> usize {
+        if self.complex {
+            2
+        } else {
+            1
+        }
     }
 
     pub fn threads(&self) -> usize {
@@ -122,9 +138,13 @@ fn stage_operand<F: Float>(
             let r = e / comptime![cfg.modes * block];
             let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
             let valid = xg < x_len && rg < r_len && kg < k_len;
-            let at = 2 * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
-            smem[2 * e] = select(valid, src[at], F::new(0.0));
-            smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+            let at = comptime![cfg.width()] * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+            if comptime![cfg.complex] {
+                smem[2 * e] = select(valid, src[at], F::new(0.0));
+                smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+            } else {
+                smem[e] = select(valid, src[at], F::new(0.0));
+            }
         }
     }
 }
@@ -163,8 +183,9 @@ fn cgemm_kernel<F: Float>(
     let p0 = CUBE_POS_Y as usize * bp;
     let q0 = CUBE_POS_Z as usize * bq;
 
-    let mut smem_a = SharedMemory::<F>::new(comptime![2 * cfg.chunk * bp * cfg.modes]);
-    let mut smem_b = SharedMemory::<F>::new(comptime![2 * cfg.chunk * bq * cfg.modes]);
+    let width = comptime![cfg.width()];
+    let mut smem_a = SharedMemory::<F>::new(comptime![cfg.width() * cfg.chunk * bp * cfg.modes]);
+    let mut smem_b = SharedMemory::<F>::new(comptime![cfg.width() * cfg.chunk * bq * cfg.modes]);
     let mut acc_re = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     let mut acc_im = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     #[unroll]
@@ -216,23 +237,31 @@ fn cgemm_kernel<F: Float>(
         for rr in 0..comptime![cfg.chunk] {
             #[unroll]
             for i in 0..tp {
-                let at = 2 * ((rr * bp + ti + i * np) * modes + m);
+                let at = width * ((rr * bp + ti + i * np) * modes + m);
                 ar[i] = smem_a[at];
-                ai[i] = smem_a[at + 1];
+                if comptime![cfg.complex] {
+                    ai[i] = smem_a[at + 1];
+                }
             }
             #[unroll]
             for j in 0..tq {
-                let bt = 2 * ((rr * bq + tj + j * nq) * modes + m);
+                let bt = width * ((rr * bq + tj + j * nq) * modes + m);
                 br[j] = smem_b[bt];
-                bi[j] = smem_b[bt + 1];
+                if comptime![cfg.complex] {
+                    bi[j] = smem_b[bt + 1];
+                }
             }
             #[unroll]
             for i in 0..tp {
                 #[unroll]
                 for j in 0..tq {
                     let t = i * tq + j;
-                    acc_re[t] += ar[i] * br[j] - ai[i] * bi[j];
-                    acc_im[t] += ar[i] * bi[j] + ai[i] * br[j];
+                    if comptime![cfg.complex] {
+                        acc_re[t] += ar[i] * br[j] - ai[i] * bi[j];
+                        acc_im[t] += ar[i] * bi[j] + ai[i] * br[j];
+                    } else {
+                        acc_re[t] += ar[i] * br[j];
+                    }
                 }
             }
         }
@@ -254,9 +283,11 @@ fn cgemm_kernel<F: Float>(
             for j in 0..tq {
                 let (p, q) = (p0 + ti + i * np, q0 + tj + j * nq);
                 if p < p_len && q < q_len {
-                    let ct = 2 * (p * c_p + q * c_q + k * c_k);
+                    let ct = width * (p * c_p + q * c_q + k * c_k);
                     c[ct] = acc_re[i * tq + j] * s;
-                    c[ct + 1] = acc_im[i * tq + j] * s;
+                    if comptime![cfg.complex] {
+                        c[ct + 1] = acc_im[i * tq + j] * s;
+                    }
                 }
             }
         }
@@ -313,6 +344,7 @@ impl CgemmProblem {
             threads_q,
             modes,
             chunk: CHUNK,
+            complex: self.complex,
             conj_a: self.conj_a,
             conj_b: self.conj_b,
             scaled: self.is_scaled(),
@@ -339,7 +371,7 @@ impl CgemmProblem {
         self.k.div_ceil(cfg.modes) * self.p.div_ceil(cfg.block_p()) * self.q.div_ceil(cfg.block_q())
     }
 
-    /// Runs on a CubeCL device; buffers hold interleaved f32 complex values.
+    /// Runs on a CubeCL device; buffers hold f32 values (complex interleaved).
     pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
         self.launch_with(self.config(), client, a, b, c)
     }
@@ -355,9 +387,13 @@ impl CgemmProblem {
         c: &Handle,
     ) {
         assert_eq!(
-            (cfg.conj_a, cfg.conj_b, cfg.scaled),
-            (self.conj_a, self.conj_b, self.is_scaled()),
+            (cfg.complex, cfg.conj_a, cfg.conj_b, cfg.scaled),
+            (self.complex, self.conj_a, self.conj_b, self.is_scaled()),
             "the configuration belongs to another problem"
+        );
+        assert!(
+            self.complex || !(self.conj_a || self.conj_b),
+            "real operands have no conjugate"
         );
         let (ea, eb, ec) = self.extents();
         let count = CubeCount::Static(
@@ -372,7 +408,7 @@ impl CgemmProblem {
         } else {
             unsafe { ArrayArg::from_raw_parts(a.clone(), 1) }
         };
-        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), 2 * len) };
+        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), cfg.width() * len) };
         cgemm_kernel::launch::<f32, R>(
             client,
             count,
@@ -398,10 +434,16 @@ impl CgemmProblem {
         );
     }
 
-    /// The CPU oracle (f64, interleaved complex), for tests.
+    /// The CPU oracle (f64, complex interleaved), for tests.
     pub fn run_cpu(&self, a: &[f64], b: &[f64]) -> Vec<f64> {
         let (_, _, ec) = self.extents();
-        let mut c = vec![0.0; 2 * ec];
+        let width = if self.complex { 2 } else { 1 };
+        // Real values read as complex ones with a zero imaginary part.
+        let value = |v: &[f64], i: usize, sign: f64| match self.complex {
+            true => (v[2 * i], sign * v[2 * i + 1]),
+            false => (v[i], 0.0),
+        };
+        let mut c = vec![0.0; width * ec];
         let sa = if self.conj_a { -1.0 } else { 1.0 };
         let sb = if self.conj_b { -1.0 } else { 1.0 };
         for k in 0..self.k {
@@ -409,10 +451,8 @@ impl CgemmProblem {
                 for q in 0..self.q {
                     let (mut re, mut im) = (0.0, 0.0);
                     for r in 0..self.r {
-                        let ia = 2 * (p * self.a.row + r * self.a.col + k * self.a.mode);
-                        let ib = 2 * (r * self.b.row + q * self.b.col + k * self.b.mode);
-                        let (xr, xi) = (a[ia], sa * a[ia + 1]);
-                        let (yr, yi) = (b[ib], sb * b[ib + 1]);
+                        let (xr, xi) = value(a, p * self.a.row + r * self.a.col + k * self.a.mode, sa);
+                        let (yr, yi) = value(b, r * self.b.row + q * self.b.col + k * self.b.mode, sb);
                         re += xr * yr - xi * yi;
                         im += xr * yi + xi * yr;
                     }
@@ -420,9 +460,11 @@ impl CgemmProblem {
                         0 => 1.0,
                         n => self.mode_scale[k % n] as f64,
                     };
-                    let ic = 2 * (p * self.c.row + q * self.c.col + k * self.c.mode);
+                    let ic = width * (p * self.c.row + q * self.c.col + k * self.c.mode);
                     c[ic] = re * s;
-                    c[ic + 1] = im * s;
+                    if self.complex {
+                        c[ic + 1] = im * s;
+                    }
                 }
             }
         }
@@ -465,6 +507,7 @@ pub mod spectral {
             a: dense(cin, modes),
             b: weight,
             c: dense(cout, modes),
+            complex: true,
             conj_a: false,
             conj_b: false,
             mode_scale: Vec::new(),
@@ -486,6 +529,7 @@ pub mod spectral {
                 mode: weight.mode,
             },
             c: dense(cin, modes),
+            complex: true,
             conj_a: false,
             conj_b: true,
             mode_scale: Vec::new(),
@@ -509,7 +553,79 @@ pub mod spectral {
             },
             b: dense(cout, modes),
             c: dense(cout, modes),
+            complex: true,
             conj_a: true,
+            conj_b: false,
+            mode_scale: Vec::new(),
+        }
+    }
+}
+
+/// Real matrix products `C[b] = A[b]·B[b]` over a stack of matrices, in f32.
+pub mod real {
+    use super::{CgemmProblem, Strides};
+
+    /// Strides of a stack of matrices in floats; a `batch` stride of 0 repeats
+    /// one matrix for every product.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct MatrixStrides {
+        pub batch: usize,
+        pub row: usize,
+        pub col: usize,
+    }
+
+    /// `[batch, m, k]·[batch, k, n]` into a dense `[batch, m, n]`. A left operand
+    /// repeated over the batch (a 1×1 convolution's weight against `[batch,
+    /// channels, points]`) makes the output's columns the kernel's mode index,
+    /// the fastest one, so its loads and stores stay coalesced; otherwise the
+    /// batch is.
+    pub fn matmul(batch: usize, m: usize, k: usize, n: usize, lhs: MatrixStrides, rhs: MatrixStrides) -> CgemmProblem {
+        let columns_as_modes = lhs.batch == 0 && batch > 1;
+        let (q, modes, b, c) = if columns_as_modes {
+            (
+                batch,
+                n,
+                Strides {
+                    row: rhs.row,
+                    col: rhs.batch,
+                    mode: rhs.col,
+                },
+                Strides {
+                    row: n,
+                    col: m * n,
+                    mode: 1,
+                },
+            )
+        } else {
+            (
+                n,
+                batch,
+                Strides {
+                    row: rhs.row,
+                    col: rhs.col,
+                    mode: rhs.batch,
+                },
+                Strides {
+                    row: n,
+                    col: 1,
+                    mode: m * n,
+                },
+            )
+        };
+        CgemmProblem {
+            p: m,
+            q,
+            r: k,
+            k: modes,
+            a: Strides {
+                row: lhs.row,
+                col: lhs.col,
+                mode: lhs.batch,
+            },
+            b,
+            c,
+            complex: false,
+            conj_a: false,
             conj_b: false,
             mode_scale: Vec::new(),
         }

@@ -1,24 +1,27 @@
 //! The batched CGEMM kernel on wgpu (lavapipe in CI) against its f64 oracle, in
 //! the three shapes a spectral convolution uses, per-mode and shared weights,
 //! with dense and row-padded weights and with and without a per-mode output scale; shapes cover partial blocks on
-//! every side, one-wide sides and chunks of `r` that do not divide evenly.
+//! every side, one-wide sides and chunks of `r` that do not divide evenly; and
+//! the real variant as stacked matrix products, transposed and broadcast.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use fno_kernels::cgemm::real::{self, MatrixStrides};
 use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::testing::uniform_f32;
 
 fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64) -> f64 {
     let (ea, eb, ec) = problem.extents();
-    let a = uniform_f32(2 * ea, seed);
-    let b = uniform_f32(2 * eb, seed + 1);
+    let width = if problem.complex { 2 } else { 1 };
+    let a = uniform_f32(width * ea, seed);
+    let b = uniform_f32(width * eb, seed + 1);
     let want = problem.run_cpu(
         &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
         &b.iter().map(|&v| v as f64).collect::<Vec<_>>(),
     );
     let ha = client.create_from_slice(f32::as_bytes(&a));
     let hb = client.create_from_slice(f32::as_bytes(&b));
-    let hc = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; 2 * ec]));
+    let hc = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; width * ec]));
     problem.launch(client, &ha, &hb, &hc);
     let got = f32::from_bytes(&client.read_one(hc).unwrap()).to_vec();
     assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: unwritten output");
@@ -74,4 +77,36 @@ fn spectral_contractions_match_the_oracle() {
         }
     }
     println!("cgemm: worst relative L2 error {worst:.2e}");
+}
+
+#[test]
+fn real_matrix_products_match_the_oracle() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    // Row-major or transposed storage of a stack of `rows × cols` matrices.
+    let stack = |batch: usize, rows: usize, cols: usize, transposed: bool| MatrixStrides {
+        batch: if batch == 1 { 0 } else { rows * cols },
+        row: if transposed { 1 } else { cols },
+        col: if transposed { rows } else { 1 },
+    };
+    let mut worst: f64 = 0.0;
+    for (seed, &(batch, m, k, n)) in [
+        (1, 5, 7, 9),
+        (4, 24, 3, 256),
+        (3, 1, 33, 17),
+        (8, 64, 64, 100),
+        (2, 130, 5, 1),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (lhs_batch, rhs_batch) in [(batch, batch), (1, batch), (batch, 1)] {
+            for (lt, rt) in [(false, false), (true, false), (false, true), (true, true)] {
+                let problem = real::matmul(batch, m, k, n, stack(lhs_batch, m, k, lt), stack(rhs_batch, k, n, rt));
+                let e = check(&client, &problem, 100 + seed as u64);
+                assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
+                worst = worst.max(e);
+            }
+        }
+    }
+    println!("real matmul: worst relative L2 error {worst:.2e}");
 }

@@ -10,15 +10,16 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
-use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
+use crate::matmul::PreciseMatmulBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 
 /// A backend that runs the spectral convolution's kernel paths. The bias is not
 /// part of the op (it is a plain broadcast add).
-pub trait SpectralConvBackend: Backend {
+pub trait SpectralConvBackend: PreciseMatmulBackend {
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`.
     /// Returns the output and what the backward needs of `x` (its retained
     /// spectrum on the kernel paths, computed anyway), so training does not

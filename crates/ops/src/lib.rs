@@ -3,10 +3,13 @@
 //! [`spectral_conv`] computes neuraloperator's `SpectralConv` through the
 //! implementation a [`SpectralImpl`] names: `Reference` (Burn tensor ops, any
 //! backend, any size) or `Unfused` (our CubeCL kernels, with autodiff through
-//! the adjoint chain). Nothing here knows about models.
+//! the adjoint chain). [`precise_matmul`] is the f32 matrix product both the
+//! reference path and models' 1×1 convolutions use. Nothing here knows about
+//! models.
 
 pub mod backend;
 mod kernel_path;
+pub mod matmul;
 mod plan_cache;
 pub mod reference;
 pub mod spec;
@@ -14,6 +17,7 @@ pub mod spec;
 use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::SpectralConvBackend;
+pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 

@@ -1,10 +1,12 @@
 //! The reference spectral convolution: Burn tensor ops only, so it runs on any
 //! backend and Burn differentiates it. Each truncated DFT is a matmul against a
-//! DFT matrix built in f64 on the host, which is exact for any size.
+//! DFT matrix built in f64 on the host, which is exact for any size; the
+//! products are [`precise_matmul`]s, so CUDA does not round them to TF32.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 
+use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 use crate::spec::{norm_scales, SpectralConvSpec, SpectralError, SpectralShapes, WeightLayout};
 
 /// A complex tensor as two real tensors of logical shape `shape`.
@@ -42,7 +44,7 @@ fn phase(sign: f64, k: usize, t: usize, n: usize) -> (f64, f64) {
     (a.cos(), a.sin())
 }
 
-impl<B: Backend> Split<B> {
+impl<B: PreciseMatmulBackend> Split<B> {
     /// Multiplies along dim `d` by the complex matrix `(mr, mi)` of shape `[n_d, m]`.
     fn along(self, d: usize, mr: &Tensor<B, 2>, mi: &Tensor<B, 2>) -> Self {
         let n = self.shape[d];
@@ -56,11 +58,11 @@ impl<B: Backend> Split<B> {
             Some(b) => {
                 let b = to_rows(b);
                 (
-                    a.clone().matmul(mr.clone()) - b.clone().matmul(mi.clone()),
-                    a.matmul(mi.clone()) + b.matmul(mr.clone()),
+                    precise_matmul(a.clone(), mr.clone()) - precise_matmul(b.clone(), mi.clone()),
+                    precise_matmul(a, mi.clone()) + precise_matmul(b, mr.clone()),
                 )
             }
-            None => (a.clone().matmul(mr.clone()), a.matmul(mi.clone())),
+            None => (precise_matmul(a.clone(), mr.clone()), precise_matmul(a, mi.clone())),
         };
         let mut shape = self.shape;
         shape[d] = m;
@@ -76,7 +78,7 @@ impl<B: Backend> Split<B> {
 ///
 /// `x: [B, Cin, *spatial]`; `weight: [Cin, Cout, *modes, 2]` (per mode) or
 /// `[Cin, Cout, 2]` (shared); `bias: [Cout]`.
-pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
+pub fn spectral_conv_reference<B: PreciseMatmulBackend, const D: usize, const W: usize>(
     x: Tensor<B, D>,
     weight: Tensor<B, W>,
     bias: Option<Tensor<B, 1>>,
@@ -141,8 +143,8 @@ pub fn spectral_conv_reference<B: Backend, const D: usize, const W: usize>(
     });
     let pre: usize = out.shape[..last + 2].iter().product();
     let m = shapes.modes[last];
-    let re =
-        out.re.reshape([pre, m]).matmul(ar) + out.im.expect("complex after the forward").reshape([pre, m]).matmul(ai);
+    let re = precise_matmul(out.re.reshape([pre, m]), ar)
+        + precise_matmul(out.im.expect("complex after the forward").reshape([pre, m]), ai);
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.output);
     let mut y: Tensor<B, D> = re.reshape(dims_array::<D>(&y_shape));
@@ -180,7 +182,7 @@ fn dims_array<const D: usize>(shape: &[usize]) -> [usize; D] {
 }
 
 /// Per-mode (or shared) complex contraction over input channels.
-fn contract<B: Backend, const W: usize>(
+fn contract<B: PreciseMatmulBackend, const W: usize>(
     x: Split<B>,
     weight: Tensor<B, W>,
     shapes: &SpectralShapes,
@@ -202,8 +204,8 @@ fn contract<B: Backend, const W: usize>(
             let wr = part(0).reshape([ci, co, k]).permute([2, 0, 1]);
             let wi = part(1).reshape([ci, co, k]).permute([2, 0, 1]);
             let (xr, xi) = (xr.permute([2, 0, 1]), xi.permute([2, 0, 1]));
-            let yr = xr.clone().matmul(wr.clone()) - xi.clone().matmul(wi.clone());
-            let yi = xr.matmul(wi) + xi.matmul(wr);
+            let yr = precise_matmul(xr.clone(), wr.clone()) - precise_matmul(xi.clone(), wi.clone());
+            let yi = precise_matmul(xr, wi) + precise_matmul(xi, wr);
             (yr.permute([1, 2, 0]), yi.permute([1, 2, 0]))
         }
         WeightLayout::Shared => {
@@ -212,8 +214,8 @@ fn contract<B: Backend, const W: usize>(
             let wi: Tensor<B, 2> = part(1).reshape([ci, co]);
             let rows = |t: Tensor<B, 3>| t.swap_dims(1, 2).reshape([b * k, ci]);
             let (xr, xi) = (rows(xr), rows(xi));
-            let yr = xr.clone().matmul(wr.clone()) - xi.clone().matmul(wi.clone());
-            let yi = xr.matmul(wi) + xi.matmul(wr);
+            let yr = precise_matmul(xr.clone(), wr.clone()) - precise_matmul(xi.clone(), wi.clone());
+            let yi = precise_matmul(xr, wi) + precise_matmul(xi, wr);
             let back = |t: Tensor<B, 2>| t.reshape([b, k, co]).swap_dims(1, 2);
             (back(yr), back(yi))
         }

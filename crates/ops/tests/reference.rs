@@ -12,7 +12,7 @@ use burn::tensor::{Tensor, TensorData};
 use common::{random, rel_l2, spectral_conv_f64, Problem};
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv_reference, SpectralConvSpec};
+use fno_ops::{spectral_conv_reference, PreciseMatmulBackend, SpectralConvSpec};
 
 #[allow(clippy::too_many_arguments)]
 fn problem(
@@ -64,7 +64,7 @@ fn tensor<B: Backend, const D: usize>(v: &[f64], shape: &[usize], device: &B::De
     Tensor::from_data(TensorData::new(v.to_vec(), shape.to_vec()), device)
 }
 
-fn run_ranked<B: Backend, const D: usize, const W: usize>(
+fn run_ranked<B: PreciseMatmulBackend, const D: usize, const W: usize>(
     p: &Problem,
     norm: Norm,
     x: &[f64],
@@ -84,7 +84,7 @@ fn run_ranked<B: Backend, const D: usize, const W: usize>(
     y.into_data().convert::<f64>().to_vec::<f64>().unwrap()
 }
 
-fn run<B: Backend>(p: &Problem, norm: Norm, x: &[f64], w: &[f64], bias: &[f64]) -> Vec<f64> {
+fn run<B: PreciseMatmulBackend>(p: &Problem, norm: Norm, x: &[f64], w: &[f64], bias: &[f64]) -> Vec<f64> {
     match (p.input.len(), p.shared) {
         (1, false) => run_ranked::<B, 3, 4>(p, norm, x, w, bias),
         (2, false) => run_ranked::<B, 4, 5>(p, norm, x, w, bias),
