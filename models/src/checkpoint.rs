@@ -14,6 +14,7 @@ use burn::tensor::{Tensor, TensorData};
 use fno_ops::SpectralConvBackend;
 
 use crate::config::{FnoConfig, SkipKind};
+use crate::factorized::{ExpectedKey, WeightFormat};
 use crate::fno::{ChannelMlp, Fno, Pointwise, Skip};
 use crate::ModelError;
 
@@ -158,15 +159,21 @@ fn decode(dtype: &str, raw: &[u8]) -> Result<(Vec<f32>, bool), String> {
     })
 }
 
-/// The parameters of an FNO under neuraloperator's names, with their shapes.
-fn expected_keys(cfg: &FnoConfig) -> Vec<(String, Vec<usize>)> {
+fn spectral_weight_prefix(layer: usize) -> String {
+    format!("fno_blocks.convs.{layer}.weight")
+}
+
+/// The parameters of an FNO under neuraloperator's names, with their shapes
+/// (`None` where a factorized weight's rank decides).
+fn expected_keys(cfg: &FnoConfig) -> Vec<ExpectedKey> {
     let h = cfg.hidden_channels;
     let ones = vec![1usize; cfg.dims()];
-    let mut keys = Vec::new();
-    let mlp = |prefix: &str, channels: &[usize], keys: &mut Vec<(String, Vec<usize>)>| {
+    let mut keys: Vec<ExpectedKey> = Vec::new();
+    let spectral = WeightFormat::of(cfg);
+    let mlp = |prefix: &str, channels: &[usize], keys: &mut Vec<ExpectedKey>| {
         for (i, w) in channels.windows(2).enumerate() {
-            keys.push((format!("{prefix}.fcs.{i}.weight"), vec![w[1], w[0], 1]));
-            keys.push((format!("{prefix}.fcs.{i}.bias"), vec![w[1]]));
+            keys.push((format!("{prefix}.fcs.{i}.weight"), Some(vec![w[1], w[0], 1])));
+            keys.push((format!("{prefix}.fcs.{i}.bias"), Some(vec![w[1]])));
         }
     };
     let lifting = match cfg.lifting_channels() {
@@ -174,17 +181,14 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<(String, Vec<usize>)> {
         l => vec![cfg.lifting_in_channels(), l, h],
     };
     mlp("lifting", &lifting, &mut keys);
-    let skip = |prefix: String, kind: Option<SkipKind>, keys: &mut Vec<(String, Vec<usize>)>| match kind {
-        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), vec![h, h, 1])),
-        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), [&[1, h][..], &ones].concat())),
+    let skip = |prefix: String, kind: Option<SkipKind>, keys: &mut Vec<ExpectedKey>| match kind {
+        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), Some(vec![h, h, 1]))),
+        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), Some([&[1, h][..], &ones].concat()))),
         Some(SkipKind::Identity) | None => {}
     };
     for i in 0..cfg.n_layers {
-        let mut weight = vec![h, h];
-        weight.extend(cfg.weight_modes());
-        weight.push(2);
-        keys.push((format!("fno_blocks.convs.{i}.weight.tensor"), weight));
-        keys.push((format!("fno_blocks.convs.{i}.bias"), [&[h][..], &ones].concat()));
+        keys.extend(spectral.keys(&spectral_weight_prefix(i)));
+        keys.push((format!("fno_blocks.convs.{i}.bias"), Some([&[h][..], &ones].concat())));
         skip(format!("fno_blocks.fno_skips.{i}"), cfg.fno_skip_kind(), &mut keys);
         if cfg.use_channel_mlp {
             mlp(
@@ -201,8 +205,8 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<(String, Vec<usize>)> {
     }
     if cfg.norm_kind() == Some(crate::config::NormKind::Group) {
         for k in 0..2 * cfg.n_layers {
-            keys.push((format!("fno_blocks.norm.{k}.weight"), vec![h]));
-            keys.push((format!("fno_blocks.norm.{k}.bias"), vec![h]));
+            keys.push((format!("fno_blocks.norm.{k}.weight"), Some(vec![h])));
+            keys.push((format!("fno_blocks.norm.{k}.bias"), Some(vec![h])));
         }
     }
     mlp(
@@ -219,13 +223,14 @@ fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<St
     let mut problems = Vec::new();
     let mut found = HashMap::new();
     for (name, shape) in &expected {
-        match file.tensors.get(name) {
-            None => problems.push(format!("missing {name} {shape:?}")),
-            Some(t) if &t.shape != shape => problems.push(format!(
+        match (file.tensors.get(name), shape) {
+            (None, Some(shape)) => problems.push(format!("missing {name} {shape:?}")),
+            (None, None) => problems.push(format!("missing {name}")),
+            (Some(t), Some(shape)) if &t.shape != shape => problems.push(format!(
                 "{name} has shape {:?}, the configuration needs {shape:?}",
                 t.shape
             )),
-            Some(t) => {
+            (Some(t), _) => {
                 found.insert(name.clone(), t.clone());
             }
         }
@@ -265,6 +270,11 @@ impl<B: SpectralConvBackend> Fno<B> {
         // `Fno::new` validates the configuration.
         let mut model = Fno::new(&config, device)?;
         let mut tensors = matched_tensors(&config, &file)?;
+        let format = WeightFormat::of(&config);
+        let spectral_weights = (0..config.n_layers)
+            .map(|i| format.dense(&spectral_weight_prefix(i), &tensors))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(format!("the checkpoint does not match the configuration: {e}")))?;
         let mut take = |name: String| -> Param<Tensor<B, 1>> {
             let t = tensors.remove(&name).expect("matched above");
             Param::from_tensor(Tensor::from_data(
@@ -273,9 +283,9 @@ impl<B: SpectralConvBackend> Fno<B> {
             ))
         };
         load_mlp(&mut model.lifting, "lifting", &mut take);
-        for (i, block) in model.blocks.iter_mut().enumerate() {
-            let w = take(format!("fno_blocks.convs.{i}.weight.tensor"));
-            block.spectral_weight = Param::from_tensor(w.val().reshape(block.spectral_weight.dims()));
+        for ((i, block), w) in model.blocks.iter_mut().enumerate().zip(spectral_weights) {
+            let w = TensorData::new(w, block.spectral_weight.dims());
+            block.spectral_weight = Param::from_tensor(Tensor::from_data(w, device));
             block.spectral_bias = take(format!("fno_blocks.convs.{i}.bias"));
             if let Some(skip) = &mut block.fno_skip {
                 load_skip(skip, &format!("fno_blocks.fno_skips.{i}"), &mut take);
@@ -298,9 +308,15 @@ impl<B: SpectralConvBackend> Fno<B> {
     }
 
     /// Our checkpoint: neuraloperator's key names and shapes, F32 values, the
-    /// configuration in the metadata.
+    /// configuration in the metadata. Spectral weights are saved dense (as the
+    /// model holds them), so the saved configuration says so: no factorization,
+    /// not separable.
     pub fn save_safetensors(&self) -> Vec<u8> {
-        let cfg = self.config();
+        let cfg = &FnoConfig {
+            factorization: None,
+            separable: false,
+            ..self.config().clone()
+        };
         let mut file = SafeTensorsFile::default();
         file.metadata.insert("config".into(), cfg.to_json());
         file.metadata.insert("format".into(), "fno-models".into());
@@ -318,11 +334,11 @@ impl<B: SpectralConvBackend> Fno<B> {
                 }
             }
         };
-        let expected: HashMap<String, Vec<usize>> = expected_keys(cfg).into_iter().collect();
-        let shape = |name: &str| expected[name].clone();
+        let expected: HashMap<String, Option<Vec<usize>>> = expected_keys(cfg).into_iter().collect();
+        let shape = |name: &str| expected[name].clone().expect("a dense model's shapes are fixed");
         mlp("lifting", &self.lifting, &mut put);
         for (i, block) in self.blocks.iter().enumerate() {
-            let name = format!("fno_blocks.convs.{i}.weight.tensor");
+            let name = format!("{}.tensor", spectral_weight_prefix(i));
             put(
                 name.clone(),
                 block.spectral_weight.val().flatten::<1>(0, 3),

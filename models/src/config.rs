@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::factorized::Factorization;
 use crate::ModelError;
 
 /// neuraloperator's `domain_padding`: one fraction for every spatial dim or one each.
@@ -288,17 +289,18 @@ impl FnoConfig {
             ("fno_block_precision", self.fno_block_precision != "full"),
             ("stabilizer", self.stabilizer.as_deref().is_some_and(|s| s != "tanh")),
             (
-                "factorization",
-                self.factorization.as_deref().is_some_and(|f| f != "dense"),
-            ),
-            ("separable", self.separable),
-            (
                 "max_n_modes",
                 self.max_n_modes.as_ref().is_some_and(|m| *m != self.n_modes),
             ),
         ];
         if let Some((name, _)) = unsupported.iter().find(|(_, on)| *on) {
             return bad(format!("{name}: only neuraloperator's default is implemented"));
+        }
+        if Factorization::parse(self.factorization.as_deref()).is_none() {
+            return bad(format!(
+                "factorization = {:?}: expected null, \"dense\", \"tucker\", \"cp\" or \"tt\"",
+                self.factorization.as_deref().unwrap_or_default()
+            ));
         }
         if let Some(DomainPadding::PerDim(p)) = &self.domain_padding {
             if p.len() != self.dims() {
@@ -348,7 +350,7 @@ mod tests {
         .to_string();
         assert!(err.contains("n_layer"), "{err}");
         let err = FnoConfig::from_json(
-            r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "factorization": "tucker"}"#,
+            r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4, "factorization": "khatri-rao"}"#,
         )
         .unwrap_err()
         .to_string();

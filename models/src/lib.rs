@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 pub mod config;
+mod factorized;
 pub mod fno;
 pub mod infer;
 

@@ -3,8 +3,9 @@
 //! 1D/2D/3D, odd modes, non-power-of-two and non-square grids, each skip type,
 //! instance and group norm, domain padding, pre-activation, a one-layer
 //! lifting, no grid embedding, no channel MLP, the tanh stabiliser, native C64
-//! weights. Each reproduces PyTorch on the reference path (ndarray, f64 and
-//! f32) and on the kernel path (wgpu; lavapipe in CI).
+//! weights, Tucker/CP/TT-factorized and separable spectral weights. Each
+//! reproduces PyTorch on the reference path (ndarray, f64 and f32) and on the
+//! kernel path (wgpu; lavapipe in CI).
 
 use burn::backend::NdArray;
 use burn_cubecl::CubeBackend;
@@ -15,11 +16,15 @@ use fno_ops::{SpectralConvBackend, SpectralImpl};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 
-const CASES: [&str; 4] = [
+const CASES: [&str; 8] = [
     "fno1d_odd_modes_identity_linear_groupnorm_padded",
     "fno2d_softgating_instancenorm_nogrid_c64",
     "fno3d_no_channel_mlp_tanh",
     "fno2d_preactivation_padded_single_lifting",
+    "fno2d_tucker",
+    "fno1d_cp",
+    "fno3d_tt_reconstructed",
+    "fno2d_separable",
 ];
 
 fn dir(case: &str) -> std::path::PathBuf {
@@ -62,4 +67,39 @@ fn every_configuration_reproduces_pytorch_on_every_path() {
             assert!(e <= 1e-5, "{case}, {path}: {e:e}");
         }
     }
+}
+
+/// A factorized checkpoint saves as its dense equivalent, which reloads to the
+/// same outputs; a factor that disagrees with the others is named.
+#[test]
+fn factorized_weights_save_dense_and_bad_factors_are_named() {
+    use fno_models::checkpoint::SafeTensorsFile;
+    let device = Default::default();
+    for case in ["fno2d_tucker", "fno1d_cp", "fno3d_tt_reconstructed", "fno2d_separable"] {
+        let d = dir(case);
+        let bytes = std::fs::read(d.join("model.safetensors")).unwrap();
+        let x = fno_datasets::npy::read(d.join("x.npy")).unwrap();
+        let model = Fno::<NdArray<f64>>::load_safetensors(&bytes, None, &device).unwrap();
+        let saved = model.save_safetensors();
+        let file = SafeTensorsFile::parse(&saved).unwrap();
+        assert!(file.tensors.contains_key("fno_blocks.convs.0.weight.tensor"), "{case}");
+        let reloaded = Fno::<NdArray<f64>>::load_safetensors(&saved, None, &device).unwrap();
+        let run = |m: &Fno<NdArray<f64>>| infer(m, &x.data, &x.shape, 2, &device, |_, _| {}).unwrap();
+        assert_eq!(run(&model), run(&reloaded), "{case}");
+    }
+
+    let bytes = std::fs::read(dir("fno2d_tucker").join("model.safetensors")).unwrap();
+    let mut file = SafeTensorsFile::parse(&bytes).unwrap();
+    let factor = file
+        .tensors
+        .get_mut("fno_blocks.convs.1.weight.factors.factor_2")
+        .unwrap();
+    // One rank fewer than the core has along that dim.
+    factor.shape[1] -= 1;
+    factor.data.truncate(factor.shape.iter().product());
+    let err = Fno::<NdArray<f64>>::load_safetensors(&file.to_bytes(), None, &device).unwrap_err();
+    assert!(
+        err.to_string().contains("fno_blocks.convs.1.weight.factors.factor_2"),
+        "{err}"
+    );
 }
