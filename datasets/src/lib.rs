@@ -3,8 +3,17 @@
 
 pub mod dataset;
 pub mod npy;
+pub mod torch;
 
 pub use dataset::{Array, PdeDataset};
+
+/// A tensor as a file stores it: its dtype's name in that format and its
+/// values widened to f32.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredTensor {
+    pub dtype: String,
+    pub array: Array,
+}
 
 /// Errors from loaders, writers and generators; each names what it concerns
 /// (file, key, expected shape).
