@@ -2,6 +2,7 @@
 //! producing or taking one in-memory form ([`PdeDataset`]).
 
 pub mod dataset;
+pub mod normalize;
 pub mod npy;
 pub mod torch;
 
