@@ -2,11 +2,14 @@
 //! producing or taking one in-memory form ([`PdeDataset`]).
 
 pub mod dataset;
+pub mod load;
 pub mod normalize;
 pub mod npy;
+pub mod safetensors_file;
 pub mod torch;
 
 pub use dataset::{Array, PdeDataset};
+pub use load::{load, read_tensors, save, LoadOptions};
 
 /// A tensor as a file stores it: its dtype's name in that format and its
 /// values widened to f32.

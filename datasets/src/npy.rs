@@ -89,7 +89,15 @@ enum ParseError {
     Dtype(String),
 }
 
-fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
+/// A parsed header: the element type's descr, order and shape, and where the data start.
+struct Header {
+    descr: String,
+    fortran: bool,
+    shape: Vec<usize>,
+    data_start: usize,
+}
+
+fn parse_header(bytes: &[u8]) -> Result<Header, ParseError> {
     let fmt = |m: &str| ParseError::Format(m.to_string());
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(fmt("missing the \\x93NUMPY magic"));
@@ -112,12 +120,7 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
         .ok_or_else(|| fmt("truncated header"))?;
     let header = std::str::from_utf8(header).map_err(|_| fmt("header is not text"))?;
     let descr = dict_value(header, "descr").ok_or_else(|| fmt("header has no 'descr'"))?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let dtype = match descr {
-        "<f4" | "|f4" => DType::F32,
-        "<c8" => DType::C64,
-        other => return Err(ParseError::Dtype(other.to_string())),
-    };
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"').to_string();
     let fortran = match dict_value(header, "fortran_order").as_deref() {
         Some("False") => false,
         Some("True") => true,
@@ -137,31 +140,90 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
                 .map_err(|_| ParseError::Format(format!("bad dimension '{s}' in shape")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let count = shape
+    Ok(Header {
+        descr,
+        fortran,
+        shape,
+        data_start: start + header_len,
+    })
+}
+
+/// The data of `header`, `width` bytes per value, decoded to f32 in C order
+/// (`parts` values per element).
+fn decode(
+    bytes: &[u8],
+    header: &Header,
+    width: usize,
+    parts: usize,
+    value: impl Fn(&[u8]) -> f32,
+) -> Result<Vec<f32>, ParseError> {
+    let count = header
+        .shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .and_then(|c| c.checked_mul(dtype.floats()))
-        .ok_or_else(|| fmt("shape overflows"))?;
-    let body = &bytes[start + header_len..];
-    if body.len() != count * 4 {
+        .and_then(|c| c.checked_mul(parts))
+        .ok_or_else(|| ParseError::Format("shape overflows".into()))?;
+    let body = &bytes[header.data_start..];
+    if body.len() != count * width {
         return Err(ParseError::Format(format!(
             "data holds {} bytes, shape {:?} of {} needs {}",
             body.len(),
-            shape,
-            dtype.descr(),
-            count * 4
+            header.shape,
+            header.descr,
+            count * width
         )));
     }
-    let data: Vec<f32> = body
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    let data = if fortran {
-        fortran_to_c(&data, &shape, dtype.floats())
+    let data: Vec<f32> = body.chunks_exact(width).map(value).collect();
+    Ok(if header.fortran {
+        fortran_to_c(&data, &header.shape, parts)
     } else {
         data
+    })
+}
+
+fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
+    let header = parse_header(bytes)?;
+    let dtype = match header.descr.as_str() {
+        "<f4" | "|f4" => DType::F32,
+        "<c8" => DType::C64,
+        other => return Err(ParseError::Dtype(other.to_string())),
     };
-    Ok(NpyArray { shape, dtype, data })
+    let data = decode(bytes, &header, 4, dtype.floats(), |c| {
+        f32::from_le_bytes(c.try_into().unwrap())
+    })?;
+    Ok(NpyArray {
+        shape: header.shape,
+        dtype,
+        data,
+    })
+}
+
+/// Any real little-endian array (float16/32/64, signed and unsigned integers,
+/// bool), its values widened to f32: the dataset loaders' reader. Returns the
+/// numpy dtype's name beside the values.
+pub fn parse_real(bytes: &[u8]) -> Result<(String, Vec<usize>, Vec<f32>), String> {
+    let fail = |e: ParseError| match e {
+        ParseError::Format(reason) => format!("not a valid .npy array: {reason}"),
+        ParseError::Dtype(d) => format!("dtype '{d}' is not supported"),
+    };
+    let header = parse_header(bytes).map_err(fail)?;
+    let (name, width, value): (&str, usize, fn(&[u8]) -> f32) = match header.descr.trim_start_matches(['<', '|', '=']) {
+        "f2" => ("float16", 2, |c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        "f4" => ("float32", 4, |c| f32::from_le_bytes(c.try_into().unwrap())),
+        "f8" => ("float64", 8, |c| f64::from_le_bytes(c.try_into().unwrap()) as f32),
+        "i1" => ("int8", 1, |c| c[0] as i8 as f32),
+        "i2" => ("int16", 2, |c| i16::from_le_bytes([c[0], c[1]]) as f32),
+        "i4" => ("int32", 4, |c| i32::from_le_bytes(c.try_into().unwrap()) as f32),
+        "i8" => ("int64", 8, |c| i64::from_le_bytes(c.try_into().unwrap()) as f32),
+        "u1" => ("uint8", 1, |c| c[0] as f32),
+        "u2" => ("uint16", 2, |c| u16::from_le_bytes([c[0], c[1]]) as f32),
+        "u4" => ("uint32", 4, |c| u32::from_le_bytes(c.try_into().unwrap()) as f32),
+        "u8" => ("uint64", 8, |c| u64::from_le_bytes(c.try_into().unwrap()) as f32),
+        "b1" => ("bool", 1, |c| (c[0] != 0) as u8 as f32),
+        other => return Err(fail(ParseError::Dtype(other.to_string()))),
+    };
+    let data = decode(bytes, &header, width, 1, value).map_err(fail)?;
+    Ok((name.to_string(), header.shape, data))
 }
 
 /// Reorders column-major (Fortran) data of `shape`, `parts` floats per element,

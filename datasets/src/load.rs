@@ -1,0 +1,217 @@
+//! Every supported file format into [`PdeDataset`], chosen by extension:
+//! `.pt` (neuraloperator), `.npz`, `.safetensors` (ours or others'), with sample
+//! ranges and stride subsampling; and [`read_tensors`], the raw tensors of any
+//! of them (for `fno data info`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::dataset::{Array, PdeDataset};
+use crate::{npy, safetensors_file, torch, DataError, StoredTensor};
+
+fn err(path: &Path, reason: impl Into<String>) -> DataError {
+    DataError::File {
+        path: path.display().to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Which tensors to read and how much of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadOptions {
+    /// Input key; default: the first of `x`, `a`, `input`, `inputs` present.
+    pub input_key: Option<String>,
+    /// Output key; default: the first of `y`, `u`, `output`, `outputs`, `sol` present.
+    pub output_key: Option<String>,
+    /// Samples to keep (default all).
+    pub samples: Option<Range<usize>>,
+    /// Keep every `stride`-th grid point of each spatial dim.
+    pub stride: usize,
+    /// Whether dim 1 of the stored tensors is the channel dim; default: yes for
+    /// our safetensors files (they say so in their metadata), no otherwise
+    /// (neuraloperator's and most published files store `[N, *grid]`).
+    pub channel_dim: Option<bool>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            input_key: None,
+            output_key: None,
+            samples: None,
+            stride: 1,
+            channel_dim: None,
+        }
+    }
+}
+
+const INPUT_KEYS: [&str; 4] = ["x", "a", "input", "inputs"];
+const OUTPUT_KEYS: [&str; 5] = ["y", "u", "output", "outputs", "sol"];
+/// Metadata key our writers set: `[N, C, *grid]` tensors.
+pub const LAYOUT_KEY: &str = "layout";
+pub const LAYOUT_CHANNELS: &str = "samples,channels,grid";
+
+/// The tensors of a file (values widened to f32) and its metadata.
+pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
+    let path = path.as_ref();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_lowercase();
+    match ext.as_str() {
+        "pt" | "pth" => Ok((torch::read_tensors(path)?, BTreeMap::new())),
+        "safetensors" => safetensors_file::read_tensors(path),
+        "npz" => read_npz(path),
+        "npy" => {
+            let bytes = std::fs::read(path).map_err(|e| err(path, e.to_string()))?;
+            let (dtype, shape, data) = npy::parse_real(&bytes).map_err(|e| err(path, e))?;
+            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("array").to_string();
+            let array = Array::new(shape, data)?;
+            Ok((BTreeMap::from([(name, StoredTensor { dtype, array })]), BTreeMap::new()))
+        }
+        _ => Err(err(path, "unknown format: expected .pt, .npz, .npy or .safetensors")),
+    }
+}
+
+/// Metadata entry of the `.npz` files we write (NumPy lists it and ignores it).
+const NPZ_METADATA: &str = "__metadata__.json";
+
+type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
+
+fn read_npz(path: &Path) -> Result<Tensors, DataError> {
+    let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
+        .map_err(|e| err(path, format!("not an .npz (zip) archive ({e})")))?;
+    let (mut out, mut metadata) = (BTreeMap::new(), BTreeMap::new());
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(|e| err(path, e.to_string()))?;
+        if entry.name() == NPZ_METADATA {
+            let mut text = String::new();
+            entry
+                .read_to_string(&mut text)
+                .map_err(|e| err(path, format!("{NPZ_METADATA}: {e}")))?;
+            metadata = serde_json::from_str(&text).map_err(|e| err(path, format!("{NPZ_METADATA}: {e}")))?;
+            continue;
+        }
+        let Some(name) = entry.name().strip_suffix(".npy").map(str::to_string) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(path, format!("{name}: {e}")))?;
+        let (dtype, shape, data) = npy::parse_real(&bytes).map_err(|e| err(path, format!("{name}: {e}")))?;
+        out.insert(
+            name,
+            StoredTensor {
+                dtype,
+                array: Array::new(shape, data)?,
+            },
+        );
+    }
+    Ok((out, metadata))
+}
+
+/// A dataset from `path` (see [`LoadOptions`]).
+pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset, DataError> {
+    let path = path.as_ref();
+    let (mut tensors, metadata) = read_tensors(path)?;
+    let available = || tensors.keys().cloned().collect::<Vec<_>>().join(", ");
+    let pick = |chosen: &Option<String>, defaults: &[&str]| -> Result<String, DataError> {
+        match chosen {
+            Some(k) if tensors.contains_key(k) => Ok(k.clone()),
+            Some(k) => Err(err(path, format!("no tensor '{k}' (the file holds: {})", available()))),
+            None => defaults
+                .iter()
+                .find(|k| tensors.contains_key(**k))
+                .map(|k| k.to_string())
+                .ok_or_else(|| {
+                    err(
+                        path,
+                        format!(
+                            "none of the keys {defaults:?} (the file holds: {}); name the key to use",
+                            available()
+                        ),
+                    )
+                }),
+        }
+    };
+    let (xk, yk) = (
+        pick(&options.input_key, &INPUT_KEYS)?,
+        pick(&options.output_key, &OUTPUT_KEYS)?,
+    );
+    let has_channels = options
+        .channel_dim
+        .unwrap_or(metadata.get(LAYOUT_KEY).map(String::as_str) == Some(LAYOUT_CHANNELS));
+    let mut take = |k: &str| -> Result<Array, DataError> {
+        let mut a = tensors.remove(k).expect("picked from the keys").array;
+        let min_rank = if has_channels { 3 } else { 2 };
+        if a.shape.len() < min_rank {
+            return Err(err(
+                path,
+                format!(
+                    "'{k}' has shape {:?}: expected [samples{}, *grid]",
+                    a.shape,
+                    if has_channels { ", channels" } else { "" }
+                ),
+            ));
+        }
+        if !has_channels {
+            a.shape.insert(1, 1);
+        }
+        Ok(a)
+    };
+    let (x, y) = (take(&xk)?, take(&yk)?);
+    let mut data = PdeDataset::new(x, y).map_err(|e| err(path, format!("'{xk}' and '{yk}': {e}")))?;
+    data.metadata = metadata;
+    data.metadata.insert("source".into(), path.display().to_string());
+    let samples = options.samples.clone().unwrap_or(0..data.len());
+    if samples == (0..data.len()) && options.stride == 1 {
+        return Ok(data);
+    }
+    data.select(samples, options.stride)
+        .map_err(|e| err(path, e.to_string()))
+}
+
+/// Writes `data` in the format its extension names (`.safetensors` or `.npz`),
+/// `x` `[N, Cin, *grid]` and `y` `[N, Cout, *grid]`, atomically.
+pub fn save(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
+    let path = path.as_ref();
+    let mut data = data.clone();
+    data.metadata.insert(LAYOUT_KEY.into(), LAYOUT_CHANNELS.into());
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_lowercase)
+        .as_deref()
+    {
+        Some("safetensors") => safetensors_file::write(path, &data),
+        Some("npz") => write_npz(path, &data),
+        _ => Err(err(path, "unknown output format: expected .safetensors or .npz")),
+    }
+}
+
+fn write_npz(path: &Path, data: &PdeDataset) -> Result<(), DataError> {
+    let tmp = safetensors_file::tmp_path(path);
+    let write = || -> Result<(), Box<dyn std::error::Error>> {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&tmp)?);
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for (name, a) in [("x", &data.inputs), ("y", &data.outputs)] {
+            zip.start_file(format!("{name}.npy"), stored)?;
+            let arr = npy::NpyArray::new(a.shape.clone(), npy::DType::F32, a.data.clone());
+            std::io::Write::write_all(&mut zip, &npy::to_bytes(&arr))?;
+        }
+        zip.start_file(NPZ_METADATA, stored)?;
+        std::io::Write::write_all(&mut zip, &serde_json::to_vec(&data.metadata)?)?;
+        zip.finish()?.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(path, e.to_string())
+    })
+}

@@ -1,0 +1,169 @@
+//! Dataset files in every format we read: round trips through our writers
+//! (.safetensors, .npz incl. metadata), on-demand sample reads, NumPy dtypes
+//! other than f32, compressed .npz, neuraloperator's .pt through `load` with
+//! sample ranges and strides, and the errors that name file and key.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use fno_datasets::safetensors_file::SafetensorsSamples;
+use fno_datasets::{load, read_tensors, save, Array, LoadOptions, PdeDataset};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno_formats_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn dataset() -> PdeDataset {
+    let x = Array::new(vec![5, 2, 6, 4], (0..240).map(|v| (v as f32).sin()).collect()).unwrap();
+    let y = Array::new(vec![5, 1, 6, 4], (0..120).map(|v| (v as f32 * 0.3).cos()).collect()).unwrap();
+    let mut d = PdeDataset::new(x, y).unwrap();
+    d.metadata.insert("pde".into(), "test".into());
+    d
+}
+
+#[test]
+fn our_files_round_trip_with_metadata_ranges_and_strides() {
+    let d = dataset();
+    for ext in ["safetensors", "npz"] {
+        let path = scratch(&format!("round.{ext}"));
+        save(&path, &d).unwrap();
+        let back = load(&path, &LoadOptions::default()).unwrap();
+        assert_eq!((&back.inputs, &back.outputs), (&d.inputs, &d.outputs), "{ext}");
+        assert_eq!(back.metadata["pde"], "test", "{ext}");
+        let part = load(
+            &path,
+            &LoadOptions {
+                samples: Some(1..4),
+                stride: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let want = d.select(1..4, 2).unwrap();
+        assert_eq!((&part.inputs, &part.outputs), (&want.inputs, &want.outputs), "{ext}");
+    }
+}
+
+#[test]
+fn safetensors_samples_are_read_on_demand() {
+    let d = dataset();
+    let path = scratch("lazy.safetensors");
+    save(&path, &d).unwrap();
+    let mut samples = SafetensorsSamples::open(&path).unwrap();
+    assert_eq!(samples.len(), 5);
+    assert_eq!(samples.sample_shapes(), (&[2, 6, 4][..], &[1, 6, 4][..]));
+    for i in [4, 0, 2] {
+        let (x, y) = samples.get(i).unwrap();
+        assert_eq!((x.as_slice(), y.as_slice()), d.sample(i));
+    }
+    assert!(samples.get(5).is_err());
+}
+
+/// A .npy file of `<f8` values, written byte by byte.
+fn npy_f64(shape: &[usize], values: &[f64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let mut header = format!(
+        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}",
+        dims.join(", ")
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    for v in values {
+        out.extend(v.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn numpy_files_of_other_dtypes_and_compressed_archives() {
+    let values: Vec<f64> = (0..24).map(|v| v as f64 * 0.25 - 1.0).collect();
+    let npy = scratch("a.npy");
+    std::fs::write(&npy, npy_f64(&[2, 3, 4], &values)).unwrap();
+    let (tensors, _) = read_tensors(&npy).unwrap();
+    assert_eq!(tensors["a"].dtype, "float64");
+    assert_eq!(tensors["a"].array.shape, vec![2, 3, 4]);
+    assert!(tensors["a"]
+        .array
+        .data
+        .iter()
+        .zip(&values)
+        .all(|(a, b)| *a as f64 == *b));
+
+    // np.savez_compressed: deflated entries; [N, *grid] arrays without channels.
+    let npz = scratch("compressed.npz");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&npz).unwrap());
+    let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for name in ["a", "u"] {
+        zip.start_file(format!("{name}.npy"), deflated).unwrap();
+        zip.write_all(&npy_f64(&[2, 3, 4], &values)).unwrap();
+    }
+    zip.finish().unwrap();
+    let d = load(&npz, &LoadOptions::default()).unwrap();
+    assert_eq!(d.inputs.shape, vec![2, 1, 3, 4]);
+    assert_eq!(d.outputs.data, d.inputs.data);
+}
+
+#[test]
+fn neuraloperator_pt_through_load() {
+    let pt = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/neuralop/darcy_test_16.pt");
+    let full = load(&pt, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        (full.inputs.shape.clone(), full.outputs.shape.clone()),
+        (vec![50, 1, 16, 16], vec![50, 1, 16, 16])
+    );
+    let part = load(
+        &pt,
+        &LoadOptions {
+            samples: Some(10..20),
+            stride: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(part.inputs.shape, vec![10, 1, 8, 8]);
+    assert_eq!(part.outputs.data, full.select(10..20, 2).unwrap().outputs.data);
+}
+
+#[test]
+fn bad_files_and_keys_are_named() {
+    let d = dataset();
+    let path = scratch("bad.safetensors");
+    save(&path, &d).unwrap();
+    let e = load(
+        &path,
+        &LoadOptions {
+            input_key: Some("coeff".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("bad.safetensors") && e.contains("coeff") && e.contains("x, y"),
+        "{e}"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = scratch("cut.safetensors");
+    std::fs::write(&cut, &bytes[..bytes.len() - 7]).unwrap();
+    let e = load(&cut, &LoadOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("cut.safetensors") && e.contains("truncated"), "{e}");
+    let e = load(scratch("x.csv"), &LoadOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("x.csv") && e.contains("format"), "{e}");
+    let e = load(
+        &path,
+        &LoadOptions {
+            samples: Some(3..9),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bad.safetensors") && e.contains("3..9"), "{e}");
+}
