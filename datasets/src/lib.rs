@@ -1,6 +1,8 @@
 //! PDE datasets: file formats, generators, normalisers and batchers, all
 //! producing or taking one in-memory form ([`PdeDataset`]).
 
+use std::collections::BTreeMap;
+
 pub mod dataset;
 pub mod load;
 pub mod normalize;
@@ -10,6 +12,9 @@ pub mod torch;
 
 pub use dataset::{Array, PdeDataset};
 pub use load::{load, read_tensors, save, LoadOptions};
+
+/// The tensors of a file by name, and its metadata.
+pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
 
 /// A tensor as a file stores it: its dtype's name in that format and its
 /// values widened to f32.

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::dataset::{Array, PdeDataset};
-use crate::{npy, safetensors_file, torch, DataError, StoredTensor};
+use crate::{npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {
@@ -78,8 +78,6 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
 
 /// Metadata entry of the `.npz` files we write (NumPy lists it and ignores it).
 const NPZ_METADATA: &str = "__metadata__.json";
-
-type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
 
 fn read_npz(path: &Path) -> Result<Tensors, DataError> {
     let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;

@@ -207,7 +207,8 @@ pub fn parse_real(bytes: &[u8]) -> Result<(String, Vec<usize>, Vec<f32>), String
         ParseError::Dtype(d) => format!("dtype '{d}' is not supported"),
     };
     let header = parse_header(bytes).map_err(fail)?;
-    let (name, width, value): (&str, usize, fn(&[u8]) -> f32) = match header.descr.trim_start_matches(['<', '|', '=']) {
+    type Decoder = fn(&[u8]) -> f32;
+    let (name, width, value): (&str, usize, Decoder) = match header.descr.trim_start_matches(['<', '|', '=']) {
         "f2" => ("float16", 2, |c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
         "f4" => ("float32", 4, |c| f32::from_le_bytes(c.try_into().unwrap())),
         "f8" => ("float64", 8, |c| f64::from_le_bytes(c.try_into().unwrap()) as f32),

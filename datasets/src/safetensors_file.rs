@@ -9,7 +9,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::dataset::{Array, PdeDataset};
-use crate::{DataError, StoredTensor};
+use crate::{DataError, StoredTensor, Tensors};
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {
@@ -54,7 +54,9 @@ fn decode(dtype: &str, c: &[u8]) -> f32 {
 }
 
 /// Header of a safetensors file: its entries and metadata.
-fn read_header(path: &Path, file: &mut File) -> Result<(BTreeMap<String, Entry>, BTreeMap<String, String>), DataError> {
+type Header = (BTreeMap<String, Entry>, BTreeMap<String, String>);
+
+fn read_header(path: &Path, file: &mut File) -> Result<Header, DataError> {
     let size = file.metadata().map_err(|e| err(path, e.to_string()))?.len();
     let mut len = [0u8; 8];
     file.read_exact(&mut len)
@@ -131,9 +133,7 @@ fn read_values(path: &Path, file: &mut File, e: &Entry, from: u64, count: usize)
 }
 
 /// Every tensor of a safetensors file, widened to f32, and its metadata.
-pub fn read_tensors(
-    path: impl AsRef<Path>,
-) -> Result<(BTreeMap<String, StoredTensor>, BTreeMap<String, String>), DataError> {
+pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
     let path = path.as_ref();
     let mut file = File::open(path).map_err(|e| err(path, e.to_string()))?;
     let (entries, metadata) = read_header(path, &mut file)?;
