@@ -1,5 +1,6 @@
 //! The `fno` command.
 
+mod data_cmd;
 mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
@@ -28,6 +29,8 @@ enum Command {
     Demo(demo_cmd::DemoArgs),
     /// Run an FNO checkpoint (ours or a neuraloperator export) on a .npy input.
     Infer(infer_cmd::InferArgs),
+    /// Dataset files: inspect them.
+    Data(data_cmd::DataArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Fft(args) => fft_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
         Command::Infer(args) => infer_cmd::run(args),
+        Command::Data(args) => data_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
