@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 pub mod dataset;
+pub mod hdf5_file;
 pub mod load;
 pub mod normalize;
 pub mod npy;

@@ -1,5 +1,6 @@
 //! Every supported file format into [`PdeDataset`], chosen by extension:
-//! `.pt` (neuraloperator), `.npz`, `.safetensors` (ours or others'), with sample
+//! `.pt` (neuraloperator), `.npz`, `.safetensors` (ours or others'), `.h5`
+//! (PDEBench's layouts or named datasets), with sample
 //! ranges and stride subsampling; and [`read_tensors`], the raw tensors of any
 //! of them (for `fno data info`).
 
@@ -9,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::dataset::{Array, PdeDataset};
-use crate::{npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
+use crate::{hdf5_file, npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {
@@ -33,6 +34,9 @@ pub struct LoadOptions {
     /// our safetensors files (they say so in their metadata), no otherwise
     /// (neuraloperator's and most published files store `[N, *grid]`).
     pub channel_dim: Option<bool>,
+    /// Input and output time steps of files that store trajectories (HDF5
+    /// PDEBench files); default the first and the last.
+    pub time: Option<(usize, usize)>,
 }
 
 impl Default for LoadOptions {
@@ -43,6 +47,7 @@ impl Default for LoadOptions {
             samples: None,
             stride: 1,
             channel_dim: None,
+            time: None,
         }
     }
 }
@@ -53,18 +58,21 @@ const OUTPUT_KEYS: [&str; 5] = ["y", "u", "output", "outputs", "sol"];
 pub const LAYOUT_KEY: &str = "layout";
 pub const LAYOUT_CHANNELS: &str = "samples,channels,grid";
 
+fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
 /// The tensors of a file (values widened to f32) and its metadata.
 pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
     let path = path.as_ref();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_lowercase();
-    match ext.as_str() {
+    match extension(path).as_str() {
         "pt" | "pth" => Ok((torch::read_tensors(path)?, BTreeMap::new())),
         "safetensors" => safetensors_file::read_tensors(path),
         "npz" => read_npz(path),
+        "h5" | "hdf5" => hdf5_file::read_tensors(path),
         "npy" => {
             let bytes = std::fs::read(path).map_err(|e| err(path, e.to_string()))?;
             let (dtype, shape, data) = npy::parse_real(&bytes).map_err(|e| err(path, e))?;
@@ -116,6 +124,9 @@ fn read_npz(path: &Path) -> Result<Tensors, DataError> {
 /// A dataset from `path` (see [`LoadOptions`]).
 pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset, DataError> {
     let path = path.as_ref();
+    if matches!(extension(path).as_str(), "h5" | "hdf5") {
+        return hdf5_file::load(path, options);
+    }
     let (mut tensors, metadata) = read_tensors(path)?;
     let available = || tensors.keys().cloned().collect::<Vec<_>>().join(", ");
     let pick = |chosen: &Option<String>, defaults: &[&str]| -> Result<String, DataError> {
@@ -174,21 +185,17 @@ pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset,
         .map_err(|e| err(path, e.to_string()))
 }
 
-/// Writes `data` in the format its extension names (`.safetensors` or `.npz`),
+/// Writes `data` in the format its extension names (`.safetensors`, `.npz`, `.h5`),
 /// `x` `[N, Cin, *grid]` and `y` `[N, Cout, *grid]`, atomically.
 pub fn save(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
     let path = path.as_ref();
     let mut data = data.clone();
     data.metadata.insert(LAYOUT_KEY.into(), LAYOUT_CHANNELS.into());
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_lowercase)
-        .as_deref()
-    {
-        Some("safetensors") => safetensors_file::write(path, &data),
-        Some("npz") => write_npz(path, &data),
-        _ => Err(err(path, "unknown output format: expected .safetensors or .npz")),
+    match extension(path).as_str() {
+        "safetensors" => safetensors_file::write(path, &data),
+        "npz" => write_npz(path, &data),
+        "h5" | "hdf5" => hdf5_file::write(path, &data),
+        _ => Err(err(path, "unknown output format: expected .safetensors, .npz or .h5")),
     }
 }
 
