@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 pub mod dataset;
 pub mod hdf5_file;
 pub mod load;
+pub mod mat_file;
 pub mod normalize;
 pub mod npy;
 pub mod safetensors_file;

@@ -1,6 +1,6 @@
 //! Every supported file format into [`PdeDataset`], chosen by extension:
 //! `.pt` (neuraloperator), `.npz`, `.safetensors` (ours or others'), `.h5`
-//! (PDEBench's layouts or named datasets), with sample
+//! (PDEBench's layouts or named datasets), `.mat` (v5 and v7.3), with sample
 //! ranges and stride subsampling; and [`read_tensors`], the raw tensors of any
 //! of them (for `fno data info`).
 
@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use crate::dataset::{Array, PdeDataset};
-use crate::{hdf5_file, npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
+use crate::{hdf5_file, mat_file, npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {
@@ -22,7 +22,7 @@ fn err(path: &Path, reason: impl Into<String>) -> DataError {
 /// Which tensors to read and how much of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadOptions {
-    /// Input key; default: the first of `x`, `a`, `input`, `inputs` present.
+    /// Input key; default: the first of `x`, `a`, `coeff`, `input`, `inputs` present.
     pub input_key: Option<String>,
     /// Output key; default: the first of `y`, `u`, `output`, `outputs`, `sol` present.
     pub output_key: Option<String>,
@@ -52,7 +52,7 @@ impl Default for LoadOptions {
     }
 }
 
-const INPUT_KEYS: [&str; 4] = ["x", "a", "input", "inputs"];
+const INPUT_KEYS: [&str; 5] = ["x", "a", "coeff", "input", "inputs"];
 const OUTPUT_KEYS: [&str; 5] = ["y", "u", "output", "outputs", "sol"];
 /// Metadata key our writers set: `[N, C, *grid]` tensors.
 pub const LAYOUT_KEY: &str = "layout";
@@ -73,6 +73,7 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
         "safetensors" => safetensors_file::read_tensors(path),
         "npz" => read_npz(path),
         "h5" | "hdf5" => hdf5_file::read_tensors(path),
+        "mat" => mat_file::read_tensors(path),
         "npy" => {
             let bytes = std::fs::read(path).map_err(|e| err(path, e.to_string()))?;
             let (dtype, shape, data) = npy::parse_real(&bytes).map_err(|e| err(path, e))?;

@@ -229,7 +229,7 @@ pub fn parse_real(bytes: &[u8]) -> Result<(String, Vec<usize>, Vec<f32>), String
 
 /// Reorders column-major (Fortran) data of `shape`, `parts` floats per element,
 /// into row-major order.
-fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f32> {
+pub(crate) fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f32> {
     let count: usize = shape.iter().product();
     let mut out = vec![0.0; data.len()];
     for c_index in 0..count {
