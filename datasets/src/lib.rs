@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+pub mod batch;
 pub mod dataset;
 pub mod hdf5_file;
 pub mod load;

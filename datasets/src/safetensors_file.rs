@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::dataset::{Array, PdeDataset};
@@ -123,11 +123,12 @@ fn read_header(path: &Path, file: &mut File) -> Result<Header, DataError> {
     Ok((entries, metadata))
 }
 
-fn read_values(path: &Path, file: &mut File, e: &Entry, from: u64, count: usize) -> Result<Vec<f32>, DataError> {
+/// Positional reads (no shared cursor), so one open file serves many threads.
+fn read_values(path: &Path, file: &File, e: &Entry, from: u64, count: usize) -> Result<Vec<f32>, DataError> {
+    use std::os::unix::fs::FileExt;
     let w = width(&e.dtype).expect("checked with the header");
     let mut bytes = vec![0u8; count * w];
-    file.seek(SeekFrom::Start(from))
-        .and_then(|_| file.read_exact(&mut bytes))
+    file.read_exact_at(&mut bytes, from)
         .map_err(|x| err(path, x.to_string()))?;
     Ok(bytes.chunks_exact(w).map(|c| decode(&e.dtype, c)).collect())
 }
@@ -140,7 +141,7 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
     let mut out = BTreeMap::new();
     for (name, e) in entries {
         let count = e.shape.iter().product();
-        let data = read_values(path, &mut file, &e, e.start, count)?;
+        let data = read_values(path, &file, &e, e.start, count)?;
         out.insert(
             name,
             StoredTensor {
@@ -250,12 +251,12 @@ impl SafetensorsSamples {
     }
 
     /// Sample `i`'s input and output values.
-    pub fn get(&mut self, i: usize) -> Result<(Vec<f32>, Vec<f32>), DataError> {
+    pub fn get(&self, i: usize) -> Result<(Vec<f32>, Vec<f32>), DataError> {
         if i >= self.len() {
             return Err(err(&self.path, format!("sample {i} of {}", self.len())));
         }
-        let (path, file) = (&self.path, &mut self.file);
-        let mut one = |e: &Entry| {
+        let (path, file) = (&self.path, &self.file);
+        let one = |e: &Entry| {
             let n: usize = e.shape[1..].iter().product();
             let from = e.start + (i * n * width(&e.dtype).expect("checked")) as u64;
             read_values(path, file, e, from, n)

@@ -51,7 +51,7 @@ fn safetensors_samples_are_read_on_demand() {
     let d = dataset();
     let path = scratch("lazy.safetensors");
     save(&path, &d).unwrap();
-    let mut samples = SafetensorsSamples::open(&path).unwrap();
+    let samples = SafetensorsSamples::open(&path).unwrap();
     assert_eq!(samples.len(), 5);
     assert_eq!(samples.sample_shapes(), (&[2, 6, 4][..], &[1, 6, 4][..]));
     for i in [4, 0, 2] {
