@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 pub mod batch;
 pub mod dataset;
+pub mod generate;
 pub mod hdf5_file;
 pub mod load;
 pub mod mat_file;
@@ -14,7 +15,7 @@ pub mod safetensors_file;
 pub mod torch;
 
 pub use dataset::{Array, PdeDataset};
-pub use load::{load, read_tensors, save, LoadOptions};
+pub use load::{check_output, load, read_tensors, save, LoadOptions};
 
 /// The tensors of a file by name, and its metadata.
 pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);

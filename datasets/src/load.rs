@@ -190,13 +190,26 @@ pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset,
 /// `x` `[N, Cin, *grid]` and `y` `[N, Cout, *grid]`, atomically.
 pub fn save(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
     let path = path.as_ref();
+    check_output(path)?;
     let mut data = data.clone();
     data.metadata.insert(LAYOUT_KEY.into(), LAYOUT_CHANNELS.into());
     match extension(path).as_str() {
         "safetensors" => safetensors_file::write(path, &data),
         "npz" => write_npz(path, &data),
-        "h5" | "hdf5" => hdf5_file::write(path, &data),
-        _ => Err(err(path, "unknown output format: expected .safetensors, .npz or .h5")),
+        _ => hdf5_file::write(path, &data),
+    }
+}
+
+/// Fails unless [`save`] knows `path`'s format and its directory exists, so
+/// long work can be refused before it starts.
+pub fn check_output(path: impl AsRef<Path>) -> Result<(), DataError> {
+    let path = path.as_ref();
+    if !matches!(extension(path).as_str(), "safetensors" | "npz" | "h5" | "hdf5") {
+        return Err(err(path, "unknown output format: expected .safetensors, .npz or .h5"));
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(err(path, format!("directory {} does not exist", dir.display()))),
+        _ => Ok(()),
     }
 }
 

@@ -3,9 +3,14 @@
 //! the `cpu` backend of the CLI, so it follows the definitions, not the kernels'
 //! algorithms.
 
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use num_complex::Complex;
 use rustfft::num_traits::Float;
-use rustfft::{FftNum, FftPlanner};
+use rustfft::{Fft, FftNum, FftPlanner};
 
 use super::{AxisKind, AxisStep, FftError, FftPlan};
 
@@ -26,9 +31,8 @@ impl FftPlan {
         } else {
             input.iter().map(|&r| Complex::new(r, T::zero())).collect()
         };
-        let mut planner = FftPlanner::<T>::new();
         for step in self.steps() {
-            data = run_step(&mut planner, step, &shape, &data);
+            data = run_step(step, &shape, &data);
             shape[step.axis] = step.out_len;
         }
         Ok(if self.output_is_complex() {
@@ -39,21 +43,35 @@ impl FftPlan {
     }
 }
 
-fn run_step<T: FftNum + Float>(
-    planner: &mut FftPlanner<T>,
-    step: &AxisStep,
-    shape: &[usize],
-    data: &[Complex<T>],
-) -> Vec<Complex<T>> {
+thread_local! {
+    /// One rustfft planner per thread and float type: rustfft caches its plans
+    /// (twiddles included), so callers that run a plan many times (the data
+    /// generators' time steppers) plan each length once.
+    static PLANNERS: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::new(HashMap::new());
+}
+
+fn rustfft_plan<T: FftNum>(n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
+    PLANNERS.with(|planners| {
+        let mut planners = planners.borrow_mut();
+        let planner = planners
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(FftPlanner::<T>::new()))
+            .downcast_mut::<FftPlanner<T>>()
+            .expect("planners are keyed by their float type");
+        if inverse {
+            planner.plan_fft_inverse(n)
+        } else {
+            planner.plan_fft_forward(n)
+        }
+    })
+}
+
+fn run_step<T: FftNum + Float>(step: &AxisStep, shape: &[usize], data: &[Complex<T>]) -> Vec<Complex<T>> {
     let outer: usize = shape[..step.axis].iter().product();
     let inner: usize = shape[step.axis + 1..].iter().product();
     let n = step.n;
     let inverse = !matches!(step.kind, AxisKind::R2C | AxisKind::C2C { inverse: false });
-    let fft = if inverse {
-        planner.plan_fft_inverse(n)
-    } else {
-        planner.plan_fft_forward(n)
-    };
+    let fft = rustfft_plan::<T>(n, inverse);
     let scale = T::from_f64(step.scale).unwrap();
     let zero = Complex::new(T::zero(), T::zero());
     let mut out = vec![zero; outer * step.out_len * inner];
