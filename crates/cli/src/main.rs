@@ -4,9 +4,13 @@ mod data_cmd;
 mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(
@@ -29,7 +33,7 @@ enum Command {
     Demo(demo_cmd::DemoArgs),
     /// Run an FNO checkpoint (ours or a neuraloperator export) on a .npy input.
     Infer(infer_cmd::InferArgs),
-    /// Dataset files: inspect them.
+    /// Datasets: generate Darcy, Burgers and Navier–Stokes data; inspect files.
     Data(data_cmd::DataArgs),
 }
 

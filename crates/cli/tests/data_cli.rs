@@ -41,3 +41,101 @@ fn unreadable_files_are_one_line_errors() {
     );
     std::fs::remove_file(&path).unwrap();
 }
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("fno-data-cli-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn generate_writes_a_loadable_data_set_with_progress() {
+    for (args, out, x_shape, y_shape) in [
+        (
+            &["darcy", "--res", "9", "--fine", "17"][..],
+            "darcy.safetensors",
+            vec![3, 1, 9, 9],
+            vec![3, 1, 9, 9],
+        ),
+        (
+            &[
+                "burgers", "--res", "32", "--fine", "64", "--time", "0.01", "--dt", "1e-3",
+            ],
+            "burgers.npz",
+            vec![3, 1, 32],
+            vec![3, 1, 32],
+        ),
+        (
+            &[
+                "navier-stokes",
+                "--res",
+                "8",
+                "--time",
+                "0.02",
+                "--every",
+                "0.01",
+                "--dt",
+                "1e-3",
+            ],
+            "ns.h5",
+            vec![3, 1, 8, 8],
+            vec![3, 2, 8, 8],
+        ),
+    ] {
+        let path = scratch(out);
+        let mut all = vec!["data", "generate"];
+        all.extend(args);
+        all.extend(["--n", "3", "--seed", "2", "--out", path.to_str().unwrap()]);
+        let run = fno(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("3/3 samples"), "no progress in {stderr:?}");
+        assert!(String::from_utf8_lossy(&run.stdout).contains("wrote"));
+        let data = fno_datasets::load(&path, &Default::default()).unwrap();
+        assert_eq!(
+            (data.inputs.shape.clone(), data.outputs.shape.clone()),
+            (x_shape, y_shape),
+            "{args:?}"
+        );
+        assert_eq!(data.metadata["pde"], args[0]);
+        assert_eq!(data.metadata["seed"], "2");
+        assert!(data.outputs.data.iter().all(|v| v.is_finite()) && data.outputs.range().1 > data.outputs.range().0);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn generate_refuses_bad_requests_before_working() {
+    let cases = [
+        (
+            &["darcy", "--n", "2", "--res", "9", "--out", "data.txt"][..],
+            "unknown output format",
+        ),
+        (
+            &["darcy", "--n", "2", "--res", "9", "--out", "/no/such/dir/d.h5"],
+            "does not exist",
+        ),
+        (
+            &["darcy", "--n", "2", "--res", "9", "--time", "1", "--out", "d.h5"],
+            "not darcy",
+        ),
+        (
+            &["darcy", "--n", "2", "--res", "9", "--fine", "20", "--out", "d.h5"],
+            "not a subsampling",
+        ),
+        (&["burgers", "--n", "2", "--res", "100", "--out", "b.h5"], "must divide"),
+        (
+            &["navier-stokes", "--n", "0", "--res", "8", "--out", "n.h5"],
+            "number of samples",
+        ),
+    ];
+    for (args, message) in cases {
+        let mut all = vec!["data", "generate"];
+        all.extend(args);
+        let run = fno(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(message),
+            "{args:?}: {stderr}"
+        );
+    }
+}
