@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use fno_datasets::generate::{burgers, darcy, navier_stokes, BurgersConfig, DarcyConfig, NavierStokesConfig};
+use fno_datasets::generate::{GenerateSpec, Pde};
 use fno_datasets::PdeDataset;
 
 use crate::progress::Progress;
@@ -25,7 +25,7 @@ enum DataCommand {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
-enum Pde {
+enum PdeArg {
     /// −∇·(a∇u) = 1 on (0,1)², a thresholded from a GRF (α 2, τ 3) to 12/3;
     /// inputs a, outputs u on R² nodes, boundary included.
     Darcy,
@@ -39,7 +39,7 @@ enum Pde {
 
 #[derive(Args, Debug)]
 struct GenerateArgs {
-    pde: Pde,
+    pde: PdeArg,
     /// Number of samples.
     #[arg(long)]
     n: usize,
@@ -59,9 +59,9 @@ struct GenerateArgs {
     /// Final time [default: Burgers 1, Navier–Stokes 10].
     #[arg(long)]
     time: Option<f64>,
-    /// Navier–Stokes: time between output snapshots.
-    #[arg(long, default_value_t = 1.0)]
-    every: f64,
+    /// Navier–Stokes: time between output snapshots [default: 1].
+    #[arg(long)]
+    every: Option<f64>,
     /// Time step [default: 1e-4].
     #[arg(long)]
     dt: Option<f64>,
@@ -77,82 +77,30 @@ pub fn run(args: DataArgs) -> Result<(), String> {
     }
 }
 
-/// The finest-needed Darcy grid: at least 64 and twice `res` per side, on which
-/// `res` nodes are a subsampling.
-fn default_darcy_fine(res: usize) -> usize {
-    let gaps = res.saturating_sub(1).max(1);
-    let factor = 2.max(63usize.div_ceil(gaps));
-    factor * gaps + 1
-}
-
 fn generate(args: &GenerateArgs) -> Result<(), String> {
     fno_datasets::check_output(&args.out).map_err(|e| e.to_string())?;
-    let time_dependent = args.pde != Pde::Darcy;
-    if !time_dependent && (args.viscosity.is_some() || args.time.is_some() || args.dt.is_some()) {
-        return Err("--viscosity, --time and --dt apply to burgers and navier-stokes, not darcy".into());
-    }
-    if args.pde != Pde::NavierStokes && args.every != 1.0 {
-        return Err("--every applies to navier-stokes".into());
-    }
-    let name = args
-        .pde
-        .to_possible_value()
-        .expect("no skipped variants")
-        .get_name()
-        .to_string();
-    let grid = if args.pde == Pde::Burgers {
+    let pde = match args.pde {
+        PdeArg::Darcy => Pde::Darcy,
+        PdeArg::Burgers => Pde::Burgers,
+        PdeArg::NavierStokes => Pde::NavierStokes,
+    };
+    let spec = GenerateSpec {
+        fine: args.fine,
+        viscosity: args.viscosity,
+        time: args.time,
+        dt: args.dt,
+        every: args.every,
+        ..GenerateSpec::new(pde, args.n, args.res, args.seed)
+    };
+    let grid = if pde == Pde::Burgers {
         format!("{}", args.res)
     } else {
         format!("{}²", args.res)
     };
-    let mut bar = Progress::new(format!("{name} {grid}"), "samples");
-    let mut progress = |done, total| bar.update(done, total, "");
-    let data: PdeDataset = match args.pde {
-        Pde::Darcy => darcy::generate(
-            &DarcyConfig {
-                n: args.n,
-                resolution: args.res,
-                fine_resolution: args.fine.unwrap_or_else(|| default_darcy_fine(args.res)),
-                seed: args.seed,
-                ..DarcyConfig::default()
-            },
-            &mut progress,
-        ),
-        Pde::Burgers => {
-            let d = BurgersConfig::default();
-            burgers::generate(
-                &BurgersConfig {
-                    n: args.n,
-                    resolution: args.res,
-                    fine_resolution: args.fine.unwrap_or(d.fine_resolution),
-                    seed: args.seed,
-                    viscosity: args.viscosity.unwrap_or(d.viscosity),
-                    final_time: args.time.unwrap_or(d.final_time),
-                    dt: args.dt.unwrap_or(d.dt),
-                    ..d
-                },
-                &mut progress,
-            )
-        }
-        Pde::NavierStokes => {
-            let d = NavierStokesConfig::default();
-            navier_stokes::generate(
-                &NavierStokesConfig {
-                    n: args.n,
-                    resolution: args.res,
-                    fine_resolution: args.fine.unwrap_or(args.res),
-                    seed: args.seed,
-                    viscosity: args.viscosity.unwrap_or(d.viscosity),
-                    final_time: args.time.unwrap_or(d.final_time),
-                    snapshot_interval: args.every,
-                    dt: args.dt.unwrap_or(d.dt),
-                    ..d
-                },
-                &mut progress,
-            )
-        }
-    }
-    .map_err(|e| e.to_string())?;
+    let mut bar = Progress::new(format!("{} {grid}", pde.name()), "samples");
+    let data = spec
+        .generate(&mut |done, total| bar.update(done, total, ""))
+        .map_err(|e| e.to_string())?;
     fno_datasets::save(&args.out, &data).map_err(|e| e.to_string())?;
     print_written(&args.out, &data);
     Ok(())

@@ -11,12 +11,14 @@ pub mod darcy;
 mod grf;
 pub mod navier_stokes;
 mod rng;
+mod spec;
 
 pub use burgers::BurgersConfig;
 pub use darcy::DarcyConfig;
 pub use grf::GaussianRandomField;
 pub use navier_stokes::NavierStokesConfig;
 pub use rng::Rng;
+pub use spec::{default_darcy_fine, GenerateSpec, Pde};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,0 +1,146 @@
+//! One description of a generated data set, shared by `fno data generate` and
+//! training configurations: the PDE by name plus the options people change,
+//! every other parameter at the generator's default.
+
+use serde::{Deserialize, Serialize};
+
+use super::{burgers, darcy, navier_stokes, BurgersConfig, DarcyConfig, NavierStokesConfig};
+use crate::{DataError, PdeDataset};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pde {
+    Darcy,
+    Burgers,
+    NavierStokes,
+}
+
+impl Pde {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pde::Darcy => "darcy",
+            Pde::Burgers => "burgers",
+            Pde::NavierStokes => "navier-stokes",
+        }
+    }
+}
+
+/// `n` samples of `pde` on `res` points per side from seed `seed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateSpec {
+    pub pde: Pde,
+    pub n: usize,
+    pub res: usize,
+    #[serde(default)]
+    pub seed: u64,
+    /// Points per side of the solve [default: Darcy at least 64 and 2·res
+    /// with (fine − 1) a multiple of (res − 1); Burgers 8192; Navier–Stokes res].
+    #[serde(default)]
+    pub fine: Option<usize>,
+    /// Burgers and Navier–Stokes only.
+    #[serde(default)]
+    pub viscosity: Option<f64>,
+    #[serde(default)]
+    pub time: Option<f64>,
+    #[serde(default)]
+    pub dt: Option<f64>,
+    /// Navier–Stokes only: time between output snapshots [default 1].
+    #[serde(default)]
+    pub every: Option<f64>,
+}
+
+/// The finest-needed Darcy grid: at least 64 and twice `res` per side, on which
+/// `res` nodes are a subsampling (16 → 76).
+pub fn default_darcy_fine(res: usize) -> usize {
+    let gaps = res.saturating_sub(1).max(1);
+    let factor = 2.max(63usize.div_ceil(gaps));
+    factor * gaps + 1
+}
+
+impl GenerateSpec {
+    pub fn new(pde: Pde, n: usize, res: usize, seed: u64) -> Self {
+        GenerateSpec {
+            pde,
+            n,
+            res,
+            seed,
+            fine: None,
+            viscosity: None,
+            time: None,
+            dt: None,
+            every: None,
+        }
+    }
+
+    /// Fails on options that do not apply to the PDE.
+    fn check(&self) -> Result<(), DataError> {
+        let timed = [("viscosity", self.viscosity), ("time", self.time), ("dt", self.dt)];
+        if self.pde == Pde::Darcy {
+            if let Some((name, _)) = timed.iter().find(|(_, v)| v.is_some()) {
+                return Err(DataError::Invalid(format!(
+                    "{name} applies to burgers and navier-stokes, not darcy"
+                )));
+            }
+        }
+        if self.pde != Pde::NavierStokes && self.every.is_some() {
+            return Err(DataError::Invalid("every applies to navier-stokes only".into()));
+        }
+        Ok(())
+    }
+
+    /// A short name for file names and labels, e.g. `darcy_16_n1000_seed0`.
+    pub fn label(&self) -> String {
+        format!("{}_{}_n{}_seed{}", self.pde.name(), self.res, self.n, self.seed)
+    }
+
+    /// Generates the data set, reporting `progress(done, total)`.
+    pub fn generate(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<PdeDataset, DataError> {
+        self.check()?;
+        match self.pde {
+            Pde::Darcy => darcy::generate(
+                &DarcyConfig {
+                    n: self.n,
+                    resolution: self.res,
+                    fine_resolution: self.fine.unwrap_or_else(|| default_darcy_fine(self.res)),
+                    seed: self.seed,
+                    ..DarcyConfig::default()
+                },
+                progress,
+            ),
+            Pde::Burgers => {
+                let d = BurgersConfig::default();
+                burgers::generate(
+                    &BurgersConfig {
+                        n: self.n,
+                        resolution: self.res,
+                        fine_resolution: self.fine.unwrap_or(d.fine_resolution),
+                        seed: self.seed,
+                        viscosity: self.viscosity.unwrap_or(d.viscosity),
+                        final_time: self.time.unwrap_or(d.final_time),
+                        dt: self.dt.unwrap_or(d.dt),
+                        ..d
+                    },
+                    progress,
+                )
+            }
+            Pde::NavierStokes => {
+                let d = NavierStokesConfig::default();
+                navier_stokes::generate(
+                    &NavierStokesConfig {
+                        n: self.n,
+                        resolution: self.res,
+                        fine_resolution: self.fine.unwrap_or(self.res),
+                        seed: self.seed,
+                        viscosity: self.viscosity.unwrap_or(d.viscosity),
+                        final_time: self.time.unwrap_or(d.final_time),
+                        snapshot_interval: self.every.unwrap_or(d.snapshot_interval),
+                        dt: self.dt.unwrap_or(d.dt),
+                        ..d
+                    },
+                    progress,
+                )
+            }
+        }
+    }
+}
