@@ -1,0 +1,36 @@
+//! Training Fourier neural operators on Burn, as neuraloperator trains them:
+//! relative L2 / H1 losses ([`loss`]), AdamW with StepLR, cosine or plateau
+//! schedules ([`schedule`]), outputs normalised for training and de-normalised
+//! for evaluation ([`data`]), evaluation on several test sets (other
+//! resolutions included), checkpoints that resume exactly ([`checkpoint`]),
+//! per-epoch metrics (`metrics.jsonl`) and a prediction plot ([`plot`]).
+
+pub mod checkpoint;
+pub mod config;
+pub mod data;
+pub mod loss;
+pub mod plot;
+pub mod schedule;
+pub mod trainer;
+
+pub use config::TrainConfig;
+pub use data::PreparedData;
+pub use trainer::{train, RunOptions, TrainObserver, TrainSummary};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("data: {0}")]
+    Data(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+    #[error("training diverged: {0}")]
+    Diverged(String),
+    #[error(transparent)]
+    Model(#[from] fno_models::ModelError),
+    #[error(transparent)]
+    Dataset(#[from] fno_datasets::DataError),
+}

@@ -1,0 +1,378 @@
+//! The training loop: AdamW on a Burn autodiff backend, one schedule step per
+//! epoch, evaluation on every test set, checkpoints and metrics, exact resume.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::module::AutodiffModule;
+use burn::optim::grad_clipping::GradientClippingConfig;
+use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Tensor, TensorData};
+use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
+use fno_datasets::generate::Rng;
+use fno_datasets::normalize::UnitGaussianNormalizer;
+use fno_datasets::PdeDataset;
+use fno_models::Fno;
+use fno_ops::{SpectralConvBackend, SpectralImpl};
+
+use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
+use crate::config::TrainConfig;
+use crate::data::PreparedData;
+use crate::loss::Loss;
+use crate::schedule::Scheduler;
+use crate::TrainError;
+
+/// What a run reports as it goes.
+pub trait TrainObserver {
+    /// After each batch: `loss` is the batch's mean loss per sample.
+    fn batch(&mut self, epoch: usize, epochs: usize, done: usize, total: usize, loss: f64);
+    fn epoch(&mut self, metrics: &EpochMetrics);
+    fn message(&mut self, text: &str);
+}
+
+/// Where a finished run left its files, and its last metrics.
+#[derive(Debug)]
+pub struct TrainSummary {
+    pub out_dir: PathBuf,
+    pub last_checkpoint: PathBuf,
+    pub best_checkpoint: Option<PathBuf>,
+    pub metrics: PathBuf,
+    pub plot: Option<PathBuf>,
+    pub history: Vec<EpochMetrics>,
+}
+
+/// Options of one invocation (not part of the configuration).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub spectral_impl: SpectralImpl,
+    /// Continue from `<out_dir>/last.state` if it exists.
+    pub resume: bool,
+    /// Stop after this many epochs of this invocation (tests; a killed run).
+    pub stop_after: Option<usize>,
+}
+
+/// Trains `cfg.model` on `data`, writing into `cfg.run.out_dir`.
+pub fn train<B>(
+    cfg: &TrainConfig,
+    data: &PreparedData,
+    options: &RunOptions,
+    device: &B::Device,
+    observer: &mut dyn TrainObserver,
+) -> Result<TrainSummary, TrainError>
+where
+    B: AutodiffBackend + SpectralConvBackend,
+    B::InnerBackend: SpectralConvBackend,
+{
+    match cfg.model.dims() {
+        1 => Run::<B>::new(cfg, data, options, device)?.go::<3>(observer),
+        2 => Run::<B>::new(cfg, data, options, device)?.go::<4>(observer),
+        3 => Run::<B>::new(cfg, data, options, device)?.go::<5>(observer),
+        d => Err(TrainError::Config(format!("{d}-D models are not supported"))),
+    }
+}
+
+struct Run<'a, B: AutodiffBackend> {
+    cfg: &'a TrainConfig,
+    data: &'a PreparedData,
+    options: &'a RunOptions,
+    device: &'a B::Device,
+    out_dir: &'a Path,
+}
+
+impl<'a, B> Run<'a, B>
+where
+    B: AutodiffBackend + SpectralConvBackend,
+    B::InnerBackend: SpectralConvBackend,
+{
+    fn new(
+        cfg: &'a TrainConfig,
+        data: &'a PreparedData,
+        options: &'a RunOptions,
+        device: &'a B::Device,
+    ) -> Result<Self, TrainError> {
+        cfg.validate().map_err(TrainError::Config)?;
+        let out_dir = cfg.run.out_dir.as_path();
+        std::fs::create_dir_all(out_dir).map_err(|e| TrainError::Io(format!("{}: {e}", out_dir.display())))?;
+        Ok(Run {
+            cfg,
+            data,
+            options,
+            device,
+            out_dir,
+        })
+    }
+
+    fn go<const D: usize>(self, observer: &mut dyn TrainObserver) -> Result<TrainSummary, TrainError> {
+        let (cfg, o) = (self.cfg, &self.cfg.optim);
+        B::seed(self.device, cfg.run.seed);
+        let mut model = Fno::<B>::new(&cfg.model, self.device)?.with_spectral_impl(self.options.spectral_impl);
+        let mut optimizer = AdamWConfig::new()
+            .with_weight_decay(o.weight_decay as f32)
+            .with_epsilon(o.eps as f32)
+            .with_grad_clipping(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)))
+            .init::<B, Fno<B>>();
+        let mut state = TrainingState {
+            epoch: 0,
+            scheduler: Scheduler::new(o.schedule.clone(), o.lr),
+            best: None,
+            input_normalizer: self.data.input_normalizer.as_ref().map(NormalizerState::of),
+            output_normalizer: self.data.output_normalizer.as_ref().map(NormalizerState::of),
+            history: Vec::new(),
+            config: cfg.clone(),
+        };
+        let last = checkpoint::state_path(self.out_dir, "last");
+        if self.options.resume && last.exists() {
+            let (saved, model_bytes, optim_bytes) = checkpoint::read_state(&last)?;
+            check_resumable(&saved, &state)?;
+            (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
+            model = model.with_spectral_impl(self.options.spectral_impl);
+            observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
+            state = TrainingState {
+                config: cfg.clone(),
+                ..saved
+            };
+        }
+        let metrics_path = self.out_dir.join("metrics.jsonl");
+        self.rewrite_metrics(&metrics_path, &state.history)?;
+
+        let batcher = PdeBatcher::new(&self.data.train)
+            .normalized(self.data.input_normalizer.clone(), self.data.output_normalizer.clone());
+        let n = self.data.train.len();
+        let batches = n.div_ceil(o.batch_size);
+        let mut run_epochs = 0;
+        while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
+            let epoch = state.epoch;
+            let started = Instant::now();
+            let lr = state.scheduler.lr;
+            let order = shuffled(n, cfg.run.seed, epoch);
+            let mut loss_sum = 0.0;
+            for (b, chunk) in order.chunks(o.batch_size).enumerate() {
+                let items: Vec<PdeItem> = chunk.iter().map(|&i| item(&self.data.train, i)).collect();
+                let batch: PdeBatch<B> = batcher.batch(items, self.device);
+                let prediction = model.forward(batch.unflatten::<D>(batch.inputs.clone()))?;
+                let loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                let value = scalar(loss.inner());
+                if !value.is_finite() {
+                    return Err(TrainError::Diverged(format!(
+                        "loss {value} at epoch {} batch {}",
+                        epoch + 1,
+                        b + 1
+                    )));
+                }
+                model = optimizer.step(lr, model, grads);
+                loss_sum += value;
+                observer.batch(epoch + 1, o.epochs, b + 1, batches, value / chunk.len() as f64);
+            }
+            state.epoch += 1;
+            let mut metrics = EpochMetrics {
+                epoch: state.epoch,
+                lr,
+                train_loss: loss_sum / n as f64,
+                seconds: started.elapsed().as_secs_f64(),
+                tests: Vec::new(),
+            };
+            let finished = state.epoch == o.epochs;
+            if state.epoch.is_multiple_of(cfg.run.eval_every) || finished {
+                let inner = model.valid();
+                for (name, data) in &self.data.tests {
+                    metrics.tests.push(evaluate::<B::InnerBackend, D>(
+                        &inner,
+                        name,
+                        data,
+                        self.data,
+                        self.device_inner(),
+                    )?);
+                }
+            }
+            let validation = metrics.tests.first().map(|t| t.l2);
+            state.scheduler.step(validation.unwrap_or(metrics.train_loss));
+            state.history.push(metrics.clone());
+            if let Some(v) = validation {
+                if state.best.is_none_or(|best| v < best) {
+                    state.best = Some(v);
+                    checkpoint::save(self.out_dir, "best", &model, &optimizer, &state)?;
+                }
+            }
+            if state.epoch.is_multiple_of(cfg.run.checkpoint_every) || finished {
+                checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
+            }
+            append_line(&metrics_path, &metrics)?;
+            observer.epoch(&metrics);
+            run_epochs += 1;
+        }
+        if !state.epoch.is_multiple_of(cfg.run.checkpoint_every) {
+            checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
+        }
+        let plot = if state.epoch == o.epochs && cfg.run.plot_samples > 0 {
+            let (_, test) = &self.data.tests[0];
+            let path = self.out_dir.join("predictions.png");
+            let count = cfg.run.plot_samples.min(test.len());
+            let shown = test.select(0..count, 1)?;
+            let predicted = predict::<B::InnerBackend>(&model.valid(), &shown, self.data, self.device_inner())?;
+            crate::plot::predictions(&path, &shown, &predicted)?;
+            Some(path)
+        } else {
+            None
+        };
+        Ok(TrainSummary {
+            out_dir: self.out_dir.to_path_buf(),
+            last_checkpoint: checkpoint::model_path(self.out_dir, "last"),
+            best_checkpoint: state.best.map(|_| checkpoint::model_path(self.out_dir, "best")),
+            metrics: metrics_path,
+            plot,
+            history: state.history,
+        })
+    }
+
+    fn device_inner(&self) -> &burn::tensor::Device<B::InnerBackend> {
+        // Autodiff backends share their inner backend's device type.
+        self.device
+    }
+
+    fn rewrite_metrics(&self, path: &Path, history: &[EpochMetrics]) -> Result<(), TrainError> {
+        let mut text = String::new();
+        for m in history {
+            text.push_str(&serde_json::to_string(m).expect("metrics serialise"));
+            text.push('\n');
+        }
+        checkpoint::write_atomic(path, text.as_bytes())
+    }
+}
+
+/// A resumed run must be the same experiment: only the epoch count may grow.
+fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), TrainError> {
+    let mut same = saved.config.clone();
+    same.optim.epochs = now.config.optim.epochs;
+    if same != now.config {
+        return Err(TrainError::Checkpoint(
+            "the checkpoint was trained with a different configuration (only optim.epochs may change on --resume)"
+                .into(),
+        ));
+    }
+    if saved.input_normalizer != now.input_normalizer || saved.output_normalizer != now.output_normalizer {
+        return Err(TrainError::Checkpoint(
+            "the training data differ from the checkpoint's (normaliser statistics changed)".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn item(data: &PdeDataset, i: usize) -> PdeItem {
+    let (input, output) = data.sample(i);
+    PdeItem {
+        input: input.to_vec(),
+        output: output.to_vec(),
+    }
+}
+
+/// The epoch's sample order: a Fisher–Yates shuffle seeded by (seed, epoch),
+/// so a resumed run sees the batches the uninterrupted one would have.
+fn shuffled(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+    let mut rng = Rng::new(seed ^ 0x5348_5546_464c_4521, epoch as u64);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (rng.uniform() * (i + 1) as f64) as usize;
+        order.swap(i, j.min(i));
+    }
+    order
+}
+
+fn scalar<B: Backend>(t: Tensor<B, 1>) -> f64 {
+    t.into_data().convert::<f64>().to_vec::<f64>().expect("a scalar")[0]
+}
+
+fn append_line(path: &Path, metrics: &EpochMetrics) -> Result<(), TrainError> {
+    let io = |e: std::io::Error| TrainError::Io(format!("{}: {e}", path.display()));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    writeln!(f, "{}", serde_json::to_string(metrics).expect("metrics serialise")).map_err(io)
+}
+
+/// Predictions for every sample of `data`, de-normalised: `[N, Cout, *grid]`.
+pub fn predict<B: SpectralConvBackend>(
+    model: &Fno<B>,
+    data: &PdeDataset,
+    prepared: &PreparedData,
+    device: &B::Device,
+) -> Result<fno_datasets::Array, TrainError> {
+    predict_with(
+        model,
+        data,
+        prepared.input_normalizer.as_ref(),
+        prepared.output_normalizer.as_ref(),
+        device,
+    )
+}
+
+pub fn predict_with<B: SpectralConvBackend>(
+    model: &Fno<B>,
+    data: &PdeDataset,
+    input_normalizer: Option<&UnitGaussianNormalizer>,
+    output_normalizer: Option<&UnitGaussianNormalizer>,
+    device: &B::Device,
+) -> Result<fno_datasets::Array, TrainError> {
+    let mut inputs = data.inputs.clone();
+    if let Some(n) = input_normalizer {
+        n.encode(&mut inputs)?;
+    }
+    let values = fno_models::infer(model, &inputs.data, &inputs.shape, 50, device, |_, _| {})?;
+    let mut shape = data.outputs.shape.clone();
+    shape[1] = model.config().out_channels;
+    let mut outputs = fno_datasets::Array::new(shape, values)?;
+    if let Some(n) = output_normalizer {
+        n.decode(&mut outputs)?;
+    }
+    Ok(outputs)
+}
+
+/// The errors per sample of the model's predictions on `data`.
+pub fn evaluate<B: SpectralConvBackend, const D: usize>(
+    model: &Fno<B>,
+    name: &str,
+    data: &PdeDataset,
+    prepared: &PreparedData,
+    device: &B::Device,
+) -> Result<TestMetrics, TrainError> {
+    let predicted = predict(model, data, prepared, device)?;
+    let (l2, h1) = relative_errors::<B, D>(&predicted, &data.outputs, device);
+    let l2_normalized = match &prepared.output_normalizer {
+        Some(n) => {
+            let (mut p, mut t) = (predicted, data.outputs.clone());
+            n.encode(&mut p)?;
+            n.encode(&mut t)?;
+            relative_errors::<B, D>(&p, &t, device).0
+        }
+        None => l2,
+    };
+    Ok(TestMetrics {
+        name: name.to_string(),
+        l2,
+        h1,
+        l2_normalized,
+    })
+}
+
+/// Relative L2 and H1 per sample of `predicted` against `truth`.
+pub fn relative_errors<B: Backend, const D: usize>(
+    predicted: &fno_datasets::Array,
+    truth: &fno_datasets::Array,
+    device: &B::Device,
+) -> (f64, f64) {
+    let tensor = |a: &fno_datasets::Array| {
+        let shape: [usize; D] = a.shape.clone().try_into().expect("a D-dim array");
+        Tensor::<B, D>::from_data(TensorData::new(a.data.clone(), shape), device)
+    };
+    let n = truth.shape[0] as f64;
+    let (p, t) = (tensor(predicted), tensor(truth));
+    (
+        scalar(Loss::L2.compute(p.clone(), t.clone())) / n,
+        scalar(Loss::H1.compute(p, t)) / n,
+    )
+}

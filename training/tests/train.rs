@@ -1,0 +1,201 @@
+//! End-to-end training on Autodiff<NdArray>: the loss falls and every file is
+//! written; an interrupted run resumed from its checkpoint ends exactly where
+//! the uninterrupted one does; bad configurations, data and checkpoints are
+//! errors that name what is wrong.
+
+use std::path::{Path, PathBuf};
+
+use burn::backend::{Autodiff, NdArray};
+use fno_datasets::generate::{GenerateSpec, Pde};
+use fno_models::checkpoint::SafeTensorsFile;
+use fno_models::FnoConfig;
+use fno_ops::SpectralImpl;
+use fno_training::checkpoint::EpochMetrics;
+use fno_training::config::DataSource;
+use fno_training::data::DataProgress;
+use fno_training::{train, PreparedData, RunOptions, TrainConfig, TrainError, TrainObserver};
+
+type B = Autodiff<NdArray>;
+
+struct Quiet;
+
+impl TrainObserver for Quiet {
+    fn batch(&mut self, _: usize, _: usize, _: usize, _: usize, loss: f64) {
+        assert!(loss.is_finite());
+    }
+    fn epoch(&mut self, _: &EpochMetrics) {}
+    fn message(&mut self, _: &str) {}
+}
+
+impl DataProgress for Quiet {
+    fn generating(&mut self, _: &str, _: usize, _: usize) {}
+    fn message(&mut self, _: &str) {}
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn generated(n: usize, res: usize, seed: u64) -> DataSource {
+    DataSource {
+        name: Some(format!("darcy{res}")),
+        file: None,
+        generate: Some(GenerateSpec {
+            fine: Some(2 * res - 1),
+            ..GenerateSpec::new(Pde::Darcy, n, res, seed)
+        }),
+        samples: None,
+        stride: None,
+        input_key: None,
+        output_key: None,
+    }
+}
+
+fn tiny(dir: &Path, epochs: usize) -> TrainConfig {
+    let mut cfg = TrainConfig::darcy_default();
+    cfg.model = FnoConfig {
+        n_layers: 2,
+        ..FnoConfig::new(&[6, 6], 1, 1, 8)
+    };
+    cfg.data.train = generated(48, 9, 0);
+    cfg.data.tests = vec![generated(8, 9, 1), generated(4, 17, 2)];
+    cfg.optim.epochs = epochs;
+    cfg.optim.lr = 1e-2;
+    cfg.run.out_dir = dir.join("run");
+    cfg.run.plot_samples = 2;
+    cfg
+}
+
+/// Burn seeds a backend-global generator, so runs in parallel test threads
+/// would draw each other's initial weights: one run at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn run(cfg: &TrainConfig, resume: bool, stop_after: Option<usize>) -> Result<fno_training::TrainSummary, TrainError> {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = cfg.run.out_dir.parent().unwrap().join("cache");
+    let data = PreparedData::prepare(cfg, &cache, &mut Quiet)?;
+    let options = RunOptions {
+        spectral_impl: SpectralImpl::Reference,
+        resume,
+        stop_after,
+    };
+    train::<B>(cfg, &data, &options, &Default::default(), &mut Quiet)
+}
+
+#[test]
+fn loss_falls_and_every_file_is_written() {
+    let dir = scratch("falls");
+    let cfg = tiny(&dir, 8);
+    let summary = run(&cfg, false, None).unwrap();
+    let h = &summary.history;
+    assert_eq!(h.len(), 8);
+    assert!(h[7].train_loss < 0.6 * h[0].train_loss, "{h:?}");
+    assert_eq!(h[7].tests.len(), 2);
+    assert!(h[7].tests[0].l2 < h[0].tests[0].l2, "{h:?}");
+    assert!(h[7]
+        .tests
+        .iter()
+        .all(|t| t.l2.is_finite() && t.h1.is_finite() && t.l2_normalized.is_finite()));
+    let lines = std::fs::read_to_string(&summary.metrics).unwrap();
+    assert_eq!(lines.lines().count(), 8);
+    let png = std::fs::read(summary.plot.unwrap()).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let checkpoint = SafeTensorsFile::parse(&std::fs::read(&summary.last_checkpoint).unwrap()).unwrap();
+    assert!(checkpoint.metadata.contains_key("training") && checkpoint.metadata.contains_key("config"));
+    assert!(summary.best_checkpoint.unwrap().exists());
+}
+
+fn weights(path: &Path) -> Vec<(String, Vec<f32>)> {
+    let file = SafeTensorsFile::parse(&std::fs::read(path).unwrap()).unwrap();
+    file.tensors.into_iter().map(|(k, t)| (k, t.data)).collect()
+}
+
+#[test]
+fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
+    let straight = tiny(&scratch("straight"), 3);
+    let a = run(&straight, false, None).unwrap();
+    let interrupted = tiny(&scratch("interrupted"), 3);
+    let first = run(&interrupted, false, Some(1)).unwrap();
+    assert_eq!(first.history.len(), 1);
+    let b = run(&interrupted, true, None).unwrap();
+    assert_eq!(b.history.len(), 3);
+    // NdArray's parallel reductions may round differently run to run, so
+    // "exactly" is to f32 rounding: a lost optimiser state or a different
+    // batch order moves the weights by ~1e-2.
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-5 * x.abs().max(1e-3);
+    for (x, y) in a.history.iter().zip(&b.history) {
+        assert!(close(x.train_loss, y.train_loss), "epoch {}: {x:?} vs {y:?}", x.epoch);
+        for (s, t) in x.tests.iter().zip(&y.tests) {
+            assert!(
+                close(s.l2, t.l2) && close(s.h1, t.h1),
+                "epoch {}: {s:?} vs {t:?}",
+                x.epoch
+            );
+        }
+    }
+    let (wa, wb) = (weights(&a.last_checkpoint), weights(&b.last_checkpoint));
+    assert_eq!(wa.len(), wb.len());
+    for ((name, x), (_, y)) in wa.iter().zip(&wb) {
+        let scale = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let worst = x.iter().zip(y).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(worst <= 1e-5 * scale, "{name}: {worst} of {scale}");
+    }
+    // A resumed run must be the same experiment.
+    let mut changed = interrupted.clone();
+    changed.optim.lr = 2e-2;
+    changed.optim.epochs = 4;
+    let err = run(&changed, true, None).unwrap_err().to_string();
+    assert!(err.contains("different configuration"), "{err}");
+}
+
+#[test]
+fn bad_configurations_data_and_checkpoints_are_named() {
+    let dir = scratch("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    let base = tiny(&dir, 1).to_toml();
+    for (text, expected) in [
+        (base.replace("[optim]", "[optim]\nlearning_rate = 1.0"), "learning_rate"),
+        (base.replace("batch_size = 8", "batch_size = 0"), "batch_size"),
+        ("[model\n".to_string(), "bad.toml"),
+        (base.replace("kind = \"step\"", "kind = \"sometimes\""), "sometimes"),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let err = TrainConfig::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains(expected) && err.contains("bad.toml"), "{expected}: {err}");
+    }
+    let mut missing = tiny(&dir, 1);
+    missing.data.train = DataSource {
+        file: Some(dir.join("absent.pt")),
+        generate: None,
+        ..generated(1, 9, 0)
+    };
+    let err = run(&missing, false, None).unwrap_err().to_string();
+    assert!(err.contains("absent.pt"), "{err}");
+    let mut wrong_channels = tiny(&dir, 1);
+    wrong_channels.model.in_channels = 3;
+    let err = run(&wrong_channels, false, None).unwrap_err().to_string();
+    assert!(err.contains("3 input"), "{err}");
+    let cfg = tiny(&dir, 1);
+    std::fs::create_dir_all(&cfg.run.out_dir).unwrap();
+    std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT1 truncated").unwrap();
+    let err = run(&cfg, true, None).unwrap_err().to_string();
+    assert!(err.contains("last.state") && err.contains("truncated"), "{err}");
+}
+
+#[test]
+fn the_example_configurations_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let cfg = TrainConfig::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(cfg.optim.epochs > 0);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 4);
+}
