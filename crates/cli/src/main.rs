@@ -5,6 +5,7 @@ mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
 mod progress;
+mod train_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,6 +34,12 @@ enum Command {
     Demo(demo_cmd::DemoArgs),
     /// Run an FNO checkpoint (ours or a neuraloperator export) on a .npy input.
     Infer(infer_cmd::InferArgs),
+    /// Train an FNO (default: neuraloperator's Darcy settings on generated
+    /// Darcy 16² data); checkpoints, metrics and a predictions plot go to the
+    /// run directory.
+    Train(train_cmd::TrainArgs),
+    /// Evaluate a checkpoint of `fno train` on a data file.
+    Eval(train_cmd::EvalArgs),
     /// Datasets: generate Darcy, Burgers and Navier–Stokes data; inspect files.
     Data(data_cmd::DataArgs),
 }
@@ -57,6 +64,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_cmd::run(args),
         Command::Infer(args) => infer_cmd::run(args),
         Command::Data(args) => data_cmd::run(args),
+        Command::Train(args) => train_cmd::run_train(args),
+        Command::Eval(args) => train_cmd::run_eval(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

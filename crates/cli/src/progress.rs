@@ -31,10 +31,15 @@ impl Progress {
         self.last_draw = Some(now);
         let elapsed = now - self.started;
         let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
-        let eta = if done == 0 {
-            "?".to_string()
+        // Too early for a rate: the first items say nothing yet.
+        let settled = done > 0 && elapsed > Duration::from_millis(500);
+        let (rate_text, eta) = if settled {
+            (
+                format!("{rate:.1}"),
+                clock(Duration::from_secs_f64((total - done.min(total)) as f64 / rate)),
+            )
         } else {
-            clock(Duration::from_secs_f64((total - done.min(total)) as f64 / rate))
+            ("?".to_string(), "?".to_string())
         };
         const WIDTH: usize = 24;
         let filled = (WIDTH * done).checked_div(total).unwrap_or(WIDTH).min(WIDTH);
@@ -42,7 +47,7 @@ impl Progress {
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r{} [{bar}] {done}/{total} {}{extra}  {rate:.1} {}/s  {} elapsed, ETA {eta}   ",
+            "\r{} [{bar}] {done}/{total} {}{extra}  {rate_text} {}/s  {} elapsed, ETA {eta}   ",
             self.label,
             self.unit,
             self.unit,

@@ -1,0 +1,182 @@
+//! `fno train` and `fno eval` end to end on the CPU: a tiny run that stops,
+//! resumes and finishes, prints where its files went, and whose checkpoint
+//! `fno eval` scores on a freshly generated file; bad configurations and
+//! checkpoints are one-line errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fno(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno-train-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const TINY: &str = r#"
+[model]
+n_modes = [4, 4]
+in_channels = 1
+out_channels = 1
+hidden_channels = 6
+n_layers = 2
+
+[data.train]
+generate = { pde = "darcy", n = 16, res = 9, seed = 0, fine = 17 }
+
+[[data.tests]]
+name = "small"
+generate = { pde = "darcy", n = 4, res = 9, seed = 1, fine = 17 }
+
+[optim]
+epochs = 3
+batch_size = 4
+lr = 1e-2
+weight_decay = 1e-4
+eps = 1e-6
+loss = "h1"
+schedule = { kind = "step", step_size = 1, gamma = 0.5 }
+
+[run]
+out_dir = "set-by---out"
+seed = 1
+eval_every = 1
+checkpoint_every = 1
+plot_samples = 1
+"#;
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn train_stops_resumes_and_eval_scores_the_checkpoint() {
+    let dir = scratch("run");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let cfg = config.to_str().unwrap();
+    let run = dir.join("runs/tiny");
+    let out_dir = run.to_str().unwrap();
+    let first = fno(&[
+        "train",
+        "--config",
+        cfg,
+        "--out",
+        out_dir,
+        "--backend",
+        "cpu",
+        "--stop-after",
+        "1",
+    ]);
+    let (_, err) = text(&first);
+    assert!(first.status.success(), "{err}");
+    assert!(err.contains("generating") && err.contains("epoch   1"), "{err}");
+    let second = fno(&[
+        "train",
+        "--config",
+        cfg,
+        "--out",
+        out_dir,
+        "--backend",
+        "cpu",
+        "--resume",
+    ]);
+    let (out, err) = text(&second);
+    assert!(second.status.success(), "{err}");
+    assert!(
+        err.contains("resuming") && err.contains("epoch   3") && !err.contains("epoch   1 "),
+        "{err}"
+    );
+    let checkpoint = run.join("last.safetensors");
+    for (label, file) in [
+        ("checkpoint", "last.safetensors"),
+        ("metrics", "metrics.jsonl"),
+        ("predictions plot", "predictions.png"),
+    ] {
+        let line = format!("{label}: {}", run.join(file).display());
+        assert!(out.contains(&line) && run.join(file).exists(), "{line} in {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(run.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+    assert!(
+        dir.join("runs/cache").is_dir(),
+        "generated data are cached beside the run"
+    );
+
+    let data = dir.join("held_out.safetensors");
+    let generated = fno(&[
+        "data",
+        "generate",
+        "darcy",
+        "--n",
+        "3",
+        "--res",
+        "9",
+        "--fine",
+        "17",
+        "--seed",
+        "9",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    assert!(generated.status.success());
+    let eval = fno(&[
+        "eval",
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    let (out, err) = text(&eval);
+    assert!(eval.status.success(), "{err}");
+    let l2: f64 = out
+        .split("relative L2 ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(l2 > 0.0 && l2 < 1.0, "{out}");
+}
+
+#[test]
+fn bad_configurations_and_checkpoints_are_one_line_errors() {
+    let dir = scratch("bad");
+    let config = dir.join("bad.toml");
+    std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nlayers = 3")).unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("bad.toml") && err.contains("layers"),
+        "{err}"
+    );
+    let not_trained = dir.join("plain.safetensors");
+    std::fs::write(&not_trained, b"\x02\x00\x00\x00\x00\x00\x00\x00{}").unwrap();
+    let out = fno(&[
+        "eval",
+        "--checkpoint",
+        not_trained.to_str().unwrap(),
+        "--data",
+        "x.npz",
+        "--backend",
+        "cpu",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a checkpoint of `fno train`"), "{err}");
+}
