@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use burn::data::dataloader::batcher::Batcher;
-use burn::module::AutodiffModule;
+use burn::module::{AutodiffModule, Module};
 use burn::optim::grad_clipping::GradientClippingConfig;
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -135,6 +135,7 @@ where
                 ..saved
             };
         }
+        observer.message(&format!("model: {} parameters", model.num_params()));
         let metrics_path = self.out_dir.join("metrics.jsonl");
         self.rewrite_metrics(&metrics_path, &state.history)?;
 
