@@ -64,30 +64,13 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
     let cfg = config.to_str().unwrap();
     let run = dir.join("runs/tiny");
     let out_dir = run.to_str().unwrap();
-    let first = fno(&[
-        "train",
-        "--config",
-        cfg,
-        "--out",
-        out_dir,
-        "--backend",
-        "cpu",
-        "--stop-after",
-        "1",
-    ]);
+    let train =
+        |extra: &[&str]| fno(&[&["train", "--config", cfg, "--out", out_dir, "--backend", "cpu"], extra].concat());
+    let first = train(&["--stop-after", "1"]);
     let (_, err) = text(&first);
     assert!(first.status.success(), "{err}");
     assert!(err.contains("generating") && err.contains("epoch   1"), "{err}");
-    let second = fno(&[
-        "train",
-        "--config",
-        cfg,
-        "--out",
-        out_dir,
-        "--backend",
-        "cpu",
-        "--resume",
-    ]);
+    let second = train(&["--resume"]);
     let (out, err) = text(&second);
     assert!(second.status.success(), "{err}");
     assert!(

@@ -8,7 +8,7 @@ use num_complex::Complex;
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 
 use super::{
-    fft_error, generate_samples, metadata, require_nonzero, require_positive, subsample, whole_steps,
+    fft_error, generate_samples, metadata, require_nonzero, require_positive, snapshots_at, subsample, whole_steps,
     GaussianRandomField, Rng,
 };
 use crate::{DataError, PdeDataset};
@@ -187,23 +187,19 @@ impl BurgersSolver {
         }
         let spectrum = self.forward.execute_cpu(u0).map_err(fft_error)?;
         let mut v: Vec<Complex<f64>> = spectrum.chunks_exact(2).map(|c| Complex::new(c[0], c[1])).collect();
-        let mut snapshots = Vec::with_capacity(times.len());
-        let mut steps_done = 0;
-        for &time in times {
-            let steps = whole_steps(time, self.dt)?;
-            if steps < steps_done {
-                return Err(DataError::Invalid(format!(
-                    "snapshot times must increase, got {times:?}"
-                )));
-            }
-            for _ in steps_done..steps {
-                v = self.step(&v)?;
-            }
-            steps_done = steps;
-            let interleaved: Vec<f64> = v.iter().flat_map(|c| [c.re, c.im]).collect();
-            snapshots.push(self.inverse.execute_cpu(&interleaved).map_err(fft_error)?);
-        }
-        Ok(snapshots)
+        snapshots_at(
+            &mut v,
+            times,
+            self.dt,
+            |v| {
+                *v = self.step(v)?;
+                Ok(())
+            },
+            |v| {
+                let interleaved: Vec<f64> = v.iter().flat_map(|c| [c.re, c.im]).collect();
+                self.inverse.execute_cpu(&interleaved).map_err(fft_error)
+            },
+        )
     }
 
     /// One ETDRK4 step of the spectrum `v`.

@@ -64,6 +64,33 @@ fn whole_steps(duration: f64, dt: f64) -> Result<usize, DataError> {
     Ok(steps as usize)
 }
 
+/// Advances `state` by `step` (one step of `dt`) to each of `times`
+/// (increasing, each a whole number of steps) and takes `snapshot` there.
+fn snapshots_at<S>(
+    state: &mut S,
+    times: &[f64],
+    dt: f64,
+    step: impl Fn(&mut S) -> Result<(), DataError>,
+    snapshot: impl Fn(&S) -> Result<Vec<f64>, DataError>,
+) -> Result<Vec<Vec<f64>>, DataError> {
+    let mut snapshots = Vec::with_capacity(times.len());
+    let mut steps_done = 0;
+    for &time in times {
+        let steps = whole_steps(time, dt)?;
+        if steps < steps_done {
+            return Err(DataError::Invalid(format!(
+                "snapshot times must increase, got {times:?}"
+            )));
+        }
+        for _ in steps_done..steps {
+            step(state)?;
+        }
+        steps_done = steps;
+        snapshots.push(snapshot(state)?);
+    }
+    Ok(snapshots)
+}
+
 /// Every `stride`-th point of a C-order grid `shape` (all axes), from the first.
 fn subsample(field: &[f64], shape: &[usize], stride: usize) -> Vec<f32> {
     let kept: Vec<usize> = shape.iter().map(|&n| n.div_ceil(stride)).collect();

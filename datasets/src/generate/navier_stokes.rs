@@ -10,7 +10,7 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 
 use super::grf::signed_wavenumber;
 use super::{
-    fft_error, generate_samples, metadata, require_nonzero, require_positive, subsample, whole_steps,
+    fft_error, generate_samples, metadata, require_nonzero, require_positive, snapshots_at, subsample, whole_steps,
     GaussianRandomField, Rng,
 };
 use crate::{DataError, PdeDataset};
@@ -242,22 +242,13 @@ impl NavierStokesSolver {
     pub fn solve(&self, w0: &[f64], times: &[f64]) -> Result<Vec<Vec<f64>>, DataError> {
         self.check(w0)?;
         let mut w = self.transform(w0)?;
-        let mut snapshots = Vec::with_capacity(times.len());
-        let mut steps_done = 0;
-        for &time in times {
-            let steps = whole_steps(time, self.dt)?;
-            if steps < steps_done {
-                return Err(DataError::Invalid(format!(
-                    "snapshot times must increase, got {times:?}"
-                )));
-            }
-            for _ in steps_done..steps {
-                self.step(&mut w)?;
-            }
-            steps_done = steps;
-            snapshots.push(self.inverse(w.iter().copied())?);
-        }
-        Ok(snapshots)
+        snapshots_at(
+            &mut w,
+            times,
+            self.dt,
+            |w| self.step(w),
+            |w| self.inverse(w.iter().copied()),
+        )
     }
 
     /// One step: `ŵ ← ((1 − ½ dt ν |k|²) ŵ + dt (f̂ − N̂)) / (1 + ½ dt ν |k|²)`
