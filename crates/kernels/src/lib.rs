@@ -4,4 +4,5 @@
 pub mod backend;
 pub mod cgemm;
 pub mod fft;
+pub mod fused;
 pub mod testing;

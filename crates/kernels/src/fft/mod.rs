@@ -8,7 +8,7 @@
 
 mod cpu;
 mod device;
-mod dft;
+pub(crate) mod dft;
 mod factor;
 mod real;
 mod stage;
