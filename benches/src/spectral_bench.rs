@@ -1,5 +1,5 @@
-//! Times the spectral convolution (Unfused kernels and the Reference path) on one
-//! device and prints one JSON line per case, for `spectral_compare.py` to set
+//! Times the spectral convolution (Fused and Unfused kernels and the Reference
+//! path) on one device and prints one JSON line per case, for `spectral_compare.py` to set
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
 //! Usage: `spectral_bench [cuda|wgpu] [--quick] [--cgemm-sweep] [--only I]
@@ -272,6 +272,7 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         bias: Tensor::random([channels], dist, &device),
     };
     let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, reps);
+    let fused = time_impl::<R, D, W>(SpectralImpl::Fused, &spec, &inputs, reps);
     let reference = if opts.reference {
         time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, reps)
     } else {
@@ -281,10 +282,16 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
         _ => "null".into(),
     };
-    let note = match &unfused {
-        Err(e) => format!(", \"unfused_error\": {e:?}"),
-        Ok(_) => String::new(),
+    let fused_err = match (&fused, &unfused) {
+        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
+        _ => "null".into(),
     };
+    let mut note = String::new();
+    for (name, result) in [("unfused", &unfused), ("fused", &fused)] {
+        if let Err(e) = result {
+            note += &format!(", \"{name}_error\": {e:?}");
+        }
+    }
     let modes: usize = stored.iter().product();
     let cgemm_ms = time_cgemm::<R>(
         &device,
@@ -297,12 +304,12 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         ),
         reps,
     );
-    let u = json(&unfused);
-    let r = json(&reference);
+    let (u, f, r) = (json(&unfused), json(&fused), json(&reference));
     let (uf, ub) = u.split_once(", ").unwrap();
+    let (ff, fb) = f.split_once(", ").unwrap();
     let (rf, rb) = r.split_once(", ").unwrap();
     println!(
-        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}, \"cgemm_fwd_ms\": {cgemm_ms:.5}{note}}}"
+        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"fused_fwd_ms\": {ff}, \"fused_fwd_bwd_ms\": {fb}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}, \"fused_vs_unfused\": {fused_err}, \"cgemm_fwd_ms\": {cgemm_ms:.5}{note}}}"
     );
 }
 

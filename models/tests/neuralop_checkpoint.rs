@@ -70,8 +70,9 @@ fn fixture_reproduces_pytorch_on_candle_reference() {
 }
 
 #[test]
-fn fixture_reproduces_pytorch_on_the_kernel_path() {
+fn fixture_reproduces_pytorch_on_the_kernel_paths() {
     check_fixture::<Wgpu>("wgpu", SpectralImpl::Unfused);
+    check_fixture::<Wgpu>("wgpu", SpectralImpl::Fused);
 }
 
 /// Discretisation invariance: other grids than the 16² of training, odd and
@@ -81,16 +82,17 @@ fn other_resolutions_agree_across_paths() {
     let bytes = read("model.safetensors");
     let cfg = config();
     let reference = Fno::<NdArray>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
-    let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&cfg), &Default::default())
-        .unwrap()
-        .with_spectral_impl(SpectralImpl::Unfused);
+    let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
     for grid in [[32usize, 32], [21, 30], [9, 12]] {
         let shape = [2, 1, grid[0], grid[1]];
         let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 5 + grid[0] as u64);
-        let (r, k) = (run(&reference, &shape, &x), run(&kernels, &shape, &x));
-        let e = rel_l2(&k, &r);
-        assert!(e <= 1e-5, "{grid:?}: kernel vs reference {e:e}");
+        let r = run(&reference, &shape, &x);
         assert!(r.iter().all(|v| v.is_finite()));
+        for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
+            let k = run(&kernels.clone().with_spectral_impl(imp), &shape, &x);
+            let e = rel_l2(&k, &r);
+            assert!(e <= 1e-5, "{grid:?}: {imp:?} vs reference {e:e}");
+        }
     }
 }
 

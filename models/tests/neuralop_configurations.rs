@@ -60,7 +60,8 @@ fn every_configuration_reproduces_pytorch_on_every_path() {
                 "ndarray f32 reference",
                 error_vs_pytorch::<NdArray>(case, SpectralImpl::Reference),
             ),
-            ("wgpu kernels", error_vs_pytorch::<Wgpu>(case, SpectralImpl::Unfused)),
+            ("wgpu unfused", error_vs_pytorch::<Wgpu>(case, SpectralImpl::Unfused)),
+            ("wgpu fused", error_vs_pytorch::<Wgpu>(case, SpectralImpl::Fused)),
         ];
         for (path, e) in paths {
             println!("{case}, {path}: relative L2 error {e:.2e}");

@@ -353,6 +353,13 @@ pub struct FusedSpectralConv {
     inverse: AxisStep,
 }
 
+/// The two transforms' DFT matrices on a device.
+pub struct FusedMatrices {
+    steps: (AxisStep, AxisStep),
+    forward: (Handle, usize),
+    inverse: (Handle, usize),
+}
+
 /// The single axis step of a plan over `[batch, channels, len, inner…]`, and its batch, channels and inner size.
 fn single_step(plan: &FftPlan, what: &str) -> Result<(AxisStep, usize, usize, usize), FftError> {
     let shape = plan.input_shape();
@@ -471,30 +478,60 @@ impl FusedSpectralConv {
         (x, weight, y, 2 * self.batch * self.cin * modes)
     }
 
+    /// Uploads the two transforms' matrices for `client`'s device; any problem
+    /// with the same transforms launches with them.
+    pub fn matrices<R: Runtime>(&self, client: &ComputeClient<R>) -> FusedMatrices {
+        let upload = |step: &AxisStep| {
+            let values = DftShape::of(step).matrix(step);
+            (client.create_from_slice(f32::as_bytes(&values)), values.len())
+        };
+        FusedMatrices {
+            steps: (self.forward, self.inverse),
+            forward: upload(&self.forward),
+            inverse: upload(&self.inverse),
+        }
+    }
+
     /// Runs on a CubeCL device (f32 buffers). With `spectrum`, also writes the
     /// forward transform of `x`, `[batch, cin, M, inner]` complex, densely.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch<R: Runtime>(
         &self,
         client: &ComputeClient<R>,
+        matrices: &FusedMatrices,
         x: &Handle,
         weight: &Handle,
         y: &Handle,
         spectrum: Option<&Handle>,
     ) {
-        self.launch_with(self.config(spectrum.is_some()), client, x, weight, y, spectrum)
+        self.launch_with(
+            self.config(spectrum.is_some()),
+            client,
+            matrices,
+            x,
+            weight,
+            y,
+            spectrum,
+        )
     }
 
     /// [`launch`](Self::launch) with chosen tiles (for tests and tuning); the
     /// configuration's flags must be this problem's.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch_with<R: Runtime>(
         &self,
         cfg: FusedConfig,
         client: &ComputeClient<R>,
+        matrices: &FusedMatrices,
         x: &Handle,
         weight: &Handle,
         y: &Handle,
         spectrum: Option<&Handle>,
     ) {
+        assert!(
+            matrices.steps == (self.forward, self.inverse),
+            "the matrices belong to other transforms"
+        );
         let own = self.config(spectrum.is_some());
         assert_eq!(
             (
@@ -523,15 +560,12 @@ impl FusedSpectralConv {
         );
         let (fwd, inv) = (DftShape::of(&self.forward), DftShape::of(&self.inverse));
         let (ex, ew, ey, es) = self.extents();
-        let upload = |values: &[f32]| {
-            let handle = client.create_from_slice(f32::as_bytes(values));
-            unsafe { ArrayArg::from_raw_parts(handle, values.len()) }
-        };
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
         // Unscaled launches bind the weight in the scale slot, and a launch
         // without a spectrum binds y in its slot: neither is touched.
         let scale = if cfg.scaled {
-            upload(&self.mode_scale)
+            let factors = client.create_from_slice(f32::as_bytes(&self.mode_scale));
+            arr(&factors, self.mode_scale.len())
         } else {
             arr(weight, 1)
         };
@@ -552,8 +586,8 @@ impl FusedSpectralConv {
             arr(weight, ew),
             arr(y, ey),
             spectrum,
-            upload(&fwd.matrix(&self.forward)),
-            upload(&inv.matrix(&self.inverse)),
+            arr(&matrices.forward.0, matrices.forward.1),
+            arr(&matrices.inverse.0, matrices.inverse.1),
             scale,
             self.batch,
             self.cin,

@@ -123,7 +123,8 @@ fn run(client: &ComputeClient<WgpuRuntime>, case: &Case, cfg: FusedConfig, seed:
     let hw = client.create_from_slice(f32::as_bytes(&f32s(&w)));
     let hy = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; ey]));
     let hs = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; es]));
-    problem.launch_with(cfg, client, &hx, &hw, &hy, Some(&hs));
+    let matrices = problem.matrices(client);
+    problem.launch_with(cfg, client, &matrices, &hx, &hw, &hy, Some(&hs));
     let read = |h| {
         f32::from_bytes(&client.read_one(h).unwrap())
             .iter()

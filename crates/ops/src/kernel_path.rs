@@ -1,7 +1,18 @@
-//! The `Unfused` spectral convolution on `CubeBackend`: truncated R2C (only the
-//! retained modes are written), the per-mode CGEMM, zero-padded C2R (only the
-//! retained modes are read). No full-resolution spectrum is ever materialised.
-//! The backward runs the adjoint chain through the same kernels.
+//! The kernel paths of the spectral convolution on `CubeBackend`.
+//!
+//! `Unfused`: truncated R2C (only the retained modes are written), the per-mode
+//! CGEMM, zero-padded C2R (only the retained modes are read). No
+//! full-resolution spectrum is ever materialised.
+//!
+//! `Fused`: the first spatial axis runs as one fused kernel (forward DFT of its
+//! retained modes → per-mode contraction → zero-padded inverse, see
+//! [`fno_kernels::fused`]); the axes after it, if any, go through the
+//! truncated R2C before and the zero-padded C2R after, so only their retained
+//! modes travel through global memory. In 1D the whole convolution is one kernel.
+//!
+//! Both backwards run the adjoint chain: the input gradient through the same
+//! kernels with `conj(W)ᵀ`, the weight gradient as a per-mode CGEMM of the
+//! saved input spectrum and the output gradient's spectrum.
 
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
 use burn::tensor::{DType, Shape, Tensor, TensorPrimitive};
@@ -11,9 +22,10 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
+use fno_kernels::fused::PencilStrides;
 
 use crate::backend::SpectralConvBackend;
-use crate::plan_cache::device_fft;
+use crate::plan_cache::{device_fft, fused_problem};
 use crate::spec::{
     SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER, INVERSE_ORDER,
 };
@@ -154,12 +166,7 @@ fn check_supported(
     imp: SpectralImpl,
 ) -> Result<(), SpectralError> {
     match imp {
-        SpectralImpl::Unfused => {}
-        SpectralImpl::Fused => {
-            return Err(SpectralError::Unsupported(
-                "the fused spectral convolution kernel is not implemented yet; use Unfused or Reference".into(),
-            ))
-        }
+        SpectralImpl::Unfused | SpectralImpl::Fused => {}
         SpectralImpl::Reference => {
             return Err(SpectralError::Invalid(
                 "the reference path runs through Burn tensor ops, not the backend op".into(),
@@ -220,6 +227,125 @@ fn weight_operand<R: CubeRuntime>(
     }
 }
 
+/// One fused convolution along the first spatial axis of `input` (`[B, C,
+/// n_0, …]`, real in 1D, else the complex spectrum of the later axes with their
+/// `inner` retained modes): forward transform of `modes[0]` modes in order
+/// `orders.0` at `norm`, contraction over C by `weight`, inverse to `n_out`
+/// positions from order `orders.1`. Returns the output and the spectrum the
+/// kernel contracted, `[B, C, *modes, 2]`.
+#[allow(clippy::too_many_arguments)]
+fn fused_axis<R: CubeRuntime>(
+    input: &CubeTensor<R>,
+    weight: (&CubeTensor<R>, Strides, bool),
+    out_channels: usize,
+    modes: &[usize],
+    n_out: usize,
+    norm: Norm,
+    orders: (ModeOrder, ModeOrder),
+    mode_scale: Vec<f32>,
+) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
+    let shape = input.meta.shape().to_vec();
+    let real = modes.len() == 1;
+    let (batch, channels, n_in) = (shape[0], shape[1], shape[2]);
+    let inner: usize = modes[1..].iter().product();
+    let (kinds, parts) = if real {
+        ((FftKind::R2C, FftKind::C2R), 1)
+    } else {
+        ((FftKind::C2C, FftKind::C2C), 2)
+    };
+    let forward = FftDesc::new(&[batch, channels, n_in, inner], &[2], kinds.0, Direction::Forward)
+        .modes(&modes[..1])
+        .norm(norm)
+        .mode_order(orders.0);
+    let inverse = FftDesc::new(
+        &[batch, out_channels, modes[0], inner],
+        &[2],
+        kinds.1,
+        Direction::Inverse,
+    )
+    .modes(&modes[..1])
+    .lengths(&[n_out])
+    .norm(norm)
+    .mode_order(orders.1);
+    let (weight, weight_strides, conj) = weight;
+    let (mut problem, matrices) = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
+    problem.conj_weight = conj;
+    problem.mode_scale = mode_scale;
+    // Any strides of `input` serve (a row-pitched x is read in place).
+    let strides = input.meta.strides().to_vec();
+    problem.x = if real {
+        PencilStrides {
+            batch: strides[0],
+            channel: strides[1],
+            axis: strides[2],
+            inner: 0,
+        }
+    } else {
+        PencilStrides::dense(channels, n_in, inner, parts)
+    };
+    let input = if real {
+        input.clone()
+    } else {
+        into_contiguous(input.clone())
+    };
+    let mut out_shape = vec![batch, out_channels, n_out];
+    out_shape.extend(&modes[1..]);
+    let mut spectrum_shape = vec![batch, channels];
+    spectrum_shape.extend(modes);
+    spectrum_shape.push(2);
+    if !real {
+        out_shape.push(2);
+    }
+    let out = empty(&input, out_shape);
+    let spectrum = empty(&input, spectrum_shape);
+    problem.launch(
+        &input.client,
+        &matrices,
+        &input.handle,
+        &weight.handle,
+        &out.handle,
+        Some(&spectrum.handle),
+    );
+    Ok((out, spectrum))
+}
+
+/// Fused forward: the output and the retained spectrum of `x` (for the backward).
+fn fused_forward<R: CubeRuntime>(
+    x: CubeTensor<R>,
+    weight: (&CubeTensor<R>, Strides),
+    shapes: &SpectralShapes,
+    norm: Norm,
+) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
+    let modes = &shapes.modes;
+    let orders = (FORWARD_ORDER, INVERSE_ORDER);
+    let weight = (weight.0, weight.1, false);
+    if modes.len() == 1 {
+        return fused_axis(
+            &x,
+            weight,
+            shapes.out_channels,
+            modes,
+            shapes.output[0],
+            norm,
+            orders,
+            Vec::new(),
+        );
+    }
+    let later = truncated_rfft(x, &modes[1..], norm, FORWARD_ORDER)?;
+    let (z, x_hat) = fused_axis(
+        &later,
+        weight,
+        shapes.out_channels,
+        modes,
+        shapes.output[0],
+        norm,
+        orders,
+        Vec::new(),
+    )?;
+    let y = padded_irfft(&z, &modes[1..], &shapes.output[1..], norm, INVERSE_ORDER)?;
+    Ok((y, x_hat))
+}
+
 /// The forward: the output and the retained spectrum of `x` (for the backward).
 fn forward<R: CubeRuntime>(
     x: CubeTensor<R>,
@@ -231,6 +357,9 @@ fn forward<R: CubeRuntime>(
     check_supported(&x, &shapes, spec, imp)?;
     let shared = spec.weights == WeightLayout::Shared;
     let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
+    if imp == SpectralImpl::Fused {
+        return fused_forward(x, (&weight, weight_strides), &shapes, spec.norm);
+    }
 
     let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
@@ -270,10 +399,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        if imp != SpectralImpl::Unfused {
-            return Err(SpectralError::Invalid(format!(
-                "no {imp:?} backward on the kernel path"
-            )));
+        if imp == SpectralImpl::Reference {
+            return Err(SpectralError::Invalid(
+                "no Reference backward on the kernel path".into(),
+            ));
         }
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
         let shared = spec.weights == WeightLayout::Shared;
@@ -287,12 +416,47 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let dims = shapes.spatial_dims();
         let m_last = shapes.modes[dims - 1];
         let adjoint = adjoint_norm(spec.norm);
-
         // Adjoint of the zero-padded irfftn: the truncated rfftn of the output
         // gradient (at the inverse's scale) with interior bins counted twice;
-        // the CGEMMs apply those bin weights to their outputs.
-        let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
+        // the CGEMMs apply those bin weights to their outputs. The input
+        // gradient is ĝ·conj(W)ᵀ per mode, then the adjoint of the truncated
+        // rfftn (a zero-padded irfftn at the forward's scale, interior bins
+        // halved). Output and input bin weights cancel except at a Nyquist bin
+        // that only one of the two grids has.
         let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
+        let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
+        let gx_scale: Vec<f32> = out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect();
+        let (grad_x, g_hat) = if imp == SpectralImpl::Fused {
+            // conj(W)ᵀ: rows walk Cout, columns Cin.
+            let transposed = Strides {
+                row: weight_strides.col,
+                col: weight_strides.row,
+                mode: weight_strides.mode,
+            };
+            let orders = (INVERSE_ORDER, FORWARD_ORDER);
+            let weight = (&weight, transposed, true);
+            let modes = &shapes.modes;
+            if dims == 1 {
+                fused_axis(&grad_out, weight, ci, modes, shapes.input[0], adjoint, orders, gx_scale)?
+            } else {
+                let later = truncated_rfft(grad_out, &modes[1..], adjoint, INVERSE_ORDER)?;
+                let (z, g_hat) = fused_axis(&later, weight, ci, modes, shapes.input[0], adjoint, orders, gx_scale)?;
+                let grad_x = padded_irfft(&z, &modes[1..], &shapes.input[1..], adjoint, FORWARD_ORDER)?;
+                (grad_x, g_hat)
+            }
+        } else {
+            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
+            let mut gx_shape = vec![b, ci];
+            gx_shape.extend(&shapes.modes);
+            gx_shape.push(2);
+            let gx_problem = CgemmProblem {
+                mode_scale: gx_scale,
+                ..spectral::grad_input(b, ci, co, k, weight_strides)
+            };
+            let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
+            let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint, FORWARD_ORDER)?;
+            (grad_x, g_hat)
+        };
 
         // Weight gradient per mode from conj(x̂) and ĝ (summed over modes when shared).
         let mut gw_shape = vec![ci, co];
@@ -313,20 +477,6 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             grad_w
         };
 
-        // Input gradient: ĝ·conj(W)ᵀ per mode, then the adjoint of the truncated
-        // rfftn (a zero-padded irfftn at the forward's scale, interior bins
-        // halved). Output and input bin weights cancel except at a Nyquist bin
-        // that only one of the two grids has.
-        let mut gx_shape = vec![b, ci];
-        gx_shape.extend(&shapes.modes);
-        gx_shape.push(2);
-        let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
-        let gx_problem = CgemmProblem {
-            mode_scale: out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect(),
-            ..spectral::grad_input(b, ci, co, k, weight_strides)
-        };
-        let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
-        let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint, FORWARD_ORDER)?;
         Ok((grad_x, grad_w))
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! [`spectral_conv`] computes neuraloperator's `SpectralConv` through the
 //! implementation a [`SpectralImpl`] names: `Reference` (Burn tensor ops, any
-//! backend, any size) or `Unfused` (our CubeCL kernels, with autodiff through
-//! the adjoint chain). [`precise_matmul`] is the f32 matrix product both the
+//! backend, any size), `Unfused` or `Fused` (our CubeCL kernels, with autodiff
+//! through the adjoint chain). [`precise_matmul`] is the f32 matrix product both the
 //! reference path and models' 1×1 convolutions use. Nothing here knows about
 //! models.
 

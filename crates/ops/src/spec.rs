@@ -17,7 +17,9 @@ pub enum SpectralImpl {
     Reference,
     /// Truncated R2C → per-mode CGEMM → zero-padded C2R kernels (CubeCL backends).
     Unfused,
-    /// The fused FFT→CGEMM→iFFT kernel (not implemented yet: always an error).
+    /// The fused FFT→CGEMM→iFFT kernel along the first spatial axis (the whole
+    /// convolution in 1D), truncated R2C / zero-padded C2R of the later axes
+    /// around it (CubeCL backends).
     Fused,
 }
 

@@ -73,28 +73,30 @@ fn first_spectral_layer_of_the_fixture_matches_the_direct_dft() {
         assert!(e < 1e-12, "grid {grid:?}: {e:e}");
 
         let f32s = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<f32>>();
-        let y = spectral_conv(
-            Tensor::<Wgpu, 4>::from_data(
-                TensorData::new(f32s(&x), [2, 16, grid[0], grid[1]]),
-                &Default::default(),
-            ),
-            Tensor::<Wgpu, 5>::from_data(TensorData::new(f32s(&w), [16, 16, 8, 5, 2]), &Default::default()),
-            Some(Tensor::from_data(
-                TensorData::new(f32s(&bias), [16]),
-                &Default::default(),
-            )),
-            &SpectralConvSpec::new(&[8, 5]).norm(norm),
-            SpectralImpl::Unfused,
-        )
-        .unwrap_or_else(|e| panic!("grid {grid:?}: {e}"));
-        let got: Vec<f64> = y
-            .into_data()
-            .to_vec::<f32>()
-            .unwrap()
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let e = rel_l2(&got, &want);
-        assert!(e < 1e-5, "kernel path, grid {grid:?}: {e:e}");
+        for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
+            let y = spectral_conv(
+                Tensor::<Wgpu, 4>::from_data(
+                    TensorData::new(f32s(&x), [2, 16, grid[0], grid[1]]),
+                    &Default::default(),
+                ),
+                Tensor::<Wgpu, 5>::from_data(TensorData::new(f32s(&w), [16, 16, 8, 5, 2]), &Default::default()),
+                Some(Tensor::from_data(
+                    TensorData::new(f32s(&bias), [16]),
+                    &Default::default(),
+                )),
+                &SpectralConvSpec::new(&[8, 5]).norm(norm),
+                imp,
+            )
+            .unwrap_or_else(|e| panic!("grid {grid:?}: {e}"));
+            let got: Vec<f64> = y
+                .into_data()
+                .to_vec::<f32>()
+                .unwrap()
+                .into_iter()
+                .map(f64::from)
+                .collect();
+            let e = rel_l2(&got, &want);
+            assert!(e < 1e-5, "{imp:?}, grid {grid:?}: {e:e}");
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! The Unfused kernel path (wgpu; lavapipe in CI) against the reference path
-//! (ndarray, f64) and against the direct f64 computation: forward, and the
-//! gradients of x, weight and bias through Autodiff. (The reference path runs on
+//! The Unfused and Fused kernel paths (wgpu; lavapipe in CI) against the
+//! reference path (ndarray, f64) and against the direct f64 computation:
+//! forward, and the gradients of x, weight and bias through Autodiff. (The reference path runs on
 //! wgpu too, but Burn's autotuned matmuls compile slowly on a software device.)
 
 mod common;
@@ -120,7 +120,6 @@ fn compare(case: Case, seed: u64, views: bool) {
             }
         };
     }
-    let unfused = go!(Diff, SpectralImpl::Unfused, views);
     let reference = go!(Exact, SpectralImpl::Reference, false);
     let scales: Vec<(f64, f64)> = grid
         .iter()
@@ -139,22 +138,26 @@ fn compare(case: Case, seed: u64, views: bool) {
         shared,
     };
     let exact = spectral_conv_f64(&p, &x, &w, Some(&b));
-    let name = format!("grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}");
-    let e = rel_l2(&unfused.y, &exact);
-    assert!(e < 1e-5, "{name}: unfused forward vs f64: {e:e}");
-    let e = rel_l2(&unfused.y, &reference.y);
-    assert!(e < 1e-5, "{name}: unfused vs reference forward: {e:e}");
-    for (what, (u, r)) in ["grad_x", "grad_w", "grad_bias"]
-        .iter()
-        .zip(unfused.grads.iter().zip(&reference.grads))
-    {
-        let e = rel_l2(u, r);
-        assert!(e < 1e-5, "{name}: unfused vs reference {what}: {e:e}");
+    for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
+        let kernels = go!(Diff, imp, views);
+        let name =
+            format!("{imp:?} grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}");
+        let e = rel_l2(&kernels.y, &exact);
+        assert!(e < 1e-5, "{name}: forward vs f64: {e:e}");
+        let e = rel_l2(&kernels.y, &reference.y);
+        assert!(e < 1e-5, "{name}: forward vs reference: {e:e}");
+        for (what, (k, r)) in ["grad_x", "grad_w", "grad_bias"]
+            .iter()
+            .zip(kernels.grads.iter().zip(&reference.grads))
+        {
+            let e = rel_l2(k, r);
+            assert!(e < 1e-5, "{name}: {what} vs reference: {e:e}");
+        }
     }
 }
 
 #[test]
-fn unfused_matches_reference_forward_and_gradients() {
+fn kernel_paths_match_reference_forward_and_gradients() {
     let cases: Vec<Case> = vec![
         (3, 4, 5, vec![64], vec![64], vec![9], Norm::Forward, false),
         (2, 3, 2, vec![32], vec![32], vec![17], Norm::Backward, false),
@@ -219,11 +222,15 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
         TensorData::new(vec![0.1f32; 2 * 2 * 4 * 3 * 2], [2, 2, 4, 3, 2]),
         &device,
     );
-    let err = spectral_conv(x.clone(), w.clone(), None, &spec, SpectralImpl::Fused).unwrap_err();
-    assert!(
-        matches!(err, SpectralError::Unsupported(ref m) if m.contains("fused")),
-        "{err}"
-    );
+    // neuraloperator's crop/pad of the centred spectrum on a non-last dim.
+    let resized = spec.clone().output_size(&[16, 8]);
+    for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
+        let err = spectral_conv(x.clone(), w.clone(), None, &resized, imp).unwrap_err();
+        assert!(
+            matches!(err, SpectralError::Unsupported(ref m) if m.contains("non-last")),
+            "{imp:?}: {err}"
+        );
+    }
 
     // CPU backends have no kernels.
     let xn = Tensor::<NdArray<f32>, 4>::from_data(
