@@ -91,7 +91,7 @@ def main():
     rows = (json.loads(l) for l in proc.stdout if l.startswith("{"))
     bandwidth = copy_bandwidth()
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"
-          f"  copy bandwidth {bandwidth / 1e9:.0f} GB/s")
+          f"  copy bandwidth {bandwidth / 1e6:.0f} GB/s")
     print("times in ms; x = neuralop time / ours; f/u = unfused time / fused time")
     head = (f"{'case':<28}{'neuralop':>9}{'fused':>8}{'x':>6}{'unfused':>8}{'x':>6}{'f/u':>6}{'floor':>6}{'refer.':>8}{'x':>6}"
             f" | {'neuralop':>9}{'fused':>8}{'x':>6}{'unfused':>8}{'x':>6}{'f/u':>6}{'refer.':>8}{'x':>6}{'err f':>8}{'err u':>8}"
@@ -107,7 +107,7 @@ def main():
         uf, ub, rf, rb = r["unfused_fwd_ms"], r["unfused_fwd_bwd_ms"], r["reference_fwd_ms"], r["reference_fwd_bwd_ms"]
         ff, fb = r["fused_fwd_ms"], r["fused_fwd_bwd_ms"]
         floor_ms = forward_floor_bytes(r) / bandwidth
-        r["copy_bandwidth_gbs"], r["forward_floor_ms"] = bandwidth / 1e9, floor_ms
+        r["copy_bandwidth_gbs"], r["forward_floor_ms"] = bandwidth / 1e6, floor_ms
         floor = ratio(floor_ms, ff)
         errs = "".join(f"{e:>8.1e}" if e is not None else "     n/a"
                        for e in (r.get("fused_vs_unfused"), r.get("unfused_vs_reference")))

@@ -327,8 +327,9 @@ const THREADS: usize = 256;
 const SHARED_LIMIT: usize = 48 * 1024;
 /// Contraction accumulators a thread may hold (complex values).
 const MAX_ACCUMULATORS: usize = 32;
-/// Cubes wanted in flight: tiles shrink until the grid has this many.
-const MIN_CUBES: usize = 264;
+/// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
+/// shrink until the grid has this many.
+const MIN_CUBES: usize = 132;
 /// Largest transform matrix uploaded, in floats (as the direct DFT's).
 const MAX_MATRIX: usize = 1 << 22;
 
@@ -437,8 +438,10 @@ impl FusedSpectralConv {
         let mut cfg = FusedConfig {
             modes,
             batch_tile: self.batch.next_power_of_two().min(4),
-            out_tile: self.cout.next_power_of_two().clamp(reuse, 32),
-            chunk: 4,
+            // Every output channel in one tile where possible: each tile
+            // transforms the whole input again.
+            out_tile: self.cout.next_power_of_two().clamp(reuse, 64),
+            chunk: 1,
             terms_chunk: 32,
             reuse,
             threads: THREADS,
@@ -448,14 +451,30 @@ impl FusedSpectralConv {
             scaled: self.is_scaled(),
             write_spectrum,
         };
+        // Enough pencils per chunk that the forward DFT's (row, pencil group)
+        // pairs give every thread work, at most 32 channels.
+        let chunk_for = |c: &FusedConfig| {
+            (THREADS * reuse / (c.mode_floats() * c.batch_tile))
+                .next_power_of_two()
+                .clamp(reuse.div_ceil(c.batch_tile), 32)
+        };
+        cfg.chunk = chunk_for(&cfg);
         let fits = |c: &FusedConfig| {
             c.shared_bytes() <= SHARED_LIMIT && c.contraction_pairs() * c.batch_tile <= MAX_ACCUMULATORS
         };
-        // Shrink the tiles until they fit, then for parallelism.
-        while !fits(&cfg) || self.cubes(&cfg) < MIN_CUBES {
-            if cfg.batch_tile > 1 && (!fits(&cfg) || cfg.batch_tile >= cfg.out_tile / 8) {
+        // Shrink the tiles until they fit, then the batch tile for parallelism;
+        // the output tile only down to 16 for it (smaller ones repeat the DFT).
+        loop {
+            let (over, few) = (!fits(&cfg), self.cubes(&cfg) < MIN_CUBES);
+            if !over && !few {
+                break;
+            }
+            if cfg.batch_tile > 1 {
                 cfg.batch_tile /= 2;
-            } else if cfg.out_tile > reuse {
+                cfg.chunk = chunk_for(&cfg);
+            } else if over && cfg.chunk > reuse && cfg.shared_bytes() > SHARED_LIMIT {
+                cfg.chunk /= 2;
+            } else if cfg.out_tile > if over { reuse } else { 16 } {
                 cfg.out_tile /= 2;
             } else {
                 break;

@@ -202,11 +202,12 @@ fn fused_matches_the_oracle() {
     for (i, case) in cases.iter().enumerate() {
         let seed = seed + 10 * i as u64;
         let chosen = case.problem().config(true);
-        // The chosen tiles (small problems get the smallest), and the largest
-        // ones, cut short by these shapes on every side.
+        // The chosen tiles (whole channel chunks beyond these small problems'
+        // channels), and large tiles cut short by these shapes on every side.
         let largest = FusedConfig {
             batch_tile: 4,
             out_tile: 32,
+            chunk: 4,
             ..chosen
         };
         for cfg in [chosen, largest] {
@@ -219,4 +220,46 @@ fn fused_matches_the_oracle() {
         }
     }
     println!("fused: worst relative L2 error {worst:.2e} (seed {seed})");
+}
+
+/// The tiles chosen for the benchmark's shapes (and larger channel counts) fit
+/// 48 KiB of shared memory and split the work evenly.
+#[test]
+fn chosen_tiles_fit_every_benchmark_shape() {
+    let real = |batch, channels, n, modes| Case {
+        batch,
+        cin: channels,
+        cout: channels,
+        n_in: n,
+        n_out: n,
+        modes,
+        inner: 1,
+        real: true,
+        order: (ModeOrder::Fft, ModeOrder::Fft),
+        norm: Norm::Forward,
+        shared: false,
+        adjoint: false,
+    };
+    let leading = |batch, channels, n, modes, inner| Case {
+        real: false,
+        inner,
+        ..real(batch, channels, n, modes)
+    };
+    for case in [
+        real(64, 64, 1024, 17),
+        real(256, 64, 256, 33),
+        real(512, 128, 256, 65),
+        real(256, 256, 128, 64),
+        leading(32, 32, 64, 24, 13),
+        leading(16, 64, 256, 64, 33),
+        leading(8, 128, 256, 64, 33),
+        leading(8, 64, 421, 48, 25),
+    ] {
+        for spectrum in [false, true] {
+            let cfg = case.problem().config(spectrum);
+            assert!(cfg.shared_bytes() <= 48 * 1024, "{cfg:?}");
+            assert_eq!((cfg.batch_tile * cfg.chunk) % cfg.reuse, 0, "{cfg:?}");
+            assert_eq!(cfg.out_tile % cfg.reuse, 0, "{cfg:?}");
+        }
+    }
 }
