@@ -1,7 +1,9 @@
 //! Loads neuraloperator's FNO export ../shared/fixtures/neuralop/fno2d_small (or
 //! a checkpoint directory given as the argument: model.safetensors,
-//! config.json, x.npy, y.npy), runs it on each spectral path this machine has,
-//! and prints the relative L2 error against PyTorch's output.
+//! config.json, x.npy, y.npy), runs it on each spectral path this machine has
+//! (Reference, Unfused, Fused), and prints the relative L2 error against
+//! PyTorch's output and the inference time (after a warm-up run that compiles
+//! the kernels).
 //!
 //! cargo run --release -p fno-examples --example neuralop_checkpoint [-- DIR]
 
@@ -37,16 +39,19 @@ fn run(dir: &std::path::Path) -> Result<(), String> {
         x.shape
     );
     let error = |got: &[f32]| relative_l2_f32(got, &y.data);
-    let run_on = |label: &str, got: Result<Vec<f32>, String>| match got {
-        Ok(v) => println!("  {label:<34} relative L2 error vs PyTorch {:.2e}", error(&v)),
-        Err(e) => println!("  {label:<34} not run: {e}"),
+    let run_on = |label: &str, got: Result<(Vec<f32>, f64), String>| match got {
+        Ok((v, ms)) => println!(
+            "  {label:<20} relative L2 error vs PyTorch {:.2e}, {ms:8.2} ms",
+            error(&v)
+        ),
+        Err(e) => println!("  {label:<20} not run: {e}"),
     };
     run_on(
         "ndarray, Reference",
         forward::<NdArray>(&checkpoint, &config, &x, SpectralImpl::Reference),
     );
     type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
-    for imp in [SpectralImpl::Reference, SpectralImpl::Unfused] {
+    for imp in [SpectralImpl::Reference, SpectralImpl::Unfused, SpectralImpl::Fused] {
         run_on(
             &format!("wgpu, {imp:?}"),
             forward::<Wgpu>(&checkpoint, &config, &x, imp),
@@ -60,10 +65,14 @@ fn forward<B: SpectralConvBackend>(
     config: &FnoConfig,
     x: &fno_datasets::npy::NpyArray,
     imp: SpectralImpl,
-) -> Result<Vec<f32>, String> {
+) -> Result<(Vec<f32>, f64), String> {
     let device = B::Device::default();
     let model = Fno::<B>::load_safetensors(checkpoint, Some(config), &device)
         .map_err(|e| e.to_string())?
         .with_spectral_impl(imp);
-    infer(&model, &x.data, &x.shape, 16, &device, |_, _| {}).map_err(|e| e.to_string())
+    let run = || infer(&model, &x.data, &x.shape, 16, &device, |_, _| {}).map_err(|e| e.to_string());
+    run()?;
+    let start = std::time::Instant::now();
+    let y = run()?;
+    Ok((y, start.elapsed().as_secs_f64() * 1e3))
 }
