@@ -31,6 +31,24 @@ struct Case {
 }
 
 impl Case {
+    /// A 1D real convolution (R2C → C2R, prefix windows, forward norm).
+    fn real(batch: usize, cin: usize, cout: usize, n_in: usize, n_out: usize, modes: usize) -> Self {
+        Case {
+            batch,
+            cin,
+            cout,
+            n_in,
+            n_out,
+            modes,
+            inner: 1,
+            real: true,
+            order: (ModeOrder::Fft, ModeOrder::Fft),
+            norm: Norm::Forward,
+            shared: false,
+            adjoint: false,
+        }
+    }
+
     fn plans(&self) -> (FftPlan, FftPlan) {
         let (kind_f, kind_i) = if self.real {
             (FftKind::R2C, FftKind::C2R)
@@ -143,20 +161,7 @@ fn run(client: &ComputeClient<WgpuRuntime>, case: &Case, cfg: FusedConfig, seed:
 fn fused_matches_the_oracle() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let seed = fresh_seed();
-    let real = |batch, cin, cout, n_in, n_out, modes| Case {
-        batch,
-        cin,
-        cout,
-        n_in,
-        n_out,
-        modes,
-        inner: 1,
-        real: true,
-        order: (ModeOrder::Fft, ModeOrder::Fft),
-        norm: Norm::Forward,
-        shared: false,
-        adjoint: false,
-    };
+    let real = Case::real;
     let shifted = (ModeOrder::Shifted, ModeOrder::ShiftedOddLower);
     let cases = [
         real(2, 3, 5, 16, 16, 5),
@@ -226,20 +231,7 @@ fn fused_matches_the_oracle() {
 /// 48 KiB of shared memory and split the work evenly.
 #[test]
 fn chosen_tiles_fit_every_benchmark_shape() {
-    let real = |batch, channels, n, modes| Case {
-        batch,
-        cin: channels,
-        cout: channels,
-        n_in: n,
-        n_out: n,
-        modes,
-        inner: 1,
-        real: true,
-        order: (ModeOrder::Fft, ModeOrder::Fft),
-        norm: Norm::Forward,
-        shared: false,
-        adjoint: false,
-    };
+    let real = |batch, channels, n, modes| Case::real(batch, channels, channels, n, n, modes);
     let leading = |batch, channels, n, modes, inner| Case {
         real: false,
         inner,

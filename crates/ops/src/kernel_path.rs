@@ -309,41 +309,44 @@ fn fused_axis<R: CubeRuntime>(
     Ok((out, spectrum))
 }
 
-/// Fused forward: the output and the retained spectrum of `x` (for the backward).
-fn fused_forward<R: CubeRuntime>(
-    x: CubeTensor<R>,
-    weight: (&CubeTensor<R>, Strides),
-    shapes: &SpectralShapes,
+/// The fused path over every spatial axis of `input` (`[B, C, *grid]`): in 1D
+/// the fused kernel alone; otherwise the truncated R2C of the later axes
+/// (their modes in order `orders.0`), the fused kernel on the first, and the
+/// zero-padded C2R of the later axes back to `out_grid` (order `orders.1`).
+/// Returns the output and the spectrum the kernel contracted.
+#[allow(clippy::too_many_arguments)]
+fn fused_all_axes<R: CubeRuntime>(
+    input: CubeTensor<R>,
+    weight: (&CubeTensor<R>, Strides, bool),
+    out_channels: usize,
+    modes: &[usize],
+    out_grid: &[usize],
     norm: Norm,
+    orders: (ModeOrder, ModeOrder),
+    mode_scale: Vec<f32>,
 ) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
-    let modes = &shapes.modes;
-    let orders = (FORWARD_ORDER, INVERSE_ORDER);
-    let weight = (weight.0, weight.1, false);
-    if modes.len() == 1 {
-        return fused_axis(
-            &x,
-            weight,
-            shapes.out_channels,
-            modes,
-            shapes.output[0],
-            norm,
-            orders,
-            Vec::new(),
-        );
-    }
-    let later = truncated_rfft(x, &modes[1..], norm, FORWARD_ORDER)?;
-    let (z, x_hat) = fused_axis(
-        &later,
+    let later = &modes[1..];
+    let input = if later.is_empty() {
+        input
+    } else {
+        truncated_rfft(input, later, norm, orders.0)?
+    };
+    let (out, spectrum) = fused_axis(
+        &input,
         weight,
-        shapes.out_channels,
+        out_channels,
         modes,
-        shapes.output[0],
+        out_grid[0],
         norm,
         orders,
-        Vec::new(),
+        mode_scale,
     )?;
-    let y = padded_irfft(&z, &modes[1..], &shapes.output[1..], norm, INVERSE_ORDER)?;
-    Ok((y, x_hat))
+    let out = if later.is_empty() {
+        out
+    } else {
+        padded_irfft(&out, later, &out_grid[1..], norm, orders.1)?
+    };
+    Ok((out, spectrum))
 }
 
 /// The forward: the output and the retained spectrum of `x` (for the backward).
@@ -358,7 +361,10 @@ fn forward<R: CubeRuntime>(
     let shared = spec.weights == WeightLayout::Shared;
     let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
     if imp == SpectralImpl::Fused {
-        return fused_forward(x, (&weight, weight_strides), &shapes, spec.norm);
+        let orders = (FORWARD_ORDER, INVERSE_ORDER);
+        let weight = (&weight, weight_strides, false);
+        let (out_channels, modes, grid) = (shapes.out_channels, &shapes.modes, &shapes.output);
+        return fused_all_axes(x, weight, out_channels, modes, grid, spec.norm, orders, Vec::new());
     }
 
     let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
@@ -435,15 +441,16 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             };
             let orders = (INVERSE_ORDER, FORWARD_ORDER);
             let weight = (&weight, transposed, true);
-            let modes = &shapes.modes;
-            if dims == 1 {
-                fused_axis(&grad_out, weight, ci, modes, shapes.input[0], adjoint, orders, gx_scale)?
-            } else {
-                let later = truncated_rfft(grad_out, &modes[1..], adjoint, INVERSE_ORDER)?;
-                let (z, g_hat) = fused_axis(&later, weight, ci, modes, shapes.input[0], adjoint, orders, gx_scale)?;
-                let grad_x = padded_irfft(&z, &modes[1..], &shapes.input[1..], adjoint, FORWARD_ORDER)?;
-                (grad_x, g_hat)
-            }
+            fused_all_axes(
+                grad_out,
+                weight,
+                ci,
+                &shapes.modes,
+                &shapes.input,
+                adjoint,
+                orders,
+                gx_scale,
+            )?
         } else {
             let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
             let mut gx_shape = vec![b, ci];
