@@ -1,7 +1,7 @@
 """Our spectral convolution beside neuraloperator's SpectralConv, same GPU, same run.
 
 Usage (on the GPU machine, neuraloperator importable):
-    python3 benches/spectral_compare.py PATH/TO/spectral_bench [--quick]
+    python3 benches/spectral_compare.py PATH/TO/spectral_bench [--quick] [--turbofno]
 Runs the Rust benchmark (one JSON line per case: Fused, Unfused and Reference,
 forward and forward+backward, medians over groups of back-to-back calls), then times
 neuraloperator 2.0's SpectralConv on the same shapes with CUDA events (median of

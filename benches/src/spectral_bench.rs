@@ -2,10 +2,13 @@
 //! path) on one device and prints one JSON line per case, for `spectral_compare.py` to set
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
-//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--cgemm-sweep] [--only I]
-//! [--reps N] [--no-reference]`. Cases: those of
-//! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes);
-//! `--only I` runs case I (from 0) alone, e.g. under a profiler with `--reps 1`.
+//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--turbofno] [--cgemm-sweep]
+//! [--only I] [--reps N] [--no-reference]`. Cases: those of
+//! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes), or
+//! with `--turbofno` TurboFNO's sweeps (see [`TURBOFNO_SWEEP`]);
+//! `--only I` runs case I (from 0) alone, e.g. under a profiler with `--reps 1`;
+//! `--impl unfused|fused` times that path alone and `--forward-only` skips the
+//! backward (so that a profile holds one path's forward kernels only).
 //! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
 //! of block shapes (each checked against the default one), for tuning.
 
@@ -21,7 +24,9 @@ use fno_kernels::testing::uniform_f32;
 use fno_ops::{spectral_conv, SpectralConvSpec, SpectralImpl};
 
 /// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
-const CASES: &[(usize, usize, usize, usize, &[usize])] = &[
+type Case = (usize, usize, usize, usize, &'static [usize]);
+
+const CASES: &[Case] = &[
     (1, 64, 64, 1024, &[32]),
     (1, 256, 64, 256, &[64]),
     (1, 512, 128, 256, &[128]),
@@ -33,14 +38,50 @@ const CASES: &[(usize, usize, usize, usize, &[usize])] = &[
     (2, 8, 64, 421, &[48, 48]),
 ];
 
+/// TurboFNO's evaluation grid (its Figures 14–15), as real FNO layers: 1D FFT
+/// sizes 128 and 256 keeping 64 or 128 frequencies (TurboFNO truncates a C2C
+/// spectrum to its first m entries; the real transform's n_modes = 2m keeps
+/// frequencies 0…m), hidden sizes 8 to 128, batch·X up to 32768 signals; 2D
+/// 128² and 256² at half of each axis. Per-mode weights, as neuraloperator's.
+const TURBOFNO_SWEEP: &[Case] = &[
+    (1, 1024, 8, 128, &[128]),
+    (1, 32768, 8, 128, &[128]),
+    (1, 1024, 32, 128, &[128]),
+    (1, 32768, 32, 128, &[128]),
+    (1, 1024, 128, 128, &[128]),
+    (1, 8192, 128, 128, &[128]),
+    (1, 1024, 8, 256, &[128]),
+    (1, 32768, 8, 256, &[128]),
+    (1, 1024, 32, 256, &[128]),
+    (1, 32768, 32, 256, &[128]),
+    (1, 1024, 128, 256, &[128]),
+    (1, 8192, 128, 256, &[128]),
+    (1, 1024, 32, 256, &[256]),
+    (1, 32768, 32, 256, &[256]),
+    (1, 8192, 128, 256, &[256]),
+    (2, 16, 32, 128, &[64, 64]),
+    (2, 16, 64, 128, &[64, 64]),
+    (2, 8, 32, 256, &[128, 128]),
+    (2, 8, 64, 256, &[128, 128]),
+];
+
+/// Back-to-back calls per timed group aim at about this long (fewer than
+/// `--reps` for slow cases, at least one).
+const GROUP_MS: f64 = 100.0;
+
 /// Median over 5 groups of `reps` back-to-back calls of the mean time per call:
 /// the device stays busy as in a training loop, and host launch costs count only
-/// where the device would wait for them.
+/// where the device would wait for them. Slow calls get smaller groups.
 fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..3 {
+    f();
+    B::sync(device).unwrap();
+    let start = Instant::now();
+    for _ in 0..2 {
         f();
     }
     B::sync(device).unwrap();
+    let warm_ms = start.elapsed().as_secs_f64() * 1e3 / 2.0;
+    let reps = reps.min((GROUP_MS / warm_ms) as usize).max(1);
     let mut times: Vec<f64> = (0..5)
         .map(|_| {
             let start = Instant::now();
@@ -73,8 +114,12 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     imp: SpectralImpl,
     spec: &SpectralConvSpec,
     inputs: &Inputs<R, D, W>,
-    reps: usize,
+    opts: &Options,
 ) -> Result<(Timing, Vec<f32>), String> {
+    if opts.only_impl.is_some_and(|only| only != imp) {
+        return Err("not run".into());
+    }
+    let reps = opts.reps;
     let device = inputs.x.device();
     let dist = Distribution::Uniform(-1.0, 1.0);
     let (x, w, bias) = (inputs.x.clone(), inputs.w.clone(), inputs.bias.clone());
@@ -92,6 +137,9 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     let fwd = median_ms::<Inner<R>>(&device, reps, || {
         let _ = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).unwrap();
     });
+    if opts.forward_only {
+        return Ok((Timing { fwd, fwd_bwd: f64::NAN }, sample));
+    }
     let fwd_bwd = median_ms::<Inner<R>>(&device, reps, || {
         let (x, w, b) = (
             x.clone().require_grad(),
@@ -185,7 +233,7 @@ fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig
 fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
     let (quick, reps) = (opts.quick, opts.reps);
     let device = Default::default();
-    for &(dim, batch, channels, n, n_modes) in CASES {
+    for &(dim, batch, channels, n, n_modes) in opts.cases {
         if !n.is_power_of_two() {
             continue;
         }
@@ -271,10 +319,10 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         w: Tensor::random(ws, dist, &device) * 0.05,
         bias: Tensor::random([channels], dist, &device),
     };
-    let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, reps);
-    let fused = time_impl::<R, D, W>(SpectralImpl::Fused, &spec, &inputs, reps);
+    let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, opts);
+    let fused = time_impl::<R, D, W>(SpectralImpl::Fused, &spec, &inputs, opts);
     let reference = if opts.reference {
-        time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, reps)
+        time_impl::<R, D, W>(SpectralImpl::Reference, &spec, &inputs, opts)
     } else {
         Err("not run".into())
     };
@@ -315,10 +363,13 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
 
 struct Options {
     quick: bool,
+    cases: &'static [Case],
     sweep: bool,
     only: Option<usize>,
     reps: usize,
     reference: bool,
+    only_impl: Option<SpectralImpl>,
+    forward_only: bool,
 }
 
 impl Options {
@@ -334,22 +385,38 @@ impl Options {
                     .ok_or_else(|| format!("{flag} needs a number")),
             }
         };
+        let cases = if args.iter().any(|a| a == "--turbofno") {
+            TURBOFNO_SWEEP
+        } else {
+            CASES
+        };
         let only = value("--only")?;
-        if only.is_some_and(|i| i >= CASES.len()) {
-            return Err(format!("--only: there are {} cases", CASES.len()));
+        if only.is_some_and(|i| i >= cases.len()) {
+            return Err(format!("--only: there are {} cases", cases.len()));
         }
         Ok(Options {
             quick,
+            cases,
             sweep: args.iter().any(|a| a == "--cgemm-sweep"),
             only,
             reps: value("--reps")?.unwrap_or(if quick { 3 } else { 15 }).max(1),
             reference: !args.iter().any(|a| a == "--no-reference"),
+            only_impl: match args.iter().position(|a| a == "--impl") {
+                None => None,
+                Some(i) => Some(
+                    args.get(i + 1)
+                        .ok_or("--impl needs unfused or fused")?
+                        .parse()
+                        .map_err(|e: fno_ops::SpectralError| e.to_string())?,
+                ),
+            },
+            forward_only: args.iter().any(|a| a == "--forward-only"),
         })
     }
 }
 
 fn run<R: CubeRuntime>(opts: &Options) {
-    for (i, &(dim, batch, channels, n, modes)) in CASES.iter().enumerate() {
+    for (i, &(dim, batch, channels, n, modes)) in opts.cases.iter().enumerate() {
         if opts.only.is_some_and(|only| only != i) {
             continue;
         }
@@ -358,7 +425,8 @@ fn run<R: CubeRuntime>(opts: &Options) {
         } else {
             (batch, channels, n)
         };
-        let modes: Vec<usize> = modes.iter().map(|&m| m.min(n / 2)).collect();
+        // neuraloperator's n_modes fit the grid (the last dim's m // 2 + 1 bins too).
+        let modes: Vec<usize> = modes.iter().map(|&m| m.min(n)).collect();
         let case = (dim, batch, channels, n, modes.as_slice());
         match dim {
             1 => bench_case::<R, 3, 4>(case, opts),

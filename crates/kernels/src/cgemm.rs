@@ -18,6 +18,17 @@
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use cubecl::CubeElement;
+
+/// A per-column constant added to one mode of the output:
+/// `C[p, q, mode] += factor · bias[q]`. A constant added to every point of a
+/// signal is one value at frequency 0 (`factor` undoes the inverse transform's
+/// scale), so the spectral convolution's bias costs no pass of its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModeBias {
+    pub mode: usize,
+    pub factor: f32,
+}
 
 /// Strides of an operand in elements (complex or real): (row, column, mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +56,8 @@ pub struct CgemmProblem {
     /// Output of mode `k` multiplied by `mode_scale[k % mode_scale.len()]`; empty
     /// (or all ones): no scaling, and nothing uploaded.
     pub mode_scale: Vec<f32>,
+    /// Added after the scale; launched by [`CgemmProblem::launch_biased`].
+    pub bias: Option<ModeBias>,
 }
 
 /// Compile-time shape of the cube's block and the thread tiles.
@@ -64,6 +77,7 @@ pub struct CgemmConfig {
     pub conj_a: bool,
     pub conj_b: bool,
     pub scaled: bool,
+    pub biased: bool,
 }
 
 impl CgemmConfig {
@@ -151,11 +165,14 @@ fn stage_operand<F: Float>(
 
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-fn cgemm_kernel<F: Float>(
+fn cgemm_kernel<F: Float + CubeElement>(
     a: &Array<F>,
     b: &Array<F>,
     c: &mut Array<F>,
     scale: &Array<F>,
+    bias: &Array<F>,
+    bias_mode: usize,
+    bias_factor: F,
     p_len: usize,
     q_len: usize,
     r_len: usize,
@@ -284,7 +301,13 @@ fn cgemm_kernel<F: Float>(
                 let (p, q) = (p0 + ti + i * np, q0 + tj + j * nq);
                 if p < p_len && q < q_len {
                     let ct = width * (p * c_p + q * c_q + k * c_k);
-                    c[ct] = acc_re[i * tq + j] * s;
+                    let mut re = acc_re[i * tq + j] * s;
+                    if comptime![cfg.biased] {
+                        if k == bias_mode {
+                            re += bias_factor * bias[q];
+                        }
+                    }
+                    c[ct] = re;
                     if comptime![cfg.complex] {
                         c[ct + 1] = acc_im[i * tq + j] * s;
                     }
@@ -348,6 +371,7 @@ impl CgemmProblem {
             conj_a: self.conj_a,
             conj_b: self.conj_b,
             scaled: self.is_scaled(),
+            biased: self.bias.is_some(),
         };
         while self.cubes(&cfg) < MIN_CUBES {
             if cfg.tile_q > 2 {
@@ -376,6 +400,19 @@ impl CgemmProblem {
         self.launch_with(self.config(), client, a, b, c)
     }
 
+    /// [`launch`](Self::launch) of a problem with a [`ModeBias`], `bias`
+    /// holding its `q` values.
+    pub fn launch_biased<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        a: &Handle,
+        b: &Handle,
+        c: &Handle,
+        bias: &Handle,
+    ) {
+        self.dispatch(self.config(), client, (a, b, c), Some(bias))
+    }
+
     /// [`launch`](Self::launch) with a chosen block shape (for tuning); its
     /// conjugations and scaling must be this problem's.
     pub fn launch_with<R: Runtime>(
@@ -386,10 +423,31 @@ impl CgemmProblem {
         b: &Handle,
         c: &Handle,
     ) {
+        self.dispatch(cfg, client, (a, b, c), None)
+    }
+
+    fn dispatch<R: Runtime>(
+        &self,
+        cfg: CgemmConfig,
+        client: &ComputeClient<R>,
+        (a, b, c): (&Handle, &Handle, &Handle),
+        bias: Option<&Handle>,
+    ) {
         assert_eq!(
-            (cfg.complex, cfg.conj_a, cfg.conj_b, cfg.scaled),
-            (self.complex, self.conj_a, self.conj_b, self.is_scaled()),
+            (cfg.complex, cfg.conj_a, cfg.conj_b, cfg.scaled, cfg.biased),
+            (
+                self.complex,
+                self.conj_a,
+                self.conj_b,
+                self.is_scaled(),
+                self.bias.is_some()
+            ),
             "the configuration belongs to another problem"
+        );
+        assert_eq!(
+            bias.is_some(),
+            self.bias.is_some(),
+            "a biased problem launches with its bias values, and only it"
         );
         assert!(
             self.complex || !(self.conj_a || self.conj_b),
@@ -408,6 +466,14 @@ impl CgemmProblem {
         } else {
             unsafe { ArrayArg::from_raw_parts(a.clone(), 1) }
         };
+        // Unbiased launches bind A in the bias slot too.
+        let (bias_values, bias) = match (bias, self.bias) {
+            (Some(h), Some(mb)) => (unsafe { ArrayArg::from_raw_parts(h.clone(), self.q) }, mb),
+            _ => (
+                unsafe { ArrayArg::from_raw_parts(a.clone(), 1) },
+                ModeBias { mode: 0, factor: 0.0 },
+            ),
+        };
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), cfg.width() * len) };
         cgemm_kernel::launch::<f32, R>(
             client,
@@ -417,6 +483,9 @@ impl CgemmProblem {
             arr(b, eb),
             arr(c, ec),
             scale,
+            bias_values,
+            bias.mode,
+            bias.factor,
             self.p,
             self.q,
             self.r,
@@ -434,8 +503,9 @@ impl CgemmProblem {
         );
     }
 
-    /// The CPU oracle (f64, complex interleaved), for tests.
-    pub fn run_cpu(&self, a: &[f64], b: &[f64]) -> Vec<f64> {
+    /// The CPU oracle (f64, complex interleaved), for tests; `bias` holds the
+    /// [`ModeBias`]'s `q` values.
+    pub fn run_cpu(&self, a: &[f64], b: &[f64], bias: Option<&[f64]>) -> Vec<f64> {
         let (_, _, ec) = self.extents();
         let width = if self.complex { 2 } else { 1 };
         // Real values read as complex ones with a zero imaginary part.
@@ -462,6 +532,11 @@ impl CgemmProblem {
                     };
                     let ic = width * (p * self.c.row + q * self.c.col + k * self.c.mode);
                     c[ic] = re * s;
+                    if let (Some(mb), Some(values)) = (self.bias, bias) {
+                        if k == mb.mode {
+                            c[ic] += mb.factor as f64 * values[q];
+                        }
+                    }
                     if self.complex {
                         c[ic + 1] = im * s;
                     }
@@ -511,6 +586,7 @@ pub mod spectral {
             conj_a: false,
             conj_b: false,
             mode_scale: Vec::new(),
+            bias: None,
         }
     }
 
@@ -533,6 +609,7 @@ pub mod spectral {
             conj_a: false,
             conj_b: true,
             mode_scale: Vec::new(),
+            bias: None,
         }
     }
 
@@ -557,6 +634,7 @@ pub mod spectral {
             conj_a: true,
             conj_b: false,
             mode_scale: Vec::new(),
+            bias: None,
         }
     }
 }
@@ -628,6 +706,7 @@ pub mod real {
             conj_a: false,
             conj_b: false,
             mode_scale: Vec::new(),
+            bias: None,
         }
     }
 }

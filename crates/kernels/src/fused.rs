@@ -24,9 +24,10 @@
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use cubecl::CubeElement;
 
-use crate::cgemm::Strides;
-use crate::fft::dft::DftShape;
+use crate::cgemm::{ModeBias, Strides};
+use crate::fft::dft::{DftShape, MAX_MATRIX};
 use crate::fft::{AxisStep, FftError, FftPlan};
 
 /// Where the pencils of one tensor lie, in floats: signal `(b, c, e)` starts at
@@ -72,6 +73,7 @@ pub struct FusedConfig {
     pub out_parts: usize,
     pub conj_weight: bool,
     pub scaled: bool,
+    pub biased: bool,
     pub write_spectrum: bool,
 }
 
@@ -123,7 +125,7 @@ fn pencil_address(
 
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-fn fused_kernel<F: Float>(
+fn fused_kernel<F: Float + CubeElement>(
     x: &Array<F>,
     weight: &Array<F>,
     y: &mut Array<F>,
@@ -131,6 +133,9 @@ fn fused_kernel<F: Float>(
     forward: &Array<F>,
     inverse: &Array<F>,
     scale: &Array<F>,
+    bias: &Array<F>,
+    bias_mode: usize,
+    bias_factor: F,
     batch: usize,
     cin: usize,
     cout: usize,
@@ -285,7 +290,13 @@ fn fused_kernel<F: Float>(
                 } else {
                     F::new(1.0)
                 };
-                acc_modes[o * rows + 2 * k] = acc_re[i * bt_n + bt] * s;
+                let mut re = acc_re[i * bt_n + bt] * s;
+                if comptime![cfg.biased] {
+                    if k * inner + e == bias_mode && o0 + o < cout {
+                        re += bias_factor * bias[o0 + o];
+                    }
+                }
+                acc_modes[o * rows + 2 * k] = re;
                 acc_modes[o * rows + 2 * k + 1] = acc_im[i * bt_n + bt] * s;
             }
         }
@@ -330,8 +341,6 @@ const MAX_ACCUMULATORS: usize = 32;
 /// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
 /// shrink until the grid has this many.
 const MIN_CUBES: usize = 132;
-/// Largest transform matrix uploaded, in floats (as the direct DFT's).
-const MAX_MATRIX: usize = 1 << 22;
 
 /// One fused spectral convolution along one axis.
 #[derive(Clone, Debug)]
@@ -350,8 +359,23 @@ pub struct FusedSpectralConv {
     pub conj_weight: bool,
     /// Output mode `k·inner + e` scaled by `mode_scale[(k·inner + e) % len]`.
     pub mode_scale: Vec<f32>,
+    /// A bias per output channel added to the accumulated mode `k·inner + e`
+    /// (after the scale) before the inverse.
+    pub bias: Option<ModeBias>,
     forward: AxisStep,
     inverse: AxisStep,
+}
+
+/// The device buffers of one launch (f32): `x`, the weight and `y`; the
+/// forward spectrum written on the way if wanted; the bias values if the
+/// problem has a [`ModeBias`].
+#[derive(Clone, Copy)]
+pub struct FusedBuffers<'a> {
+    pub x: &'a Handle,
+    pub weight: &'a Handle,
+    pub y: &'a Handle,
+    pub spectrum: Option<&'a Handle>,
+    pub bias: Option<&'a Handle>,
 }
 
 /// The two transforms' DFT matrices on a device.
@@ -412,6 +436,7 @@ impl FusedSpectralConv {
             weight,
             conj_weight: false,
             mode_scale: Vec::new(),
+            bias: None,
             forward: fwd,
             inverse: inv,
         })
@@ -449,6 +474,7 @@ impl FusedSpectralConv {
             out_parts: inv.out_parts,
             conj_weight: self.conj_weight,
             scaled: self.is_scaled(),
+            biased: self.bias.is_some(),
             write_spectrum,
         };
         // Enough pencils per chunk that the forward DFT's (row, pencil group)
@@ -512,76 +538,71 @@ impl FusedSpectralConv {
     }
 
     /// Runs on a CubeCL device (f32 buffers). With `spectrum`, also writes the
-    /// forward transform of `x`, `[batch, cin, M, inner]` complex, densely.
-    #[allow(clippy::too_many_arguments)]
-    pub fn launch<R: Runtime>(
-        &self,
-        client: &ComputeClient<R>,
-        matrices: &FusedMatrices,
-        x: &Handle,
-        weight: &Handle,
-        y: &Handle,
-        spectrum: Option<&Handle>,
-    ) {
-        self.launch_with(
-            self.config(spectrum.is_some()),
-            client,
-            matrices,
-            x,
-            weight,
-            y,
-            spectrum,
-        )
+    /// forward transform of `x`, `[batch, cin, M, inner]` complex, densely;
+    /// `bias` holds the [`ModeBias`]'s `cout` values when the problem has one.
+    pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, matrices: &FusedMatrices, buffers: FusedBuffers<'_>) {
+        self.dispatch(self.config(buffers.spectrum.is_some()), client, matrices, buffers)
     }
 
     /// [`launch`](Self::launch) with chosen tiles (for tests and tuning); the
     /// configuration's flags must be this problem's.
-    #[allow(clippy::too_many_arguments)]
     pub fn launch_with<R: Runtime>(
         &self,
         cfg: FusedConfig,
         client: &ComputeClient<R>,
         matrices: &FusedMatrices,
-        x: &Handle,
-        weight: &Handle,
-        y: &Handle,
-        spectrum: Option<&Handle>,
+        buffers: FusedBuffers<'_>,
     ) {
-        assert!(
-            matrices.steps == (self.forward, self.inverse),
-            "the matrices belong to other transforms"
-        );
-        let own = self.config(spectrum.is_some());
-        assert_eq!(
+        let own = self.config(buffers.spectrum.is_some());
+        let flags = |c: &FusedConfig| {
             (
-                cfg.modes,
-                cfg.in_parts,
-                cfg.out_parts,
-                cfg.conj_weight,
-                cfg.scaled,
-                cfg.write_spectrum
-            ),
-            (
-                own.modes,
-                own.in_parts,
-                own.out_parts,
-                own.conj_weight,
-                own.scaled,
-                own.write_spectrum
-            ),
-            "the configuration belongs to another problem"
-        );
+                c.modes,
+                c.in_parts,
+                c.out_parts,
+                c.conj_weight,
+                c.scaled,
+                c.biased,
+                c.write_spectrum,
+            )
+        };
+        assert_eq!(flags(&cfg), flags(&own), "the configuration belongs to another problem");
         assert!(
             cfg.shared_bytes() <= SHARED_LIMIT
                 && cfg.out_tile.is_multiple_of(cfg.reuse)
                 && cfg.signals().is_multiple_of(cfg.reuse),
             "tiles that do not fit: {cfg:?}"
         );
+        self.dispatch(cfg, client, matrices, buffers)
+    }
+
+    fn dispatch<R: Runtime>(
+        &self,
+        cfg: FusedConfig,
+        client: &ComputeClient<R>,
+        matrices: &FusedMatrices,
+        buffers: FusedBuffers<'_>,
+    ) {
+        assert!(
+            matrices.steps == (self.forward, self.inverse),
+            "the matrices belong to other transforms"
+        );
+        assert_eq!(
+            buffers.bias.is_some(),
+            self.bias.is_some(),
+            "a biased problem launches with its bias values, and only it"
+        );
+        let FusedBuffers {
+            x,
+            weight,
+            y,
+            spectrum,
+            bias,
+        } = buffers;
         let (fwd, inv) = (DftShape::of(&self.forward), DftShape::of(&self.inverse));
         let (ex, ew, ey, es) = self.extents();
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
-        // Unscaled launches bind the weight in the scale slot, and a launch
-        // without a spectrum binds y in its slot: neither is touched.
+        // Unscaled and unbiased launches bind the weight in the scale and bias
+        // slots, and a launch without a spectrum binds y in its slot: none is touched.
         let scale = if cfg.scaled {
             let factors = client.create_from_slice(f32::as_bytes(&self.mode_scale));
             arr(&factors, self.mode_scale.len())
@@ -591,6 +612,10 @@ impl FusedSpectralConv {
         let spectrum = match spectrum {
             Some(s) => arr(s, es),
             None => arr(y, 1),
+        };
+        let (bias, mode_bias) = match (bias, self.bias) {
+            (Some(h), Some(mb)) => (arr(h, self.cout), mb),
+            _ => (arr(weight, 1), ModeBias { mode: 0, factor: 0.0 }),
         };
         let count = CubeCount::Static(
             self.inner as u32,
@@ -608,6 +633,9 @@ impl FusedSpectralConv {
             arr(&matrices.forward.0, matrices.forward.1),
             arr(&matrices.inverse.0, matrices.inverse.1),
             scale,
+            bias,
+            mode_bias.mode,
+            mode_bias.factor,
             self.batch,
             self.cin,
             self.cout,

@@ -1,13 +1,13 @@
 //! The batched CGEMM kernel on wgpu (lavapipe in CI) against its f64 oracle, in
 //! the three shapes a spectral convolution uses, per-mode and shared weights,
-//! with dense and row-padded weights and with and without a per-mode output scale; shapes cover partial blocks on
+//! with dense and row-padded weights and with and without a per-mode output scale and a bias on one mode; shapes cover partial blocks on
 //! every side, one-wide sides and chunks of `r` that do not divide evenly; and
 //! the real variant as stacked matrix products, transposed and broadcast.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
-use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
+use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
 use fno_kernels::testing::uniform_f32;
 
 fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64) -> f64 {
@@ -15,14 +15,18 @@ fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64)
     let width = if problem.complex { 2 } else { 1 };
     let a = uniform_f32(width * ea, seed);
     let b = uniform_f32(width * eb, seed + 1);
-    let want = problem.run_cpu(
-        &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-        &b.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-    );
+    let bias = uniform_f32(problem.q, seed + 2);
+    let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let want = problem.run_cpu(&f64s(&a), &f64s(&b), Some(&f64s(&bias)));
     let ha = client.create_from_slice(f32::as_bytes(&a));
     let hb = client.create_from_slice(f32::as_bytes(&b));
     let hc = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; width * ec]));
-    problem.launch(client, &ha, &hb, &hc);
+    if problem.bias.is_some() {
+        let hbias = client.create_from_slice(f32::as_bytes(&bias));
+        problem.launch_biased(client, &ha, &hb, &hc, &hbias);
+    } else {
+        problem.launch(client, &ha, &hb, &hc);
+    }
     let got = f32::from_bytes(&client.read_one(hc).unwrap()).to_vec();
     assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: unwritten output");
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
@@ -69,7 +73,15 @@ fn spectral_contractions_match_the_oracle() {
                 mode_scale: (0..modes.min(4)).map(|i| 0.5 + i as f32).collect(),
                 ..problem.clone()
             };
-            for problem in [problem, scaled] {
+            // The spectral convolution's bias at its DC mode, after the scale.
+            let biased = CgemmProblem {
+                bias: Some(ModeBias {
+                    mode: modes / 2,
+                    factor: 1.75,
+                }),
+                ..scaled.clone()
+            };
+            for problem in [problem, scaled, biased] {
                 let e = check(&client, &problem, seed);
                 assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
                 worst = worst.max(e);

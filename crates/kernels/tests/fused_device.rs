@@ -3,16 +3,17 @@
 //! a naive per-mode contraction. Cases cover real and complex pencils, every
 //! window kind, odd lengths and modes, a changed output length, inner positions
 //! with their own weights, shared weights, the input gradient's conjugated and
-//! transposed weight with a per-mode scale, tiles cut short on every side, and
-//! the spectrum the kernel writes for the weight gradient. Outputs start as NaN
+//! transposed weight with a per-mode scale, the bias added to one mode, tiles
+//! cut short on every side, and the spectrum the kernel writes for the weight
+//! gradient. Outputs start as NaN
 //! so that unwritten elements show.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::cgemm::Strides;
+use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use fno_kernels::fused::FusedConfig;
-use fno_kernels::fused::FusedSpectralConv;
+use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 
 struct Case {
@@ -28,6 +29,7 @@ struct Case {
     norm: Norm,
     shared: bool,
     adjoint: bool,
+    biased: bool,
 }
 
 impl Case {
@@ -46,6 +48,7 @@ impl Case {
             norm: Norm::Forward,
             shared: false,
             adjoint: false,
+            biased: false,
         }
     }
 
@@ -94,11 +97,18 @@ impl Case {
             problem.conj_weight = true;
             problem.mode_scale = (0..self.modes.min(3)).map(|i| 0.5 + i as f32).collect();
         }
+        if self.biased {
+            // A mode away from the first, at an inner position away from the first.
+            problem.bias = Some(ModeBias {
+                mode: (self.modes / 2) * self.inner + self.inner / 2,
+                factor: 1.5,
+            });
+        }
         problem
     }
 
     /// `(y, spectrum)` in f64 from rustfft and a naive contraction.
-    fn oracle(&self, problem: &FusedSpectralConv, x: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    fn oracle(&self, problem: &FusedSpectralConv, x: &[f64], w: &[f64], bias: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let (forward, inverse) = self.plans();
         let spectrum = forward.execute_cpu(x).unwrap();
         let (m, e_n) = (self.modes, self.inner);
@@ -122,6 +132,9 @@ impl Case {
                     };
                     let at = 2 * ((b * self.cout + o) * m * e_n + k);
                     modes[at] = re * s;
+                    if let Some(mb) = problem.bias.filter(|mb| mb.mode == k) {
+                        modes[at] += mb.factor as f64 * bias[o];
+                    }
                     modes[at + 1] = im * s;
                 }
             }
@@ -135,14 +148,23 @@ fn run(client: &ComputeClient<WgpuRuntime>, case: &Case, cfg: FusedConfig, seed:
     let (ex, ew, ey, es) = problem.extents();
     let x = uniform(ex, seed);
     let w = uniform(ew, seed + 1);
-    let (want_y, want_spectrum) = case.oracle(&problem, &x, &w);
+    let bias = uniform(problem.cout, seed + 2);
+    let (want_y, want_spectrum) = case.oracle(&problem, &x, &w, &bias);
     let f32s = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<_>>();
     let hx = client.create_from_slice(f32::as_bytes(&f32s(&x)));
     let hw = client.create_from_slice(f32::as_bytes(&f32s(&w)));
     let hy = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; ey]));
     let hs = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; es]));
+    let hb = client.create_from_slice(f32::as_bytes(&f32s(&bias)));
     let matrices = problem.matrices(client);
-    problem.launch_with(cfg, client, &matrices, &hx, &hw, &hy, Some(&hs));
+    let buffers = FusedBuffers {
+        x: &hx,
+        weight: &hw,
+        y: &hy,
+        spectrum: Some(&hs),
+        bias: case.biased.then_some(&hb),
+    };
+    problem.launch_with(cfg, client, &matrices, buffers);
     let read = |h| {
         f32::from_bytes(&client.read_one(h).unwrap())
             .iter()
@@ -165,7 +187,10 @@ fn fused_matches_the_oracle() {
     let shifted = (ModeOrder::Shifted, ModeOrder::ShiftedOddLower);
     let cases = [
         real(2, 3, 5, 16, 16, 5),
-        real(5, 7, 33, 63, 63, 17),
+        Case {
+            biased: true,
+            ..real(5, 7, 33, 63, 63, 17)
+        },
         real(1, 1, 1, 1, 1, 1),
         real(3, 9, 4, 40, 57, 13),
         real(9, 4, 6, 100, 100, 51),
@@ -186,6 +211,7 @@ fn fused_matches_the_oracle() {
             real: false,
             inner: 7,
             order: shifted,
+            biased: true,
             ..real(3, 5, 6, 21, 21, 8)
         },
         Case {

@@ -17,30 +17,43 @@ use burn::tensor::TensorMetadata;
 use crate::matmul::PreciseMatmulBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 
-/// A backend that runs the spectral convolution's kernel paths. The bias is not
-/// part of the op (it is a plain broadcast add).
+/// The gradients of one spectral convolution.
+pub struct SpectralGrads<B: burn::tensor::backend::Backend> {
+    pub x: FloatTensor<B>,
+    pub weight: FloatTensor<B>,
+    /// `Some` when the convolution had a bias.
+    pub bias: Option<FloatTensor<B>>,
+}
+
+/// A backend that runs the spectral convolution's kernel paths.
 pub trait SpectralConvBackend: PreciseMatmulBackend {
-    /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`.
-    /// Returns the output and what the backward needs of `x` (its retained
-    /// spectrum on the kernel paths, computed anyway), so training does not
-    /// recompute it; inference drops it.
+    /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
+    /// bias `[Cout]` (added to every output point; the kernels add it to the
+    /// spectrum's frequency 0 instead of a pass over the output). Returns the
+    /// output and what the backward needs of `x` (its retained spectrum on the
+    /// kernel paths, computed anyway), so training does not recompute it;
+    /// inference drops it.
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError>;
 
-    /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight)` with respect to `x`
-    /// (of shape `x_shape`) and `weight`, from what the forward saved of `x`.
+    /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight, bias)` with respect
+    /// to `x` (of shape `x_shape`), `weight` and, `with_bias`, the bias, from
+    /// what the forward saved of `x`.
+    #[allow(clippy::too_many_arguments)]
     fn spectral_conv_backward(
         saved_x: FloatTensor<Self>,
         x_shape: &[usize],
         weight: FloatTensor<Self>,
         grad_out: FloatTensor<Self>,
+        with_bias: bool,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError>;
+    ) -> Result<SpectralGrads<Self>, SpectralError>;
 }
 
 /// The error every backend without kernels gives for a kernel path.
@@ -57,6 +70,7 @@ macro_rules! cpu_backend_without_kernels {
             fn spectral_conv_forward(
                 _x: FloatTensor<Self>,
                 _weight: FloatTensor<Self>,
+                _bias: Option<FloatTensor<Self>>,
                 _spec: &SpectralConvSpec,
                 imp: SpectralImpl,
             ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
@@ -68,9 +82,10 @@ macro_rules! cpu_backend_without_kernels {
                 _x_shape: &[usize],
                 _weight: FloatTensor<Self>,
                 _grad_out: FloatTensor<Self>,
+                _with_bias: bool,
                 _spec: &SpectralConvSpec,
                 imp: SpectralImpl,
-            ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+            ) -> Result<SpectralGrads<Self>, SpectralError> {
                 Err(no_kernels($name, imp))
             }
         }
@@ -90,27 +105,26 @@ mod candle_impls {
     cpu_backend_without_kernels!(burn::backend::Candle<f64, i64>, "candle");
 }
 
+/// The op's node: `N` = 2 parents (x, weight) or 3 (x, weight, bias).
 #[derive(Debug)]
-struct SpectralConvBackward;
+struct SpectralConvBackward<const N: usize>;
 
-impl<B: SpectralConvBackend> Backward<B, 2> for SpectralConvBackward {
+impl<B: SpectralConvBackend, const N: usize> Backward<B, N> for SpectralConvBackward<N> {
     /// What the forward saved of `x`, the shape of `x`, the weight, the op.
     type State = (FloatTensor<B>, Vec<usize>, NodeId, SpectralConvSpec, SpectralImpl);
 
-    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
-        let [node_x, node_w] = ops.parents;
+    fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
         let grad = grads.consume::<B>(&ops.node);
         let (saved_x, x_shape, w_state, spec, imp) = ops.state;
         let w: FloatTensor<B> = checkpointer.retrieve_node_output(w_state);
         // The forward ran the same shapes through the same path, so this cannot
         // fail for a reason the caller could still act on.
-        let (grad_x, grad_w) = B::spectral_conv_backward(saved_x, &x_shape, w, grad, &spec, imp)
+        let g = B::spectral_conv_backward(saved_x, &x_shape, w, grad, N == 3, &spec, imp)
             .unwrap_or_else(|e| panic!("spectral convolution backward: {e}"));
-        if let Some(node) = node_x {
-            grads.register::<B>(node.id, grad_x);
-        }
-        if let Some(node) = node_w {
-            grads.register::<B>(node.id, grad_w);
+        for (node, grad) in ops.parents.into_iter().zip([Some(g.x), Some(g.weight), g.bias]) {
+            if let (Some(node), Some(grad)) = (node, grad) {
+                grads.register::<B>(node.id, grad);
+            }
         }
     }
 }
@@ -119,23 +133,34 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
         let x_shape = x.primitive.shape().to_vec();
-        let (out, saved_x) = B::spectral_conv_forward(x.primitive, weight.primitive.clone(), spec, imp)?;
+        let inner_bias = bias.as_ref().map(|b| b.primitive.clone());
+        let (out, saved_x) = B::spectral_conv_forward(x.primitive, weight.primitive.clone(), inner_bias, spec, imp)?;
         // Nothing differentiates through the saved spectrum: returned untracked.
         let saved = Self::from_inner(saved_x.clone());
-        let out = match SpectralConvBackward
-            .prepare::<C>([x.node.clone(), weight.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let w_state = prep.checkpoint(&weight);
-                prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(out),
+        // Records the op with its parents (the weight the second, checkpointed).
+        macro_rules! track {
+            ($n:literal, $parents:expr) => {
+                match SpectralConvBackward::<$n>
+                    .prepare::<C>($parents)
+                    .compute_bound()
+                    .stateful()
+                {
+                    OpsKind::Tracked(mut prep) => {
+                        let w_state = prep.checkpoint(&weight);
+                        prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
+                    }
+                    OpsKind::UnTracked(prep) => prep.finish(out),
+                }
+            };
+        }
+        let out = match bias {
+            None => track!(2, [x.node, weight.node.clone()]),
+            Some(b) => track!(3, [x.node, weight.node.clone(), b.node]),
         };
         Ok((out, saved))
     }
@@ -145,9 +170,10 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         _x_shape: &[usize],
         _weight: FloatTensor<Self>,
         _grad_out: FloatTensor<Self>,
+        _with_bias: bool,
         _spec: &SpectralConvSpec,
         _imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+    ) -> Result<SpectralGrads<Self>, SpectralError> {
         Err(higher_order())
     }
 }

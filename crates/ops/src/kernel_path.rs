@@ -10,24 +10,30 @@
 //! truncated R2C before and the zero-padded C2R after, so only their retained
 //! modes travel through global memory. In 1D the whole convolution is one kernel.
 //!
+//! The bias is a constant over each output channel's grid, i.e. one value at
+//! frequency 0: both paths add it to that mode of the contracted spectrum (the
+//! CGEMM's or the fused kernel's epilogue) instead of a pass over the output.
+//!
 //! Both backwards run the adjoint chain: the input gradient through the same
 //! kernels with `conj(W)ᵀ`, the weight gradient as a per-mode CGEMM of the
-//! saved input spectrum and the output gradient's spectrum.
+//! saved input spectrum and the output gradient's spectrum, whose frequency 0
+//! is also the bias gradient (the sum of the output gradient over the grid).
 
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
-use burn::tensor::{DType, Shape, Tensor, TensorPrimitive};
+use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
+use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
-use fno_kernels::fused::PencilStrides;
+use fno_kernels::fused::{FusedBuffers, PencilStrides};
 
-use crate::backend::SpectralConvBackend;
+use crate::backend::{SpectralConvBackend, SpectralGrads};
 use crate::plan_cache::{device_fft, fused_problem};
 use crate::spec::{
-    SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER, INVERSE_ORDER,
+    norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
+    INVERSE_ORDER,
 };
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
@@ -159,6 +165,39 @@ fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Where the bias goes in the contracted spectrum `[B, Cout, *modes]`: the
+/// flat mode the inverse places at frequency 0 on every axis, and the factor
+/// that undoes the inverse's scale there. `None` where the inverse's modes miss
+/// frequency 0 (neuraloperator's placement one index lower on an odd axis
+/// keeping at most two modes). The output gradient's spectrum, taken with the
+/// adjoint norm in the inverse's order, holds the gradient's sum over the grid
+/// at the same mode divided by the same factor.
+fn dc_bias(shapes: &SpectralShapes, norm: Norm) -> Option<ModeBias> {
+    let dims = shapes.spatial_dims();
+    let (mut mode, mut inverse_scale) = (0, 1.0);
+    for d in 0..dims {
+        let n = shapes.input[d];
+        let position = if d + 1 == dims {
+            0
+        } else {
+            INVERSE_ORDER.window(shapes.modes[d], n).position(0, n)?
+        };
+        mode = mode * shapes.modes[d] + position;
+        inverse_scale *= norm_scales(norm, n, shapes.output[d]).1;
+    }
+    Some(ModeBias {
+        mode,
+        factor: (1.0 / inverse_scale) as f32,
+    })
+}
+
+/// `t` (`[B, C, *grid]`) as a Burn tensor `[B, C, points]`.
+fn as_points<B: burn::tensor::backend::Backend>(t: FloatTensor<B>) -> Tensor<B, 3> {
+    let shape = t.shape().to_vec();
+    let points = shape[2..].iter().product();
+    Tensor::<B, 3>::from_primitive(TensorPrimitive::Float(t)).reshape([shape[0], shape[1], points])
+}
+
 fn check_supported(
     x: &CubeTensor<impl CubeRuntime>,
     shapes: &SpectralShapes,
@@ -231,12 +270,13 @@ fn weight_operand<R: CubeRuntime>(
 /// n_0, …]`, real in 1D, else the complex spectrum of the later axes with their
 /// `inner` retained modes): forward transform of `modes[0]` modes in order
 /// `orders.0` at `norm`, contraction over C by `weight`, inverse to `n_out`
-/// positions from order `orders.1`. Returns the output and the spectrum the
-/// kernel contracted, `[B, C, *modes, 2]`.
+/// positions from order `orders.1`, with `bias` added at its mode. Returns the
+/// output and the spectrum the kernel contracted, `[B, C, *modes, 2]`.
 #[allow(clippy::too_many_arguments)]
 fn fused_axis<R: CubeRuntime>(
     input: &CubeTensor<R>,
     weight: (&CubeTensor<R>, Strides, bool),
+    bias: Option<(&CubeTensor<R>, ModeBias)>,
     out_channels: usize,
     modes: &[usize],
     n_out: usize,
@@ -271,6 +311,7 @@ fn fused_axis<R: CubeRuntime>(
     let (mut problem, matrices) = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
     problem.conj_weight = conj;
     problem.mode_scale = mode_scale;
+    problem.bias = bias.map(|(_, mode_bias)| mode_bias);
     // Any strides of `input` serve (a row-pitched x is read in place).
     let strides = input.meta.strides().to_vec();
     problem.x = if real {
@@ -298,14 +339,14 @@ fn fused_axis<R: CubeRuntime>(
     }
     let out = empty(&input, out_shape);
     let spectrum = empty(&input, spectrum_shape);
-    problem.launch(
-        &input.client,
-        &matrices,
-        &input.handle,
-        &weight.handle,
-        &out.handle,
-        Some(&spectrum.handle),
-    );
+    let buffers = FusedBuffers {
+        x: &input.handle,
+        weight: &weight.handle,
+        y: &out.handle,
+        spectrum: Some(&spectrum.handle),
+        bias: bias.map(|(values, _)| &values.handle),
+    };
+    problem.launch(&input.client, &matrices, buffers);
     Ok((out, spectrum))
 }
 
@@ -318,6 +359,7 @@ fn fused_axis<R: CubeRuntime>(
 fn fused_all_axes<R: CubeRuntime>(
     input: CubeTensor<R>,
     weight: (&CubeTensor<R>, Strides, bool),
+    bias: Option<(&CubeTensor<R>, ModeBias)>,
     out_channels: usize,
     modes: &[usize],
     out_grid: &[usize],
@@ -334,6 +376,7 @@ fn fused_all_axes<R: CubeRuntime>(
     let (out, spectrum) = fused_axis(
         &input,
         weight,
+        bias,
         out_channels,
         modes,
         out_grid[0],
@@ -349,40 +392,60 @@ fn fused_all_axes<R: CubeRuntime>(
     Ok((out, spectrum))
 }
 
-/// The forward: the output and the retained spectrum of `x` (for the backward).
+/// The forward with `bias` added at its mode: the output and the retained
+/// spectrum of `x` (for the backward).
 fn forward<R: CubeRuntime>(
     x: CubeTensor<R>,
     weight: CubeTensor<R>,
+    bias: Option<(&CubeTensor<R>, ModeBias)>,
+    shapes: &SpectralShapes,
     spec: &SpectralConvSpec,
     imp: SpectralImpl,
 ) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
-    let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-    check_supported(&x, &shapes, spec, imp)?;
     let shared = spec.weights == WeightLayout::Shared;
-    let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
+    let (weight, weight_strides) = weight_operand(weight, shapes, shared);
     if imp == SpectralImpl::Fused {
         let orders = (FORWARD_ORDER, INVERSE_ORDER);
         let weight = (&weight, weight_strides, false);
         let (out_channels, modes, grid) = (shapes.out_channels, &shapes.modes, &shapes.output);
-        return fused_all_axes(x, weight, out_channels, modes, grid, spec.norm, orders, Vec::new());
+        return fused_all_axes(
+            x,
+            weight,
+            bias,
+            out_channels,
+            modes,
+            grid,
+            spec.norm,
+            orders,
+            Vec::new(),
+        );
     }
 
     let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
-    let y_hat = cgemm(
-        spectral::forward(
+    let problem = CgemmProblem {
+        bias: bias.map(|(_, mode_bias)| mode_bias),
+        ..spectral::forward(
             shapes.batch,
             shapes.in_channels,
             shapes.out_channels,
             shapes.mode_count(),
             weight_strides,
+        )
+    };
+    let y_hat = empty(&x_hat, y_shape);
+    match bias {
+        Some((values, _)) => problem.launch_biased(
+            &x_hat.client,
+            &x_hat.handle,
+            &weight.handle,
+            &y_hat.handle,
+            &values.handle,
         ),
-        &x_hat,
-        &weight,
-        y_shape,
-    );
+        None => problem.launch(&x_hat.client, &x_hat.handle, &weight.handle, &y_hat.handle),
+    }
     let y = padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm, INVERSE_ORDER)?;
     Ok((y, x_hat))
 }
@@ -391,10 +454,27 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
-        forward(x, weight, spec, imp)
+        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
+        check_supported(&x, &shapes, spec, imp)?;
+        let bias = bias.map(into_contiguous);
+        let mode_bias = dc_bias(&shapes, spec.norm);
+        let folded = bias.as_ref().zip(mode_bias);
+        let (y, x_hat) = forward(x, weight, folded, &shapes, spec, imp)?;
+        // Without a frequency-0 mode the bias is added over the output.
+        let y = match bias.filter(|_| mode_bias.is_none()) {
+            Some(bias) => {
+                let shape = y.shape();
+                let bias = Tensor::<Self, 1>::from_primitive(TensorPrimitive::Float(bias));
+                let sum = as_points::<Self>(y) + bias.reshape([1, shapes.out_channels, 1]);
+                Self::float_reshape(sum.into_primitive().tensor(), shape)
+            }
+            None => y,
+        };
+        Ok((y, x_hat))
     }
 
     fn spectral_conv_backward(
@@ -402,9 +482,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         x_shape: &[usize],
         weight: FloatTensor<Self>,
         grad_out: FloatTensor<Self>,
+        with_bias: bool,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+    ) -> Result<SpectralGrads<Self>, SpectralError> {
         if imp == SpectralImpl::Reference {
             return Err(SpectralError::Invalid(
                 "no Reference backward on the kernel path".into(),
@@ -432,6 +513,11 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
         let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
         let gx_scale: Vec<f32> = out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect();
+        // The bias gradient is the output gradient's sum over the grid: read at
+        // frequency 0 of its spectrum, or summed where that mode is not kept.
+        let mode_bias = dc_bias(&shapes, spec.norm);
+        let summed_bias = (with_bias && mode_bias.is_none())
+            .then(|| as_points::<Self>(grad_out.clone()).sum_dim(2).sum_dim(0).reshape([co]));
         let (grad_x, g_hat) = if imp == SpectralImpl::Fused {
             // conj(W)ᵀ: rows walk Cout, columns Cin.
             let transposed = Strides {
@@ -444,6 +530,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             fused_all_axes(
                 grad_out,
                 weight,
+                None,
                 ci,
                 &shapes.modes,
                 &shapes.input,
@@ -474,6 +561,22 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             ..spectral::grad_weight(b, ci, co, k)
         };
         let grad_w = cgemm(gw_problem, &x_hat, &g_hat, gw_shape);
+        let grad_bias = match mode_bias.filter(|_| with_bias) {
+            Some(ModeBias { mode, factor }) => {
+                let g_hat = Tensor::<Self, 4>::from_primitive(TensorPrimitive::Float(Self::float_reshape(
+                    g_hat,
+                    Shape::from([b, co, k, 2]),
+                )));
+                Some(
+                    g_hat
+                        .slice([0..b, 0..co, mode..mode + 1, 0..1])
+                        .sum_dim(0)
+                        .reshape([co])
+                        * factor,
+                )
+            }
+            None => summed_bias,
+        };
         let grad_w = if shared {
             let t: Tensor<Self, 3> = Tensor::from_primitive(TensorPrimitive::Float(Self::float_reshape(
                 grad_w,
@@ -484,6 +587,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             grad_w
         };
 
-        Ok((grad_x, grad_w))
+        Ok(SpectralGrads {
+            x: grad_x,
+            weight: grad_w,
+            bias: grad_bias.map(|g| g.into_primitive().tensor()),
+        })
     }
 }

@@ -16,7 +16,7 @@ pub mod spec;
 
 use burn::tensor::{Tensor, TensorPrimitive};
 
-pub use backend::SpectralConvBackend;
+pub use backend::{SpectralConvBackend, SpectralGrads};
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
@@ -44,26 +44,21 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
         modes: shapes.modes.clone(),
         ..spec.clone()
     };
+    if let Some(bias) = &bias {
+        if bias.dims()[0] != shapes.out_channels {
+            return Err(SpectralError::Invalid(format!(
+                "bias has {} entries for {} output channels",
+                bias.dims()[0],
+                shapes.out_channels
+            )));
+        }
+    }
     let (y, _) = B::spectral_conv_forward(
         x.into_primitive().tensor(),
         weight.into_primitive().tensor(),
+        bias.map(|b| b.into_primitive().tensor()),
         &used,
         imp,
     )?;
-    let y: Tensor<B, D> = Tensor::from_primitive(TensorPrimitive::Float(y));
-    Ok(match bias {
-        Some(bias) => {
-            if bias.dims()[0] != shapes.out_channels {
-                return Err(SpectralError::Invalid(format!(
-                    "bias has {} entries for {} output channels",
-                    bias.dims()[0],
-                    shapes.out_channels
-                )));
-            }
-            let mut b_shape = [1usize; D];
-            b_shape[1] = shapes.out_channels;
-            y + bias.reshape(b_shape)
-        }
-        None => y,
-    })
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(y)))
 }

@@ -194,6 +194,9 @@ fn kernel_paths_match_reference_forward_and_gradients() {
         (2, 3, 2, vec![12, 15], vec![12, 20], vec![5, 6], Norm::Forward, false),
         (2, 2, 3, vec![21], vec![16], vec![7], Norm::Forward, false),
         (1, 3, 3, vec![97, 100], vec![97, 100], vec![16, 9], Norm::Forward, true),
+        // Two modes of an odd dim sit at frequencies -2 and -1 (one lower):
+        // no frequency 0 to carry the bias, which is added over the output.
+        (2, 2, 3, vec![9, 8], vec![9, 8], vec![2, 3], Norm::Backward, false),
     ];
     for (seed, case) in cases.into_iter().enumerate() {
         compare(case, 1000 + seed as u64 * 17, seed % 2 == 1);

@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::dft::{dft_kernel, DftConfig, DftShape};
+use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{bluestein_length, four_step_split, is_smooth, radices};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
@@ -21,8 +21,6 @@ const SHARED_LIMIT: usize = 48 * 1024;
 const ELEMWISE_THREADS: usize = 256;
 /// Longest axis a direct DFT serves: its f32 sums run over the whole axis.
 const MAX_DIRECT_LEN: usize = 8192;
-/// Largest DFT matrix uploaded, in floats.
-const MAX_DIRECT_MATRIX: usize = 1 << 22;
 /// A length with a large prime factor runs as a direct DFT when its
 /// multiply-adds per signal are at most this many times `m·log2 m` for
 /// Bluestein's length `m`. On an H100 the direct DFT led Bluestein at every
@@ -547,7 +545,7 @@ impl<R: Runtime> Lowering<'_, R> {
 
     fn prefers_direct(&self, step: &AxisStep, dft: &DftShape) -> bool {
         match self.options.direct_dft {
-            _ if step.n > MAX_DIRECT_LEN || dft.work() > MAX_DIRECT_MATRIX => false,
+            _ if step.n > MAX_DIRECT_LEN || dft.work() > MAX_MATRIX => false,
             DirectDft::Always => true,
             DirectDft::Never => false,
             DirectDft::Auto if is_smooth(step.n) => false,

@@ -218,6 +218,9 @@ pub fn dft_kernel<F: Float>(
     }
 }
 
+/// Largest DFT matrix uploaded, in floats (the direct DFT's and the fused kernel's).
+pub(crate) const MAX_MATRIX: usize = 1 << 22;
+
 /// The real matrix of one axis step's direct DFT: between the floats of its
 /// stored input window (`terms`) and those of its stored output window (`rows`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
