@@ -15,6 +15,10 @@
 //! the chunk in shared memory, then every thread multiplies a `TM × TN` register
 //! tile of one mode out of them. Thread tiles are strided (row `ti + i·threads_p`)
 //! so a warp's shared-memory reads hit consecutive words.
+//!
+//! Reductions over a long `r` with few outputs (the weight gradient's sum over
+//! a large batch) split `r` among cubes: each writes a partial product, and a
+//! second kernel adds the partials into `C`.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -73,6 +77,8 @@ pub struct CgemmConfig {
     pub modes: usize,
     /// Terms of `r` staged in shared memory at a time.
     pub chunk: usize,
+    /// Cubes sharing one output block, each summing a slice of `r` (1: none).
+    pub splits: usize,
     pub complex: bool,
     pub conj_a: bool,
     pub conj_b: bool,
@@ -119,6 +125,8 @@ const CHUNK: usize = 4;
 /// cube, for parallelism until the grid has this many (one per multiprocessor
 /// of a large GPU).
 const MIN_CUBES: usize = 132;
+/// Shortest slice of `r` a split cube sums.
+const MIN_SPLIT_TERMS: usize = 64;
 
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -186,6 +194,9 @@ fn cgemm_kernel<F: Float + CubeElement>(
     c_p: usize,
     c_q: usize,
     c_k: usize,
+    splits: usize,
+    r_per: usize,
+    c_split: usize,
     #[comptime] cfg: CgemmConfig,
 ) {
     let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
@@ -197,8 +208,12 @@ fn cgemm_kernel<F: Float + CubeElement>(
     let tj = (lane / modes) % nq;
     let ti = lane / (modes * nq);
     let k0 = CUBE_POS_X as usize * modes;
-    let p0 = CUBE_POS_Y as usize * bp;
+    let split = CUBE_POS_Y as usize % splits;
+    let p0 = (CUBE_POS_Y as usize / splits) * bp;
     let q0 = CUBE_POS_Z as usize * bq;
+    // This cube's slice of r; a split writes its partial `c_split` elements on.
+    let r_begin = split * r_per;
+    let r_end = select(r_begin + r_per < r_len, r_begin + r_per, r_len);
 
     let width = comptime![cfg.width()];
     let mut smem_a = SharedMemory::<F>::new(comptime![cfg.width() * cfg.chunk * bp * cfg.modes]);
@@ -215,8 +230,8 @@ fn cgemm_kernel<F: Float + CubeElement>(
     let mut br = Array::<F>::new(comptime![cfg.tile_q]);
     let mut bi = Array::<F>::new(comptime![cfg.tile_q]);
 
-    let mut r0 = 0usize;
-    while r0 < r_len {
+    let mut r0 = r_begin;
+    while r0 < r_end {
         stage_operand::<F>(
             a,
             &mut smem_a,
@@ -224,7 +239,7 @@ fn cgemm_kernel<F: Float + CubeElement>(
             k0,
             p0,
             p_len,
-            r_len,
+            r_end,
             k_len,
             a_p,
             a_r,
@@ -240,7 +255,7 @@ fn cgemm_kernel<F: Float + CubeElement>(
             k0,
             q0,
             q_len,
-            r_len,
+            r_end,
             k_len,
             b_q,
             b_r,
@@ -300,10 +315,10 @@ fn cgemm_kernel<F: Float + CubeElement>(
             for j in 0..tq {
                 let (p, q) = (p0 + ti + i * np, q0 + tj + j * nq);
                 if p < p_len && q < q_len {
-                    let ct = width * (p * c_p + q * c_q + k * c_k);
+                    let ct = width * (p * c_p + q * c_q + k * c_k + split * c_split);
                     let mut re = acc_re[i * tq + j] * s;
                     if comptime![cfg.biased] {
-                        if k == bias_mode {
+                        if k == bias_mode && split == 0 {
                             re += bias_factor * bias[q];
                         }
                     }
@@ -313,6 +328,37 @@ fn cgemm_kernel<F: Float + CubeElement>(
                     }
                 }
             }
+        }
+    }
+}
+
+/// `C[p, q, k] = Σ_s partial[s, p, q, k]` (partials dense, `width` floats each).
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+fn sum_splits_kernel<F: Float>(
+    partial: &Array<F>,
+    c: &mut Array<F>,
+    p_len: usize,
+    q_len: usize,
+    k_len: usize,
+    c_p: usize,
+    c_q: usize,
+    c_k: usize,
+    splits: usize,
+    #[comptime] width: usize,
+) {
+    let e = ABSOLUTE_POS as usize;
+    let outputs = p_len * q_len * k_len;
+    if e < outputs {
+        let (p, q, k) = (e / (q_len * k_len), (e / k_len) % q_len, e % k_len);
+        let ct = width * (p * c_p + q * c_q + k * c_k);
+        #[unroll]
+        for f in 0..width {
+            let mut sum = F::new(0.0);
+            for s in 0..splits {
+                sum += partial[width * (s * outputs + e) + f];
+            }
+            c[ct + f] = sum;
         }
     }
 }
@@ -372,6 +418,7 @@ impl CgemmProblem {
             conj_b: self.conj_b,
             scaled: self.is_scaled(),
             biased: self.bias.is_some(),
+            splits: 1,
         };
         while self.cubes(&cfg) < MIN_CUBES {
             if cfg.tile_q > 2 {
@@ -384,6 +431,11 @@ impl CgemmProblem {
                 break;
             }
         }
+        // Still too few cubes: split r, each slice at least MIN_SPLIT_TERMS long.
+        let cubes = self.cubes(&cfg);
+        if cubes < MIN_CUBES {
+            cfg.splits = MIN_CUBES.div_ceil(cubes).min(self.r / MIN_SPLIT_TERMS).max(1);
+        }
         cfg
     }
 
@@ -392,7 +444,7 @@ impl CgemmProblem {
     }
 
     fn cubes(&self, cfg: &CgemmConfig) -> usize {
-        self.k.div_ceil(cfg.modes) * self.p.div_ceil(cfg.block_p()) * self.q.div_ceil(cfg.block_q())
+        self.k.div_ceil(cfg.modes) * self.p.div_ceil(cfg.block_p()) * self.q.div_ceil(cfg.block_q()) * cfg.splits
     }
 
     /// Runs on a CubeCL device; buffers hold f32 values (complex interleaved).
@@ -456,9 +508,17 @@ impl CgemmProblem {
         let (ea, eb, ec) = self.extents();
         let count = CubeCount::Static(
             self.k.div_ceil(cfg.modes) as u32,
-            self.p.div_ceil(cfg.block_p()) as u32,
+            (self.p.div_ceil(cfg.block_p()) * cfg.splits) as u32,
             self.q.div_ceil(cfg.block_q()) as u32,
         );
+        // Split launches write dense partials [split, p, q, k], then add them.
+        let outputs = self.p * self.q * self.k;
+        let r_per = self.r.div_ceil(cfg.splits).next_multiple_of(cfg.chunk);
+        let partial = (cfg.splits > 1).then(|| client.empty(4 * cfg.width() * cfg.splits * outputs));
+        let (target, target_len, c_strides, c_split) = match &partial {
+            Some(h) => (h, cfg.splits * outputs, (self.q * self.k, self.k, 1), outputs),
+            None => (c, ec, (self.c.row, self.c.col, self.c.mode), 0),
+        };
         // Unscaled launches bind A in the scale slot (never read): no upload.
         let scale = if cfg.scaled {
             let factors = client.create_from_slice(f32::as_bytes(&self.mode_scale));
@@ -481,7 +541,7 @@ impl CgemmProblem {
             CubeDim::new_1d(cfg.threads() as u32),
             arr(a, ea),
             arr(b, eb),
-            arr(c, ec),
+            arr(target, target_len),
             scale,
             bias_values,
             bias.mode,
@@ -496,11 +556,32 @@ impl CgemmProblem {
             self.b.row,
             self.b.col,
             self.b.mode,
-            self.c.row,
-            self.c.col,
-            self.c.mode,
+            c_strides.0,
+            c_strides.1,
+            c_strides.2,
+            cfg.splits,
+            r_per,
+            c_split,
             cfg,
         );
+        if let Some(partial) = partial {
+            let threads = 256;
+            sum_splits_kernel::launch::<f32, R>(
+                client,
+                CubeCount::Static(outputs.div_ceil(threads) as u32, 1, 1),
+                CubeDim::new_1d(threads as u32),
+                arr(&partial, cfg.splits * outputs),
+                arr(c, ec),
+                self.p,
+                self.q,
+                self.k,
+                self.c.row,
+                self.c.col,
+                self.c.mode,
+                cfg.splits,
+                cfg.width(),
+            );
+        }
     }
 
     /// The CPU oracle (f64, complex interleaved), for tests; `bias` holds the

@@ -30,6 +30,7 @@ use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
 
 use crate::backend::{SpectralConvBackend, SpectralGrads};
+use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fused_problem};
 use crate::spec::{
     norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
@@ -567,13 +568,11 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                     g_hat,
                     Shape::from([b, co, k, 2]),
                 )));
-                Some(
-                    g_hat
-                        .slice([0..b, 0..co, mode..mode + 1, 0..1])
-                        .sum_dim(0)
-                        .reshape([co])
-                        * factor,
-                )
+                let real_dc = g_hat.slice([0..b, 0..co, mode..mode + 1, 0..1]).reshape([1, b, co]);
+                // The sum over the batch as a product with ones: the GEMM splits a
+                // long reduction among cubes (Burn's sum over a leading dim does not).
+                let ones = Tensor::<Self, 3>::ones([1, 1, b], &real_dc.device());
+                Some(precise_matmul(ones, real_dc).reshape([co]) * factor)
             }
             None => summed_bias,
         };
