@@ -420,6 +420,16 @@ impl CgemmProblem {
             biased: self.bias.is_some(),
             splits: 1,
         };
+        // A long reduction into few outputs splits r among cubes (slices of at
+        // least MIN_SPLIT_TERMS) until the GPU's threads are busy, rather than
+        // shrinking cubes that would each walk all of r.
+        let busy = self.cubes(&cfg) * cfg.threads();
+        if busy < MIN_CUBES * MAX_THREADS {
+            cfg.splits = (MIN_CUBES * MAX_THREADS)
+                .div_ceil(busy)
+                .min(self.r / MIN_SPLIT_TERMS)
+                .max(1);
+        }
         while self.cubes(&cfg) < MIN_CUBES {
             if cfg.tile_q > 2 {
                 cfg.tile_q /= 2;
@@ -430,11 +440,6 @@ impl CgemmProblem {
             } else {
                 break;
             }
-        }
-        // Still too few cubes: split r, each slice at least MIN_SPLIT_TERMS long.
-        let cubes = self.cubes(&cfg);
-        if cubes < MIN_CUBES {
-            cfg.splits = MIN_CUBES.div_ceil(cubes).min(self.r / MIN_SPLIT_TERMS).max(1);
         }
         cfg
     }
