@@ -108,6 +108,7 @@ impl Case {
     }
 
     /// `(y, spectrum)` in f64 from rustfft and a naive contraction.
+    #[allow(clippy::needless_range_loop)]
     fn oracle(&self, problem: &FusedSpectralConv, x: &[f64], w: &[f64], bias: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let (forward, inverse) = self.plans();
         let spectrum = forward.execute_cpu(x).unwrap();
