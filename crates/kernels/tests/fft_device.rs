@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     WgpuRuntime::client(&WgpuDevice::default())
@@ -94,25 +94,43 @@ fn check_all(test: &str, cases: impl IntoIterator<Item = FftDesc>, options: &[De
     report(test, &errors);
 }
 
-const DEFAULT: &[DeviceOptions] = &[DeviceOptions {
+const PLANE: DeviceOptions = DeviceOptions {
     prune: false,
     direct_dft: DirectDft::Auto,
-}];
-/// The FFT kernels, unpruned and pruned, where the planner might otherwise
-/// choose a direct DFT: the cases of the window tests exercise both.
+    plane: PlaneFusion::Auto,
+};
+const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
+    plane: PlaneFusion::Always,
+    ..PLANE
+};
+const SEPARATE: DeviceOptions = DeviceOptions {
+    plane: PlaneFusion::Never,
+    ..PLANE
+};
+const DEFAULT: &[DeviceOptions] = &[PLANE];
+/// The last two axes in one plane launch wherever it fits, and one launch per axis.
+const PLANE_OR_SEPARATE: &[DeviceOptions] = &[ALWAYS_PLANE, SEPARATE];
+/// The FFT kernels, unpruned and pruned, in plane and per-axis launches, where
+/// the planner might otherwise choose a direct DFT: the cases of the window
+/// tests exercise all of them.
 const FFT_PRUNED_OR_NOT: &[DeviceOptions] = &[
     DeviceOptions {
-        prune: false,
         direct_dft: DirectDft::Never,
+        ..ALWAYS_PLANE
     },
     DeviceOptions {
         prune: true,
         direct_dft: DirectDft::Never,
+        ..ALWAYS_PLANE
+    },
+    DeviceOptions {
+        direct_dft: DirectDft::Never,
+        ..SEPARATE
     },
 ];
 const DIRECT: &[DeviceOptions] = &[DeviceOptions {
-    prune: false,
     direct_dft: DirectDft::Always,
+    ..PLANE
 }];
 
 #[test]
@@ -148,7 +166,7 @@ fn inner_axes_and_multi_dimensional() {
         FftDesc::new(&[2, 4096, 4], &[1], FftKind::R2C, Direction::Forward),
         FftDesc::new(&[2, 1024], &[0, 1], FftKind::C2C, Direction::Inverse),
     ];
-    check_all("inner_axes_and_multi_dimensional", cases, DEFAULT);
+    check_all("inner_axes_and_multi_dimensional", cases, PLANE_OR_SEPARATE);
 }
 
 #[test]
@@ -213,6 +231,101 @@ fn truncation_and_zero_padding_windows() {
     ];
     // The pruned kernels must compute the same function.
     check_all("truncation_and_zero_padding_windows", cases, FFT_PRUNED_OR_NOT);
+}
+
+/// The last two axes in one launch (the intermediate image in shared memory):
+/// full transforms, which the planner fuses by default, and truncating
+/// forwards and zero-padding inverses in both axis orders, mixed radices, mode
+/// orders, a cropped (row-pitched) input and a third axis before them, which
+/// it fuses when asked to. Each must match the oracle like the per-axis path.
+#[test]
+fn last_two_axes_in_one_plane_launch() {
+    // (case, whether the planner fuses it by default)
+    let cases = vec![
+        (
+            FftDesc::new(&[3, 32, 48], &[-2, -1], FftKind::R2C, Direction::Forward),
+            true,
+        ),
+        (
+            FftDesc::new(&[3, 32, 25], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[32, 48]),
+            true,
+        ),
+        (
+            FftDesc::new(&[2, 24, 40], &[-2, -1], FftKind::C2C, Direction::Forward),
+            true,
+        ),
+        (
+            FftDesc::new(&[2, 24, 40], &[-1, -2], FftKind::C2C, Direction::Inverse),
+            true,
+        ),
+        (
+            FftDesc::new(&[4, 32, 32], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
+            false,
+        ),
+        (
+            FftDesc::new(&[4, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+                .modes(&[12, 7])
+                .lengths(&[32, 32]),
+            false,
+        ),
+        (
+            FftDesc::new(&[3, 24, 40], &[-2, -1], FftKind::C2C, Direction::Forward).modes(&[9, 10]),
+            false,
+        ),
+        (
+            FftDesc::new(&[3, 9, 10], &[-1, -2], FftKind::C2C, Direction::Inverse)
+                .modes(&[10, 9])
+                .lengths(&[40, 24]),
+            false,
+        ),
+        (
+            FftDesc::new(&[2, 45, 30], &[-2, -1], FftKind::R2C, Direction::Forward)
+                .modes(&[15, 8])
+                .mode_order(ModeOrder::ShiftedOddLower),
+            false,
+        ),
+        (
+            FftDesc::new(&[2, 15, 8], &[-2, -1], FftKind::C2R, Direction::Inverse)
+                .modes(&[15, 8])
+                .lengths(&[45, 30])
+                .mode_order(ModeOrder::ShiftedOddLower)
+                .norm(Norm::Ortho),
+            false,
+        ),
+        (
+            FftDesc::new(&[2, 16, 40], &[-2, -1], FftKind::R2C, Direction::Forward)
+                .lengths(&[16, 32])
+                .modes(&[8, 9]),
+            false,
+        ),
+        (
+            FftDesc::new(&[2, 5, 36, 20], &[-3, -2, -1], FftKind::R2C, Direction::Forward).modes(&[3, 8, 6]),
+            false,
+        ),
+        (
+            FftDesc::new(&[2, 3, 8, 6], &[-3, -2, -1], FftKind::C2R, Direction::Inverse)
+                .modes(&[3, 8, 6])
+                .lengths(&[5, 36, 20]),
+            false,
+        ),
+    ];
+    let client = client();
+    for (desc, by_default) in &cases {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let planes = |options| plan.on_device_with(&client, options).unwrap().plane_launches();
+        assert_eq!(planes(ALWAYS_PLANE), 1, "{desc:?}: asked for a plane launch");
+        assert_eq!(planes(PLANE) == 1, *by_default, "{desc:?}: default choice");
+        assert_eq!(planes(SEPARATE), 0, "{desc:?}: asked for none");
+    }
+    let pruned = DeviceOptions {
+        prune: true,
+        ..ALWAYS_PLANE
+    };
+    check_all(
+        "last_two_axes_in_one_plane_launch",
+        cases.into_iter().map(|(desc, _)| desc),
+        &[PLANE, ALWAYS_PLANE, pruned, SEPARATE],
+    );
 }
 
 #[test]
@@ -287,7 +400,7 @@ fn random_shapes_and_axes() {
         }
         cases.push(desc);
     }
-    check_all("random_shapes_and_axes", cases, DEFAULT);
+    check_all("random_shapes_and_axes", cases, PLANE_OR_SEPARATE);
 }
 
 #[test]

@@ -10,11 +10,12 @@ mod cpu;
 mod device;
 pub(crate) mod dft;
 mod factor;
+mod plane;
 mod real;
 mod stage;
 mod window;
 
-pub use device::{DeviceFft, DeviceOptions, DirectDft};
+pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion};
 pub use factor::radices;
 pub use window::Window;
 

@@ -66,7 +66,7 @@ impl InputForm {
 }
 
 impl OutputForm {
-    fn is_real(self) -> bool {
+    pub fn is_real(self) -> bool {
         matches!(self, OutputForm::RealPairs | OutputForm::RealPart)
     }
 
@@ -145,6 +145,11 @@ pub struct StageConfig {
     pub load_factor: Option<usize>,
     /// Likewise for each stored value (a chirp, or the kernel's spectrum).
     pub store_factor: Option<usize>,
+    /// The tile arrives in shared memory, filled by the caller (the plane
+    /// kernel's image), instead of being read from global memory.
+    pub load_shared: bool,
+    /// The tile stays in shared memory for the caller to take.
+    pub store_shared: bool,
 }
 
 impl StageConfig {
@@ -220,7 +225,7 @@ pub struct StageLayout {
 
 /// Padded shared-memory position of element `x` of a signal.
 #[cube]
-fn slot(x: usize) -> usize {
+pub(super) fn slot(x: usize) -> usize {
     x + x / 32
 }
 
@@ -411,18 +416,18 @@ fn table_twiddle<F: Float>(table: &Array<F>, e: usize, #[comptime] inverse: bool
 /// need to read the first pass straight from global memory and write the last
 /// pass straight back.
 #[derive(CubeType, Clone, Copy)]
-struct TileCoords {
+pub(super) struct TileCoords {
     /// Flat input/output offsets of the tile's first signal.
-    in_base: usize,
-    out_base: usize,
-    in_sc: usize,
-    out_sc: usize,
-    in_axis: usize,
-    out_axis: usize,
+    pub in_base: usize,
+    pub out_base: usize,
+    pub in_sc: usize,
+    pub out_sc: usize,
+    pub in_axis: usize,
+    pub out_axis: usize,
     /// Batch coordinates of the tile: `b` and the first `c`.
-    b: usize,
-    c0: usize,
-    nc: usize,
+    pub b: usize,
+    pub c0: usize,
+    pub nc: usize,
 }
 
 /// Reads complex entry `e` of a table of precomputed factors.
@@ -605,17 +610,19 @@ fn store_element<F: Float>(
 
 /// Whether the first pass reads global memory directly (not when the input
 /// must be whole in shared memory first: the packed Hermitian fold, Bluestein's
-/// chirp).
-fn loads_directly(cfg: &StageConfig) -> bool {
-    cfg.input != InputForm::HermitianPacked && cfg.bluestein.is_none() && !cfg.radices.is_empty()
+/// chirp, a tile the caller fills).
+pub(super) fn loads_directly(cfg: &StageConfig) -> bool {
+    !cfg.load_shared && cfg.input != InputForm::HermitianPacked && cfg.bluestein.is_none() && !cfg.radices.is_empty()
 }
 
-/// Whether the last pass writes global memory directly: not when untangling
-/// (it pairs bins k and n - k), not after Bluestein's final chirp, nor when the
+/// Whether the last pass writes global memory directly: not when the caller
+/// takes the tile, not when untangling (it pairs bins k and n - k), not after
+/// Bluestein's final chirp, nor when the
 /// store walks the tile in another order than the passes (the transposed store
 /// of a four-step pass).
-fn stores_directly(cfg: &StageConfig) -> bool {
-    cfg.output != OutputForm::Untangled
+pub(super) fn stores_directly(cfg: &StageConfig) -> bool {
+    !cfg.store_shared
+        && cfg.output != OutputForm::Untangled
         && cfg.bluestein.is_none()
         && !cfg.radices.is_empty()
         && cfg.store_signals_fastest == cfg.load_signals_fastest
@@ -775,6 +782,200 @@ fn stockham_passes<F: Float>(
     }
 }
 
+/// Fills the tile's shared memory with its signals' (windowed) input from
+/// global memory, walking in the order the loads coalesce in.
+#[cube]
+pub(super) fn load_tile<F: Float>(
+    input: &Array<F>,
+    factors: &Array<F>,
+    at: TileCoords,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let stride = comptime![cfg.smem_stride];
+    let load_len = comptime![cfg.load_len()];
+    let load_count = comptime![cfg.load_len() * cfg.signals_per_cube];
+    let mut flat = UNIT_POS as usize;
+    while flat < load_count {
+        let (s, k) = split_flat(flat, load_len, signals, comptime![cfg.load_signals_fastest]);
+        let (vr, vi) = load_element::<F>(input, factors, at, s, k, cfg.clone());
+        smem_re[s * stride + slot(k)] = vr;
+        smem_im[s * stride + slot(k)] = packed_bin_imag::<F>(vi, k, cfg.clone());
+        flat += comptime![cfg.threads_per_cube()];
+    }
+    sync_cube();
+}
+
+/// The imaginary part of loaded value `k`: like pocketfft, irfft ignores it at
+/// DC and Nyquist of a packed Hermitian input.
+#[cube]
+// The comptime switch stays an outer `if`.
+#[allow(clippy::collapsible_if)]
+pub(super) fn packed_bin_imag<F: Float>(vi: F, k: usize, #[comptime] cfg: StageConfig) -> F {
+    let mut out = vi;
+    if comptime![cfg.input == InputForm::HermitianPacked] {
+        if k == 0 || k == comptime![cfg.n] {
+            out = F::new(0.0);
+        }
+    }
+    out
+}
+
+/// Packed C2R: folds the `n + 1` Hermitian bins of each signal in shared memory
+/// into the half-length complex spectrum of its real pairs.
+#[cube]
+pub(super) fn fold_packed_tile<F: Float>(
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    twiddles: &Array<F>,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let n = comptime![cfg.n];
+    let half = comptime![cfg.n / 2];
+    let base = signal * comptime![cfg.smem_stride];
+    let mut k = thread;
+    while k <= half {
+        let (xr, xi) = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
+        let (yr, yi) = (smem_re[base + slot(n - k)], smem_im[base + slot(n - k)]);
+        // Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k]), W = exp(-iπ/n)
+        let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
+        let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
+        let (er, ei) = complex_mul::<F>(yr - xr, yi + xi, wr, F::new(0.0) - wi);
+        smem_re[base + slot(k)] = xr + yr - di;
+        smem_im[base + slot(k)] = xi - yi + dr;
+        if k != 0 && 2 * k != n {
+            smem_re[base + slot(n - k)] = yr + xr + ei;
+            smem_im[base + slot(n - k)] = yi - xi - er;
+        }
+        k += comptime![cfg.threads_per_signal];
+    }
+    sync_cube();
+}
+
+/// The complex transform of every signal of the tile: the Stockham passes, or
+/// Bluestein's `chirp · IFFT_m(FFT_m(chirp · x) · K̂)` around them (the kernel's
+/// spectrum `K̂` carrying the 1/m of the inverse transform).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn transform_tile<F: Float>(
+    input: &Array<F>,
+    output: &mut Array<F>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![!cfg.radices.is_empty()] {
+        let n = comptime![cfg.n];
+        let bluestein = comptime![cfg.bluestein.is_some()];
+        let m = comptime![cfg.pass_len()];
+        if comptime![bluestein] {
+            scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, m, cfg.clone());
+        }
+        #[unroll]
+        for round in 0..comptime![if bluestein { 2usize } else { 1usize }] {
+            if comptime![round == 1] {
+                scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, n, m, m, cfg.clone());
+            }
+            stockham_passes::<F>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                smem_re,
+                smem_im,
+                at,
+                signal,
+                thread,
+                0usize,
+                comptime![if bluestein { round == 1 } else { cfg.inverse }],
+                cfg.clone(),
+            );
+        }
+        if comptime![bluestein] {
+            scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, n, cfg.clone());
+        }
+    }
+}
+
+/// Output `k` of the tile's signal `s` from its transform in shared memory: the
+/// value itself, or the bin untangled from the half-length transform.
+#[cube]
+pub(super) fn tile_output<F: Float>(
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    twiddles: &Array<F>,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    let n = comptime![cfg.n];
+    let base = s * comptime![cfg.smem_stride];
+    if comptime![cfg.output == OutputForm::Untangled] {
+        // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
+        let za = k % n;
+        let zc = (n - k) % n;
+        let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
+        let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
+        let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
+        let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
+        ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5))
+    } else {
+        (smem_re[base + slot(k)], smem_im[base + slot(k)])
+    }
+}
+
+/// Writes the tile's outputs from shared memory, in the order the output coalesces in.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn store_tile<F: Float>(
+    output: &mut Array<F>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    at: TileCoords,
+    #[comptime] cfg: StageConfig,
+) {
+    let out_seq = comptime![cfg.output_seq_len()];
+    let signals = comptime![cfg.signals_per_cube];
+    // Folded and real stores walk the transform's elements (the window drops
+    // some); unfolded complex stores walk the dense window.
+    let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
+    let per_signal = comptime![if walks_elements {
+        cfg.n
+    } else {
+        cfg.store.stored_len(cfg.output_seq_len())
+    }];
+    let store_count = comptime![per_signal * cfg.signals_per_cube];
+    let mut flat = UNIT_POS as usize;
+    while flat < store_count {
+        let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
+        let k = if comptime![walks_elements && cfg.output != OutputForm::Untangled] {
+            u
+        } else {
+            window_index(u, cfg.store, out_seq)
+        };
+        let x = tile_output::<F>(smem_re, smem_im, twiddles, s, k, cfg.clone());
+        store_element::<F>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
+        flat += comptime![cfg.threads_per_cube()];
+    }
+}
+
 /// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
 /// and zeroes values `len..upto` (Bluestein's chirp and kernel products).
 #[cube]
@@ -863,7 +1064,7 @@ pub(super) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq
 
 /// Splits a tile-local flat index into (signal, element) for the chosen walk order.
 #[cube]
-fn split_flat(
+pub(super) fn split_flat(
     flat: usize,
     #[comptime] len: usize,
     #[comptime] signals: usize,
@@ -928,9 +1129,6 @@ pub fn fft_stage_kernel<F: Float>(
         terminate!();
     }
     let signals = comptime![cfg.signals_per_cube];
-    let n = comptime![cfg.n];
-    let stride = comptime![cfg.smem_stride];
-    let cube_threads = comptime![cfg.threads_per_cube()];
     let tiles_c = (nc + signals - 1) / signals;
     let c0 = (tile % tiles_c) * signals;
     let ab = tile / tiles_c;
@@ -959,152 +1157,37 @@ pub fn fft_stage_kernel<F: Float>(
         (UNIT_POS as usize / t, UNIT_POS as usize % t)
     };
 
-    // ---- staged load: the whole (windowed) input into shared memory ----
     if comptime![!loads_directly(&cfg)] {
-        let load_len = comptime![cfg.load_len()];
-        let load_count = comptime![cfg.load_len() * cfg.signals_per_cube];
-        let mut flat = UNIT_POS as usize;
-        while flat < load_count {
-            let (s, k) = split_flat(flat, load_len, signals, comptime![cfg.load_signals_fastest]);
-            let (vr, mut vi) = load_element::<F>(input, factors, at, s, k, cfg.clone());
-            if comptime![cfg.input == InputForm::HermitianPacked] {
-                // Like pocketfft, irfft ignores the imaginary part of DC and Nyquist.
-                if k == 0 || k == n {
-                    vi = F::new(0.0);
-                }
-            }
-            smem_re[s * stride + slot(k)] = vr;
-            smem_im[s * stride + slot(k)] = vi;
-            flat += cube_threads;
-        }
-        sync_cube();
+        load_tile::<F>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
     }
-
-    // ---- packed C2R: fold the n + 1 Hermitian bins into the half-length complex spectrum ----
     if comptime![cfg.input == InputForm::HermitianPacked] {
-        let half = comptime![cfg.n / 2];
-        let base = signal * stride;
-        let mut k = thread;
-        while k <= half {
-            let (xr, xi) = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
-            let (yr, yi) = (smem_re[base + slot(n - k)], smem_im[base + slot(n - k)]);
-            // Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k]), W = exp(-iπ/n)
-            let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
-            let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
-            let (er, ei) = complex_mul::<F>(yr - xr, yi + xi, wr, F::new(0.0) - wi);
-            smem_re[base + slot(k)] = xr + yr - di;
-            smem_im[base + slot(k)] = xi - yi + dr;
-            if k != 0 && 2 * k != n {
-                smem_re[base + slot(n - k)] = yr + xr + ei;
-                smem_im[base + slot(n - k)] = yi - xi - er;
-            }
-            k += comptime![cfg.threads_per_signal];
-        }
-        sync_cube();
+        fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
     }
-
-    if comptime![!cfg.radices.is_empty()] {
-        // Bluestein: X = chirp · IFFT_m(FFT_m(chirp · x) · K̂), the kernel's
-        // spectrum K̂ carrying the 1/m of the inverse transform.
-        let bluestein = comptime![cfg.bluestein.is_some()];
-        let m = comptime![cfg.pass_len()];
-        if comptime![bluestein] {
-            scale_in_shared::<F>(
-                &mut smem_re,
-                &mut smem_im,
-                factors,
-                signal,
-                thread,
-                0usize,
-                n,
-                m,
-                cfg.clone(),
-            );
-        }
-        #[unroll]
-        for round in 0..comptime![if bluestein { 2usize } else { 1usize }] {
-            if comptime![round == 1] {
-                scale_in_shared::<F>(
-                    &mut smem_re,
-                    &mut smem_im,
-                    factors,
-                    signal,
-                    thread,
-                    n,
-                    m,
-                    m,
-                    cfg.clone(),
-                );
-            }
-            stockham_passes::<F>(
-                input,
-                output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                &mut smem_re,
-                &mut smem_im,
-                at,
-                signal,
-                thread,
-                0usize,
-                comptime![if bluestein { round == 1 } else { cfg.inverse }],
-                cfg.clone(),
-            );
-        }
-        if comptime![bluestein] {
-            scale_in_shared::<F>(
-                &mut smem_re,
-                &mut smem_im,
-                factors,
-                signal,
-                thread,
-                0usize,
-                n,
-                n,
-                cfg.clone(),
-            );
-        }
-    }
-
-    // ---- staged store: from shared memory, in the order the output coalesces ----
+    transform_tile::<F>(
+        input,
+        output,
+        twiddles,
+        post_coarse,
+        post_fine,
+        factors,
+        &mut smem_re,
+        &mut smem_im,
+        at,
+        signal,
+        thread,
+        cfg.clone(),
+    );
     if comptime![!stores_directly(&cfg)] {
-        let out_seq = comptime![cfg.output_seq_len()];
-        // Folded and real stores walk the transform's elements (the window drops
-        // some); unfolded complex stores walk the dense window.
-        let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
-        let per_signal = comptime![if walks_elements {
-            cfg.n
-        } else {
-            cfg.store.stored_len(cfg.output_seq_len())
-        }];
-        let store_count = comptime![per_signal * cfg.signals_per_cube];
-        let mut flat = UNIT_POS as usize;
-        while flat < store_count {
-            let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
-            let base = s * stride;
-            if comptime![cfg.output == OutputForm::Untangled] {
-                // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
-                let k = window_index(u, cfg.store, out_seq);
-                let za = k % n;
-                let zc = (n - k) % n;
-                let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
-                let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
-                let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
-                let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
-                let x = ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5));
-                store_element::<F>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
-            } else {
-                let k = if walks_elements {
-                    u
-                } else {
-                    window_index(u, cfg.store, out_seq)
-                };
-                let x = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
-                store_element::<F>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
-            }
-            flat += cube_threads;
-        }
+        store_tile::<F>(
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            &smem_re,
+            &smem_im,
+            at,
+            cfg,
+        );
     }
 }
