@@ -1,7 +1,8 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated] [--only case:n,...]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated] [--only case:n,...] [--plane auto|always|never]`.
+//! `--plane` chooses when the last two axes run as one launch (default auto).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
 //! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
@@ -12,7 +13,7 @@
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, PlaneFusion};
 use fno_kernels::testing::uniform_f32;
 
 struct Case {
@@ -175,7 +176,14 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc, options: Device
     (num / den).sqrt()
 }
 
-fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Case>, reps: usize, only: Option<&str>) {
+fn bench<R: Runtime>(
+    client: ComputeClient<R>,
+    device_name: &str,
+    cases: Vec<Case>,
+    reps: usize,
+    only: Option<&str>,
+    plane: PlaneFusion,
+) {
     println!("{{\"case\": \"env\", \"device\": \"{device_name}\"}}");
     for case in cases {
         let label = format!("{}:{}", case.name, case.desc.shape[case.desc.shape.len() - 1]);
@@ -185,6 +193,7 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
         let options = DeviceOptions {
             prune: case.prune,
             direct_dft: case.direct,
+            plane,
         };
         let err = verify(&client, &case.desc, options);
         assert!(
@@ -238,6 +247,16 @@ fn bench<R: Runtime>(client: ComputeClient<R>, device_name: &str, cases: Vec<Cas
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let plane = match args.iter().position(|a| a == "--plane").and_then(|i| args.get(i + 1)) {
+        None => PlaneFusion::Auto,
+        Some(s) if s == "auto" => PlaneFusion::Auto,
+        Some(s) if s == "always" => PlaneFusion::Always,
+        Some(s) if s == "never" => PlaneFusion::Never,
+        Some(other) => {
+            eprintln!("error: unknown --plane {other:?} (expected auto, always or never)");
+            std::process::exit(2);
+        }
+    };
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
     // `--only fft_c2c_1d:4096,rfft2:256` restricts the cases (for profiling).
     let only = args
@@ -259,12 +278,26 @@ fn main() {
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            bench(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", cases, reps, only)
+            bench(
+                WgpuRuntime::client(&WgpuDevice::default()),
+                "wgpu",
+                cases,
+                reps,
+                only,
+                plane,
+            )
         }
         #[cfg(feature = "cuda")]
         Some("cuda") | None => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            bench(CudaRuntime::client(&CudaDevice { index: 0 }), "cuda", cases, reps, only)
+            bench(
+                CudaRuntime::client(&CudaDevice { index: 0 }),
+                "cuda",
+                cases,
+                reps,
+                only,
+                plane,
+            )
         }
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");
