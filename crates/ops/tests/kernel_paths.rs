@@ -3,7 +3,7 @@
 //! forward, and the gradients of x, weight and bias through Autodiff. (The reference path runs on
 //! wgpu too, but Burn's autotuned matmuls compile slowly on a software device.)
 
-mod common;
+use crate::common;
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::Backend;

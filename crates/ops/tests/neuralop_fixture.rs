@@ -4,7 +4,7 @@
 //! f64 DFT computation, on the reference path (f64) and on the kernel path
 //! (f32, wgpu) at grids of any size.
 
-mod common;
+use crate::common;
 
 use burn::backend::NdArray;
 use burn::tensor::{Tensor, TensorData};

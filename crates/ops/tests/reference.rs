@@ -4,7 +4,7 @@
 
 #![allow(deprecated)] // Burn 0.21 deprecates its Candle backend; the issue asks for tests on it.
 
-mod common;
+use crate::common;
 
 use burn::backend::{Autodiff, Candle, NdArray};
 use burn::tensor::backend::Backend;

@@ -1,0 +1,6 @@
+//! The integration tests of this crate, one module per file, built as one test
+//! binary: one compile and link instead of one per file keeps the CI build short.
+
+mod cgemm_device;
+mod fft_device;
+mod fused_device;

@@ -1,0 +1,8 @@
+//! The integration tests of this crate, one module per file, built as one test
+//! binary: one compile and link instead of one per file keeps the CI build short.
+
+mod common;
+mod kernel_paths;
+mod neuralop_fixture;
+mod precise_matmul;
+mod reference;
