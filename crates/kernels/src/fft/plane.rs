@@ -16,7 +16,7 @@ use cubecl::prelude::*;
 
 use super::stage::{
     fold_packed_tile, load_tile, loads_directly, packed_bin_imag, slot, split_flat, store_tile, stores_directly,
-    tile_output, transform_tile, window_index, window_position, InputForm, StageConfig, TileCoords,
+    tile_output, transform_tile, unit_in_tile, window_index, window_position, InputForm, StageConfig, TileCoords,
 };
 
 /// A plane transform: the stage of each phase and the extents of the images.
@@ -143,18 +143,6 @@ fn load_tile_from_image<F: Float>(
         flat += comptime![cfg.threads_per_cube()];
     }
     sync_cube();
-}
-
-/// (signal, thread within the signal) of this unit in a stage's tile.
-#[cube]
-fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
-    let signals = comptime![cfg.signals_per_cube];
-    let per_signal = comptime![cfg.threads_per_signal];
-    if comptime![cfg.load_signals_fastest] {
-        (UNIT_POS as usize % signals, UNIT_POS as usize / signals)
-    } else {
-        (UNIT_POS as usize / per_signal, UNIT_POS as usize % per_signal)
-    }
 }
 
 /// One cube per image: the first stage's signals in tiles from global memory

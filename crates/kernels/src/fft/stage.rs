@@ -1101,6 +1101,19 @@ fn fold_dim_index(b: usize, c: usize, #[comptime] fold: Option<AxisFold>) -> usi
     }
 }
 
+/// (signal, thread within the signal) of this unit in a stage's tile: the
+/// passes walk the tile in the order the global loads coalesce in.
+#[cube]
+pub(super) fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
+    let signals = comptime![cfg.signals_per_cube];
+    let per_signal = comptime![cfg.threads_per_signal];
+    if comptime![cfg.load_signals_fastest] {
+        (UNIT_POS as usize % signals, UNIT_POS as usize / signals)
+    } else {
+        (UNIT_POS as usize / per_signal, UNIT_POS as usize % per_signal)
+    }
+}
+
 #[cube(launch)]
 // Runtime integer `div_ceil` has no cube expansion.
 #[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
@@ -1149,13 +1162,7 @@ pub fn fft_stage_kernel<F: Float>(
     let mut smem_re = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
     let mut smem_im = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
 
-    // The passes walk the tile in the order the global loads coalesce in.
-    let (signal, thread) = if comptime![cfg.load_signals_fastest] {
-        (UNIT_POS as usize % signals, UNIT_POS as usize / signals)
-    } else {
-        let t = comptime![cfg.threads_per_signal];
-        (UNIT_POS as usize / t, UNIT_POS as usize % t)
-    };
+    let (signal, thread) = unit_in_tile(cfg.clone());
 
     if comptime![!loads_directly(&cfg)] {
         load_tile::<F>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
