@@ -316,7 +316,9 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     let dist = Distribution::Uniform(-1.0, 1.0);
     let inputs = Inputs::<R, D, W> {
         x: Tensor::random(xs, dist, &device),
-        w: Tensor::random(ws, dist, &device) * 0.05,
+        // Made as the model makes it (`FnoBlock::spectral_weight`: one row per
+        // input channel), not with (re, im) rows that CUDA pads to 16 bytes.
+        w: (Tensor::<_, 2>::random([channels, ws[1..].iter().product()], dist, &device) * 0.05).reshape(ws),
         bias: Tensor::random([channels], dist, &device),
     };
     let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, opts);

@@ -341,7 +341,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             let name = format!("{}.tensor", spectral_weight_prefix(i));
             put(
                 name.clone(),
-                block.spectral_weight.val().flatten::<1>(0, 3),
+                block.spectral_weight.val().flatten::<1>(0, 1),
                 shape(&name),
             );
             let name = format!("fno_blocks.convs.{i}.bias");

@@ -150,8 +150,12 @@ impl<B: Backend> Normalization<B> {
 /// One FNO layer's parameters.
 #[derive(Module, Debug)]
 pub struct FnoBlock<B: Backend> {
-    /// The spectral weight `[Cin, Cout, M, 2]`, its mode dims flattened (`M`).
-    pub spectral_weight: Param<Tensor<B, 4>>,
+    /// The spectral weight: for each input channel, `Cout` spectra of `M`
+    /// complex modes (the mode dims flattened) as (re, im) pairs, i.e.
+    /// `[Cin, Cout, M, 2]` stored as `[Cin, Cout·M·2]`. CUDA's allocator pads
+    /// each row of a tensor (a row of one (re, im) pair to 16 bytes, which would
+    /// double the bytes the contraction reads); long rows keep the padding negligible.
+    pub spectral_weight: Param<Tensor<B, 2>>,
     pub spectral_bias: Param<Tensor<B, 1>>,
     pub fno_skip: Option<Skip<B>>,
     pub channel_mlp: Option<ChannelMlp<B>>,
@@ -199,7 +203,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         let blocks = (0..config.n_layers)
             .map(|_| FnoBlock {
                 spectral_weight: Param::from_tensor(Tensor::random(
-                    [h, h, modes, 2],
+                    [h, h * modes * 2],
                     Distribution::Normal(0.0, std),
                     device,
                 )),
@@ -339,14 +343,14 @@ impl<B: SpectralConvBackend> Fno<B> {
     fn spectral<const D: usize>(&self, block: &FnoBlock<B>, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
         let spec = SpectralConvSpec::new(&self.config.weight_modes()).norm(Norm::Forward);
         let w = block.spectral_weight.val();
-        let [cin, cout, _, _] = w.dims();
+        let h = self.config.hidden_channels;
         let m = self.config.weight_modes();
         let bias = Some(block.spectral_bias.val());
         let imp = self.spectral_impl;
         let y = match m.len() {
-            1 => spectral_conv(x, w.reshape([cin, cout, m[0], 2]), bias, &spec, imp),
-            2 => spectral_conv(x, w.reshape([cin, cout, m[0], m[1], 2]), bias, &spec, imp),
-            _ => spectral_conv(x, w.reshape([cin, cout, m[0], m[1], m[2], 2]), bias, &spec, imp),
+            1 => spectral_conv(x, w.reshape([h, h, m[0], 2]), bias, &spec, imp),
+            2 => spectral_conv(x, w.reshape([h, h, m[0], m[1], 2]), bias, &spec, imp),
+            _ => spectral_conv(x, w.reshape([h, h, m[0], m[1], m[2], 2]), bias, &spec, imp),
         };
         y.map_err(ModelError::Spectral)
     }

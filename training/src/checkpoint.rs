@@ -21,7 +21,10 @@ use crate::config::TrainConfig;
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
-const MAGIC: &[u8; 8] = b"FNOSTAT1";
+/// The format's tag; version 2 stores the spectral weights as `[Cin, Cout·M·2]`.
+const MAGIC: &[u8; 8] = b"FNOSTAT2";
+/// Version 1's tag: Burn records with the spectral weights as `[Cin, Cout, M, 2]`.
+const MAGIC_V1: &[u8; 8] = b"FNOSTAT1";
 
 /// A normaliser's statistics, serialisable.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,6 +165,12 @@ where
 pub fn read_state(path: &Path) -> Result<(TrainingState, Vec<u8>, Vec<u8>), TrainError> {
     let bad = |reason: &str| TrainError::Checkpoint(format!("{}: {reason}", path.display()));
     let bytes = std::fs::read(path).map_err(|e| TrainError::Io(format!("{}: {e}", path.display())))?;
+    if bytes.get(..8) == Some(&MAGIC_V1[..]) {
+        return Err(bad(
+            "a training state of an earlier fno, whose spectral weights had another shape: it cannot be \
+             resumed (its .safetensors model still loads)",
+        ));
+    }
     if bytes.get(..8) != Some(&MAGIC[..]) {
         return Err(bad("not an fno training state"));
     }

@@ -180,9 +180,12 @@ fn bad_configurations_data_and_checkpoints_are_named() {
     assert!(err.contains("3 input"), "{err}");
     let cfg = tiny(&dir, 1);
     std::fs::create_dir_all(&cfg.run.out_dir).unwrap();
-    std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT1 truncated").unwrap();
+    std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT2 truncated").unwrap();
     let err = run(&cfg, true, None).unwrap_err().to_string();
     assert!(err.contains("last.state") && err.contains("truncated"), "{err}");
+    std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT1 an earlier layout").unwrap();
+    let err = run(&cfg, true, None).unwrap_err().to_string();
+    assert!(err.contains("last.state") && err.contains("earlier fno"), "{err}");
 }
 
 #[test]
