@@ -51,6 +51,24 @@ def baseline(case):
     elif name == "rfft2":
         x = torch.randn(batch, n, n, device=dev)
         f, byt = (lambda: torch.fft.rfft2(x)), x.numel() * 4 + batch * n * (n // 2 + 1) * 8
+    elif name in ("fno_rfft2", "fno_irfft2"):
+        # neuraloperator's spectral convolution: rfft2, keep the centred m rows
+        # and the first m/2 + 1 bins (a copy); the inverse zero-fills the
+        # full spectrum, places the modes and runs irfft2.
+        bins = m // 2 + 1
+        rows = list(range(m - m // 2)) + list(range(n - m // 2, n))
+        keep = torch.tensor(rows, device=dev)
+        byt = batch * (n * n * 4 + m * bins * 8)
+        if name == "fno_rfft2":
+            x = torch.randn(batch, n, n, device=dev)
+            f = lambda: torch.fft.rfft2(x)[:, :, :bins].index_select(1, keep)
+        else:
+            x = torch.randn(batch, m, bins, dtype=torch.complex64, device=dev)
+
+            def f():
+                full = torch.zeros(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev)
+                full[:, keep, :bins] = x
+                return torch.fft.irfft2(full, s=(n, n))
     else:
         raise ValueError(name)
     ms = median_ms(f)

@@ -1,8 +1,12 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated] [--only case:n,...] [--plane auto|always|never]`.
-//! `--plane` chooses when the last two axes run as one launch (default auto).
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--column-signals N] [--max-radix N]`.
+//! `--plane` chooses when the last two axes run as one launch (default auto);
+//! `--column-signals N` the fewest signals side by side in a column tile;
+//! `--max-radix N` the largest power-of-two radix of a pass (default 8 below
+//! 1024 points, 16 from there);
+//! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
 //! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
@@ -13,7 +17,7 @@
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, PlaneFusion};
+use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, PlaneFusion};
 use fno_kernels::testing::uniform_f32;
 
 struct Case {
@@ -153,6 +157,42 @@ fn truncated_cases(total_log2: u32) -> Vec<Case> {
     out
 }
 
+/// The 2D transforms of an FNO layer's spectral convolution as the ops call
+/// them (B16 C64, n_modes (m, m) of an n² grid, neuraloperator's mode orders):
+/// the truncating rfft2 and the zero-padding irfft2.
+fn fno_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    for (n, m) in [(128usize, 32usize), (256, 64)] {
+        let stored = [m, m / 2 + 1];
+        let bytes = 16 * 64 * (n * n * 4 + stored[0] * stored[1] * 8);
+        out.push(Case {
+            name: "fno_rfft2",
+            desc: FftDesc::new(&[16, 64, n, n], &[-2, -1], FftKind::R2C, Direction::Forward)
+                .modes(&stored)
+                .mode_order(ModeOrder::Shifted),
+            bytes,
+            prune: false,
+            direct: DirectDft::Auto,
+        });
+        out.push(Case {
+            name: "fno_irfft2",
+            desc: FftDesc::new(
+                &[16, 64, stored[0], stored[1]],
+                &[-2, -1],
+                FftKind::C2R,
+                Direction::Inverse,
+            )
+            .modes(&stored)
+            .lengths(&[n, n])
+            .mode_order(ModeOrder::ShiftedOddLower),
+            bytes,
+            prune: false,
+            direct: DirectDft::Auto,
+        });
+    }
+    out
+}
+
 /// Relative L2 error of the device result against the f64 oracle, on a small batch.
 fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc, options: DeviceOptions) -> f64 {
     let mut small = desc.clone();
@@ -182,18 +222,21 @@ fn bench<R: Runtime>(
     cases: Vec<Case>,
     reps: usize,
     only: Option<&str>,
-    plane: PlaneFusion,
+    // Choices from the command line; each case sets its own pruning and DFT choice.
+    base: DeviceOptions,
 ) {
     println!("{{\"case\": \"env\", \"device\": \"{device_name}\"}}");
     for case in cases {
-        let label = format!("{}:{}", case.name, case.desc.shape[case.desc.shape.len() - 1]);
+        // Labelled by the last axis's length (an inverse's output grid).
+        let lengths = case.desc.lengths.as_ref().unwrap_or(&case.desc.shape);
+        let label = format!("{}:{}", case.name, lengths[lengths.len() - 1]);
         if only.is_some_and(|o| !o.split(',').any(|x| x == label)) {
             continue;
         }
         let options = DeviceOptions {
             prune: case.prune,
             direct_dft: case.direct,
-            plane,
+            ..base
         };
         let err = verify(&client, &case.desc, options);
         assert!(
@@ -223,13 +266,14 @@ fn bench<R: Runtime>(
         times.sort_by(f64::total_cmp);
         let ms = times[times.len() / 2];
         let shape = &case.desc.shape;
-        // Columns transform axis 1 of [batch, n, 32]; the other cases their last axis.
+        // Columns transform axis 1 of [batch, n, 32]; the other cases their
+        // trailing axes, of which the last has length n (an inverse's output grid).
         let column = case.name == "fft_c2c_col_modes";
-        let n = if column { shape[1] } else { shape[shape.len() - 1] };
+        let n = if column { shape[1] } else { lengths[lengths.len() - 1] };
         let batch: usize = if column {
             shape[0]
         } else {
-            shape[..shape.len() - 1].iter().product::<usize>() / if case.name == "rfft2" { n } else { 1 }
+            shape[..shape.len() - case.desc.axes.len()].iter().product()
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
@@ -241,6 +285,18 @@ fn bench<R: Runtime>(
         );
         drop((input, output));
         client.memory_cleanup();
+    }
+}
+
+/// The value of `--name N`, a positive integer, if given.
+fn positive_option(args: &[String], name: &str) -> Option<usize> {
+    let value = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1))?;
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Some(n),
+        _ => {
+            eprintln!("error: {name} {value:?} is not a positive integer");
+            std::process::exit(2);
+        }
     }
 }
 
@@ -257,6 +313,17 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let base = DeviceOptions {
+        plane,
+        column_signals: positive_option(&args, "--column-signals"),
+        max_radix: positive_option(&args, "--max-radix").inspect(|&r| {
+            if r < 2 || !r.is_power_of_two() {
+                eprintln!("error: --max-radix {r} is not a power of two ≥ 2");
+                std::process::exit(2);
+            }
+        }),
+        ..DeviceOptions::default()
+    };
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
     // `--only fft_c2c_1d:4096,rfft2:256` restricts the cases (for profiling).
     let only = args
@@ -269,8 +336,9 @@ fn main() {
         Some(s) if s == "pow2" => cases(total_log2),
         Some(s) if s == "any" => any_size_cases(total_log2),
         Some(s) if s == "truncated" => truncated_cases(total_log2),
+        Some(s) if s == "fno" => fno_cases(),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2, any or truncated)");
+            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated or fno)");
             std::process::exit(2);
         }
     };
@@ -284,7 +352,7 @@ fn main() {
                 cases,
                 reps,
                 only,
-                plane,
+                base,
             )
         }
         #[cfg(feature = "cuda")]
@@ -296,7 +364,7 @@ fn main() {
                 cases,
                 reps,
                 only,
-                plane,
+                base,
             )
         }
         other => {

@@ -3,7 +3,9 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion};
+use fno_kernels::fft::{
+    DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion,
+};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     WgpuRuntime::client(&WgpuDevice::default())
@@ -98,6 +100,8 @@ const PLANE: DeviceOptions = DeviceOptions {
     prune: false,
     direct_dft: DirectDft::Auto,
     plane: PlaneFusion::Auto,
+    column_signals: None,
+    max_radix: None,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -110,9 +114,17 @@ const SEPARATE: DeviceOptions = DeviceOptions {
 const DEFAULT: &[DeviceOptions] = &[PLANE];
 /// The last two axes in one plane launch wherever it fits, and one launch per axis.
 const PLANE_OR_SEPARATE: &[DeviceOptions] = &[ALWAYS_PLANE, SEPARATE];
-/// The FFT kernels, unpruned and pruned, in plane and per-axis launches, where
-/// the planner might otherwise choose a direct DFT: the cases of the window
-/// tests exercise all of them.
+/// Besides those, one launch per axis with column tiles of 32 signals.
+const PLANE_SEPARATE_OR_WIDE_COLUMNS: &[DeviceOptions] = &[
+    ALWAYS_PLANE,
+    SEPARATE,
+    DeviceOptions {
+        column_signals: Some(32),
+        ..SEPARATE
+    },
+];
+/// The FFT kernels, unpruned and pruned, in plane and per-axis launches, where the planner might
+/// otherwise choose a direct DFT: the cases of the window tests exercise all of them.
 const FFT_PRUNED_OR_NOT: &[DeviceOptions] = &[
     DeviceOptions {
         direct_dft: DirectDft::Never,
@@ -148,6 +160,43 @@ fn every_power_of_two_1d() {
         all.extend(cases);
     }
     check_all("every_power_of_two_1d", all, DEFAULT);
+    // Radix 16 below 1024 points, where the default is 8, and radix 32 (the
+    // 4·8 composite butterfly), on fewer cases: every kernel compiles anew on lavapipe.
+    let capped: Vec<(FftDesc, usize)> = (1..=9)
+        .flat_map(|log2| {
+            let n = 1usize << log2;
+            [
+                (FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward), 16),
+                (
+                    FftDesc::new(&[3, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+                    16,
+                ),
+                (FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Inverse), 32),
+            ]
+        })
+        .collect();
+    for cap in [16, 32] {
+        let cases: Vec<FftDesc> = capped.iter().filter(|c| c.1 == cap).map(|c| c.0.clone()).collect();
+        let options = DeviceOptions {
+            max_radix: Some(cap),
+            ..PLANE
+        };
+        check_all(&format!("every_power_of_two_1d, radix cap {cap}"), cases, &[options]);
+    }
+}
+
+#[test]
+fn a_radix_cap_that_is_not_a_power_of_two_is_an_error() {
+    let client = client();
+    let plan = FftPlan::new(FftDesc::new(&[2, 64], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
+    for cap in [0, 1, 12] {
+        let options = DeviceOptions {
+            max_radix: Some(cap),
+            ..PLANE
+        };
+        let result = plan.on_device_with(&client, options);
+        assert!(matches!(result, Err(FftError::Invalid(_))), "cap {cap}");
+    }
 }
 
 #[test]
@@ -166,7 +215,11 @@ fn inner_axes_and_multi_dimensional() {
         FftDesc::new(&[2, 4096, 4], &[1], FftKind::R2C, Direction::Forward),
         FftDesc::new(&[2, 1024], &[0, 1], FftKind::C2C, Direction::Inverse),
     ];
-    check_all("inner_axes_and_multi_dimensional", cases, PLANE_OR_SEPARATE);
+    check_all(
+        "inner_axes_and_multi_dimensional",
+        cases,
+        PLANE_SEPARATE_OR_WIDE_COLUMNS,
+    );
 }
 
 #[test]

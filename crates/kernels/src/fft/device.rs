@@ -4,7 +4,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
-use super::factor::{bluestein_length, four_step_split, is_smooth, radices};
+use super::factor::{bluestein_length, default_max_radix, four_step_split, is_smooth, radices};
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
@@ -15,7 +15,9 @@ use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 /// Threads a row-mode cube aims for.
 const ROW_THREADS: usize = 256;
 /// Signals a column-mode tile wants side by side, so that each row of the tile
-/// is at least 64 contiguous bytes.
+/// is at least 64 contiguous bytes. Wider tiles (`DeviceOptions::column_signals`)
+/// measured even on an H100: FNO's 256² zero-padding column pass ran faster in
+/// tiles of 17 columns, its truncating one slower.
 const COLUMN_SIGNALS: usize = 8;
 /// Static shared memory a cube may take on every backend we target.
 const SHARED_LIMIT: usize = 48 * 1024;
@@ -128,6 +130,14 @@ pub struct DeviceOptions {
     pub direct_dft: DirectDft,
     /// When the last two dimensions run as one plane launch.
     pub plane: PlaneFusion,
+    /// The fewest signals side by side in a tile of a column (inner-axis)
+    /// transform, as far as shared memory allows; `None`: 8. Wider tiles read
+    /// and write longer runs of each row.
+    pub column_signals: Option<usize>,
+    /// The largest power-of-two radix of a Stockham pass, a power of two ≥ 2;
+    /// `None`: [`default_max_radix`](crate::fft::default_max_radix) of the pass
+    /// length. Larger radices mean fewer passes and more registers per thread.
+    pub max_radix: Option<usize>,
 }
 
 /// Whether the last two axes of a transform run in one launch that keeps the
@@ -311,13 +321,19 @@ struct Lowering<'a, R: Runtime> {
     options: DeviceOptions,
 }
 
-/// Threads per signal for passes over `len`: one butterfly of the largest radix each.
-fn threads_for(len: usize) -> usize {
-    let largest = radices(len).and_then(|r| r.into_iter().max()).unwrap_or(1);
-    (len / largest).max(1)
-}
-
 impl<R: Runtime> Lowering<'_, R> {
+    fn max_radix(&self, len: usize) -> usize {
+        self.options.max_radix.unwrap_or_else(|| default_max_radix(len))
+    }
+
+    /// Threads per signal for passes over `len`: one butterfly of the largest radix each.
+    fn threads_for(&self, len: usize) -> usize {
+        let largest = radices(len, self.max_radix(len))
+            .and_then(|r| r.into_iter().max())
+            .unwrap_or(1);
+        (len / largest).max(1)
+    }
+
     fn upload(&self, values: &[f32]) -> (Handle, usize) {
         (self.client.create_from_slice(f32::as_bytes(values)), values.len())
     }
@@ -331,7 +347,7 @@ impl<R: Runtime> Lowering<'_, R> {
     /// values each fit one cube.
     fn fits(&self, pass_len: usize, slots: usize, signals: usize) -> bool {
         8 * signals * smem_stride_for(slots.max(pass_len)) <= self.shared_limit
-            && threads_for(pass_len) * signals <= self.max_threads
+            && self.threads_for(pass_len) * signals <= self.max_threads
     }
 
     /// Whether one cube transforms a whole signal: smooth column tiles need
@@ -356,12 +372,13 @@ impl<R: Runtime> Lowering<'_, R> {
         signals_hint: usize,
     ) -> StageConfig {
         let pass_len = bluestein.unwrap_or(n);
-        let radix_list = radices(pass_len).expect("pass lengths are 7-smooth");
-        let threads_per_signal = threads_for(pass_len);
+        let radix_list = radices(pass_len, self.max_radix(pass_len)).expect("pass lengths are 7-smooth");
+        let threads_per_signal = self.threads_for(pass_len);
         let stride = smem_stride_for(forms.0.load_len(n).max(pass_len));
         let by_smem = (self.shared_limit / (8 * stride)).max(1);
         let wanted = if column {
-            COLUMN_SIGNALS.max(ROW_THREADS / threads_per_signal)
+            let fewest = self.options.column_signals.unwrap_or(COLUMN_SIGNALS);
+            fewest.max(ROW_THREADS / threads_per_signal)
         } else {
             ROW_THREADS / threads_per_signal
         };
@@ -625,7 +642,7 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         // Both stages run on every thread of the cube: a common multiple of
         // their threads per signal, no more than the stages' signals can use.
-        let (a, b) = (threads_for(t1.n), threads_for(t2.n));
+        let (a, b) = (self.threads_for(t1.n), self.threads_for(t2.n));
         let step = a / gcd(a, b) * b;
         let busy = (a * PlaneConfig::signals(rows_first, input)).max(b * PlaneConfig::signals(!rows_first, image));
         let most = PLANE_THREADS
@@ -859,6 +876,9 @@ fn cube_count(cubes: usize) -> CubeCount {
 
 impl<R: Runtime> DeviceFft<R> {
     fn new(client: ComputeClient<R>, plan: FftPlan, options: DeviceOptions) -> Result<Self, FftError> {
+        if let Some(r) = options.max_radix.filter(|&r| r < 2 || !r.is_power_of_two()) {
+            return Err(FftError::Invalid(format!("max_radix {r} is not a power of two ≥ 2")));
+        }
         let props = client.properties();
         let shared_limit = props.hardware.max_shared_memory_size.min(SHARED_LIMIT);
         let max_threads = (props.hardware.max_units_per_cube as usize).min(1024);

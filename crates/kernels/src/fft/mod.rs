@@ -16,7 +16,7 @@ mod stage;
 mod window;
 
 pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion};
-pub use factor::radices;
+pub use factor::{default_max_radix, radices};
 pub use window::Window;
 
 use std::fmt;

@@ -15,8 +15,8 @@
 use cubecl::prelude::*;
 
 use super::stage::{
-    fold_packed_tile, load_tile, loads_directly, packed_bin_imag, slot, split_flat, store_tile, stores_directly,
-    tile_output, transform_tile, unit_in_tile, window_index, window_position, InputForm, StageConfig, TileCoords,
+    fold_packed_tile, folds_in_shared, load_tile, loads_directly, packed_bin_imag, slot, split_flat, store_tile,
+    stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, StageConfig, TileCoords,
 };
 
 /// A plane transform: the stage of each phase and the extents of the images.
@@ -189,7 +189,7 @@ pub fn fft_plane_kernel<F: Float>(
         if comptime![!loads_directly(&first)] {
             load_tile::<F>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
         }
-        if comptime![first.input == InputForm::HermitianPacked] {
+        if comptime![folds_in_shared(&first)] {
             fold_packed_tile::<F>(
                 &mut work_re,
                 &mut work_im,
@@ -259,7 +259,7 @@ pub fn fft_plane_kernel<F: Float>(
             image_sc,
             image_axis,
         );
-        if comptime![second.input == InputForm::HermitianPacked] {
+        if comptime![folds_in_shared(&second)] {
             fold_packed_tile::<F>(
                 &mut work_re,
                 &mut work_im,

@@ -334,8 +334,65 @@ fn small_dft<F: Float>(
         }
     } else if comptime![r % 2 == 1] {
         small_odd_dft::<F>(re, im, base, stride, r, inverse);
+    } else if comptime![r.is_power_of_two()] {
+        composite_dft::<F>(re, im, base, stride, 4usize, comptime![r / 4], inverse);
     } else {
         comptime![panic!("unsupported radix {r}")];
+    }
+}
+
+/// In-register DFT of length `a·b` by one Cooley–Tukey split (`n = b·n1 + n2`,
+/// `k = k1 + a·k2`): `b` DFTs of length `a` over samples `n2 + b·n1`, the
+/// twiddles `W_ab^{n2·k1}`, `a` DFTs of length `b`, then the transpose into
+/// natural order. Radix 16 runs as two radix-4 layers this way.
+#[cube]
+fn composite_dft<F: Float>(
+    re: &mut Array<F>,
+    im: &mut Array<F>,
+    base: usize,
+    stride: usize,
+    #[comptime] a: usize,
+    #[comptime] b: usize,
+    #[comptime] inverse: bool,
+) {
+    let r = comptime![a * b];
+    #[unroll]
+    for n2 in 0..b {
+        small_dft::<F>(re, im, base + n2 * stride, b * stride, a, inverse);
+    }
+    // DFT output k1 of sample column n2 sits at n2 + b·k1.
+    #[unroll]
+    for n2 in 1..b {
+        #[unroll]
+        for k1 in 1..a {
+            let angle = comptime![2.0 * core::f64::consts::PI * ((n2 * k1) % r) as f64 / r as f64];
+            let c = F::new(comptime![angle.cos() as f32]);
+            let s = F::new(comptime![(if inverse { angle.sin() } else { -angle.sin() }) as f32]);
+            let at = base + (n2 + b * k1) * stride;
+            let (tr, ti) = complex_mul::<F>(re[at], im[at], c, s);
+            re[at] = tr;
+            im[at] = ti;
+        }
+    }
+    #[unroll]
+    for k1 in 0..a {
+        small_dft::<F>(re, im, base + b * k1 * stride, stride, b, inverse);
+    }
+    // Output k1 + a·k2 sits at b·k1 + k2.
+    let mut tr = Array::<F>::new(r);
+    let mut ti = Array::<F>::new(r);
+    #[unroll]
+    for k1 in 0..a {
+        #[unroll]
+        for k2 in 0..b {
+            tr[k1 + a * k2] = re[base + (b * k1 + k2) * stride];
+            ti[k1 + a * k2] = im[base + (b * k1 + k2) * stride];
+        }
+    }
+    #[unroll]
+    for k in 0..r {
+        re[base + k * stride] = tr[k];
+        im[base + k * stride] = ti[k];
     }
 }
 
@@ -609,10 +666,18 @@ fn store_element<F: Float>(
 }
 
 /// Whether the first pass reads global memory directly (not when the input
-/// must be whole in shared memory first: the packed Hermitian fold, Bluestein's
-/// chirp, a tile the caller fills).
+/// must be whole in shared memory first: Bluestein's chirp, a tile the caller
+/// fills, a packed Hermitian input spread over a four-step fold).
 pub(super) fn loads_directly(cfg: &StageConfig) -> bool {
-    !cfg.load_shared && cfg.input != InputForm::HermitianPacked && cfg.bluestein.is_none() && !cfg.radices.is_empty()
+    let folds_on_load =
+        cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
+    !cfg.load_shared && folds_on_load && cfg.bluestein.is_none() && !cfg.radices.is_empty()
+}
+
+/// Whether a packed Hermitian input is folded in shared memory after a staged
+/// load; a first pass that reads global memory folds the bins as it reads them.
+pub(super) fn folds_in_shared(cfg: &StageConfig) -> bool {
+    cfg.input == InputForm::HermitianPacked && !loads_directly(cfg)
 }
 
 /// Whether the last pass writes global memory directly: not when the caller
@@ -702,7 +767,7 @@ fn stockham_passes<F: Float>(
             #[unroll]
             for j in 0..r {
                 let (xr, xi) = if from_global {
-                    load_element::<F>(input, factors, at, signal, i + j * quarter_n, cfg.clone())
+                    load_pass_input::<F>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
                 } else {
                     (
                         smem_re[base + slot(i + j * quarter_n)],
@@ -841,19 +906,52 @@ pub(super) fn fold_packed_tile<F: Float>(
     while k <= half {
         let (xr, xi) = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
         let (yr, yi) = (smem_re[base + slot(n - k)], smem_im[base + slot(n - k)]);
-        // Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k]), W = exp(-iπ/n)
-        let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
-        let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
-        let (er, ei) = complex_mul::<F>(yr - xr, yi + xi, wr, F::new(0.0) - wi);
-        smem_re[base + slot(k)] = xr + yr - di;
-        smem_im[base + slot(k)] = xi - yi + dr;
+        let (zr, zi) = fold_bins::<F>(xr, xi, yr, yi, twiddles, k);
+        smem_re[base + slot(k)] = zr;
+        smem_im[base + slot(k)] = zi;
         if k != 0 && 2 * k != n {
-            smem_re[base + slot(n - k)] = yr + xr + ei;
-            smem_im[base + slot(n - k)] = yi - xi - er;
+            let (zr, zi) = fold_bins::<F>(yr, yi, xr, xi, twiddles, n - k);
+            smem_re[base + slot(n - k)] = zr;
+            smem_im[base + slot(n - k)] = zi;
         }
         k += comptime![cfg.threads_per_signal];
     }
     sync_cube();
+}
+
+/// Value `k` of the half-length spectrum of a real signal's pairs, from bins
+/// `x = X[k]` and `y = X[n-k]` of the signal's spectrum:
+/// `Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k])`, `W_2n = exp(-iπ/n)`.
+#[cube]
+fn fold_bins<F: Float>(xr: F, xi: F, yr: F, yi: F, twiddles: &Array<F>, k: usize) -> (F, F) {
+    let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
+    let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
+    (xr + yr - di, xi - yi + dr)
+}
+
+/// Value `k` of what the first pass transforms, read from global memory: the
+/// windowed input element, or for a packed Hermitian input the value folded
+/// from bins `k` and `n - k`.
+#[cube]
+fn load_pass_input<F: Float>(
+    input: &Array<F>,
+    factors: &Array<F>,
+    twiddles: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    if comptime![cfg.input == InputForm::HermitianPacked] {
+        let n = comptime![cfg.n];
+        let (xr, xi) = load_element::<F>(input, factors, at, s, k, cfg.clone());
+        let (yr, yi) = load_element::<F>(input, factors, at, s, n - k, cfg.clone());
+        let xi = packed_bin_imag::<F>(xi, k, cfg.clone());
+        let yi = packed_bin_imag::<F>(yi, n - k, cfg.clone());
+        fold_bins::<F>(xr, xi, yr, yi, twiddles, k)
+    } else {
+        load_element::<F>(input, factors, at, s, k, cfg)
+    }
 }
 
 /// The complex transform of every signal of the tile: the Stockham passes, or
@@ -1167,7 +1265,7 @@ pub fn fft_stage_kernel<F: Float>(
     if comptime![!loads_directly(&cfg)] {
         load_tile::<F>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
     }
-    if comptime![cfg.input == InputForm::HermitianPacked] {
+    if comptime![folds_in_shared(&cfg)] {
         fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
     }
     transform_tile::<F>(
