@@ -290,8 +290,11 @@ fn cgemm_kernel<F: Float + CubeElement>(
                 for j in 0..tq {
                     let t = i * tq + j;
                     if comptime![cfg.complex] {
-                        acc_re[t] += ar[i] * br[j] - ai[i] * bi[j];
-                        acc_im[t] += ar[i] * bi[j] + ai[i] * br[j];
+                        // One product per statement: each contracts to one FMA.
+                        acc_re[t] += ar[i] * br[j];
+                        acc_re[t] -= ai[i] * bi[j];
+                        acc_im[t] += ar[i] * bi[j];
+                        acc_im[t] += ai[i] * br[j];
                     } else {
                         acc_re[t] += ar[i] * br[j];
                     }
