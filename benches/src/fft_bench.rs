@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--column-signals N] [--max-radix N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--column-signals N] [--max-radix N] [--shared-limit BYTES]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--column-signals N` the fewest signals side by side in a column tile;
 //! `--max-radix N` the largest power-of-two radix of a pass (default 8 below
@@ -322,6 +322,7 @@ fn main() {
                 std::process::exit(2);
             }
         }),
+        shared_limit: positive_option(&args, "--shared-limit"),
         ..DeviceOptions::default()
     };
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };

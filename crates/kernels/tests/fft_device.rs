@@ -102,6 +102,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Auto,
     column_signals: None,
     max_radix: None,
+    shared_limit: None,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -114,12 +115,14 @@ const SEPARATE: DeviceOptions = DeviceOptions {
 const DEFAULT: &[DeviceOptions] = &[PLANE];
 /// The last two axes in one plane launch wherever it fits, and one launch per axis.
 const PLANE_OR_SEPARATE: &[DeviceOptions] = &[ALWAYS_PLANE, SEPARATE];
-/// Besides those, one launch per axis with column tiles of 32 signals.
+/// Besides those, one launch per axis with column tiles of 32 signals, in as
+/// much shared memory as the device allows.
 const PLANE_SEPARATE_OR_WIDE_COLUMNS: &[DeviceOptions] = &[
     ALWAYS_PLANE,
     SEPARATE,
     DeviceOptions {
         column_signals: Some(32),
+        shared_limit: Some(usize::MAX),
         ..SEPARATE
     },
 ];

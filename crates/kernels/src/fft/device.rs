@@ -19,7 +19,7 @@ const ROW_THREADS: usize = 256;
 /// measured even on an H100: FNO's 256² zero-padding column pass ran faster in
 /// tiles of 17 columns, its truncating one slower.
 const COLUMN_SIGNALS: usize = 8;
-/// Static shared memory a cube may take on every backend we target.
+/// Shared memory a stage's cube may take by default: what every backend we target offers.
 const SHARED_LIMIT: usize = 48 * 1024;
 const ELEMWISE_THREADS: usize = 256;
 /// Threads a plane cube aims for.
@@ -138,6 +138,10 @@ pub struct DeviceOptions {
     /// `None`: [`default_max_radix`](crate::fft::default_max_radix) of the pass
     /// length. Larger radices mean fewer passes and more registers per thread.
     pub max_radix: Option<usize>,
+    /// Shared memory in bytes a cube of one axis's stage may take; `None`: 48 KiB,
+    /// what every backend we target offers. Always capped at the device's limit
+    /// (CUDA lets a cube opt in to more).
+    pub shared_limit: Option<usize>,
 }
 
 /// Whether the last two axes of a transform run in one launch that keeps the
@@ -880,7 +884,10 @@ impl<R: Runtime> DeviceFft<R> {
             return Err(FftError::Invalid(format!("max_radix {r} is not a power of two ≥ 2")));
         }
         let props = client.properties();
-        let shared_limit = props.hardware.max_shared_memory_size.min(SHARED_LIMIT);
+        let shared_limit = props
+            .hardware
+            .max_shared_memory_size
+            .min(options.shared_limit.unwrap_or(SHARED_LIMIT));
         let max_threads = (props.hardware.max_units_per_cube as usize).min(1024);
         let mut lowering = Lowering {
             client: &client,
