@@ -233,8 +233,8 @@ fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig
 fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
     let (quick, reps) = (opts.quick, opts.reps);
     let device = Default::default();
-    for &(dim, batch, channels, n, n_modes) in opts.cases {
-        if !n.is_power_of_two() {
+    for (i, &(dim, batch, channels, n, n_modes)) in opts.cases.iter().enumerate() {
+        if !n.is_power_of_two() || opts.only.is_some_and(|only| only != i) {
             continue;
         }
         let (batch, channels) = if quick {
