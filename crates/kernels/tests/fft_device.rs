@@ -189,16 +189,20 @@ fn every_power_of_two_1d() {
 }
 
 #[test]
-fn a_radix_cap_that_is_not_a_power_of_two_is_an_error() {
+fn invalid_device_options_are_errors() {
     let client = client();
     let plan = FftPlan::new(FftDesc::new(&[2, 64], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
-    for cap in [0, 1, 12] {
-        let options = DeviceOptions {
-            max_radix: Some(cap),
-            ..PLANE
-        };
+    let radix_caps = [0, 1, 12].map(|cap| DeviceOptions {
+        max_radix: Some(cap),
+        ..PLANE
+    });
+    let shared_limits = [0, 1024, 48 * 1024 - 1].map(|bytes| DeviceOptions {
+        shared_limit: Some(bytes),
+        ..PLANE
+    });
+    for options in radix_caps.into_iter().chain(shared_limits) {
         let result = plan.on_device_with(&client, options);
-        assert!(matches!(result, Err(FftError::Invalid(_))), "cap {cap}");
+        assert!(matches!(result, Err(FftError::Invalid(_))), "{options:?}");
     }
 }
 

@@ -138,9 +138,9 @@ pub struct DeviceOptions {
     /// `None`: [`default_max_radix`](crate::fft::default_max_radix) of the pass
     /// length. Larger radices mean fewer passes and more registers per thread.
     pub max_radix: Option<usize>,
-    /// Shared memory in bytes a cube of one axis's stage may take; `None`: 48 KiB,
-    /// what every backend we target offers. Always capped at the device's limit
-    /// (CUDA lets a cube opt in to more).
+    /// Shared memory in bytes a cube of one axis's stage may take, at least the
+    /// default; `None`: 48 KiB, what every backend we target offers. Always
+    /// capped at the device's limit (CUDA lets a cube opt in to more).
     pub shared_limit: Option<usize>,
 }
 
@@ -882,6 +882,11 @@ impl<R: Runtime> DeviceFft<R> {
     fn new(client: ComputeClient<R>, plan: FftPlan, options: DeviceOptions) -> Result<Self, FftError> {
         if let Some(r) = options.max_radix.filter(|&r| r < 2 || !r.is_power_of_two()) {
             return Err(FftError::Invalid(format!("max_radix {r} is not a power of two ≥ 2")));
+        }
+        if let Some(bytes) = options.shared_limit.filter(|&b| b < SHARED_LIMIT) {
+            return Err(FftError::Invalid(format!(
+                "shared_limit {bytes} is below the default {SHARED_LIMIT} bytes"
+            )));
         }
         let props = client.properties();
         let shared_limit = props
