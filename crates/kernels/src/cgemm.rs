@@ -20,6 +20,7 @@
 //! a large batch) split `r` among cubes: each writes a partial product, and a
 //! second kernel adds the partials into `C`.
 
+use crate::pairs::{pair_aligned, read_float, read_pair, vector_size, write_pair};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::CubeElement;
@@ -130,8 +131,8 @@ const MIN_SPLIT_TERMS: usize = 64;
 
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_operand<F: Float>(
-    src: &Array<F>,
+fn stage_operand<F: Float, N: Size>(
+    src: &Array<Vector<F, N>>,
     smem: &mut SharedMemory<F>,
     r0: usize,
     k0: usize,
@@ -145,6 +146,7 @@ fn stage_operand<F: Float>(
     #[comptime] conj: bool,
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
+    #[comptime] pairs: bool,
 ) {
     // Element e of the chunk is (r, x, mode) with the mode fastest: consecutive
     // threads read consecutive modes, and write consecutive shared words.
@@ -160,12 +162,13 @@ fn stage_operand<F: Float>(
             let r = e / comptime![cfg.modes * block];
             let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
             let valid = xg < x_len && rg < r_len && kg < k_len;
-            let at = comptime![cfg.width()] * select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+            let at = select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
             if comptime![cfg.complex] {
-                smem[2 * e] = select(valid, src[at], F::new(0.0));
-                smem[2 * e + 1] = select(valid, src[at + 1] * sign, F::new(0.0));
+                let (re, im) = read_pair::<F, N>(src, at, pairs);
+                smem[2 * e] = select(valid, re, F::new(0.0));
+                smem[2 * e + 1] = select(valid, im * sign, F::new(0.0));
             } else {
-                smem[e] = select(valid, src[at], F::new(0.0));
+                smem[e] = select(valid, read_float::<F, N>(src, at), F::new(0.0));
             }
         }
     }
@@ -174,10 +177,10 @@ fn stage_operand<F: Float>(
 #[cube(launch)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn cgemm_kernel<F: Float + CubeElement>(
-    a: &Array<F>,
-    b: &Array<F>,
-    c: &mut Array<F>,
+fn cgemm_kernel<F: Float + CubeElement, N: Size>(
+    a: &Array<Vector<F, N>>,
+    b: &Array<Vector<F, N>>,
+    c: &mut Array<Vector<F, N>>,
     scale: &Array<F>,
     bias: &Array<F>,
     bias_mode: usize,
@@ -199,6 +202,7 @@ fn cgemm_kernel<F: Float + CubeElement>(
     r_per: usize,
     c_split: usize,
     #[comptime] cfg: CgemmConfig,
+    #[comptime] pairs: bool,
 ) {
     let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
     let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
@@ -233,7 +237,7 @@ fn cgemm_kernel<F: Float + CubeElement>(
 
     let mut r0 = r_begin;
     while r0 < r_end {
-        stage_operand::<F>(
+        stage_operand::<F, N>(
             a,
             &mut smem_a,
             r0,
@@ -248,8 +252,9 @@ fn cgemm_kernel<F: Float + CubeElement>(
             cfg.conj_a,
             bp,
             cfg,
+            pairs,
         );
-        stage_operand::<F>(
+        stage_operand::<F, N>(
             b,
             &mut smem_b,
             r0,
@@ -264,6 +269,7 @@ fn cgemm_kernel<F: Float + CubeElement>(
             cfg.conj_b,
             bq,
             cfg,
+            pairs,
         );
         sync_cube();
         #[unroll]
@@ -319,16 +325,17 @@ fn cgemm_kernel<F: Float + CubeElement>(
             for j in 0..tq {
                 let (p, q) = (p0 + ti + i * np, q0 + tj + j * nq);
                 if p < p_len && q < q_len {
-                    let ct = width * (p * c_p + q * c_q + k * c_k + split * c_split);
+                    let ct = p * c_p + q * c_q + k * c_k + split * c_split;
                     let mut re = acc_re[i * tq + j] * s;
                     if comptime![cfg.biased] {
                         if k == bias_mode && split == 0 {
                             re += bias_factor * bias[q];
                         }
                     }
-                    c[ct] = re;
                     if comptime![cfg.complex] {
-                        c[ct + 1] = acc_im[i * tq + j] * s;
+                        write_pair::<F, N>(c, ct, re, acc_im[i * tq + j] * s, pairs);
+                    } else {
+                        c[ct] = Vector::new(re);
                     }
                 }
             }
@@ -544,10 +551,13 @@ impl CgemmProblem {
             ),
         };
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), cfg.width() * len) };
+        // Complex operands travel as 8-byte pairs wherever every buffer starts on a pair.
+        let pairs = cfg.complex && [a, b, target].into_iter().all(pair_aligned);
         cgemm_kernel::launch::<f32, R>(
             client,
             count,
             CubeDim::new_1d(cfg.threads() as u32),
+            vector_size(pairs),
             arr(a, ea),
             arr(b, eb),
             arr(target, target_len),
@@ -572,6 +582,7 @@ impl CgemmProblem {
             r_per,
             c_split,
             cfg,
+            pairs,
         );
         if let Some(partial) = partial {
             let threads = 256;

@@ -5,4 +5,5 @@ pub mod backend;
 pub mod cgemm;
 pub mod fft;
 pub mod fused;
+mod pairs;
 pub mod testing;

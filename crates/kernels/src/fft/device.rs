@@ -11,6 +11,7 @@ use super::stage::{
     fft_stage_kernel, smem_stride_for, AxisFold, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
+use crate::pairs::{pair_aligned, vector_size};
 
 /// Threads a row-mode cube aims for.
 const ROW_THREADS: usize = 256;
@@ -415,6 +416,9 @@ impl<R: Runtime> Lowering<'_, R> {
             store_factor: None,
             load_shared: false,
             store_shared: false,
+            // Set once the layout is known (`push_stage`).
+            vector_input: false,
+            vector_output: false,
         }
     }
 
@@ -426,6 +430,7 @@ impl<R: Runtime> Lowering<'_, R> {
         dst: (Buf, usize),
         factors: &[f32],
     ) {
+        let cfg = cfg.with_pair_vectors(&layout);
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
@@ -1003,6 +1008,10 @@ impl<R: Runtime> DeviceFft<R> {
                 factors,
             } => {
                 let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_cube);
+                // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
+                let mut cfg = cfg.clone();
+                cfg.vector_input &= pair_aligned(&src);
+                cfg.vector_output &= pair_aligned(&dst);
                 let (coarse, coarse_len, fine, fine_len) = match post {
                     Some((c, cl, f, fl)) => (c.clone(), *cl, f.clone(), *fl),
                     None => (twiddles.clone(), *twiddle_floats, twiddles.clone(), *twiddle_floats),
@@ -1011,6 +1020,8 @@ impl<R: Runtime> DeviceFft<R> {
                     client,
                     cube_count(tiles),
                     CubeDim::new_1d(cfg.threads_per_cube() as u32),
+                    vector_size(cfg.vector_input),
+                    vector_size(cfg.vector_output),
                     array(src, src_floats),
                     array(dst, pass.dst_floats),
                     array(twiddles.clone(), *twiddle_floats),
@@ -1028,7 +1039,7 @@ impl<R: Runtime> DeviceFft<R> {
                     layout.output[1],
                     layout.output[2],
                     layout.output[3],
-                    cfg.clone(),
+                    cfg,
                 );
             }
             Launch::Dft {
@@ -1065,6 +1076,8 @@ impl<R: Runtime> DeviceFft<R> {
                     client,
                     cube_count(*images),
                     CubeDim::new_1d(cfg.threads() as u32),
+                    vector_size(cfg.first.vector_input),
+                    vector_size(cfg.second.vector_output),
                     array(src, src_floats),
                     array(dst, pass.dst_floats),
                     array(twiddles[0].0.clone(), twiddles[0].1),

@@ -148,9 +148,9 @@ fn load_tile_from_image<F: Float>(
 /// One cube per image: the first stage's signals in tiles from global memory
 /// into the image, then the second stage's from the image to global memory.
 #[cube(launch)]
-pub fn fft_plane_kernel<F: Float>(
-    input: &Array<F>,
-    output: &mut Array<F>,
+pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
     first_twiddles: &Array<F>,
     second_twiddles: &Array<F>,
     images: usize,
@@ -187,7 +187,7 @@ pub fn fft_plane_kernel<F: Float>(
             nc: count,
         };
         if comptime![!loads_directly(&first)] {
-            load_tile::<F>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
+            load_tile::<F, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
         }
         if comptime![folds_in_shared(&first)] {
             fold_packed_tile::<F>(
@@ -199,7 +199,7 @@ pub fn fft_plane_kernel<F: Float>(
                 first.clone(),
             );
         }
-        transform_tile::<F>(
+        transform_tile::<F, NI, NO>(
             input,
             output,
             first_twiddles,
@@ -269,7 +269,7 @@ pub fn fft_plane_kernel<F: Float>(
                 second.clone(),
             );
         }
-        transform_tile::<F>(
+        transform_tile::<F, NI, NO>(
             input,
             output,
             second_twiddles,
@@ -284,7 +284,7 @@ pub fn fft_plane_kernel<F: Float>(
             second.clone(),
         );
         if comptime![!stores_directly(&second)] {
-            store_tile::<F>(
+            store_tile::<F, NO>(
                 output,
                 second_twiddles,
                 second_twiddles,

@@ -1,0 +1,62 @@
+//! Global-memory access to arrays of float pairs (complex values, or two real
+//! samples), bound either as plain floats or as vectors of two: one 8-byte
+//! access instead of two 4-byte accesses at an 8-byte stride, which halves the
+//! L1 wavefronts of a warp's load or store. A buffer may only be bound as
+//! vectors when it starts on an 8-byte boundary ([`pair_aligned`]).
+
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+/// Floats `2q` and `2q + 1` of an array of pairs: one 8-byte load when the
+/// array is bound as vectors of two, else two 4-byte loads.
+#[cube]
+pub(crate) fn read_pair<F: Float, N: Size>(array: &Array<Vector<F, N>>, q: usize, #[comptime] vector: bool) -> (F, F) {
+    if comptime![vector] {
+        let v = array[q];
+        (v[0], v[1])
+    } else {
+        (read_float::<F, N>(array, 2 * q), read_float::<F, N>(array, 2 * q + 1))
+    }
+}
+
+/// Float `i` of an array bound with vector size 1.
+#[cube]
+pub(crate) fn read_float<F: Float, N: Size>(array: &Array<Vector<F, N>>, i: usize) -> F {
+    let v = array[i];
+    v[0]
+}
+
+/// Writes floats `2q` and `2q + 1` of an array of pairs (see [`read_pair`]).
+#[cube]
+pub(crate) fn write_pair<F: Float, N: Size>(
+    array: &mut Array<Vector<F, N>>,
+    q: usize,
+    a: F,
+    b: F,
+    #[comptime] vector: bool,
+) {
+    if comptime![vector] {
+        let mut v = Vector::<F, N>::empty();
+        v[0] = a;
+        v[1] = b;
+        array[q] = v;
+    } else {
+        array[2 * q] = Vector::new(a);
+        array[2 * q + 1] = Vector::new(b);
+    }
+}
+
+/// Vector size to bind an array with: 2 when it is read (written) in pairs.
+pub(crate) fn vector_size(pairs: bool) -> usize {
+    if pairs {
+        2
+    } else {
+        1
+    }
+}
+
+/// Whether a buffer starts on an 8-byte boundary, as vectors of two floats
+/// need (a view at an odd float offset does not).
+pub(crate) fn pair_aligned(handle: &Handle) -> bool {
+    handle.offset_start.unwrap_or(0).is_multiple_of(8)
+}
