@@ -49,35 +49,6 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     fft_size[last] = p.input[last] / 2 + 1;
     let f_total: usize = fft_size.iter().product();
 
-    // rfftn, then fftshift of the non-last dims: shifted[s] = X[(s - n//2) mod n].
-    let mut shifted = vec![(0.0, 0.0); p.batch * p.cin * f_total];
-    let fscale: f64 = p.forward_scale.iter().product();
-    for f in 0..f_total {
-        let s = unravel(f, &fft_size);
-        let k: Vec<usize> = (0..dims)
-            .map(|d| {
-                if d == last {
-                    s[d]
-                } else {
-                    (s[d] + p.input[d] - p.input[d] / 2) % p.input[d]
-                }
-            })
-            .collect();
-        for bc in 0..p.batch * p.cin {
-            let mut acc = (0.0, 0.0);
-            for t in 0..n_in {
-                let tt = unravel(t, &p.input);
-                let ph: f64 = (0..dims)
-                    .map(|d| -tau * ((k[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64)
-                    .sum();
-                let v = x[bc * n_in + t];
-                acc.0 += v * ph.cos();
-                acc.1 += v * ph.sin();
-            }
-            shifted[bc * f_total + f] = (acc.0 * fscale, acc.1 * fscale);
-        }
-    }
-
     // Weight crop where the grid holds fewer modes, then the kept slices.
     let kept: Vec<usize> = (0..dims).map(|d| p.modes[d].min(fft_size[d])).collect();
     let w_start: Vec<usize> = (0..dims)
@@ -93,6 +64,38 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     let x_start: Vec<usize> = (0..dims)
         .map(|d| if d == last { 0 } else { fft_size[d] / 2 - kept[d] / 2 })
         .collect();
+    let points: Vec<Vec<usize>> = (0..n_in).map(|t| unravel(t, &p.input)).collect();
+    // rfftn, then fftshift of the non-last dims: shifted[s] = X[(s - n//2) mod n].
+    // Only the slices the contraction reads are summed (the rest stay zero).
+    let mut shifted = vec![(0.0, 0.0); p.batch * p.cin * f_total];
+    let fscale: f64 = p.forward_scale.iter().product();
+    for kf in 0..kept.iter().product::<usize>() {
+        let j = unravel(kf, &kept);
+        let s: Vec<usize> = (0..dims).map(|d| x_start[d] + j[d]).collect();
+        let f = ravel(&s, &fft_size);
+        let k: Vec<usize> = (0..dims)
+            .map(|d| {
+                if d == last {
+                    s[d]
+                } else {
+                    (s[d] + p.input[d] - p.input[d] / 2) % p.input[d]
+                }
+            })
+            .collect();
+        for bc in 0..p.batch * p.cin {
+            let mut acc = (0.0, 0.0);
+            for (t, tt) in points.iter().enumerate() {
+                let ph: f64 = (0..dims)
+                    .map(|d| -tau * ((k[d] * tt[d]) % p.input[d]) as f64 / p.input[d] as f64)
+                    .sum();
+                let v = x[bc * n_in + t];
+                acc.0 += v * ph.cos();
+                acc.1 += v * ph.sin();
+            }
+            shifted[bc * f_total + f] = (acc.0 * fscale, acc.1 * fscale);
+        }
+    }
+
     let k_total: usize = kept.iter().product();
     let w_modes: usize = p.modes.iter().product();
     let mut out_fft = vec![(0.0, 0.0); p.batch * p.cout * f_total];
@@ -142,22 +145,27 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     // the end), then irfft over the last using bins k <= n/2 only.
     let n_out: usize = p.output.iter().product();
     let iscale: f64 = p.inverse_scale.iter().product();
+    // The bins the inverse reads (inside the output's crop) that can hold a
+    // contracted mode; every other bin of `z` is zero.
+    let live: Vec<(usize, Vec<usize>)> = (0..f_total)
+        .map(|f| (f, unravel(f, &fft_size)))
+        .filter(|(_, k)| {
+            (0..dims).all(|d| {
+                if d == last {
+                    k[d] <= p.output[d] / 2
+                } else {
+                    k[d] < p.output[d]
+                }
+            })
+        })
+        .filter(|&(f, _)| (0..p.batch * p.cout).any(|bo| z[bo * f_total + f] != (0.0, 0.0)))
+        .collect();
     let mut y = vec![0.0; p.batch * p.cout * n_out];
     for bo in 0..p.batch * p.cout {
         for t in 0..n_out {
             let tt = unravel(t, &p.output);
             let mut acc = 0.0;
-            for f in 0..f_total {
-                let k = unravel(f, &fft_size);
-                if (0..dims).any(|d| {
-                    if d == last {
-                        k[d] > p.output[d] / 2
-                    } else {
-                        k[d] >= p.output[d]
-                    }
-                }) {
-                    continue;
-                }
+            for (f, k) in &live {
                 let v = z[bo * f_total + f];
                 if v == (0.0, 0.0) {
                     continue;
