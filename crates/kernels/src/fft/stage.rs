@@ -206,9 +206,7 @@ impl StageConfig {
             1
         }
     }
-}
 
-impl StageConfig {
     /// Turns on 8-byte pair I/O wherever every pair the stage reads (writes)
     /// is two adjacent floats at an even offset: always for complex values;
     /// for real pairs when the axis is contiguous, every batch stride even and
