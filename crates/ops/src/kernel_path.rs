@@ -4,8 +4,8 @@
 //! CGEMM, zero-padded C2R (only the retained modes are read). No
 //! full-resolution spectrum is ever materialised.
 //!
-//! `Fused`: the first spatial axis runs as one fused kernel (forward DFT of its
-//! retained modes → per-mode contraction → zero-padded inverse, see
+//! `Fused`: the first spatial axis runs as one fused kernel (truncated forward
+//! transform → per-mode contraction → zero-padded inverse, see
 //! [`fno_kernels::fused`]); the axes after it, if any, go through the
 //! truncated R2C before and the zero-padded C2R after, so only their retained
 //! modes travel through global memory. In 1D the whole convolution is one kernel.
@@ -309,7 +309,7 @@ fn fused_axis<R: CubeRuntime>(
     .norm(norm)
     .mode_order(orders.1);
     let (weight, weight_strides, conj) = weight;
-    let (mut problem, matrices) = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
+    let (mut problem, tables) = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
     problem.conj_weight = conj;
     problem.mode_scale = mode_scale;
     problem.bias = bias.map(|(_, mode_bias)| mode_bias);
@@ -347,7 +347,7 @@ fn fused_axis<R: CubeRuntime>(
         spectrum: Some(&spectrum.handle),
         bias: bias.map(|(values, _)| &values.handle),
     };
-    problem.launch(&input.client, &matrices, buffers);
+    problem.launch(&input.client, &tables, buffers);
     Ok((out, spectrum))
 }
 

@@ -1,5 +1,5 @@
-//! Lowered FFT plans and fused-kernel matrices, cached per device: building one
-//! uploads twiddle tables or DFT matrices, which a layer called every step
+//! Lowered FFT plans and fused-kernel tables, cached per device: building one
+//! uploads twiddle tables, which a layer called every step
 //! should not pay for again.
 
 use std::any::{Any, TypeId};
@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use burn_cubecl::CubeRuntime;
 use cubecl::prelude::ComputeClient;
 use fno_kernels::fft::{DeviceFft, FftDesc, FftPlan};
-use fno_kernels::fused::{FusedMatrices, FusedSpectralConv};
+use fno_kernels::fused::{FusedSpectralConv, FusedTables};
 
 use crate::spec::SpectralError;
 
-/// What is cached: a plan, or the matrices of a fused kernel's two transforms.
+/// What is cached: a plan, or the tables of a fused kernel's two transforms.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Lowered {
     Fft(FftDesc),
@@ -60,20 +60,16 @@ pub fn device_fft<R: CubeRuntime>(
 }
 
 /// The fused problem of the transforms `forward` and `inverse` (weight strides
-/// as given) and its matrices on `device`, uploaded on first use.
+/// as given) and its tables on `device`, uploaded on first use.
 pub fn fused_problem<R: CubeRuntime>(
     client: &ComputeClient<R>,
     device: &R::Device,
     forward: FftDesc,
     inverse: FftDesc,
     weight: fno_kernels::cgemm::Strides,
-) -> Result<(FusedSpectralConv, Arc<FusedMatrices>), SpectralError> {
+) -> Result<(FusedSpectralConv, Arc<FusedTables>), SpectralError> {
     let plan = |desc: &FftDesc| FftPlan::new(desc.clone()).map_err(fft_error);
     let problem = FusedSpectralConv::new(&plan(&forward)?, &plan(&inverse)?, weight).map_err(fft_error)?;
-    let matrices = cached::<R, _>(
-        device,
-        Lowered::Fused(forward, inverse),
-        || Ok(problem.matrices(client)),
-    )?;
-    Ok((problem, matrices))
+    let tables = cached::<R, _>(device, Lowered::Fused(forward, inverse), || Ok(problem.tables(client)))?;
+    Ok((problem, tables))
 }

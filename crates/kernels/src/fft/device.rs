@@ -218,6 +218,87 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
     interleave(&b)
 }
 
+/// A stage that transforms whole signals of length `n` (through Bluestein's
+/// length when given) in one cube, one signal at a time, rows walked element
+/// first, whole sequences in and out: callers narrow it.
+fn whole_signal_stage(
+    n: usize,
+    bluestein: Option<usize>,
+    forms: (InputForm, OutputForm),
+    max_radix: usize,
+) -> StageConfig {
+    let pass_len = bluestein.unwrap_or(n);
+    let radix_list = radices(pass_len, max_radix).expect("pass lengths are 7-smooth");
+    // One butterfly of the largest radix per thread.
+    let threads_per_signal = (pass_len / radix_list.iter().copied().max().unwrap_or(1)).max(1);
+    StageConfig {
+        n,
+        radices: radix_list,
+        bluestein,
+        threads_per_signal,
+        signals_per_cube: 1,
+        inverse: false,
+        input: forms.0,
+        output: forms.1,
+        load: Window::Prefix(2 * n + 1),
+        store: Window::Prefix(2 * n + 1),
+        load_signals_fastest: false,
+        store_signals_fastest: false,
+        smem_stride: smem_stride_for(forms.0.load_len(n).max(pass_len)),
+        scale_bits: 1f32.to_bits(),
+        post_twiddle: None,
+        prune: false,
+        load_fold: None,
+        store_fold: None,
+        load_factor: None,
+        store_factor: None,
+        load_shared: false,
+        store_shared: false,
+        // Set once the layout is known (`StageConfig::with_pair_vectors`).
+        vector_input: false,
+        vector_output: false,
+    }
+}
+
+/// Bluestein's factors of a length-`n` transform through length `m`: the `n`
+/// chirp values, then the `m` bins of the kernel's spectrum.
+fn bluestein_factors(n: usize, inverse: bool, m: usize) -> Vec<f32> {
+    let chirp = chirp(n, inverse);
+    let mut factors = interleave(&chirp);
+    factors.extend(bluestein_kernel_spectrum(&chirp, m));
+    factors
+}
+
+/// An axis step as one stage over tiles that a caller's kernel holds whole in
+/// shared memory between steps of its own (the fused spectral convolution):
+/// the stage (one signal per cube until the caller sets its tile, no global
+/// loads or stores chosen), its twiddle table and its factors (Bluestein's;
+/// one zero when there are none, as every kernel binds the array).
+pub(crate) struct SharedStage {
+    pub cfg: StageConfig,
+    pub twiddles: Vec<f32>,
+    pub factors: Vec<f32>,
+}
+
+impl SharedStage {
+    pub(crate) fn of(step: &AxisStep) -> Self {
+        let t = Transform::of(step);
+        let bluestein = (!is_smooth(t.n)).then(|| bluestein_length(t.n));
+        let pass_len = bluestein.unwrap_or(t.n);
+        let mut cfg = whole_signal_stage(t.n, bluestein, (t.input, t.output), default_max_radix(pass_len));
+        cfg.inverse = t.inverse;
+        cfg.load = step.load;
+        cfg.store = step.store;
+        cfg.scale_bits = (step.scale as f32).to_bits();
+        let table_len = cfg.pass_len() * cfg.twiddle_table_step();
+        SharedStage {
+            twiddles: twiddle_table(table_len, table_len.max(1)),
+            factors: bluestein.map_or_else(|| vec![0.0, 0.0], |m| bluestein_factors(t.n, t.inverse, m)),
+            cfg,
+        }
+    }
+}
+
 /// The complex transform behind an axis step and the forms around it. Real
 /// transforms of even length whose half is 7-smooth pack real pairs into a
 /// half-length transform; the others widen to a full-length complex one.
@@ -376,11 +457,9 @@ impl<R: Runtime> Lowering<'_, R> {
         column: bool,
         signals_hint: usize,
     ) -> StageConfig {
-        let pass_len = bluestein.unwrap_or(n);
-        let radix_list = radices(pass_len, self.max_radix(pass_len)).expect("pass lengths are 7-smooth");
-        let threads_per_signal = self.threads_for(pass_len);
-        let stride = smem_stride_for(forms.0.load_len(n).max(pass_len));
-        let by_smem = (self.shared_limit / (8 * stride)).max(1);
+        let mut cfg = whole_signal_stage(n, bluestein, forms, self.max_radix(bluestein.unwrap_or(n)));
+        let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
+        let threads_per_signal = cfg.threads_per_signal;
         let wanted = if column {
             let fewest = self.options.column_signals.unwrap_or(COLUMN_SIGNALS);
             fewest.max(ROW_THREADS / threads_per_signal)
@@ -391,35 +470,11 @@ impl<R: Runtime> Lowering<'_, R> {
         // Spread the `signals_hint` signals of a row of tiles evenly, so that a
         // last, nearly empty tile does not cost a whole cube.
         let tiles = signals_hint.max(1).div_ceil(most);
-        let signals = signals_hint.max(1).div_ceil(tiles);
-        StageConfig {
-            n,
-            radices: radix_list,
-            bluestein,
-            threads_per_signal,
-            signals_per_cube: signals,
-            inverse: false,
-            input: forms.0,
-            output: forms.1,
-            // Whole sequences unless the caller narrows them.
-            load: Window::Prefix(2 * n + 1),
-            store: Window::Prefix(2 * n + 1),
-            load_signals_fastest: column,
-            store_signals_fastest: column,
-            smem_stride: stride,
-            scale_bits: 1f32.to_bits(),
-            post_twiddle: None,
-            prune: self.options.prune,
-            load_fold: None,
-            store_fold: None,
-            load_factor: None,
-            store_factor: None,
-            load_shared: false,
-            store_shared: false,
-            // Set once the layout is known (`push_stage`).
-            vector_input: false,
-            vector_output: false,
-        }
+        cfg.signals_per_cube = signals_hint.max(1).div_ceil(tiles);
+        cfg.load_signals_fastest = column;
+        cfg.store_signals_fastest = column;
+        cfg.prune = self.options.prune;
+        cfg
     }
 
     fn push_stage(
@@ -751,15 +806,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 output: [0, 0, dst.stored, 1],
             }
         };
-        let factors = match bluestein {
-            Some(m) => {
-                let chirp = chirp(t.n, t.inverse);
-                let mut f = interleave(&chirp);
-                f.extend(bluestein_kernel_spectrum(&chirp, m));
-                f
-            }
-            None => Vec::new(),
-        };
+        let factors = bluestein.map_or_else(Vec::new, |m| bluestein_factors(t.n, t.inverse, m));
         self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
     }
 

@@ -12,9 +12,10 @@ pub(crate) mod dft;
 mod factor;
 mod plane;
 mod real;
-mod stage;
+pub(crate) mod stage;
 mod window;
 
+pub(crate) use device::SharedStage;
 pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion};
 pub use factor::{default_max_radix, radices};
 pub use window::Window;

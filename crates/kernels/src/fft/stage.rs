@@ -259,7 +259,7 @@ pub struct StageLayout {
 
 /// Padded shared-memory position of element `x` of a signal.
 #[cube]
-pub(super) fn slot(x: usize) -> usize {
+pub(crate) fn slot(x: usize) -> usize {
     x + x / 32
 }
 
@@ -507,7 +507,7 @@ fn table_twiddle<F: Float>(table: &Array<F>, e: usize, #[comptime] inverse: bool
 /// need to read the first pass straight from global memory and write the last
 /// pass straight back.
 #[derive(CubeType, Clone, Copy)]
-pub(super) struct TileCoords {
+pub(crate) struct TileCoords {
     /// Flat input/output offsets of the tile's first signal.
     pub in_base: usize,
     pub out_base: usize,
@@ -716,7 +716,7 @@ fn store_element<F: Float, N: Size>(
 /// Whether the first pass reads global memory directly (not when the input
 /// must be whole in shared memory first: Bluestein's chirp, a tile the caller
 /// fills, a packed Hermitian input spread over a four-step fold).
-pub(super) fn loads_directly(cfg: &StageConfig) -> bool {
+pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
     let folds_on_load =
         cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
     !cfg.load_shared && folds_on_load && cfg.bluestein.is_none() && !cfg.radices.is_empty()
@@ -724,7 +724,7 @@ pub(super) fn loads_directly(cfg: &StageConfig) -> bool {
 
 /// Whether a packed Hermitian input is folded in shared memory after a staged
 /// load; a first pass that reads global memory folds the bins as it reads them.
-pub(super) fn folds_in_shared(cfg: &StageConfig) -> bool {
+pub(crate) fn folds_in_shared(cfg: &StageConfig) -> bool {
     cfg.input == InputForm::HermitianPacked && !loads_directly(cfg)
 }
 
@@ -733,7 +733,7 @@ pub(super) fn folds_in_shared(cfg: &StageConfig) -> bool {
 /// Bluestein's final chirp, nor when the
 /// store walks the tile in another order than the passes (the transposed store
 /// of a four-step pass).
-pub(super) fn stores_directly(cfg: &StageConfig) -> bool {
+pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
     !cfg.store_shared
         && cfg.output != OutputForm::Untangled
         && cfg.bluestein.is_none()
@@ -898,7 +898,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
 /// Fills the tile's shared memory with its signals' (windowed) input from
 /// global memory, walking in the order the loads coalesce in.
 #[cube]
-pub(super) fn load_tile<F: Float, N: Size>(
+pub(crate) fn load_tile<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     factors: &Array<F>,
     at: TileCoords,
@@ -926,7 +926,7 @@ pub(super) fn load_tile<F: Float, N: Size>(
 #[cube]
 // The comptime switch stays an outer `if`.
 #[allow(clippy::collapsible_if)]
-pub(super) fn packed_bin_imag<F: Float>(vi: F, k: usize, #[comptime] cfg: StageConfig) -> F {
+pub(crate) fn packed_bin_imag<F: Float>(vi: F, k: usize, #[comptime] cfg: StageConfig) -> F {
     let mut out = vi;
     if comptime![cfg.input == InputForm::HermitianPacked] {
         if k == 0 || k == comptime![cfg.n] {
@@ -939,7 +939,7 @@ pub(super) fn packed_bin_imag<F: Float>(vi: F, k: usize, #[comptime] cfg: StageC
 /// Packed C2R: folds the `n + 1` Hermitian bins of each signal in shared memory
 /// into the half-length complex spectrum of its real pairs.
 #[cube]
-pub(super) fn fold_packed_tile<F: Float>(
+pub(crate) fn fold_packed_tile<F: Float>(
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
     twiddles: &Array<F>,
@@ -1007,7 +1007,7 @@ fn load_pass_input<F: Float, N: Size>(
 /// spectrum `K̂` carrying the 1/m of the inverse transform).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn transform_tile<F: Float, NI: Size, NO: Size>(
+pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
     output: &mut Array<Vector<F, NO>>,
     twiddles: &Array<F>,
@@ -1059,7 +1059,7 @@ pub(super) fn transform_tile<F: Float, NI: Size, NO: Size>(
 /// Output `k` of the tile's signal `s` from its transform in shared memory: the
 /// value itself, or the bin untangled from the half-length transform.
 #[cube]
-pub(super) fn tile_output<F: Float>(
+pub(crate) fn tile_output<F: Float>(
     smem_re: &SharedMemory<F>,
     smem_im: &SharedMemory<F>,
     twiddles: &Array<F>,
@@ -1086,7 +1086,7 @@ pub(super) fn tile_output<F: Float>(
 /// Writes the tile's outputs from shared memory, in the order the output coalesces in.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn store_tile<F: Float, N: Size>(
+pub(crate) fn store_tile<F: Float, N: Size>(
     output: &mut Array<Vector<F, N>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
@@ -1158,7 +1158,7 @@ fn scale_in_shared<F: Float>(
 /// Dense position of sequence index `k` in a window, or `len` of the dense
 /// storage when the window does not hold `k` (the caller treats it as zero).
 #[cube]
-pub(super) fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> (bool, usize) {
+pub(crate) fn window_position(k: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> (bool, usize) {
     match comptime![window] {
         Window::Prefix(len) => {
             let held = comptime![len.min(seq_len)];
@@ -1189,7 +1189,7 @@ pub(super) fn window_position(k: usize, #[comptime] window: Window, #[comptime] 
 
 /// Sequence index held at dense position `j` of a window.
 #[cube]
-pub(super) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> usize {
+pub(crate) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq_len: usize) -> usize {
     match comptime![window] {
         Window::Prefix(_) => j,
         Window::Centered(m) => {
@@ -1210,7 +1210,7 @@ pub(super) fn window_index(j: usize, #[comptime] window: Window, #[comptime] seq
 
 /// Splits a tile-local flat index into (signal, element) for the chosen walk order.
 #[cube]
-pub(super) fn split_flat(
+pub(crate) fn split_flat(
     flat: usize,
     #[comptime] len: usize,
     #[comptime] signals: usize,
@@ -1250,7 +1250,7 @@ fn fold_dim_index(b: usize, c: usize, #[comptime] fold: Option<AxisFold>) -> usi
 /// (signal, thread within the signal) of this unit in a stage's tile: the
 /// passes walk the tile in the order the global loads coalesce in.
 #[cube]
-pub(super) fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
+pub(crate) fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
     let signals = comptime![cfg.signals_per_cube];
     let per_signal = comptime![cfg.threads_per_signal];
     if comptime![cfg.load_signals_fastest] {
