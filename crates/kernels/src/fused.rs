@@ -27,11 +27,11 @@ use cubecl::CubeElement;
 
 use crate::cgemm::{ModeBias, Strides};
 use crate::fft::stage::{
-    fold_packed_tile, folds_in_shared, load_tile, loads_directly, packed_bin_imag, slot, store_tile, stores_directly,
-    tile_output, transform_tile, unit_in_tile, window_index, window_position, InputForm, OutputForm, StageConfig,
-    StageLayout, TileCoords,
+    fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, load_tile, loads_directly, packed_bin_imag, slot,
+    store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, InputForm,
+    OutputForm, StageConfig, StageLayout, TileCoords,
 };
-use crate::fft::{AxisStep, FftError, FftPlan, SharedStage};
+use crate::fft::{shared_stage, shared_stage_tables, AxisStep, FftError, FftPlan};
 use crate::pairs::{pair_aligned, vector_size};
 
 /// Where the pencils of one tensor lie, in floats: signal `(b, c, e)` starts at
@@ -325,19 +325,20 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
                 // and DC and Nyquist are real.
                 let hermitian = comptime![cfg.inverse.input == InputForm::Hermitian];
                 let n = comptime![cfg.inverse.n];
-                let mirrored = hermitian && 2 * k > n;
-                let bin = select(mirrored, n - k, k);
+                let (mut bin, mut mirrored) = (k, false);
+                if comptime![hermitian] {
+                    let (b, mi) = hermitian_bin(k, n);
+                    bin = b;
+                    mirrored = mi;
+                }
                 let (held, j) = window_position(bin, comptime![cfg.inverse.load], inv_in_seq);
                 let mut vr = F::new(0.0);
                 let mut vi = F::new(0.0);
                 if held {
                     vr = modes[2 * (s * m + j)];
                     vi = modes[2 * (s * m + j) + 1];
-                    if mirrored {
-                        vi = -vi;
-                    }
-                    if hermitian && (bin == 0 || 2 * bin == n) {
-                        vi = F::new(0.0);
+                    if comptime![hermitian] {
+                        vi = hermitian_imag::<F>(vi, bin, mirrored, n);
                     }
                 }
                 work_re[s * inv_stride + slot(k)] = vr;
@@ -500,7 +501,7 @@ impl FusedSpectralConv {
     pub fn new(forward: &FftPlan, inverse: &FftPlan, weight: Strides) -> Result<Self, FftError> {
         let (fwd, batch, cin, inner) = single_step(forward, "forward")?;
         let (inv, inv_batch, cout, inv_inner) = single_step(inverse, "inverse")?;
-        let stages = (SharedStage::of(&fwd).cfg, SharedStage::of(&inv).cfg);
+        let stages = (shared_stage(&fwd), shared_stage(&inv));
         if entry_floats(&stages.0).1 != 2 || entry_floats(&stages.1).0 != 2 {
             return Err(FftError::Invalid(
                 "the fused kernel contracts complex spectra: forward R2C/C2C, inverse C2C/C2R".into(),
@@ -656,14 +657,14 @@ impl FusedSpectralConv {
     /// with the same transforms launches with them.
     pub fn tables<R: Runtime>(&self, client: &ComputeClient<R>) -> FusedTables {
         let upload = |values: &[f32]| (client.create_from_slice(f32::as_bytes(values)), values.len());
-        let upload_stage = |step: &AxisStep| {
-            let stage = SharedStage::of(step);
-            [upload(&stage.twiddles), upload(&stage.factors)]
+        let upload_stage = |cfg: &StageConfig| {
+            let (twiddles, factors) = shared_stage_tables(cfg);
+            [upload(&twiddles), upload(&factors)]
         };
         FusedTables {
             steps: self.steps,
-            forward: upload_stage(&self.steps.0),
-            inverse: upload_stage(&self.steps.1),
+            forward: upload_stage(&self.stages.0),
+            inverse: upload_stage(&self.stages.1),
         }
     }
 

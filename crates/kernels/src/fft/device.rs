@@ -271,32 +271,32 @@ fn bluestein_factors(n: usize, inverse: bool, m: usize) -> Vec<f32> {
 
 /// An axis step as one stage over tiles that a caller's kernel holds whole in
 /// shared memory between steps of its own (the fused spectral convolution):
-/// the stage (one signal per cube until the caller sets its tile, no global
-/// loads or stores chosen), its twiddle table and its factors (Bluestein's;
-/// one zero when there are none, as every kernel binds the array).
-pub(crate) struct SharedStage {
-    pub cfg: StageConfig,
-    pub twiddles: Vec<f32>,
-    pub factors: Vec<f32>,
+/// one signal per cube until the caller sets its tile, no global loads or
+/// stores chosen. Cheap: the tables come apart ([`shared_stage_tables`]).
+pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
+    let t = Transform::of(step);
+    let bluestein = (!is_smooth(t.n)).then(|| bluestein_length(t.n));
+    let mut cfg = whole_signal_stage(
+        t.n,
+        bluestein,
+        (t.input, t.output),
+        default_max_radix(bluestein.unwrap_or(t.n)),
+    );
+    cfg.inverse = t.inverse;
+    cfg.load = step.load;
+    cfg.store = step.store;
+    cfg.scale_bits = (step.scale as f32).to_bits();
+    cfg
 }
 
-impl SharedStage {
-    pub(crate) fn of(step: &AxisStep) -> Self {
-        let t = Transform::of(step);
-        let bluestein = (!is_smooth(t.n)).then(|| bluestein_length(t.n));
-        let pass_len = bluestein.unwrap_or(t.n);
-        let mut cfg = whole_signal_stage(t.n, bluestein, (t.input, t.output), default_max_radix(pass_len));
-        cfg.inverse = t.inverse;
-        cfg.load = step.load;
-        cfg.store = step.store;
-        cfg.scale_bits = (step.scale as f32).to_bits();
-        let table_len = cfg.pass_len() * cfg.twiddle_table_step();
-        SharedStage {
-            twiddles: twiddle_table(table_len, table_len.max(1)),
-            factors: bluestein.map_or_else(|| vec![0.0, 0.0], |m| bluestein_factors(t.n, t.inverse, m)),
-            cfg,
-        }
-    }
+/// The twiddle table and the factors (Bluestein's; one zero when there are
+/// none, as every kernel binds the array) of a [`shared_stage`].
+pub(crate) fn shared_stage_tables(cfg: &StageConfig) -> (Vec<f32>, Vec<f32>) {
+    let table_len = cfg.pass_len() * cfg.twiddle_table_step();
+    let factors = cfg
+        .bluestein
+        .map_or_else(|| vec![0.0, 0.0], |m| bluestein_factors(cfg.n, cfg.inverse, m));
+    (twiddle_table(table_len, table_len.max(1)), factors)
 }
 
 /// The complex transform behind an axis step and the forms around it. Real

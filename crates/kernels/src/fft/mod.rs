@@ -15,7 +15,7 @@ mod real;
 pub(crate) mod stage;
 mod window;
 
-pub(crate) use device::SharedStage;
+pub(crate) use device::{shared_stage, shared_stage_tables};
 pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion};
 pub use factor::{default_max_radix, radices};
 pub use window::Window;

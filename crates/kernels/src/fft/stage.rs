@@ -546,6 +546,26 @@ fn within_fold(axis: usize, #[comptime] n: usize, #[comptime] fold: Option<AxisF
     within
 }
 
+/// Where a Hermitian input (bins `0..=len/2` of a length-`len` spectrum) holds
+/// axis index `axis`: the bin, and whether the value is its conjugate
+/// (`X[len-k] = conj X[k]`).
+#[cube]
+pub(crate) fn hermitian_bin(axis: usize, #[comptime] len: usize) -> (usize, bool) {
+    let mirrored = 2 * axis > len;
+    (select(mirrored, len - axis, axis), mirrored)
+}
+
+/// The imaginary part at an axis index from its bin's: negated when mirrored,
+/// and, like pocketfft, ignored at DC and Nyquist.
+#[cube]
+pub(crate) fn hermitian_imag<F: Float>(vi: F, bin: usize, mirrored: bool, #[comptime] len: usize) -> F {
+    let mut out = select(mirrored, F::new(0.0) - vi, vi);
+    if bin == 0 || 2 * bin == len {
+        out = F::new(0.0);
+    }
+    out
+}
+
 /// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let` or match guards.
@@ -594,19 +614,12 @@ fn load_element<F: Float, N: Size>(
         }
         InputForm::Hermitian => {
             let len = comptime![cfg.load_fold.map_or(cfg.n, |f| f.len)];
-            let mirrored = 2 * axis > len;
-            let bin = select(mirrored, len - axis, axis);
+            let (bin, mirrored) = hermitian_bin(axis, len);
             let (held, j) = window_position(bin, cfg.load, in_seq);
             if held && inside {
                 let (a, b) = read_pair::<F, N>(input, sig + j * at.in_axis, cfg.vector_input);
                 vr = a;
-                vi = b;
-                if mirrored {
-                    vi = F::new(0.0) - vi;
-                }
-                if bin == 0 || 2 * bin == len {
-                    vi = F::new(0.0);
-                }
+                vi = hermitian_imag::<F>(b, bin, mirrored, len);
             }
         }
         _ => {
