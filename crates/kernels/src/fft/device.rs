@@ -4,7 +4,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
-use super::factor::{bluestein_length, default_max_radix, four_step_split, is_smooth, radices};
+use super::factor::{bluestein_length, default_max_radix, four_step_split, is_smooth, radices, threads_per_signal};
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
@@ -229,8 +229,7 @@ fn whole_signal_stage(
 ) -> StageConfig {
     let pass_len = bluestein.unwrap_or(n);
     let radix_list = radices(pass_len, max_radix).expect("pass lengths are 7-smooth");
-    // One butterfly of the largest radix per thread.
-    let threads_per_signal = (pass_len / radix_list.iter().copied().max().unwrap_or(1)).max(1);
+    let threads_per_signal = threads_per_signal(pass_len, &radix_list);
     StageConfig {
         n,
         radices: radix_list,
@@ -412,12 +411,9 @@ impl<R: Runtime> Lowering<'_, R> {
         self.options.max_radix.unwrap_or_else(|| default_max_radix(len))
     }
 
-    /// Threads per signal for passes over `len`: one butterfly of the largest radix each.
+    /// Threads per signal for passes over `len` ([`threads_per_signal`]).
     fn threads_for(&self, len: usize) -> usize {
-        let largest = radices(len, self.max_radix(len))
-            .and_then(|r| r.into_iter().max())
-            .unwrap_or(1);
-        (len / largest).max(1)
+        radices(len, self.max_radix(len)).map_or(1, |r| threads_per_signal(len, &r))
     }
 
     fn upload(&self, values: &[f32]) -> (Handle, usize) {

@@ -4,6 +4,9 @@
 /// The odd radices the butterflies handle, besides the powers of two.
 const ODD_RADICES: [usize; 3] = [3, 5, 7];
 
+/// Largest radix made of an odd radix and a power of two.
+pub const MAX_COMPOSITE: usize = 16;
+
 /// Pass lengths from which the passes use radix 16 by default.
 const RADIX_16_FROM: usize = 1024;
 
@@ -25,8 +28,10 @@ pub fn default_max_radix(len: usize) -> usize {
 /// Radices whose product is `n`: the odd ones first, then powers of two of at
 /// most `max_radix` (itself a power of two ≥ 2): the fewest such passes, all
 /// of `max_radix` but the first, which takes the remaining bits (on an H100 a
-/// 128-point pass ran faster as 2·8·8 than as 4·4·8). `None` when `n` has a
-/// prime factor above 7 (such lengths run through Bluestein's algorithm).
+/// 128-point pass ran faster as 2·8·8 than as 4·4·8). Those remaining bits
+/// join the first odd radix where the product stays within [`MAX_COMPOSITE`]
+/// (6, 10, 12, 14: one pass, one shared-memory round trip, fewer). `None` when
+/// `n` has a prime factor above 7 (such lengths run through Bluestein's algorithm).
 pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     assert!(
         max_radix >= 2 && max_radix.is_power_of_two(),
@@ -49,10 +54,33 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     let bits = rest.trailing_zeros() as usize;
     let cap_bits = max_radix.trailing_zeros() as usize;
     if !bits.is_multiple_of(cap_bits) {
-        out.push(1 << (bits % cap_bits));
+        let leftover = 1 << (bits % cap_bits);
+        match out.first_mut() {
+            Some(odd) if *odd * leftover <= MAX_COMPOSITE => *odd *= leftover,
+            _ => out.push(leftover),
+        }
     }
     out.extend(std::iter::repeat_n(max_radix, bits / cap_bits));
     Some(out)
+}
+
+/// Threads a signal's Stockham passes over `len` run on: `len / r` for one of
+/// the radices `r`, the one that leaves the fewest butterfly slots idle over
+/// all passes, then the fewest threads (more signals share a cube). For powers
+/// of two that is one butterfly of the largest radix per thread. On an H100,
+/// breaking ties towards more threads (fewer rounds) instead ran batched C2C
+/// 384 and 3072 at 2274 and 2126 GB/s, against 2506 and 2825 with this rule
+/// (benches/results/2026-11-24_composite_radices_h100.md).
+pub fn threads_per_signal(len: usize, radices: &[usize]) -> usize {
+    let cost = |threads: usize| {
+        let rounds = |r: usize| (len / r).div_ceil(threads);
+        (radices.iter().map(|&r| rounds(r) * threads).sum::<usize>(), threads)
+    };
+    radices
+        .iter()
+        .map(|&r| (len / r).max(1))
+        .min_by_key(|&threads| cost(threads))
+        .unwrap_or(1)
 }
 
 /// True when `n` has no prime factor above 7.
@@ -96,11 +124,27 @@ mod tests {
                         assert_eq!(r.iter().product::<usize>(), n);
                         let pow2: Vec<usize> = r.iter().copied().filter(|x| x.is_power_of_two()).collect();
                         assert!(pow2.iter().all(|&x| x <= max_radix), "{n}: {r:?}");
-                        assert!(r.iter().all(|&x| x.is_power_of_two() || matches!(x, 3 | 5 | 7)));
-                        // The fewest passes, all of the cap but the first.
+                        // Odd radices, alone or with a power of two in one composite.
+                        let odd_part = |x: usize| x >> x.trailing_zeros();
+                        assert!(r
+                            .iter()
+                            .all(|&x| x.is_power_of_two() || (matches!(odd_part(x), 3 | 5 | 7) && x <= MAX_COMPOSITE)));
+                        let composite = r.iter().find(|&&x| !x.is_power_of_two() && x % 2 == 0);
                         let bits = n.trailing_zeros() as usize;
-                        assert_eq!(pow2.len(), bits.div_ceil(max_radix.trailing_zeros() as usize));
-                        assert!(pow2.iter().skip(1).all(|&x| x == max_radix), "{n}: {r:?}");
+                        let cap_bits = max_radix.trailing_zeros() as usize;
+                        match composite {
+                            // The leftover bits went into the composite: the other passes are full.
+                            Some(&c) => {
+                                assert_eq!(c.trailing_zeros() as usize, bits % cap_bits, "{n}: {r:?}");
+                                assert!(pow2.iter().all(|&x| x == max_radix), "{n}: {r:?}");
+                                assert_eq!(r.iter().filter(|&&x| x % 2 == 0 && !x.is_power_of_two()).count(), 1);
+                            }
+                            // The fewest passes, all of the cap but the first.
+                            None => {
+                                assert_eq!(pow2.len(), bits.div_ceil(cap_bits));
+                                assert!(pow2.iter().skip(1).all(|&x| x == max_radix), "{n}: {r:?}");
+                            }
+                        }
                     }
                     None => {
                         let mut rest = n;
@@ -122,9 +166,31 @@ mod tests {
         assert_eq!(radices(512, 16), Some(vec![2, 16, 16]));
         assert_eq!(radices(1024, 16), Some(vec![4, 16, 16]));
         assert_eq!(radices(1000, 8), Some(vec![5, 5, 5, 8]));
-        assert_eq!(radices(12, 16), Some(vec![3, 4]));
+        assert_eq!(radices(12, 16), Some(vec![12]));
+        assert_eq!(radices(384, 8), Some(vec![6, 8, 8]));
+        assert_eq!(radices(768, 8), Some(vec![12, 8, 8]));
+        assert_eq!(radices(192, 8), Some(vec![3, 8, 8]));
+        assert_eq!(radices(3 << 11, 16), Some(vec![3, 8, 16, 16]));
+        assert_eq!(radices(7 * 4, 8), Some(vec![7, 4]));
+        assert_eq!(radices(5 * 2, 8), Some(vec![10]));
         assert_eq!(radices(421, 16), None);
         assert_eq!(radices(85, 16), None);
+    }
+
+    #[test]
+    fn threads_leave_the_fewest_butterflies_idle() {
+        // Powers of two: one butterfly of the largest radix per thread.
+        assert_eq!(threads_per_signal(128, &[2, 8, 8]), 16);
+        assert_eq!(threads_per_signal(1024, &[4, 16, 16]), 64);
+        assert_eq!(threads_per_signal(192, &[3, 8, 8]), 24);
+        // 768 = 12·8·8: 96 threads run every pass in one round (64 would take two for the 8s).
+        assert_eq!(threads_per_signal(768, &[12, 8, 8]), 96);
+        assert_eq!(threads_per_signal(1000, &[5, 5, 5, 8]), 200);
+        // Ties (as many idle slots) go to fewer threads: 384 = 6·8·8 on 48, not 64.
+        assert_eq!(threads_per_signal(384, &[6, 8, 8]), 48);
+        assert_eq!(threads_per_signal(3072, &[12, 16, 16]), 192);
+        assert_eq!(threads_per_signal(500, &[5, 5, 5, 4]), 100);
+        assert_eq!(threads_per_signal(1, &[]), 1);
     }
 
     #[test]

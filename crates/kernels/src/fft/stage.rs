@@ -291,7 +291,8 @@ fn butterfly2<F: Float>(re: &mut Array<F>, im: &mut Array<F>, i0: usize, i1: usi
 
 /// In-register DFT of the `r` values at `base + j*stride`, output in natural order
 /// at the same places. Radices 2, 4 and 8 are decimation-in-time butterflies
-/// with constant twiddles.
+/// with constant twiddles, odd ones pair `x_j` with `x_{r-j}`, the others are
+/// composites of those.
 #[cube]
 fn small_dft<F: Float>(
     re: &mut Array<F>,
@@ -368,6 +369,10 @@ fn small_dft<F: Float>(
         }
     } else if comptime![r % 2 == 1] {
         small_odd_dft::<F>(re, im, base, stride, r, inverse);
+    } else if comptime![!r.is_power_of_two()] {
+        // An odd radix with a power of two (6, 10, 12, 14).
+        let odd = comptime![r >> r.trailing_zeros()];
+        composite_dft::<F>(re, im, base, stride, odd, comptime![r / odd], inverse);
     } else if comptime![r.is_power_of_two()] {
         composite_dft::<F>(re, im, base, stride, 4usize, comptime![r / 4], inverse);
     } else {
