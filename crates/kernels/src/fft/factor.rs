@@ -64,13 +64,17 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// Threads a cube may have on every backend we target.
+pub const MAX_SIGNAL_THREADS: usize = 1024;
+
 /// Threads a signal's Stockham passes over `len` run on: `len / r` for one of
-/// the radices `r`, the one that leaves the fewest butterfly slots idle over
-/// all passes, then the fewest threads (more signals share a cube). For powers
-/// of two that is one butterfly of the largest radix per thread. On an H100,
-/// breaking ties towards more threads (fewer rounds) instead ran batched C2C
-/// 384 and 3072 at 2274 and 2126 GB/s, against 2506 and 2825 with this rule
-/// (benches/results/2026-11-24_composite_radices_h100.md).
+/// the radices `r` (divided into the fewest equal rounds that bring it within
+/// [`MAX_SIGNAL_THREADS`]), the one that leaves the fewest butterfly slots
+/// idle over all passes, then the fewest threads (more signals share a cube).
+/// For powers of two that is one butterfly of the largest radix per thread.
+/// On an H100, breaking ties towards more threads (fewer rounds) instead ran
+/// batched C2C 384 and 3072 at 2274 and 2126 GB/s, against 2506 and 2825 with
+/// this rule (benches/results/2026-11-24_composite_radices_h100.md).
 pub fn threads_per_signal(len: usize, radices: &[usize]) -> usize {
     let cost = |threads: usize| {
         let rounds = |r: usize| (len / r).div_ceil(threads);
@@ -78,7 +82,10 @@ pub fn threads_per_signal(len: usize, radices: &[usize]) -> usize {
     };
     radices
         .iter()
-        .map(|&r| (len / r).max(1))
+        .map(|&r| {
+            let butterflies = (len / r).max(1);
+            butterflies.div_ceil(butterflies.div_ceil(MAX_SIGNAL_THREADS))
+        })
         .min_by_key(|&threads| cost(threads))
         .unwrap_or(1)
 }
@@ -191,6 +198,12 @@ mod tests {
         assert_eq!(threads_per_signal(3072, &[12, 16, 16]), 192);
         assert_eq!(threads_per_signal(500, &[5, 5, 5, 4]), 100);
         assert_eq!(threads_per_signal(1, &[]), 1);
+        // Bluestein's 8232 = 3·7·7·7·8 for n = 4099: every pass has over 1024
+        // butterflies, so each thread takes several (1176 radix-7 ones in two rounds).
+        assert_eq!(threads_per_signal(8232, &[3, 7, 7, 7, 8]), 588);
+        assert!((1..=1 << 14)
+            .filter_map(|n| radices(n, 16).map(|r| (n, r)))
+            .all(|(n, r)| threads_per_signal(n, &r) <= MAX_SIGNAL_THREADS));
     }
 
     #[test]
