@@ -27,9 +27,9 @@ use cubecl::CubeElement;
 
 use crate::cgemm::{ModeBias, Strides};
 use crate::fft::stage::{
-    fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, load_tile, loads_directly, packed_bin_imag, slot,
-    store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, InputForm,
-    OutputForm, StageConfig, StageLayout, TileCoords,
+    fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
+    packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
+    window_position, InputForm, OutputForm, StageConfig, StageLayout, TileCoords,
 };
 use crate::fft::{shared_stage, shared_stage_tables, AxisStep, FftError, FftPlan};
 use crate::pairs::{pair_aligned, vector_size};
@@ -232,7 +232,8 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
             while flat < comptime![cfg.chunk() * cfg.modes] {
                 let (s, j) = (flat / m, flat % m);
                 let k = window_index(j, comptime![cfg.forward.store], fwd_out_seq);
-                let (vr, vi) = tile_output::<F>(&work_re, &work_im, forward_twiddles, s, k, fwd.clone());
+                let (vr, vi) =
+                    tile_output::<F>(&work_re, &work_im, forward_twiddles, forward_factors, s, k, fwd.clone());
                 let (vr, vi) = (vr * fwd_scale, vi * fwd_scale);
                 let at_mode = 2 * ((bt * cc_n + s) * m + j);
                 modes[at_mode] = vr;
@@ -341,8 +342,9 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
                         vi = hermitian_imag::<F>(vi, bin, mirrored, n);
                     }
                 }
-                work_re[s * inv_stride + slot(k)] = vr;
-                work_im[s * inv_stride + slot(k)] = packed_bin_imag::<F>(vi, k, inv.clone());
+                let to = s * inv_stride + input_slot::<F>(inverse_factors, k, inv.clone());
+                work_re[to] = vr;
+                work_im[to] = packed_bin_imag::<F>(vi, k, inv.clone());
                 flat += nt;
             }
             sync_cube();

@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion,
+    PrimeAlgorithm,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -103,6 +104,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     column_signals: None,
     max_radix: None,
     shared_limit: None,
+    primes: PrimeAlgorithm::Rader,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -507,7 +509,8 @@ fn every_kind(n: usize) -> [FftDesc; 4] {
     ]
 }
 
-/// Lengths of every kind above 32 to 1024: primes and prime squares
+/// Lengths of every kind above 32 to 1024: primes (Rader's algorithm where
+/// p − 1 is 7-smooth: 97, 211, 421; Bluestein's: 509, 1021) and prime squares
 /// (Bluestein), 7-smooth odd and even lengths (mixed radix 2/3/4/5/7/8/16),
 /// powers of each radix, twice a prime, and the neighbours of 1024.
 const SAMPLED_TO_1024: [usize; 22] = [
@@ -515,7 +518,8 @@ const SAMPLED_TO_1024: [usize; 22] = [
 ];
 
 /// Every length to 32 and a sample of each kind of length to 1024, forward
-/// (smooth lengths as mixed-radix plans, the others through Bluestein). Each
+/// (smooth lengths as mixed-radix plans, the others through Rader or
+/// Bluestein). Each
 /// length is a new kernel, and lavapipe compiles a kernel in one to two
 /// seconds without a warm shader cache (a fresh CI machine has none), so the
 /// whole table of lengths and kinds is the ignored
@@ -528,7 +532,7 @@ fn every_length_to_32_and_sampled_to_1024_forward() {
 }
 
 /// Inverse, R2C and C2R on every length to 8 and on lengths of each kind
-/// above: prime (Bluestein), 7-smooth odd and even (mixed radix, packed or
+/// above: prime (Rader: 17, 31, 421; Bluestein: 1021), 7-smooth odd and even (mixed radix, packed or
 /// widened real transforms), twice a prime (Bluestein behind packing).
 #[test]
 fn sampled_lengths_every_kind() {
@@ -550,6 +554,54 @@ fn every_length_to_1024_every_kind() {
         (1..=1024).flat_map(every_kind),
         DEFAULT,
     );
+}
+
+/// Primes whose predecessor is 7-smooth run through Rader's algorithm by
+/// default (a convolution of length p − 1 in one cube) and through Bluestein's
+/// when asked: every kind, rows and columns, windows and numpy's lengths, both
+/// against the oracle, and the planner's choice asserted.
+#[test]
+fn rader_and_bluestein_primes() {
+    let mut cases: Vec<FftDesc> = [11usize, 41, 211, 2017].into_iter().flat_map(every_kind).collect();
+    cases.extend([
+        // Columns (signals side by side in the tile) and a 2D transform.
+        FftDesc::new(&[2, 97, 5], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 29, 3], &[1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, 37, 43], &[-2, -1], FftKind::R2C, Direction::Forward),
+        // Truncation and zero-padding windows, mode orders, crop and pad.
+        FftDesc::new(&[3, 421], &[-1], FftKind::C2C, Direction::Forward).modes(&[101]),
+        FftDesc::new(&[3, 101], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[101])
+            .lengths(&[421])
+            .mode_order(ModeOrder::Shifted),
+        FftDesc::new(&[3, 61], &[-1], FftKind::R2C, Direction::Forward).modes(&[20]),
+        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[20])
+            .lengths(&[61]),
+        FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[73]),
+        FftDesc::new(&[3, 12], &[-1], FftKind::C2C, Direction::Forward)
+            .lengths(&[13])
+            .norm(Norm::Ortho),
+    ]);
+    let fft_only = DeviceOptions {
+        direct_dft: DirectDft::Never,
+        ..PLANE
+    };
+    let bluestein = DeviceOptions {
+        primes: PrimeAlgorithm::Bluestein,
+        ..fft_only
+    };
+    let client = client();
+    for desc in &cases {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let launches = |options| plan.on_device_with(&client, options).unwrap().rader_launches();
+        assert!(
+            launches(fft_only) >= 1,
+            "{desc:?} does not run through Rader's algorithm"
+        );
+        assert_eq!(launches(bluestein), 0, "{desc:?}");
+    }
+    check_all("rader_and_bluestein_primes", cases, &[fft_only, bluestein]);
 }
 
 /// Large primes (Bluestein as two four-step FFTs), prime powers (mixed radix,

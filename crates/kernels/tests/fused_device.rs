@@ -203,6 +203,7 @@ fn fused_matches_the_oracle() {
             shared: true,
             ..real(3, 6, 7, 32, 32, 12)
         },
+        // 31 is prime with 30 = 2·3·5: both stages run Rader's algorithm.
         Case {
             adjoint: true,
             norm: Norm::Backward,

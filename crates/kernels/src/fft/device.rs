@@ -4,11 +4,15 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
-use super::factor::{bluestein_length, default_max_radix, four_step_split, is_smooth, radices, threads_per_signal};
+use super::factor::{
+    bluestein_length, default_max_radix, four_step_split, is_rader_prime, is_smooth, primitive_root, radices,
+    threads_per_signal,
+};
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, AxisFold, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
+    fft_stage_kernel, smem_stride_for, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig,
+    StageLayout,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, vector_size};
@@ -151,6 +155,21 @@ pub struct DeviceOptions {
     /// 48 KiB (what every backend we target offers); `None`: 108 KiB. Always
     /// capped at the device's limit (CUDA lets a cube opt in to more).
     pub shared_limit: Option<usize>,
+    /// How prime lengths whose predecessor is 7-smooth run in one cube.
+    pub primes: PrimeAlgorithm,
+}
+
+/// The algorithm for a prime length `p` with a 7-smooth `p − 1` (211, 421, …)
+/// that fits one cube; other lengths that are not 7-smooth run through
+/// Bluestein's algorithm either way. Both compute the same transform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrimeAlgorithm {
+    /// Rader's cyclic convolution of length `p − 1`: two transforms of that
+    /// length, against Bluestein's two of a 7-smooth length of at least
+    /// `2p − 1` (211: 210 against 432 points, 421: 420 against 864).
+    #[default]
+    Rader,
+    Bluestein,
 }
 
 /// Whether the last two axes of a transform run in one launch that keeps the
@@ -226,22 +245,38 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
     interleave(&b)
 }
 
-/// A stage that transforms whole signals of length `n` (through Bluestein's
-/// length when given) in one cube, one signal at a time, rows walked element
-/// first, whole sequences in and out: callers narrow it.
+/// Length of the passes of a transform of length `n` run as `convolution`.
+fn pass_len(n: usize, convolution: Option<Convolution>) -> usize {
+    match convolution {
+        None => n,
+        Some(Convolution::Bluestein(m)) => m,
+        Some(Convolution::Rader) => n - 1,
+    }
+}
+
+/// Complex values a signal's tile holds: its input, the passes' sequence, and
+/// Rader's `x[0]` and `X[0]` beside the convolution.
+fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> usize {
+    let extra = if convolution == Some(Convolution::Rader) { 2 } else { 0 };
+    input.load_len(n).max(pass_len(n, convolution) + extra)
+}
+
+/// A stage that transforms whole signals of length `n` (through a
+/// convolution's length when given) in one cube, one signal at a time, rows
+/// walked element first, whole sequences in and out: callers narrow it.
 fn whole_signal_stage(
     n: usize,
-    bluestein: Option<usize>,
+    convolution: Option<Convolution>,
     forms: (InputForm, OutputForm),
     max_radix: usize,
 ) -> StageConfig {
-    let pass_len = bluestein.unwrap_or(n);
+    let pass_len = pass_len(n, convolution);
     let radix_list = radices(pass_len, max_radix).expect("pass lengths are 7-smooth");
     let threads_per_signal = threads_per_signal(pass_len, &radix_list);
     StageConfig {
         n,
         radices: radix_list,
-        bluestein,
+        convolution,
         threads_per_signal,
         signals_per_cube: 1,
         inverse: false,
@@ -251,7 +286,7 @@ fn whole_signal_stage(
         store: Window::Prefix(2 * n + 1),
         load_signals_fastest: false,
         store_signals_fastest: false,
-        smem_stride: smem_stride_for(forms.0.load_len(n).max(pass_len)),
+        smem_stride: smem_stride_for(tile_slots(n, forms.0, convolution)),
         scale_bits: 1f32.to_bits(),
         post_twiddle: None,
         prune: false,
@@ -276,18 +311,71 @@ fn bluestein_factors(n: usize, inverse: bool, m: usize) -> Vec<f32> {
     factors
 }
 
+/// Rader's factors of a transform of prime length `p` (see
+/// [`Convolution::Rader`]): the discrete logarithms of `0 < k < p` base the
+/// smallest primitive root `g` (entry 0 unused), then the spectrum of
+/// `b[t] = exp(∓2πi·(g^t mod p)/p)` over `p − 1` samples divided by `p − 1`.
+/// Phases are reduced in integers and the spectrum built in f64.
+fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
+    let len = p - 1;
+    let g = primitive_root(p);
+    let mut log = vec![0usize; p];
+    let mut b = Vec::with_capacity(len);
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let mut power = 1;
+    for t in 0..len {
+        log[power] = t;
+        let phase = sign * 2.0 * std::f64::consts::PI * power as f64 / p as f64;
+        b.push(num_complex::Complex::from_polar(1.0, phase));
+        power = power * g % p;
+    }
+    rustfft::FftPlanner::<f64>::new().plan_fft_forward(len).process(&mut b);
+    let scale = 1.0 / len as f64;
+    let mut factors: Vec<f32> = log.iter().flat_map(|&t| [t as f32, 0.0]).collect();
+    factors.extend(b.iter().flat_map(|v| [(v.re * scale) as f32, (v.im * scale) as f32]));
+    factors
+}
+
+/// The convolution a length runs as by default: none for 7-smooth lengths,
+/// Rader's for primes with a 7-smooth predecessor, Bluestein's otherwise.
+fn default_convolution(n: usize) -> Option<Convolution> {
+    convolution_for(n, PrimeAlgorithm::default())
+}
+
+fn convolution_for(n: usize, primes: PrimeAlgorithm) -> Option<Convolution> {
+    if is_smooth(n) {
+        None
+    } else if primes == PrimeAlgorithm::Rader && is_rader_prime(n) {
+        Some(Convolution::Rader)
+    } else {
+        Some(Convolution::Bluestein(bluestein_length(n)))
+    }
+}
+
+/// The factors table of a stage run as `convolution` (one zero pair when
+/// there is none: every kernel binds the array).
+fn convolution_factors(n: usize, inverse: bool, convolution: Option<Convolution>) -> Vec<f32> {
+    match convolution {
+        None => vec![0.0, 0.0],
+        Some(Convolution::Bluestein(m)) => bluestein_factors(n, inverse, m),
+        Some(Convolution::Rader) => rader_factors(n, inverse),
+    }
+}
+
 /// An axis step as one stage over tiles that a caller's kernel holds whole in
 /// shared memory between steps of its own (the fused spectral convolution):
 /// one signal per cube until the caller sets its tile, no global loads or
 /// stores chosen. Cheap: the tables come apart ([`shared_stage_tables`]).
+/// A caller that fills the tile itself places element `k` at
+/// `stage::input_slot` (Rader's algorithm permutes it).
 pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
     let t = Transform::of(step);
-    let bluestein = (!is_smooth(t.n)).then(|| bluestein_length(t.n));
+    let convolution = default_convolution(t.n);
     let mut cfg = whole_signal_stage(
         t.n,
-        bluestein,
+        convolution,
         (t.input, t.output),
-        default_max_radix(bluestein.unwrap_or(t.n)),
+        default_max_radix(pass_len(t.n, convolution)),
     );
     cfg.inverse = t.inverse;
     cfg.load = step.load;
@@ -300,9 +388,7 @@ pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
 /// none, as every kernel binds the array) of a [`shared_stage`].
 pub(crate) fn shared_stage_tables(cfg: &StageConfig) -> (Vec<f32>, Vec<f32>) {
     let table_len = cfg.pass_len() * cfg.twiddle_table_step();
-    let factors = cfg
-        .bluestein
-        .map_or_else(|| vec![0.0, 0.0], |m| bluestein_factors(cfg.n, cfg.inverse, m));
+    let factors = convolution_factors(cfg.n, cfg.inverse, cfg.convolution);
     (twiddle_table(table_len, table_len.max(1)), factors)
 }
 
@@ -443,25 +529,28 @@ impl<R: Runtime> Lowering<'_, R> {
     /// Whether one cube transforms a whole signal: smooth column tiles need
     /// [`COLUMN_SIGNALS`] signals side by side (longer ones coalesce better as
     /// a four-step FFT); Bluestein's tiles, one signal at least.
-    fn fits_single(&self, t: &Transform, bluestein: Option<usize>, column: bool) -> bool {
-        let slots = t.input.load_len(t.n);
-        let signals = if column && bluestein.is_none() {
+    fn fits_single(&self, t: &Transform, convolution: Option<Convolution>, column: bool) -> bool {
+        let signals = if column && convolution.is_none() {
             COLUMN_SIGNALS
         } else {
             1
         };
-        self.fits(bluestein.unwrap_or(t.n), slots, signals)
+        self.fits(
+            pass_len(t.n, convolution),
+            tile_slots(t.n, t.input, convolution),
+            signals,
+        )
     }
 
     fn single_stage_config(
         &self,
         n: usize,
-        bluestein: Option<usize>,
+        convolution: Option<Convolution>,
         forms: (InputForm, OutputForm),
         column: bool,
         signals_hint: usize,
     ) -> StageConfig {
-        let mut cfg = whole_signal_stage(n, bluestein, forms, self.max_radix(bluestein.unwrap_or(n)));
+        let mut cfg = whole_signal_stage(n, convolution, forms, self.max_radix(pass_len(n, convolution)));
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;
         let wanted = if column {
@@ -591,13 +680,15 @@ impl<R: Runtime> Lowering<'_, R> {
             factor: None,
             scale: step.scale as f32,
         };
-        let bluestein = (!is_smooth(n)).then(|| bluestein_length(n));
-        if self.fits_single(&t, bluestein, batch.column()) {
-            self.single(&t, bluestein, batch, source, sink);
+        let convolution = convolution_for(n, self.options.primes);
+        if self.fits_single(&t, convolution, batch.column()) {
+            self.single(&t, convolution, batch, source, sink);
             return Ok(());
         }
         let complex_floats = |len: usize| 2 * batch.outer * len * batch.inner;
-        match bluestein {
+        // Too long for one cube: four-step FFTs, Bluestein's for every length
+        // that is not 7-smooth.
+        match (!is_smooth(n)).then(|| bluestein_length(n)) {
             None => {
                 // Packed real transforms fold and untangle in separate passes here.
                 let source = if t.input == InputForm::HermitianPacked {
@@ -785,10 +876,10 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     /// One launch: every signal whole in one cube.
-    fn single(&mut self, t: &Transform, bluestein: Option<usize>, batch: Batch, src: Source, dst: Sink) {
+    fn single(&mut self, t: &Transform, convolution: Option<Convolution>, batch: Batch, src: Source, dst: Sink) {
         let column = batch.column();
         let hint = if column { batch.inner } else { batch.outer };
-        let mut cfg = self.single_stage_config(t.n, bluestein, (t.input, t.output), column, hint);
+        let mut cfg = self.single_stage_config(t.n, convolution, (t.input, t.output), column, hint);
         cfg.inverse = t.inverse;
         cfg.load = src.window;
         cfg.store = dst.window;
@@ -810,7 +901,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 output: [0, 0, dst.stored, 1],
             }
         };
-        let factors = bluestein.map_or_else(Vec::new, |m| bluestein_factors(t.n, t.inverse, m));
+        let factors = convolution_factors(t.n, t.inverse, convolution);
         self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
     }
 
@@ -1009,6 +1100,17 @@ impl<R: Runtime> DeviceFft<R> {
         self.passes
             .iter()
             .filter(|pass| matches!(pass.launch, Launch::Plane { .. }))
+            .count()
+    }
+
+    /// Number of launches that run a prime length through Rader's algorithm.
+    pub fn rader_launches(&self) -> usize {
+        self.passes
+            .iter()
+            .filter(|pass| match &pass.launch {
+                Launch::Stage { cfg, .. } => cfg.convolution == Some(Convolution::Rader),
+                _ => false,
+            })
             .count()
     }
 

@@ -1,5 +1,6 @@
 //! Factoring a transform length into the radices of its Stockham passes, and
-//! choosing the lengths of the algorithms built on top (four-step, Bluestein).
+//! choosing the lengths of the algorithms built on top (four-step, Bluestein,
+//! Rader).
 
 /// The odd radices the butterflies handle, besides the powers of two.
 const ODD_RADICES: [usize; 3] = [3, 5, 7];
@@ -104,6 +105,55 @@ pub fn bluestein_length(n: usize) -> usize {
         .expect("7-smooth numbers are unbounded")
 }
 
+/// The distinct prime factors of `n`.
+fn prime_factors(mut n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut p = 2;
+    while p * p <= n {
+        if n.is_multiple_of(p) {
+            out.push(p);
+            while n.is_multiple_of(p) {
+                n /= p;
+            }
+        }
+        p += 1;
+    }
+    if n > 1 {
+        out.push(n);
+    }
+    out
+}
+
+/// True for a prime `n` whose `n − 1` is 7-smooth (11, 13, 29, …, 211, 421, …):
+/// Rader's algorithm turns its transform into a cyclic convolution of length
+/// `n − 1`, which runs on the mixed-radix passes, against Bluestein's of
+/// length at least `2n − 1`.
+pub fn is_rader_prime(n: usize) -> bool {
+    n > 7 && prime_factors(n) == [n] && is_smooth(n - 1)
+}
+
+/// The smallest primitive root modulo the prime `p`: its powers run through
+/// every non-zero residue.
+pub fn primitive_root(p: usize) -> usize {
+    let order = p - 1;
+    let factors = prime_factors(order);
+    let pow_mod = |mut base: u128, mut e: usize| {
+        let mut acc = 1u128;
+        base %= p as u128;
+        while e > 0 {
+            if e & 1 == 1 {
+                acc = acc * base % p as u128;
+            }
+            base = base * base % p as u128;
+            e >>= 1;
+        }
+        acc
+    };
+    (2..p)
+        .find(|&g| factors.iter().all(|&q| pow_mod(g as u128, order / q) != 1))
+        .unwrap_or(1)
+}
+
 /// Splits `n` into `(n1, n2)` with `n1 · n2 = n` for a four-step FFT: the most
 /// balanced split whose columns (`n1`) and rows (`n2`) each satisfy their
 /// predicate, rows no shorter than columns. `None` when no divisor works.
@@ -121,6 +171,30 @@ pub fn four_step_split(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rader_primes_and_their_primitive_roots() {
+        let rader: Vec<usize> = (2..200).filter(|&n| is_rader_prime(n)).collect();
+        // Primes above 7 whose predecessor has no prime factor above 7.
+        assert_eq!(
+            rader,
+            [11, 13, 17, 19, 29, 31, 37, 41, 43, 61, 71, 73, 97, 101, 109, 113, 127, 151, 163, 181, 193, 197]
+        );
+        assert!(is_rader_prime(211) && is_rader_prime(421) && is_rader_prime(4201));
+        assert!(!is_rader_prime(4099) && !is_rader_prime(47) && !is_rader_prime(141));
+        for p in rader.into_iter().chain([211, 421, 4201]) {
+            let g = primitive_root(p);
+            let mut seen = vec![false; p];
+            let mut x = 1;
+            for _ in 0..p - 1 {
+                assert!(!seen[x], "{g} is not a primitive root of {p}");
+                seen[x] = true;
+                x = x * g % p;
+            }
+        }
+        assert_eq!(primitive_root(211), 2);
+        assert_eq!(primitive_root(421), 2);
+    }
 
     #[test]
     fn radices_multiply_to_n() {

@@ -100,7 +100,8 @@ fn store_tile_to_image<F: Float>(
         let (s, j) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
         if c0 + s < count {
             let k = window_index(j, cfg.store, out_seq);
-            let (vr, vi) = tile_output::<F>(work_re, work_im, twiddles, s, k, cfg.clone());
+            // Plane stages are smooth FFTs: no factors.
+            let (vr, vi) = tile_output::<F>(work_re, work_im, twiddles, twiddles, s, k, cfg.clone());
             let at = (c0 + s) * signal_stride + j * axis_stride;
             image_re[at] = vr * scale;
             image_im[at] = vi * scale;

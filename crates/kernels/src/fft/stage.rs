@@ -109,18 +109,34 @@ pub struct PostTwiddle {
     pub fine_len: usize,
 }
 
+/// How a transform whose length `n` is not 7-smooth runs inside one cube: as a
+/// cyclic convolution of a 7-smooth length, whose two transforms are the
+/// Stockham passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Convolution {
+    /// Bluestein's chirp-z, `chirp · IFFT_m(FFT_m(chirp · x) · K̂)` over a length
+    /// `m ≥ 2n − 1`; the factors array holds the `n` chirp values, then the `m`
+    /// bins of the kernel's spectrum `K̂` (carrying the inverse's `1/m`).
+    Bluestein(usize),
+    /// Rader's, for a prime `n`: with `g` a primitive root, input `x[g^-s]`
+    /// goes to slot `s` and `X[g^q] = x[0] + (a ⊛ b)[q]` for
+    /// `b[t] = exp(∓2πi·g^t/n)`, a convolution of length `n − 1`; `X[0] = x[0] +
+    /// Σ a`. The factors array holds the discrete logarithm of `k` (base `g`)
+    /// at entry `k` for `0 < k < n`, then the `n − 1` bins of `K̂ = FFT(b)/(n − 1)`.
+    /// Each signal keeps `x[0]` and `X[0]` in two slots after the convolution's.
+    Rader,
+}
+
 /// Everything the kernel is specialised on (shape-independent batch sizes and
 /// strides travel as runtime scalars).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StageConfig {
     /// Length of the stage's transform.
     pub n: usize,
-    /// Radices of the Stockham passes, over `n` or over Bluestein's length.
+    /// Radices of the Stockham passes, over `n` or over the convolution's length.
     pub radices: Vec<usize>,
-    /// Bluestein's convolution length `m` when the transform of length `n` runs
-    /// as a chirp-z convolution (the factors array then holds the `n` chirp
-    /// values, then the `m` bins of the kernel's spectrum).
-    pub bluestein: Option<usize>,
+    /// The cyclic convolution a length that is not 7-smooth runs as.
+    pub convolution: Option<Convolution>,
     pub threads_per_signal: usize,
     pub signals_per_cube: usize,
     pub inverse: bool,
@@ -164,9 +180,17 @@ impl StageConfig {
         self.threads_per_signal * self.signals_per_cube
     }
 
-    /// Length of the Stockham passes: `n`, or Bluestein's convolution length.
+    /// Length of the Stockham passes: `n`, or the convolution's length.
     pub fn pass_len(&self) -> usize {
-        self.bluestein.unwrap_or(self.n)
+        match self.convolution {
+            None => self.n,
+            Some(Convolution::Bluestein(m)) => m,
+            Some(Convolution::Rader) => self.n - 1,
+        }
+    }
+
+    fn rader(&self) -> bool {
+        self.convolution == Some(Convolution::Rader)
     }
 
     /// Butterflies of radix `r` each thread computes in one pass.
@@ -732,12 +756,12 @@ fn store_element<F: Float, N: Size>(
 }
 
 /// Whether the first pass reads global memory directly (not when the input
-/// must be whole in shared memory first: Bluestein's chirp, a tile the caller
+/// must be whole in shared memory first: a convolution, a tile the caller
 /// fills, a packed Hermitian input spread over a four-step fold).
 pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
     let folds_on_load =
         cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
-    !cfg.load_shared && folds_on_load && cfg.bluestein.is_none() && !cfg.radices.is_empty()
+    !cfg.load_shared && folds_on_load && cfg.convolution.is_none() && !cfg.radices.is_empty()
 }
 
 /// Whether a packed Hermitian input is folded in shared memory after a staged
@@ -748,13 +772,13 @@ pub(crate) fn folds_in_shared(cfg: &StageConfig) -> bool {
 
 /// Whether the last pass writes global memory directly: not when the caller
 /// takes the tile, not when untangling (it pairs bins k and n - k), not after
-/// Bluestein's final chirp, nor when the
+/// a convolution's last step, nor when the
 /// store walks the tile in another order than the passes (the transposed store
 /// of a four-step pass).
 pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
     !cfg.store_shared
         && cfg.output != OutputForm::Untangled
-        && cfg.bluestein.is_none()
+        && cfg.convolution.is_none()
         && !cfg.radices.is_empty()
         && cfg.store_signals_fastest == cfg.load_signals_fastest
 }
@@ -932,11 +956,32 @@ pub(crate) fn load_tile<F: Float, N: Size>(
     while flat < load_count {
         let (s, k) = split_flat(flat, load_len, signals, comptime![cfg.load_signals_fastest]);
         let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
-        smem_re[s * stride + slot(k)] = vr;
-        smem_im[s * stride + slot(k)] = packed_bin_imag::<F>(vi, k, cfg.clone());
+        let to = s * stride + input_slot::<F>(factors, k, cfg.clone());
+        smem_re[to] = vr;
+        smem_im[to] = packed_bin_imag::<F>(vi, k, cfg.clone());
         flat += comptime![cfg.threads_per_cube()];
     }
     sync_cube();
+}
+
+/// Discrete logarithm of `0 < k < n` from a Rader stage's factors (0 for `k = 0`).
+#[cube]
+fn rader_log<F: Float>(factors: &Array<F>, k: usize) -> usize {
+    usize::cast_from(factors[2 * k])
+}
+
+/// Where element `k` of a signal's input goes in its shared-memory tile:
+/// slot `k`, or for Rader's algorithm input `s` of the convolution where
+/// `k = g^-s`, and `x[0]` in the slot after the convolution's.
+#[cube]
+pub(crate) fn input_slot<F: Float>(factors: &Array<F>, k: usize, #[comptime] cfg: StageConfig) -> usize {
+    if comptime![cfg.rader()] {
+        let len = comptime![cfg.n - 1];
+        let s = (len - rader_log::<F>(factors, k)) % len;
+        slot(select(k == 0, len, s))
+    } else {
+        slot(k)
+    }
 }
 
 /// The imaginary part of loaded value `k`: like pocketfft, irfft ignores it at
@@ -1021,8 +1066,9 @@ fn load_pass_input<F: Float, N: Size>(
 }
 
 /// The complex transform of every signal of the tile: the Stockham passes, or
-/// Bluestein's `chirp · IFFT_m(FFT_m(chirp · x) · K̂)` around them (the kernel's
-/// spectrum `K̂` carrying the 1/m of the inverse transform).
+/// the two transforms of a [`Convolution`] with the kernel's spectrum applied
+/// between them: Bluestein's chirp before and after, Rader's `X[0]` kept
+/// aside before the product.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
@@ -1041,14 +1087,25 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
 ) {
     if comptime![!cfg.radices.is_empty()] {
         let n = comptime![cfg.n];
-        let bluestein = comptime![cfg.bluestein.is_some()];
+        let convolved = comptime![cfg.convolution.is_some()];
+        let bluestein = comptime![convolved && !cfg.rader()];
         let m = comptime![cfg.pass_len()];
         if comptime![bluestein] {
             scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, m, cfg.clone());
         }
         #[unroll]
-        for round in 0..comptime![if bluestein { 2usize } else { 1usize }] {
+        for round in 0..comptime![if convolved { 2usize } else { 1usize }] {
             if comptime![round == 1] {
+                if comptime![cfg.rader()] {
+                    // X[0] = x[0] + Σ a = x[0] + A[0], before the product overwrites A[0].
+                    if thread == 0 {
+                        let base = signal * comptime![cfg.smem_stride];
+                        let (x0, a0, dc) = (base + slot(m), base + slot(0), base + slot(m + 1));
+                        smem_re[dc] = smem_re[x0] + smem_re[a0];
+                        smem_im[dc] = smem_im[x0] + smem_im[a0];
+                    }
+                }
+                // Both tables hold the kernel's spectrum from entry n.
                 scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, n, m, m, cfg.clone());
             }
             stockham_passes::<F, NI, NO>(
@@ -1064,7 +1121,7 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
                 signal,
                 thread,
                 0usize,
-                comptime![if bluestein { round == 1 } else { cfg.inverse }],
+                comptime![if convolved { round == 1 } else { cfg.inverse }],
                 cfg.clone(),
             );
         }
@@ -1075,12 +1132,14 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
 }
 
 /// Output `k` of the tile's signal `s` from its transform in shared memory: the
-/// value itself, or the bin untangled from the half-length transform.
+/// value itself, the bin untangled from the half-length transform, or Rader's
+/// `x[0] + c[log k]` (`X[0]` kept aside).
 #[cube]
 pub(crate) fn tile_output<F: Float>(
     smem_re: &SharedMemory<F>,
     smem_im: &SharedMemory<F>,
     twiddles: &Array<F>,
+    factors: &Array<F>,
     s: usize,
     k: usize,
     #[comptime] cfg: StageConfig,
@@ -1096,6 +1155,16 @@ pub(crate) fn tile_output<F: Float>(
         let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
         let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
         ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5))
+    } else if comptime![cfg.rader()] {
+        let len = comptime![n - 1];
+        let dc = k == 0;
+        let at = base + slot(select(dc, len + 1, rader_log::<F>(factors, k)));
+        let x0 = base + slot(len);
+        let zero = F::new(0.0);
+        (
+            smem_re[at] + select(dc, zero, smem_re[x0]),
+            smem_im[at] + select(dc, zero, smem_im[x0]),
+        )
     } else {
         (smem_re[base + slot(k)], smem_im[base + slot(k)])
     }
@@ -1134,7 +1203,7 @@ pub(crate) fn store_tile<F: Float, N: Size>(
         } else {
             window_index(u, cfg.store, out_seq)
         };
-        let x = tile_output::<F>(smem_re, smem_im, twiddles, s, k, cfg.clone());
+        let x = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
         store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
         flat += comptime![cfg.threads_per_cube()];
     }
