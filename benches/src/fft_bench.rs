@@ -1,8 +1,9 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--column-signals N] [--max-radix N] [--shared-limit BYTES]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
+//! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
 //! `--max-radix N` the largest power-of-two radix of a pass (default 8 below
 //! 1024 points, 16 from there);
@@ -17,7 +18,9 @@
 use std::time::Instant;
 
 use cubecl::prelude::*;
-use fno_kernels::fft::{DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, PlaneFusion};
+use fno_kernels::fft::{
+    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, PlaneFusion, PrimeAlgorithm,
+};
 use fno_kernels::testing::uniform_f32;
 
 struct Case {
@@ -320,8 +323,18 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let primes = match args.iter().position(|a| a == "--primes").and_then(|i| args.get(i + 1)) {
+        None => PrimeAlgorithm::Rader,
+        Some(s) if s == "rader" => PrimeAlgorithm::Rader,
+        Some(s) if s == "bluestein" => PrimeAlgorithm::Bluestein,
+        Some(other) => {
+            eprintln!("error: unknown --primes {other:?} (expected rader or bluestein)");
+            std::process::exit(2);
+        }
+    };
     let base = DeviceOptions {
         plane,
+        primes,
         column_signals: positive_option(&args, "--column-signals"),
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),
