@@ -245,20 +245,11 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
     interleave(&b)
 }
 
-/// Length of the passes of a transform of length `n` run as `convolution`.
-fn pass_len(n: usize, convolution: Option<Convolution>) -> usize {
-    match convolution {
-        None => n,
-        Some(Convolution::Bluestein(m)) => m,
-        Some(Convolution::Rader) => n - 1,
-    }
-}
-
 /// Complex values a signal's tile holds: its input, the passes' sequence, and
 /// Rader's `x[0]` and `X[0]` beside the convolution.
 fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> usize {
     let extra = if convolution == Some(Convolution::Rader) { 2 } else { 0 };
-    input.load_len(n).max(pass_len(n, convolution) + extra)
+    input.load_len(n).max(Convolution::pass_len(convolution, n) + extra)
 }
 
 /// A stage that transforms whole signals of length `n` (through a
@@ -270,7 +261,7 @@ fn whole_signal_stage(
     forms: (InputForm, OutputForm),
     max_radix: usize,
 ) -> StageConfig {
-    let pass_len = pass_len(n, convolution);
+    let pass_len = Convolution::pass_len(convolution, n);
     let radix_list = radices(pass_len, max_radix).expect("pass lengths are 7-smooth");
     let threads_per_signal = threads_per_signal(pass_len, &radix_list);
     StageConfig {
@@ -336,12 +327,9 @@ fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
     factors
 }
 
-/// The convolution a length runs as by default: none for 7-smooth lengths,
-/// Rader's for primes with a 7-smooth predecessor, Bluestein's otherwise.
-fn default_convolution(n: usize) -> Option<Convolution> {
-    convolution_for(n, PrimeAlgorithm::default())
-}
-
+/// The convolution a length runs as in one cube: none for 7-smooth lengths,
+/// Rader's for primes with a 7-smooth predecessor (unless asked otherwise),
+/// Bluestein's for the others.
 fn convolution_for(n: usize, primes: PrimeAlgorithm) -> Option<Convolution> {
     if is_smooth(n) {
         None
@@ -370,12 +358,12 @@ fn convolution_factors(n: usize, inverse: bool, convolution: Option<Convolution>
 /// `stage::input_slot` (Rader's algorithm permutes it).
 pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
     let t = Transform::of(step);
-    let convolution = default_convolution(t.n);
+    let convolution = convolution_for(t.n, PrimeAlgorithm::default());
     let mut cfg = whole_signal_stage(
         t.n,
         convolution,
         (t.input, t.output),
-        default_max_radix(pass_len(t.n, convolution)),
+        default_max_radix(Convolution::pass_len(convolution, t.n)),
     );
     cfg.inverse = t.inverse;
     cfg.load = step.load;
@@ -528,7 +516,7 @@ impl<R: Runtime> Lowering<'_, R> {
 
     /// Whether one cube transforms a whole signal: smooth column tiles need
     /// [`COLUMN_SIGNALS`] signals side by side (longer ones coalesce better as
-    /// a four-step FFT); Bluestein's tiles, one signal at least.
+    /// a four-step FFT); a convolution's tiles, one signal at least.
     fn fits_single(&self, t: &Transform, convolution: Option<Convolution>, column: bool) -> bool {
         let signals = if column && convolution.is_none() {
             COLUMN_SIGNALS
@@ -536,7 +524,7 @@ impl<R: Runtime> Lowering<'_, R> {
             1
         };
         self.fits(
-            pass_len(t.n, convolution),
+            Convolution::pass_len(convolution, t.n),
             tile_slots(t.n, t.input, convolution),
             signals,
         )
@@ -550,7 +538,12 @@ impl<R: Runtime> Lowering<'_, R> {
         column: bool,
         signals_hint: usize,
     ) -> StageConfig {
-        let mut cfg = whole_signal_stage(n, convolution, forms, self.max_radix(pass_len(n, convolution)));
+        let mut cfg = whole_signal_stage(
+            n,
+            convolution,
+            forms,
+            self.max_radix(Convolution::pass_len(convolution, n)),
+        );
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;
         let wanted = if column {

@@ -127,6 +127,17 @@ pub enum Convolution {
     Rader,
 }
 
+impl Convolution {
+    /// Length of the passes of a transform of length `n` run as `convolution`.
+    pub fn pass_len(convolution: Option<Self>, n: usize) -> usize {
+        match convolution {
+            None => n,
+            Some(Convolution::Bluestein(m)) => m,
+            Some(Convolution::Rader) => n - 1,
+        }
+    }
+}
+
 /// Everything the kernel is specialised on (shape-independent batch sizes and
 /// strides travel as runtime scalars).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -182,11 +193,7 @@ impl StageConfig {
 
     /// Length of the Stockham passes: `n`, or the convolution's length.
     pub fn pass_len(&self) -> usize {
-        match self.convolution {
-            None => self.n,
-            Some(Convolution::Bluestein(m)) => m,
-            Some(Convolution::Rader) => self.n - 1,
-        }
+        Convolution::pass_len(self.convolution, self.n)
     }
 
     fn rader(&self) -> bool {
