@@ -604,6 +604,52 @@ fn rader_and_bluestein_primes() {
     check_all("rader_and_bluestein_primes", cases, &[fft_only, bluestein]);
 }
 
+/// A column transform's tile takes every column of its row of tiles (one
+/// contiguous block) where one cube can hold them, through radix 16 when the
+/// default radix's threads are too many; against the oracle either way.
+#[test]
+fn column_tiles_take_whole_rows() {
+    let client = client();
+    let shared = client.properties().hardware.max_shared_memory_size;
+    // 40 columns of 64 points: 320 threads and 21 KB at radix 8 (the old rule
+    // split them into tiles of 20). 33 columns of 256 points: 1056 threads at
+    // radix 8, 528 at radix 16, and 33 tile rows of 265 padded slots (8 bytes
+    // each) of shared memory.
+    let cases = [
+        (
+            FftDesc::new(&[3, 64, 40], &[1], FftKind::C2C, Direction::Forward),
+            40,
+            true,
+        ),
+        (
+            FftDesc::new(&[2, 64, 33], &[1], FftKind::C2C, Direction::Inverse)
+                .modes(&[64])
+                .lengths(&[256])
+                .mode_order(ModeOrder::Shifted),
+            33,
+            8 * 33 * 265 <= shared,
+        ),
+    ];
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for (desc, columns, fits) in cases {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let tiles = plan.on_device(&client).unwrap().stage_tiles();
+        if fits {
+            assert_eq!(tiles, vec![columns], "{desc:?}");
+        } else {
+            assert!(
+                tiles.iter().all(|&t| t < columns),
+                "{desc:?}: {tiles:?} with {shared} B of shared memory"
+            );
+        }
+        let err = check(&client, desc.clone(), &mut rng);
+        assert!(err <= BOUND, "{desc:?}: relative error {err:.2e}");
+        errors.push((format!("{desc:?} tiles {tiles:?}"), err));
+    }
+    report("column_tiles_take_whole_rows", &errors);
+}
+
 /// Large primes (Bluestein as two four-step FFTs), prime powers (mixed radix,
 /// four-step) and lengths up to 2^20 against the f64 oracle.
 #[test]

@@ -43,11 +43,14 @@ const PLANE_SHARED_LIMIT: usize = 112 * 1024;
 /// Longest axis a direct DFT serves: its f32 sums run over the whole axis.
 const MAX_DIRECT_LEN: usize = 8192;
 /// A length with a large prime factor runs as a direct DFT when its
-/// multiply-adds per signal are at most this many times `m·log2 m` for
-/// Bluestein's length `m`. On an H100 the direct DFT led Bluestein at every
-/// point measured, up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×);
-/// 7-smooth lengths stay FFTs (a power of two led at every point, 1000 by at
-/// most 1.3×). benches/results/2026-11-22_direct_dft_h100.md.
+/// multiply-adds per signal are at most this many times `m·log2 m` for the
+/// length `m` of the convolution it would otherwise run as (Bluestein's, or
+/// Rader's `p − 1`). On an H100 the direct DFT led Bluestein at every point
+/// measured, up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×); 7-smooth
+/// lengths stay FFTs (a power of two led at every point, 1000 by at most
+/// 1.3×). benches/results/2026-11-22_direct_dft_h100.md. Rader's R2C 211 (a
+/// ratio of about 28) should beat the direct DFT's 346 GB/s, as its C2C ran at
+/// 1128 GB/s (benches/results/2026-11-25_rader_column_tiles_h100.md).
 const DIRECT_RATIO: f64 = 16.0;
 
 /// Where a launch reads or writes.
@@ -563,6 +566,33 @@ impl<R: Runtime> Lowering<'_, R> {
         cfg
     }
 
+    /// A column stage whose tile holds all `signals` columns of a row of
+    /// tiles, if one cube can: the tile then reads and writes one contiguous
+    /// block (every row whole) instead of runs of a few columns. The default
+    /// radix cap is tried first, then 16, whose fewer threads per signal fit
+    /// more columns (unless the caller fixed the cap). On an H100 the 33
+    /// columns of FNO's 256² spectrum took FNO's zero-padding irfft2 from 0.215
+    /// to 0.189 ms, against 0.204–0.208 ms in tiles of 17
+    /// (benches/results/2026-11-25_rader_column_tiles_h100.md).
+    fn whole_row_column_stage(&self, t: &Transform, signals: usize) -> Option<StageConfig> {
+        let caps = match self.options.max_radix {
+            Some(cap) => vec![cap],
+            None => vec![default_max_radix(t.n), 16],
+        };
+        caps.into_iter().find_map(|cap| {
+            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), cap);
+            let fits = signals * cfg.threads_per_signal <= self.max_threads
+                && 8 * signals * cfg.smem_stride <= self.shared_limit;
+            fits.then(|| {
+                cfg.signals_per_cube = signals;
+                cfg.load_signals_fastest = true;
+                cfg.store_signals_fastest = true;
+                cfg.prune = self.options.prune;
+                cfg
+            })
+        })
+    }
+
     fn push_stage(
         &mut self,
         cfg: StageConfig,
@@ -840,7 +870,7 @@ impl<R: Runtime> Lowering<'_, R> {
             DirectDft::Never => false,
             DirectDft::Auto if is_smooth(step.n) => false,
             DirectDft::Auto => {
-                let m = bluestein_length(step.n) as f64;
+                let m = Convolution::pass_len(convolution_for(step.n, self.options.primes), step.n) as f64;
                 (dft.work() as f64) <= DIRECT_RATIO * m * m.log2()
             }
         }
@@ -872,7 +902,12 @@ impl<R: Runtime> Lowering<'_, R> {
     fn single(&mut self, t: &Transform, convolution: Option<Convolution>, batch: Batch, src: Source, dst: Sink) {
         let column = batch.column();
         let hint = if column { batch.inner } else { batch.outer };
-        let mut cfg = self.single_stage_config(t.n, convolution, (t.input, t.output), column, hint);
+        let whole_row = match convolution {
+            None if column => self.whole_row_column_stage(t, batch.inner),
+            _ => None,
+        };
+        let mut cfg =
+            whole_row.unwrap_or_else(|| self.single_stage_config(t.n, convolution, (t.input, t.output), column, hint));
         cfg.inverse = t.inverse;
         cfg.load = src.window;
         cfg.store = dst.window;
@@ -1086,6 +1121,17 @@ impl<R: Runtime> DeviceFft<R> {
     /// Number of kernel launches one execution makes.
     pub fn launches(&self) -> usize {
         self.passes.len()
+    }
+
+    /// Signals each stage launch's cube transforms side by side, in launch order.
+    pub fn stage_tiles(&self) -> Vec<usize> {
+        self.passes
+            .iter()
+            .filter_map(|pass| match &pass.launch {
+                Launch::Stage { cfg, .. } => Some(cfg.signals_per_cube),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Number of plane launches (two axes in one kernel) one execution makes.
