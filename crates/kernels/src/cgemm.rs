@@ -16,11 +16,21 @@
 //! tile of one mode out of them. Thread tiles are strided (row `ti + i·threads_p`)
 //! so a warp's shared-memory reads hit consecutive words.
 //!
+//! Where the device has asynchronous copies (CUDA's `cp.async`) and the
+//! operands are 8-byte aligned, the chunks alternate between two buffers: the
+//! copies of chunk `i + 1` are in flight while the threads multiply chunk `i`,
+//! and they hold no registers. On an H100 that took the 256² B16 C64 forward
+//! contraction from 69 to 52 µs (125 to 102 registers, long-scoreboard stalls
+//! per issue 3.8 to 1.3) and TurboFNO's C128 cases' from 0.48 to 0.39 ms
+//! (benches/results/2026-11-25_async_cgemm_h100.md). Elsewhere (wgpu) each
+//! chunk is staged through registers between two barriers.
+//!
 //! Reductions over a long `r` with few outputs (the weight gradient's sum over
 //! a large batch) split `r` among cubes: each writes a partial product, and a
 //! second kernel adds the partials into `C`.
 
 use crate::pairs::{pair_aligned, read_float, read_pair, vector_size, write_pair};
+use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::CubeElement;
@@ -129,11 +139,66 @@ const MIN_CUBES: usize = 132;
 /// Shortest slice of `r` a split cube sums.
 const MIN_SPLIT_TERMS: usize = 64;
 
+/// How the cube stages its operands in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Staging {
+    /// Complex operands bound as 8-byte pairs: one shared-memory word pair per element.
+    pub pairs: bool,
+    /// Asynchronous copies (CUDA's `cp.async`) into two buffers: the cube
+    /// multiplies one chunk while the next is in flight, holding no registers
+    /// for it. Needs `pairs`.
+    pub async_copy: bool,
+}
+
+impl Staging {
+    /// Shared-memory vectors one element takes: complex values bound as single
+    /// floats take two.
+    fn vectors_per_element(self, complex: bool) -> usize {
+        if complex && !self.pairs {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn buffers(self) -> usize {
+        if self.async_copy {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Element `e` of a staged chunk, read back from shared memory.
+#[cube]
+fn staged_value<F: Float, N: Size>(
+    smem: &SharedMemory<Vector<F, N>>,
+    e: usize,
+    #[comptime] complex: bool,
+    #[comptime] pairs: bool,
+) -> (F, F) {
+    if comptime![complex && pairs] {
+        let v = smem[e];
+        (v[0], v[1])
+    } else if comptime![complex] {
+        (smem[2 * e][0], smem[2 * e + 1][0])
+    } else {
+        (smem[e][0], F::new(0.0))
+    }
+}
+
+/// Stages the chunk of `r` terms from `r0` of one operand into shared memory
+/// at vector `buf`, with zeros outside the problem. Element `e` of the chunk is
+/// (r, x, mode) with the mode fastest: consecutive threads read consecutive
+/// modes, and write consecutive shared words. Asynchronous copies only start
+/// the transfer: the caller commits them to a barrier and waits.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_operand<F: Float, N: Size>(
     src: &Array<Vector<F, N>>,
-    smem: &mut SharedMemory<F>,
+    smem: &mut SharedMemory<Vector<F, N>>,
+    buf: usize,
     r0: usize,
     k0: usize,
     x0: usize,
@@ -143,16 +208,12 @@ fn stage_operand<F: Float, N: Size>(
     x_stride: usize,
     r_stride: usize,
     k_stride: usize,
-    #[comptime] conj: bool,
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
-    #[comptime] pairs: bool,
+    #[comptime] staging: Staging,
 ) {
-    // Element e of the chunk is (r, x, mode) with the mode fastest: consecutive
-    // threads read consecutive modes, and write consecutive shared words.
     let total = comptime![cfg.chunk * block * cfg.modes];
     let threads = comptime![cfg.threads()];
-    let sign = F::new(comptime![if conj { -1.0f32 } else { 1.0 }]);
     #[unroll]
     for t in 0..comptime![total.div_ceil(threads)] {
         let e = UNIT_POS as usize + t * threads;
@@ -163,12 +224,96 @@ fn stage_operand<F: Float, N: Size>(
             let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
             let valid = xg < x_len && rg < r_len && kg < k_len;
             let at = select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
-            if comptime![cfg.complex] {
-                let (re, im) = read_pair::<F, N>(src, at, pairs);
-                smem[2 * e] = select(valid, re, F::new(0.0));
-                smem[2 * e + 1] = select(valid, im * sign, F::new(0.0));
+            if comptime![staging.async_copy] {
+                // A source of no elements zero-fills the destination.
+                let len = select(valid, 1usize, 0usize);
+                copy_async_checked(
+                    &src.slice(at, at + len),
+                    &mut smem.slice_mut(buf + e, buf + e + 1),
+                    2u32,
+                );
+            } else if comptime![cfg.complex && staging.pairs] {
+                let v = src[at];
+                let mut out = Vector::<F, N>::empty();
+                out[0] = select(valid, v[0], F::new(0.0));
+                out[1] = select(valid, v[1], F::new(0.0));
+                smem[buf + e] = out;
+            } else if comptime![cfg.complex] {
+                let (re, im) = read_pair::<F, N>(src, at, false);
+                smem[buf + 2 * e] = Vector::new(select(valid, re, F::new(0.0)));
+                smem[buf + 2 * e + 1] = Vector::new(select(valid, im, F::new(0.0)));
             } else {
-                smem[e] = select(valid, read_float::<F, N>(src, at), F::new(0.0));
+                smem[buf + e] = Vector::new(select(valid, read_float::<F, N>(src, at), F::new(0.0)));
+            }
+        }
+    }
+}
+
+/// Multiplies the staged chunk at vectors `buf_a` / `buf_b` into the thread's
+/// register tile, conjugating operands as configured.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn multiply_chunk<F: Float, N: Size>(
+    smem_a: &SharedMemory<Vector<F, N>>,
+    smem_b: &SharedMemory<Vector<F, N>>,
+    buf_a: usize,
+    buf_b: usize,
+    acc_re: &mut Array<F>,
+    acc_im: &mut Array<F>,
+    m: usize,
+    ti: usize,
+    tj: usize,
+    #[comptime] cfg: CgemmConfig,
+    #[comptime] staging: Staging,
+) {
+    let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
+    let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
+    let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
+    let modes = comptime![cfg.modes];
+    let sign_a = F::new(comptime![if cfg.conj_a { -1.0f32 } else { 1.0 }]);
+    let sign_b = F::new(comptime![if cfg.conj_b { -1.0f32 } else { 1.0 }]);
+    let mut ar = Array::<F>::new(tp);
+    let mut ai = Array::<F>::new(tp);
+    let mut br = Array::<F>::new(tq);
+    let mut bi = Array::<F>::new(tq);
+    #[unroll]
+    for rr in 0..comptime![cfg.chunk] {
+        #[unroll]
+        for i in 0..tp {
+            let (re, im) = staged_value::<F, N>(
+                smem_a,
+                buf_a + (rr * bp + ti + i * np) * modes + m,
+                cfg.complex,
+                staging.pairs,
+            );
+            ar[i] = re;
+            ai[i] = im * sign_a;
+        }
+        #[unroll]
+        for j in 0..tq {
+            let (re, im) = staged_value::<F, N>(
+                smem_b,
+                buf_b + (rr * bq + tj + j * nq) * modes + m,
+                cfg.complex,
+                staging.pairs,
+            );
+            br[j] = re;
+            bi[j] = im * sign_b;
+        }
+        #[unroll]
+        for i in 0..tp {
+            #[unroll]
+            for j in 0..tq {
+                let t = i * tq + j;
+                if comptime![cfg.complex] {
+                    // One product per statement: each contracts to one FMA.
+                    acc_re[t] += ar[i] * br[j];
+                    acc_re[t] -= ai[i] * bi[j];
+                    acc_im[t] += ar[i] * bi[j];
+                    acc_im[t] += ai[i] * br[j];
+                } else {
+                    acc_re[t] += ar[i] * br[j];
+                }
             }
         }
     }
@@ -202,7 +347,7 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     r_per: usize,
     c_split: usize,
     #[comptime] cfg: CgemmConfig,
-    #[comptime] pairs: bool,
+    #[comptime] staging: Staging,
 ) {
     let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
     let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
@@ -220,9 +365,12 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     let r_begin = split * r_per;
     let r_end = select(r_begin + r_per < r_len, r_begin + r_per, r_len);
 
-    let width = comptime![cfg.width()];
-    let mut smem_a = SharedMemory::<F>::new(comptime![cfg.width() * cfg.chunk * bp * cfg.modes]);
-    let mut smem_b = SharedMemory::<F>::new(comptime![cfg.width() * cfg.chunk * bq * cfg.modes]);
+    // One buffer's vectors per operand.
+    let per_element = comptime![staging.vectors_per_element(cfg.complex)];
+    let len_a = comptime![per_element * cfg.chunk * bp * cfg.modes];
+    let len_b = comptime![per_element * cfg.chunk * bq * cfg.modes];
+    let mut smem_a = SharedMemory::<Vector<F, N>>::new(comptime![len_a * staging.buffers()]);
+    let mut smem_b = SharedMemory::<Vector<F, N>>::new(comptime![len_b * staging.buffers()]);
     let mut acc_re = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     let mut acc_im = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     #[unroll]
@@ -230,17 +378,17 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         acc_re[t] = F::new(0.0);
         acc_im[t] = F::new(0.0);
     }
-    let mut ar = Array::<F>::new(comptime![cfg.tile_p]);
-    let mut ai = Array::<F>::new(comptime![cfg.tile_p]);
-    let mut br = Array::<F>::new(comptime![cfg.tile_q]);
-    let mut bi = Array::<F>::new(comptime![cfg.tile_q]);
 
-    let mut r0 = r_begin;
-    while r0 < r_end {
+    if comptime![staging.async_copy] {
+        // Chunk i lands in buffer i % 2 and signals barrier i % 2; the copies of
+        // chunk i + 1 are issued before the cube waits for chunk i.
+        let landed_0 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
+        let landed_1 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
         stage_operand::<F, N>(
             a,
             &mut smem_a,
-            r0,
+            0,
+            r_begin,
             k0,
             p0,
             p_len,
@@ -249,15 +397,15 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
             a_p,
             a_r,
             a_k,
-            cfg.conj_a,
             bp,
             cfg,
-            pairs,
+            staging,
         );
         stage_operand::<F, N>(
             b,
             &mut smem_b,
-            r0,
+            0,
+            r_begin,
             k0,
             q0,
             q_len,
@@ -266,50 +414,136 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
             b_q,
             b_r,
             b_k,
-            cfg.conj_b,
             bq,
             cfg,
-            pairs,
+            staging,
         );
-        sync_cube();
-        #[unroll]
-        for rr in 0..comptime![cfg.chunk] {
-            #[unroll]
-            for i in 0..tp {
-                let at = width * ((rr * bp + ti + i * np) * modes + m);
-                ar[i] = smem_a[at];
-                if comptime![cfg.complex] {
-                    ai[i] = smem_a[at + 1];
+        landed_0.commit_copy_async();
+        let mut r0 = r_begin;
+        let mut odd = false;
+        while r0 < r_end {
+            let next = r0 + comptime![cfg.chunk];
+            if next < r_end {
+                let (na, nb) = (select(odd, 0, len_a), select(odd, 0, len_b));
+                stage_operand::<F, N>(
+                    a,
+                    &mut smem_a,
+                    na,
+                    next,
+                    k0,
+                    p0,
+                    p_len,
+                    r_end,
+                    k_len,
+                    a_p,
+                    a_r,
+                    a_k,
+                    bp,
+                    cfg,
+                    staging,
+                );
+                stage_operand::<F, N>(
+                    b,
+                    &mut smem_b,
+                    nb,
+                    next,
+                    k0,
+                    q0,
+                    q_len,
+                    r_end,
+                    k_len,
+                    b_q,
+                    b_r,
+                    b_k,
+                    bq,
+                    cfg,
+                    staging,
+                );
+                if odd {
+                    landed_0.commit_copy_async();
+                } else {
+                    landed_1.commit_copy_async();
                 }
             }
-            #[unroll]
-            for j in 0..tq {
-                let bt = width * ((rr * bq + tj + j * nq) * modes + m);
-                br[j] = smem_b[bt];
-                if comptime![cfg.complex] {
-                    bi[j] = smem_b[bt + 1];
-                }
+            if odd {
+                landed_1.arrive_and_wait();
+            } else {
+                landed_0.arrive_and_wait();
             }
-            #[unroll]
-            for i in 0..tp {
-                #[unroll]
-                for j in 0..tq {
-                    let t = i * tq + j;
-                    if comptime![cfg.complex] {
-                        // One product per statement: each contracts to one FMA.
-                        acc_re[t] += ar[i] * br[j];
-                        acc_re[t] -= ai[i] * bi[j];
-                        acc_im[t] += ar[i] * bi[j];
-                        acc_im[t] += ai[i] * br[j];
-                    } else {
-                        acc_re[t] += ar[i] * br[j];
-                    }
-                }
-            }
+            let (ca, cb) = (select(odd, len_a, 0), select(odd, len_b, 0));
+            multiply_chunk::<F, N>(
+                &smem_a,
+                &smem_b,
+                ca,
+                cb,
+                &mut acc_re,
+                &mut acc_im,
+                m,
+                ti,
+                tj,
+                cfg,
+                staging,
+            );
+            // Every read of this buffer must land before the copies of the chunk after next.
+            sync_cube();
+            r0 = next;
+            odd = !odd;
         }
-        // Every read of this chunk must land before the next chunk is staged.
-        sync_cube();
-        r0 += comptime![cfg.chunk];
+    } else {
+        let mut r0 = r_begin;
+        while r0 < r_end {
+            stage_operand::<F, N>(
+                a,
+                &mut smem_a,
+                0,
+                r0,
+                k0,
+                p0,
+                p_len,
+                r_end,
+                k_len,
+                a_p,
+                a_r,
+                a_k,
+                bp,
+                cfg,
+                staging,
+            );
+            stage_operand::<F, N>(
+                b,
+                &mut smem_b,
+                0,
+                r0,
+                k0,
+                q0,
+                q_len,
+                r_end,
+                k_len,
+                b_q,
+                b_r,
+                b_k,
+                bq,
+                cfg,
+                staging,
+            );
+            sync_cube();
+            multiply_chunk::<F, N>(
+                &smem_a,
+                &smem_b,
+                0,
+                0,
+                &mut acc_re,
+                &mut acc_im,
+                m,
+                ti,
+                tj,
+                cfg,
+                staging,
+            );
+            // Every read of this chunk must land before the next chunk is staged.
+            sync_cube();
+            r0 += comptime![cfg.chunk];
+        }
     }
 
     let k = k0 + m;
@@ -333,7 +567,7 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
                         }
                     }
                     if comptime![cfg.complex] {
-                        write_pair::<F, N>(c, ct, re, acc_im[i * tq + j] * s, pairs);
+                        write_pair::<F, N>(c, ct, re, acc_im[i * tq + j] * s, staging.pairs);
                     } else {
                         c[ct] = Vector::new(re);
                     }
@@ -553,6 +787,13 @@ impl CgemmProblem {
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), cfg.width() * len) };
         // Complex operands travel as 8-byte pairs wherever every buffer starts on a pair.
         let pairs = cfg.complex && [a, b, target].into_iter().all(pair_aligned);
+        let props = client.properties();
+        let staging = Staging {
+            pairs,
+            async_copy: pairs
+                && props.features.copy_async
+                && 2 * cfg.shared_bytes() <= props.hardware.max_shared_memory_size,
+        };
         cgemm_kernel::launch::<f32, R>(
             client,
             count,
@@ -582,7 +823,7 @@ impl CgemmProblem {
             r_per,
             c_split,
             cfg,
-            pairs,
+            staging,
         );
         if let Some(partial) = partial {
             let threads = 256;

@@ -11,7 +11,7 @@ use fno_kernels::cgemm::real::{self, MatrixStrides};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
 use fno_kernels::testing::uniform_f32;
 
-fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64) -> f64 {
+fn check<R: Runtime>(client: &ComputeClient<R>, problem: &CgemmProblem, seed: u64) -> f64 {
     let (ea, eb, ec) = problem.extents();
     let width = if problem.complex { 2 } else { 1 };
     let a = uniform_f32(width * ea, seed);
@@ -37,7 +37,25 @@ fn check(client: &ComputeClient<WgpuRuntime>, problem: &CgemmProblem, seed: u64)
 
 #[test]
 fn spectral_contractions_match_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
+    spectral_contractions(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA, whose launches stage operands by asynchronous copies into
+/// two buffers (wgpu has none): run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn spectral_contractions_match_the_oracle_on_cuda() {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    let client = CudaRuntime::client(&CudaDevice { index: 0 });
+    assert!(
+        client.properties().features.copy_async,
+        "this device has no asynchronous copies"
+    );
+    spectral_contractions(&client);
+}
+
+fn spectral_contractions<R: Runtime>(client: &ComputeClient<R>) {
     let mut worst: f64 = 0.0;
     let mut split = false;
     for (seed, &(batch, cin, cout, modes)) in [
@@ -86,7 +104,7 @@ fn spectral_contractions_match_the_oracle() {
                 ..scaled.clone()
             };
             for problem in [problem, scaled, biased] {
-                let e = check(&client, &problem, seed);
+                let e = check(client, &problem, seed);
                 assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
                 worst = worst.max(e);
                 split |= problem.config().splits > 1;
