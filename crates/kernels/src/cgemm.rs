@@ -170,21 +170,22 @@ impl Staging {
     }
 }
 
-/// Element `e` of a staged chunk, read back from shared memory.
+/// Element `e` of the chunk staged at vector `buf`, read back from shared memory.
 #[cube]
 fn staged_value<F: Float, N: Size>(
     smem: &SharedMemory<Vector<F, N>>,
+    buf: usize,
     e: usize,
     #[comptime] complex: bool,
     #[comptime] pairs: bool,
 ) -> (F, F) {
     if comptime![complex && pairs] {
-        let v = smem[e];
+        let v = smem[buf + e];
         (v[0], v[1])
     } else if comptime![complex] {
-        (smem[2 * e][0], smem[2 * e + 1][0])
+        (smem[buf + 2 * e][0], smem[buf + 2 * e + 1][0])
     } else {
-        (smem[e][0], F::new(0.0))
+        (smem[buf + e][0], F::new(0.0))
     }
 }
 
@@ -282,7 +283,8 @@ fn multiply_chunk<F: Float, N: Size>(
         for i in 0..tp {
             let (re, im) = staged_value::<F, N>(
                 smem_a,
-                buf_a + (rr * bp + ti + i * np) * modes + m,
+                buf_a,
+                (rr * bp + ti + i * np) * modes + m,
                 cfg.complex,
                 staging.pairs,
             );
@@ -293,7 +295,8 @@ fn multiply_chunk<F: Float, N: Size>(
         for j in 0..tq {
             let (re, im) = staged_value::<F, N>(
                 smem_b,
-                buf_b + (rr * bq + tj + j * nq) * modes + m,
+                buf_b,
+                (rr * bq + tj + j * nq) * modes + m,
                 cfg.complex,
                 staging.pairs,
             );
