@@ -650,6 +650,40 @@ fn column_tiles_take_whole_rows() {
     report("column_tiles_take_whole_rows", &errors);
 }
 
+/// The direct DFT's crossover prices the convolution the FFT path would run:
+/// R2C 211 (about 28·m·log2 m multiply-adds for Rader's m = 210) runs Rader's
+/// algorithm, while priced against Bluestein's 432 points it stays a direct
+/// DFT, as does a window of 8 modes either way; all against the oracle.
+#[test]
+fn direct_dft_crossover_prices_the_convolution() {
+    let client = client();
+    let bluestein = DeviceOptions {
+        primes: PrimeAlgorithm::Bluestein,
+        ..DeviceOptions::default()
+    };
+    let full = FftDesc::new(&[3, 211], &[-1], FftKind::R2C, Direction::Forward);
+    let few_modes = full.clone().modes(&[8]);
+    // (case, options, runs Rader's algorithm, runs as a direct DFT)
+    let cases = [
+        (full.clone(), DeviceOptions::default(), true, false),
+        (full, bluestein, false, true),
+        (few_modes.clone(), DeviceOptions::default(), false, true),
+        (few_modes, bluestein, false, true),
+    ];
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for (desc, options, rader, direct) in cases {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let device = plan.on_device_with(&client, options).unwrap();
+        assert_eq!(device.rader_launches() > 0, rader, "{desc:?} under {options:?}");
+        assert_eq!(device.stage_tiles().is_empty(), direct, "{desc:?} under {options:?}");
+        let err = check_with(&client, desc.clone(), &mut rng, options);
+        assert!(err <= BOUND, "{desc:?}: relative error {err:.2e}");
+        errors.push((format!("{desc:?} {options:?}"), err));
+    }
+    report("direct_dft_crossover_prices_the_convolution", &errors);
+}
+
 /// Large primes (Bluestein as two four-step FFTs), prime powers (mixed radix,
 /// four-step) and lengths up to 2^20 against the f64 oracle.
 #[test]
