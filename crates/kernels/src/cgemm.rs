@@ -387,41 +387,44 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         // chunk i + 1 are issued before the cube waits for chunk i.
         let landed_0 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
         let landed_1 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
-        stage_operand::<F, N>(
-            a,
-            &mut smem_a,
-            0,
-            r_begin,
-            k0,
-            p0,
-            p_len,
-            r_end,
-            k_len,
-            a_p,
-            a_r,
-            a_k,
-            bp,
-            cfg,
-            staging,
-        );
-        stage_operand::<F, N>(
-            b,
-            &mut smem_b,
-            0,
-            r_begin,
-            k0,
-            q0,
-            q_len,
-            r_end,
-            k_len,
-            b_q,
-            b_r,
-            b_k,
-            bq,
-            cfg,
-            staging,
-        );
-        landed_0.commit_copy_async();
+        // A split cube whose slice of r is empty leaves no copy in flight.
+        if r_begin < r_end {
+            stage_operand::<F, N>(
+                a,
+                &mut smem_a,
+                0,
+                r_begin,
+                k0,
+                p0,
+                p_len,
+                r_end,
+                k_len,
+                a_p,
+                a_r,
+                a_k,
+                bp,
+                cfg,
+                staging,
+            );
+            stage_operand::<F, N>(
+                b,
+                &mut smem_b,
+                0,
+                r_begin,
+                k0,
+                q0,
+                q_len,
+                r_end,
+                k_len,
+                b_q,
+                b_r,
+                b_k,
+                bq,
+                cfg,
+                staging,
+            );
+            landed_0.commit_copy_async();
+        }
         let mut r0 = r_begin;
         let mut odd = false;
         while r0 < r_end {
