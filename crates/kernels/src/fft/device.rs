@@ -48,9 +48,9 @@ const MAX_DIRECT_LEN: usize = 8192;
 /// Rader's `p − 1`). On an H100 the direct DFT led Bluestein at every point
 /// measured, up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×); 7-smooth
 /// lengths stay FFTs (a power of two led at every point, 1000 by at most
-/// 1.3×). benches/results/2026-11-22_direct_dft_h100.md. Rader's R2C 211 (a
-/// ratio of about 28) should beat the direct DFT's 346 GB/s, as its C2C ran at
-/// 1128 GB/s (benches/results/2026-11-25_rader_column_tiles_h100.md).
+/// 1.3×). benches/results/2026-11-22_direct_dft_h100.md. Priced by Rader's
+/// length, R2C 211 (a ratio of about 28) left the direct DFT: 604 instead of
+/// 346 GB/s (benches/results/2026-11-25_rader_column_tiles_h100.md).
 const DIRECT_RATIO: f64 = 16.0;
 
 /// Where a launch reads or writes.
@@ -570,9 +570,9 @@ impl<R: Runtime> Lowering<'_, R> {
     /// tiles, if one cube can: the tile then reads and writes one contiguous
     /// block (every row whole) instead of runs of a few columns. The default
     /// radix cap is tried first, then 16, whose fewer threads per signal fit
-    /// more columns (unless the caller fixed the cap). On an H100 the 33
-    /// columns of FNO's 256² spectrum took FNO's zero-padding irfft2 from 0.215
-    /// to 0.189 ms, against 0.204–0.208 ms in tiles of 17
+    /// more columns (unless the caller fixed the cap). On an H100 tiles of all
+    /// 33 columns of FNO's 256² spectrum took its zero-padding irfft2 from
+    /// 0.215 to 0.195 ms, against 0.204–0.208 ms in tiles of 17
     /// (benches/results/2026-11-25_rader_column_tiles_h100.md).
     fn whole_row_column_stage(&self, t: &Transform, signals: usize) -> Option<StageConfig> {
         let caps = match self.options.max_radix {
