@@ -168,6 +168,23 @@ impl Staging {
             1
         }
     }
+
+    /// Shared-memory vectors one buffer of an operand with `block` rows
+    /// (columns) per mode takes.
+    fn buffer_len(self, cfg: &CgemmConfig, block: usize) -> usize {
+        self.vectors_per_element(cfg.complex) * cfg.chunk * block * cfg.modes
+    }
+}
+
+/// A cube's slice of one operand: rows (columns) from `x0` of `x_len`, and
+/// the strides along them, along `r` and along the modes.
+#[derive(CubeType, Clone, Copy)]
+struct OperandSlice {
+    x0: usize,
+    x_len: usize,
+    x_stride: usize,
+    r_stride: usize,
+    k_stride: usize,
 }
 
 /// Element `e` of the chunk staged at vector `buf`, read back from shared memory.
@@ -200,15 +217,11 @@ fn stage_operand<F: Float, N: Size>(
     src: &Array<Vector<F, N>>,
     smem: &mut SharedMemory<Vector<F, N>>,
     buf: usize,
+    slice: OperandSlice,
     r0: usize,
-    k0: usize,
-    x0: usize,
-    x_len: usize,
     r_len: usize,
+    k0: usize,
     k_len: usize,
-    x_stride: usize,
-    r_stride: usize,
-    k_stride: usize,
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
     #[comptime] staging: Staging,
@@ -222,9 +235,13 @@ fn stage_operand<F: Float, N: Size>(
             let m = e % comptime![cfg.modes];
             let x = (e / comptime![cfg.modes]) % block;
             let r = e / comptime![cfg.modes * block];
-            let (xg, rg, kg) = (x0 + x, r0 + r, k0 + m);
-            let valid = xg < x_len && rg < r_len && kg < k_len;
-            let at = select(valid, xg * x_stride + rg * r_stride + kg * k_stride, 0);
+            let (xg, rg, kg) = (slice.x0 + x, r0 + r, k0 + m);
+            let valid = xg < slice.x_len && rg < r_len && kg < k_len;
+            let at = select(
+                valid,
+                xg * slice.x_stride + rg * slice.r_stride + kg * slice.k_stride,
+                0,
+            );
             if comptime![staging.async_copy] {
                 // A source of no elements zero-fills the destination.
                 let len = select(valid, 1usize, 0usize);
@@ -250,15 +267,40 @@ fn stage_operand<F: Float, N: Size>(
     }
 }
 
-/// Multiplies the staged chunk at vectors `buf_a` / `buf_b` into the thread's
-/// register tile, conjugating operands as configured.
+/// Stages the chunk of `r` terms from `r0` of both operands into their
+/// buffer `buffer` (see [`stage_operand`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_chunk<F: Float, N: Size>(
+    a: &Array<Vector<F, N>>,
+    b: &Array<Vector<F, N>>,
+    smem_a: &mut SharedMemory<Vector<F, N>>,
+    smem_b: &mut SharedMemory<Vector<F, N>>,
+    slice_a: OperandSlice,
+    slice_b: OperandSlice,
+    buffer: usize,
+    r0: usize,
+    r_len: usize,
+    k0: usize,
+    k_len: usize,
+    #[comptime] cfg: CgemmConfig,
+    #[comptime] staging: Staging,
+) {
+    let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
+    let buf_a = buffer * comptime![staging.buffer_len(&cfg, bp)];
+    let buf_b = buffer * comptime![staging.buffer_len(&cfg, bq)];
+    stage_operand::<F, N>(a, smem_a, buf_a, slice_a, r0, r_len, k0, k_len, bp, cfg, staging);
+    stage_operand::<F, N>(b, smem_b, buf_b, slice_b, r0, r_len, k0, k_len, bq, cfg, staging);
+}
+
+/// Multiplies the chunk staged in buffer `buffer` into the thread's register
+/// tile, conjugating operands as configured.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn multiply_chunk<F: Float, N: Size>(
     smem_a: &SharedMemory<Vector<F, N>>,
     smem_b: &SharedMemory<Vector<F, N>>,
-    buf_a: usize,
-    buf_b: usize,
+    buffer: usize,
     acc_re: &mut Array<F>,
     acc_im: &mut Array<F>,
     m: usize,
@@ -271,6 +313,8 @@ fn multiply_chunk<F: Float, N: Size>(
     let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
     let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
     let modes = comptime![cfg.modes];
+    let buf_a = buffer * comptime![staging.buffer_len(&cfg, bp)];
+    let buf_b = buffer * comptime![staging.buffer_len(&cfg, bq)];
     let sign_a = F::new(comptime![if cfg.conj_a { -1.0f32 } else { 1.0 }]);
     let sign_b = F::new(comptime![if cfg.conj_b { -1.0f32 } else { 1.0 }]);
     let mut ar = Array::<F>::new(tp);
@@ -368,12 +412,8 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     let r_begin = split * r_per;
     let r_end = select(r_begin + r_per < r_len, r_begin + r_per, r_len);
 
-    // One buffer's vectors per operand.
-    let per_element = comptime![staging.vectors_per_element(cfg.complex)];
-    let len_a = comptime![per_element * cfg.chunk * bp * cfg.modes];
-    let len_b = comptime![per_element * cfg.chunk * bq * cfg.modes];
-    let mut smem_a = SharedMemory::<Vector<F, N>>::new(comptime![len_a * staging.buffers()]);
-    let mut smem_b = SharedMemory::<Vector<F, N>>::new(comptime![len_b * staging.buffers()]);
+    let mut smem_a = SharedMemory::<Vector<F, N>>::new(comptime![staging.buffer_len(&cfg, bp) * staging.buffers()]);
+    let mut smem_b = SharedMemory::<Vector<F, N>>::new(comptime![staging.buffer_len(&cfg, bq) * staging.buffers()]);
     let mut acc_re = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     let mut acc_im = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     #[unroll]
@@ -381,6 +421,20 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         acc_re[t] = F::new(0.0);
         acc_im[t] = F::new(0.0);
     }
+    let slice_a = OperandSlice {
+        x0: p0,
+        x_len: p_len,
+        x_stride: a_p,
+        r_stride: a_r,
+        k_stride: a_k,
+    };
+    let slice_b = OperandSlice {
+        x0: q0,
+        x_len: q_len,
+        x_stride: b_q,
+        r_stride: b_r,
+        k_stride: b_k,
+    };
 
     if comptime![staging.async_copy] {
         // Chunk i lands in buffer i % 2 and signals barrier i % 2; the copies of
@@ -389,37 +443,18 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         let landed_1 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
         // A split cube whose slice of r is empty leaves no copy in flight.
         if r_begin < r_end {
-            stage_operand::<F, N>(
+            stage_chunk::<F, N>(
                 a,
-                &mut smem_a,
-                0,
-                r_begin,
-                k0,
-                p0,
-                p_len,
-                r_end,
-                k_len,
-                a_p,
-                a_r,
-                a_k,
-                bp,
-                cfg,
-                staging,
-            );
-            stage_operand::<F, N>(
                 b,
+                &mut smem_a,
                 &mut smem_b,
+                slice_a,
+                slice_b,
                 0,
                 r_begin,
-                k0,
-                q0,
-                q_len,
                 r_end,
+                k0,
                 k_len,
-                b_q,
-                b_r,
-                b_k,
-                bq,
                 cfg,
                 staging,
             );
@@ -430,38 +465,19 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         while r0 < r_end {
             let next = r0 + comptime![cfg.chunk];
             if next < r_end {
-                let (na, nb) = (select(odd, 0, len_a), select(odd, 0, len_b));
-                stage_operand::<F, N>(
+                let buffer = select(odd, 0usize, 1usize);
+                stage_chunk::<F, N>(
                     a,
-                    &mut smem_a,
-                    na,
-                    next,
-                    k0,
-                    p0,
-                    p_len,
-                    r_end,
-                    k_len,
-                    a_p,
-                    a_r,
-                    a_k,
-                    bp,
-                    cfg,
-                    staging,
-                );
-                stage_operand::<F, N>(
                     b,
+                    &mut smem_a,
                     &mut smem_b,
-                    nb,
+                    slice_a,
+                    slice_b,
+                    buffer,
                     next,
-                    k0,
-                    q0,
-                    q_len,
                     r_end,
+                    k0,
                     k_len,
-                    b_q,
-                    b_r,
-                    b_k,
-                    bq,
                     cfg,
                     staging,
                 );
@@ -476,12 +492,11 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
             } else {
                 landed_0.arrive_and_wait();
             }
-            let (ca, cb) = (select(odd, len_a, 0), select(odd, len_b, 0));
+            let buffer = select(odd, 1usize, 0usize);
             multiply_chunk::<F, N>(
                 &smem_a,
                 &smem_b,
-                ca,
-                cb,
+                buffer,
                 &mut acc_re,
                 &mut acc_im,
                 m,
@@ -498,54 +513,23 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     } else {
         let mut r0 = r_begin;
         while r0 < r_end {
-            stage_operand::<F, N>(
+            stage_chunk::<F, N>(
                 a,
-                &mut smem_a,
-                0,
-                r0,
-                k0,
-                p0,
-                p_len,
-                r_end,
-                k_len,
-                a_p,
-                a_r,
-                a_k,
-                bp,
-                cfg,
-                staging,
-            );
-            stage_operand::<F, N>(
                 b,
+                &mut smem_a,
                 &mut smem_b,
+                slice_a,
+                slice_b,
                 0,
                 r0,
-                k0,
-                q0,
-                q_len,
                 r_end,
+                k0,
                 k_len,
-                b_q,
-                b_r,
-                b_k,
-                bq,
                 cfg,
                 staging,
             );
             sync_cube();
-            multiply_chunk::<F, N>(
-                &smem_a,
-                &smem_b,
-                0,
-                0,
-                &mut acc_re,
-                &mut acc_im,
-                m,
-                ti,
-                tj,
-                cfg,
-                staging,
-            );
+            multiply_chunk::<F, N>(&smem_a, &smem_b, 0, &mut acc_re, &mut acc_im, m, ti, tj, cfg, staging);
             // Every read of this chunk must land before the next chunk is staged.
             sync_cube();
             r0 += comptime![cfg.chunk];
