@@ -630,24 +630,23 @@ fn column_tiles_take_whole_rows() {
             8 * 33 * 265 <= shared,
         ),
     ];
-    let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
-    for (desc, columns, fits) in cases {
+    for (desc, columns, fits) in &cases {
         let plan = FftPlan::new(desc.clone()).unwrap();
         let tiles = plan.on_device(&client).unwrap().stage_tiles();
-        if fits {
-            assert_eq!(tiles, vec![columns], "{desc:?}");
+        if *fits {
+            assert_eq!(tiles, vec![*columns], "{desc:?}");
         } else {
             assert!(
-                tiles.iter().all(|&t| t < columns),
+                tiles.iter().all(|t| t < columns),
                 "{desc:?}: {tiles:?} with {shared} B of shared memory"
             );
         }
-        let err = check(&client, desc.clone(), &mut rng);
-        assert!(err <= BOUND, "{desc:?}: relative error {err:.2e}");
-        errors.push((format!("{desc:?} tiles {tiles:?}"), err));
     }
-    report("column_tiles_take_whole_rows", &errors);
+    check_all(
+        "column_tiles_take_whole_rows",
+        cases.map(|(desc, _, _)| desc),
+        &[DeviceOptions::default()],
+    );
 }
 
 /// The direct DFT's crossover prices the convolution the FFT path would run:
@@ -666,22 +665,23 @@ fn direct_dft_crossover_prices_the_convolution() {
     // (case, options, runs Rader's algorithm, runs as a direct DFT)
     let cases = [
         (full.clone(), DeviceOptions::default(), true, false),
-        (full, bluestein, false, true),
+        (full.clone(), bluestein, false, true),
         (few_modes.clone(), DeviceOptions::default(), false, true),
-        (few_modes, bluestein, false, true),
+        (few_modes.clone(), bluestein, false, true),
     ];
-    let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
-    for (desc, options, rader, direct) in cases {
-        let plan = FftPlan::new(desc.clone()).unwrap();
-        let device = plan.on_device_with(&client, options).unwrap();
-        assert_eq!(device.rader_launches() > 0, rader, "{desc:?} under {options:?}");
-        assert_eq!(device.stage_tiles().is_empty(), direct, "{desc:?} under {options:?}");
-        let err = check_with(&client, desc.clone(), &mut rng, options);
-        assert!(err <= BOUND, "{desc:?}: relative error {err:.2e}");
-        errors.push((format!("{desc:?} {options:?}"), err));
+    for (desc, options, rader, direct) in &cases {
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, *options)
+            .unwrap();
+        assert_eq!(device.rader_launches() > 0, *rader, "{desc:?} under {options:?}");
+        assert_eq!(device.stage_tiles().is_empty(), *direct, "{desc:?} under {options:?}");
     }
-    report("direct_dft_crossover_prices_the_convolution", &errors);
+    check_all(
+        "direct_dft_crossover_prices_the_convolution",
+        [full, few_modes],
+        &[DeviceOptions::default(), bluestein],
+    );
 }
 
 /// Large primes (Bluestein as two four-step FFTs), prime powers (mixed radix,
