@@ -2,9 +2,6 @@
 //! choosing the lengths of the algorithms built on top (four-step, Bluestein,
 //! Rader).
 
-/// The odd radices the butterflies handle, besides the powers of two.
-const ODD_RADICES: [usize; 3] = [3, 5, 7];
-
 /// Largest radix made of an odd radix and a power of two.
 pub const MAX_COMPOSITE: usize = 16;
 
@@ -26,43 +23,132 @@ pub fn default_max_radix(len: usize) -> usize {
     }
 }
 
-/// Radices whose product is `n`: the odd ones first, then powers of two of at
-/// most `max_radix` (itself a power of two ≥ 2): the fewest such passes, all
-/// of `max_radix` but the first, which takes the remaining bits (on an H100 a
+/// Radices whose product is `n`; `None` when `n` has a prime factor above 7
+/// (such lengths run through Rader's or Bluestein's algorithm).
+///
+/// The tuned plan puts the odd primes first, then powers of two of at most
+/// `max_radix` (itself a power of two ≥ 2): the fewest such passes, all of
+/// `max_radix` but the first, which takes the remaining bits (on an H100 a
 /// 128-point pass ran faster as 2·8·8 than as 4·4·8). Those remaining bits
 /// join the first odd radix where the product stays within [`MAX_COMPOSITE`]
-/// (6, 10, 12, 14: one pass, one shared-memory round trip, fewer). `None` when
-/// `n` has a prime factor above 7 (such lengths run through Bluestein's algorithm).
+/// (6, 10, 12, 14). Where pairing odd primes (9, 15) or spreading the bits
+/// over several odd radices takes fewer passes, that plan runs instead:
+/// 1000 = 10·10·10 rather than 5·5·5·8, Rader's 210 = 15·14 rather than 6·5·7.
 pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     assert!(
         max_radix >= 2 && max_radix.is_power_of_two(),
         "a radix cap of {max_radix} is not a power of two ≥ 2"
     );
-    if n == 0 {
-        return None;
-    }
-    let mut rest = n;
-    let mut out = Vec::new();
-    for p in ODD_RADICES {
-        while rest.is_multiple_of(p) {
-            out.push(p);
-            rest /= p;
-        }
-    }
-    if !rest.is_power_of_two() {
-        return None;
-    }
-    let bits = rest.trailing_zeros() as usize;
+    let factors = SmoothFactors::of(n)?;
     let cap_bits = max_radix.trailing_zeros() as usize;
-    if !bits.is_multiple_of(cap_bits) {
-        let leftover = 1 << (bits % cap_bits);
-        match out.first_mut() {
-            Some(odd) if *odd * leftover <= MAX_COMPOSITE => *odd *= leftover,
-            _ => out.push(leftover),
+    let tuned = tuned_radices(&factors, cap_bits);
+    let fewest = fewest_pass_radices(&factors, cap_bits);
+    Some(if fewest.len() < tuned.len() { fewest } else { tuned })
+}
+
+/// `n = 3^threes · 5^fives · 7^sevens · 2^bits`.
+struct SmoothFactors {
+    threes: usize,
+    fives: usize,
+    sevens: usize,
+    bits: usize,
+}
+
+impl SmoothFactors {
+    fn of(n: usize) -> Option<Self> {
+        if n == 0 {
+            return None;
+        }
+        let mut rest = n;
+        let mut count = |p: usize| {
+            let mut k = 0;
+            while rest.is_multiple_of(p) {
+                rest /= p;
+                k += 1;
+            }
+            k
+        };
+        let (threes, fives, sevens) = (count(3), count(5), count(7));
+        rest.is_power_of_two().then(|| SmoothFactors {
+            threes,
+            fives,
+            sevens,
+            bits: rest.trailing_zeros() as usize,
+        })
+    }
+}
+
+/// Power-of-two passes holding `bits` bits, at most `cap_bits` each: all
+/// full but the first, which takes what is left over.
+fn power_of_two_passes(bits: usize, cap_bits: usize) -> impl Iterator<Item = usize> {
+    let leftover = (!bits.is_multiple_of(cap_bits)).then(|| 1 << (bits % cap_bits));
+    leftover
+        .into_iter()
+        .chain(std::iter::repeat_n(1 << cap_bits, bits / cap_bits))
+}
+
+/// The odd primes, then the power-of-two passes, whose leftover bits join the
+/// first odd radix when the product stays within [`MAX_COMPOSITE`].
+fn tuned_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = [(3, f.threes), (5, f.fives), (7, f.sevens)]
+        .into_iter()
+        .flat_map(|(p, k)| std::iter::repeat_n(p, k))
+        .collect();
+    let full_bits = f.bits - f.bits % cap_bits;
+    let leftover = 1 << (f.bits % cap_bits);
+    let mut pow2_bits = f.bits;
+    if let Some(odd) = out.first_mut().filter(|odd| leftover > 1 && **odd * leftover <= MAX_COMPOSITE) {
+        *odd *= leftover;
+        pow2_bits = full_bits;
+    }
+    out.extend(power_of_two_passes(pow2_bits, cap_bits));
+    out
+}
+
+/// Bits of a power of two that odd radix `r` can take within [`MAX_COMPOSITE`].
+fn composite_room(r: usize) -> usize {
+    (MAX_COMPOSITE / r).ilog2() as usize
+}
+
+/// The plan with the fewest passes: odd primes paired into 9s and 15s where
+/// that helps, the bits spread one at a time over the odd radices with room
+/// (3 up to 12, 5 to 10, 7 to 14) once the power-of-two passes are full.
+/// Among equally short plans, the one with the fewest pairings (smaller
+/// butterflies, fewer registers).
+fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
+    let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
+        let threes = f.threes - 2 * nines - fifteens;
+        [(9, nines), (15, fifteens), (3, threes), (5, f.fives - fifteens), (7, f.sevens)]
+            .into_iter()
+            .flat_map(|(r, k)| std::iter::repeat_n(r, k))
+            .collect()
+    };
+    let pow2_passes = |odd: &[usize]| {
+        let room: usize = odd.iter().map(|&r| composite_room(r)).sum();
+        f.bits.saturating_sub(room).div_ceil(cap_bits)
+    };
+    let pairings = (0..=f.threes / 2).flat_map(|nines| {
+        (0..=(f.threes - 2 * nines).min(f.fives)).map(move |fifteens| (nines, fifteens))
+    });
+    let (nines, fifteens) = pairings
+        .min_by_key(|&(nines, fifteens)| {
+            let odd = odd_radices(nines, fifteens);
+            (odd.len() + pow2_passes(&odd), nines + fifteens)
+        })
+        .expect("the plan without pairings exists");
+    let mut odd = odd_radices(nines, fifteens);
+    let pow2_bits = f.bits.min(pow2_passes(&odd) * cap_bits);
+    let mut spare = f.bits - pow2_bits;
+    while spare > 0 {
+        for r in odd.iter_mut().filter(|r| composite_room(**r) > 0) {
+            if spare > 0 {
+                *r *= 2;
+                spare -= 1;
+            }
         }
     }
-    out.extend(std::iter::repeat_n(max_radix, bits / cap_bits));
-    Some(out)
+    odd.extend(power_of_two_passes(pow2_bits, cap_bits));
+    odd
 }
 
 /// Threads a cube may have on every backend we target.
@@ -196,35 +282,43 @@ mod tests {
         assert_eq!(primitive_root(421), 2);
     }
 
+    /// The fewest passes any plan of allowed radices needs for `n`: powers of
+    /// two up to the cap, and products of 3, 5, 7, 9 or 15 with a power of two
+    /// within [`MAX_COMPOSITE`].
+    fn fewest_passes(n: usize, max_radix: usize) -> usize {
+        let allowed = |r: usize| {
+            let odd = r >> r.trailing_zeros();
+            if odd == 1 {
+                r <= max_radix
+            } else {
+                matches!(odd, 3 | 5 | 7 | 9 | 15) && r <= MAX_COMPOSITE
+            }
+        };
+        let mut best = vec![usize::MAX; n + 1];
+        best[1] = 0;
+        for m in 2..=n {
+            if n.is_multiple_of(m) {
+                best[m] = (2..=m)
+                    .filter(|&r| m.is_multiple_of(r) && allowed(r) && best[m / r] != usize::MAX)
+                    .map(|r| best[m / r] + 1)
+                    .min()
+                    .unwrap_or(usize::MAX);
+            }
+        }
+        best[n]
+    }
+
     #[test]
-    fn radices_multiply_to_n() {
+    fn radices_multiply_to_n_in_the_fewest_passes() {
         for max_radix in [2usize, 4, 8, 16, 32] {
-            for n in 1..5000usize {
+            for n in 1..3000usize {
                 match radices(n, max_radix) {
                     Some(r) => {
                         assert_eq!(r.iter().product::<usize>(), n);
-                        let pow2: Vec<usize> = r.iter().copied().filter(|x| x.is_power_of_two()).collect();
-                        assert!(pow2.iter().all(|&x| x <= max_radix), "{n}: {r:?}");
-                        // Odd radices, alone or with a power of two in one composite.
-                        let odd_part = |x: usize| x >> x.trailing_zeros();
-                        assert!(r
-                            .iter()
-                            .all(|&x| x.is_power_of_two() || (matches!(odd_part(x), 3 | 5 | 7) && x <= MAX_COMPOSITE)));
-                        let composite = r.iter().find(|&&x| !x.is_power_of_two() && x % 2 == 0);
-                        let bits = n.trailing_zeros() as usize;
-                        let cap_bits = max_radix.trailing_zeros() as usize;
-                        match composite {
-                            // The leftover bits went into the composite: the other passes are full.
-                            Some(&c) => {
-                                assert_eq!(c.trailing_zeros() as usize, bits % cap_bits, "{n}: {r:?}");
-                                assert!(pow2.iter().all(|&x| x == max_radix), "{n}: {r:?}");
-                                assert_eq!(r.iter().filter(|&&x| x % 2 == 0 && !x.is_power_of_two()).count(), 1);
-                            }
-                            // The fewest passes, all of the cap but the first.
-                            None => {
-                                assert_eq!(pow2.len(), bits.div_ceil(cap_bits));
-                                assert!(pow2.iter().skip(1).all(|&x| x == max_radix), "{n}: {r:?}");
-                            }
+                        assert_eq!(r.len(), fewest_passes(n, max_radix), "{n} (cap {max_radix}): {r:?}");
+                        if n.is_power_of_two() {
+                            // All passes of the cap but the first, which takes the leftover bits.
+                            assert!(r.iter().skip(1).all(|&x| x == max_radix), "{n}: {r:?}");
                         }
                     }
                     None => {
@@ -246,7 +340,13 @@ mod tests {
         assert_eq!(radices(128, 8), Some(vec![2, 8, 8]));
         assert_eq!(radices(512, 16), Some(vec![2, 16, 16]));
         assert_eq!(radices(1024, 16), Some(vec![4, 16, 16]));
-        assert_eq!(radices(1000, 8), Some(vec![5, 5, 5, 8]));
+        assert_eq!(radices(1000, 8), Some(vec![10, 10, 10]));
+        assert_eq!(radices(500, 8), Some(vec![10, 10, 5]));
+        assert_eq!(radices(210, 8), Some(vec![15, 14]));
+        assert_eq!(radices(420, 8), Some(vec![12, 5, 7]));
+        assert_eq!(radices(864, 8), Some(vec![12, 12, 6]));
+        assert_eq!(radices(8232, 16), Some(vec![6, 14, 14, 7]));
+        assert_eq!(radices(19683, 16), Some(vec![9, 9, 9, 9, 3]));
         assert_eq!(radices(12, 16), Some(vec![12]));
         assert_eq!(radices(384, 8), Some(vec![6, 8, 8]));
         assert_eq!(radices(768, 8), Some(vec![12, 8, 8]));
