@@ -1155,8 +1155,9 @@ pub(crate) fn tile_output<F: Float>(
     let base = s * comptime![cfg.smem_stride];
     if comptime![cfg.output == OutputForm::Untangled] {
         // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
-        let za = k % n;
-        let zc = (n - k) % n;
+        // k runs over 0..=n: Z[n] is Z[0].
+        let za = select(k == n, 0usize, k);
+        let zc = select(k == 0, 0usize, n - k);
         let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
         let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
         let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
@@ -1202,9 +1203,11 @@ pub(crate) fn store_tile<F: Float, N: Size>(
         cfg.store.stored_len(cfg.output_seq_len())
     }];
     let store_count = comptime![per_signal * cfg.signals_per_cube];
+    let fastest = comptime![cfg.store_signals_fastest];
+    let step = comptime![cfg.threads_per_cube()];
     let mut flat = UNIT_POS as usize;
+    let (mut s, mut u) = split_flat(flat, per_signal, signals, fastest);
     while flat < store_count {
-        let (s, u) = split_flat(flat, per_signal, signals, comptime![cfg.store_signals_fastest]);
         let k = if comptime![walks_elements && cfg.output != OutputForm::Untangled] {
             u
         } else {
@@ -1212,7 +1215,10 @@ pub(crate) fn store_tile<F: Float, N: Size>(
         };
         let x = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
         store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
-        flat += comptime![cfg.threads_per_cube()];
+        flat += step;
+        let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
+        s = next_s;
+        u = next_u;
     }
 }
 
@@ -1314,6 +1320,32 @@ pub(crate) fn split_flat(
         (flat % signals, flat / signals)
     } else {
         (flat / len, flat % len)
+    }
+}
+
+/// [`split_flat`] of `flat + step` from that of `flat`, without dividing: the
+/// store loops walk long tiles, and a division by a length that is not a
+/// power of two costs several integer instructions per element.
+#[cube]
+pub(crate) fn advance_flat(
+    s: usize,
+    u: usize,
+    #[comptime] step: usize,
+    #[comptime] len: usize,
+    #[comptime] signals: usize,
+    #[comptime] signals_fastest: bool,
+) -> (usize, usize) {
+    // The fast index wraps at most once per step after its whole part is added.
+    let wrap = comptime![if signals_fastest { signals } else { len }];
+    let (fast, slow) = if signals_fastest { (s, u) } else { (u, s) };
+    let fast = fast + comptime![step % wrap];
+    let carry = fast >= wrap;
+    let fast = select(carry, fast - wrap, fast);
+    let slow = slow + comptime![step / wrap] + select(carry, 1usize, 0usize);
+    if signals_fastest {
+        (fast, slow)
+    } else {
+        (slow, fast)
     }
 }
 
