@@ -801,3 +801,38 @@ fn direct_dft_every_kind_and_window() {
     );
     check_all("direct_dft_every_kind_and_window", cases, DIRECT);
 }
+
+/// Real transforms untangle bins `k` and `n − k` in the last pass's registers
+/// where every thread of that pass gets a butterfly and its mirror without
+/// holding more values than the plan's largest radix (R2C 1000 and 500: a
+/// radix-5 last pass after radix 10), through shared memory otherwise; every
+/// window of both against the oracle.
+#[test]
+fn real_transforms_untangle_in_registers_where_threads_pair_up() {
+    let client = client();
+    let in_registers = [1000usize, 500];
+    let in_shared = [192usize, 256, 1024];
+    let cases: Vec<FftDesc> = in_registers
+        .iter()
+        .chain(&in_shared)
+        .flat_map(|&n| {
+            [
+                FftDesc::new(&[3, n], &[-1], FftKind::R2C, Direction::Forward),
+                FftDesc::new(&[3, n], &[-1], FftKind::R2C, Direction::Forward).modes(&[n / 8]),
+                FftDesc::new(&[2, n, 3], &[1], FftKind::R2C, Direction::Forward),
+            ]
+        })
+        .collect();
+    // The planner's choice on the rows; column tiles follow the same rule
+    // through their own thread counts and are checked for accuracy only.
+    for desc in cases.iter().filter(|desc| desc.axes == [-1]) {
+        let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
+        let expected = in_registers.contains(&desc.shape[1]);
+        assert_eq!(device.register_untangling_launches() > 0, expected, "{desc:?}");
+    }
+    check_all(
+        "real_transforms_untangle_in_registers_where_threads_pair_up",
+        cases,
+        DEFAULT,
+    );
+}

@@ -11,8 +11,8 @@ use super::factor::{
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig,
-    StageLayout,
+    fft_stage_kernel, smem_stride_for, untangles_in_registers, AxisFold, Convolution, InputForm, OutputForm,
+    PostTwiddle, StageConfig, StageLayout,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, vector_size};
@@ -1148,6 +1148,18 @@ impl<R: Runtime> DeviceFft<R> {
             .iter()
             .filter(|pass| match &pass.launch {
                 Launch::Stage { cfg, .. } => cfg.convolution == Some(Convolution::Rader),
+                _ => false,
+            })
+            .count()
+    }
+
+    /// Number of stage launches that untangle a real transform's bins in the
+    /// last pass's registers ([`super::stage::untangles_in_registers`]).
+    pub fn register_untangling_launches(&self) -> usize {
+        self.passes
+            .iter()
+            .filter(|pass| match &pass.launch {
+                Launch::Stage { cfg, .. } => untangles_in_registers(cfg),
                 _ => false,
             })
             .count()

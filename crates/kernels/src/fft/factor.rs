@@ -97,7 +97,10 @@ fn tuned_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     let full_bits = f.bits - f.bits % cap_bits;
     let leftover = 1 << (f.bits % cap_bits);
     let mut pow2_bits = f.bits;
-    if let Some(odd) = out.first_mut().filter(|odd| leftover > 1 && **odd * leftover <= MAX_COMPOSITE) {
+    if let Some(odd) = out
+        .first_mut()
+        .filter(|odd| leftover > 1 && **odd * leftover <= MAX_COMPOSITE)
+    {
         *odd *= leftover;
         pow2_bits = full_bits;
     }
@@ -118,18 +121,23 @@ fn composite_room(r: usize) -> usize {
 fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
         let threes = f.threes - 2 * nines - fifteens;
-        [(9, nines), (15, fifteens), (3, threes), (5, f.fives - fifteens), (7, f.sevens)]
-            .into_iter()
-            .flat_map(|(r, k)| std::iter::repeat_n(r, k))
-            .collect()
+        [
+            (9, nines),
+            (15, fifteens),
+            (3, threes),
+            (5, f.fives - fifteens),
+            (7, f.sevens),
+        ]
+        .into_iter()
+        .flat_map(|(r, k)| std::iter::repeat_n(r, k))
+        .collect()
     };
     let pow2_passes = |odd: &[usize]| {
         let room: usize = odd.iter().map(|&r| composite_room(r)).sum();
         f.bits.saturating_sub(room).div_ceil(cap_bits)
     };
-    let pairings = (0..=f.threes / 2).flat_map(|nines| {
-        (0..=(f.threes - 2 * nines).min(f.fives)).map(move |fifteens| (nines, fifteens))
-    });
+    let pairings = (0..=f.threes / 2)
+        .flat_map(|nines| (0..=(f.threes - 2 * nines).min(f.fives)).map(move |fifteens| (nines, fifteens)));
     let (nines, fifteens) = pairings
         .min_by_key(|&(nines, fifteens)| {
             let odd = odd_radices(nines, fifteens);

@@ -200,20 +200,6 @@ impl StageConfig {
         self.convolution == Some(Convolution::Rader)
     }
 
-    /// Butterflies of radix `r` each thread computes in one pass.
-    pub fn butterflies_per_thread(&self, r: usize) -> usize {
-        (self.pass_len() / r).div_ceil(self.threads_per_signal)
-    }
-
-    /// Complex values each thread holds in registers during a pass.
-    pub fn values_per_thread(&self) -> usize {
-        self.radices
-            .iter()
-            .map(|&r| self.butterflies_per_thread(r) * r)
-            .max()
-            .unwrap_or(1)
-    }
-
     /// Length of the input sequence the load window refers to.
     pub fn input_seq_len(&self) -> usize {
         self.load_fold.map_or(self.input.seq_len(self.n), |fold| fold.seq_len)
@@ -778,16 +764,167 @@ pub(crate) fn folds_in_shared(cfg: &StageConfig) -> bool {
 }
 
 /// Whether the last pass writes global memory directly: not when the caller
-/// takes the tile, not when untangling (it pairs bins k and n - k), not after
-/// a convolution's last step, nor when the
-/// store walks the tile in another order than the passes (the transposed store
-/// of a four-step pass).
+/// takes the tile, not after a convolution's last step, nor when the store
+/// walks the tile in another order than the passes (the transposed store of a
+/// four-step pass); an untangling store only where [`untangles_in_registers`].
 pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
     !cfg.store_shared
-        && cfg.output != OutputForm::Untangled
         && cfg.convolution.is_none()
         && !cfg.radices.is_empty()
         && cfg.store_signals_fastest == cfg.load_signals_fastest
+        && (cfg.output != OutputForm::Untangled || untangles_in_registers(cfg))
+}
+
+/// Whether an untangling (R2C) stage pairs bins `k` and `n - k` in the last
+/// pass's registers instead of through shared memory after it: each thread
+/// takes a butterfly and its mirror ([`untangled_units`]). Only where every
+/// thread gets a pair and two butterflies hold no more values than the
+/// plan's largest radix: on an H100 that took batched R2C 1000 (last pass of
+/// radix 5 beside radix 10) from 2226 to 2305 GB/s, while everywhere else,
+/// half the threads idle or with twice the registers, it ran 10–70 % slower
+/// (benches/results/2026-11-25_fewest_passes_h100.md).
+pub(crate) fn untangles_in_registers(cfg: &StageConfig) -> bool {
+    let Some(&r) = cfg.radices.last() else {
+        return false;
+    };
+    let largest = cfg.radices.iter().copied().max().unwrap_or(r);
+    cfg.output == OutputForm::Untangled
+        && cfg.convolution.is_none()
+        && untangled_units(cfg.n / r) >= cfg.threads_per_signal
+        && 2 * r <= largest
+}
+
+/// Units of work of an untangling last pass with `quarter` butterflies: unit
+/// `u > 0` is butterfly `u` with its mirror `quarter - u`; unit 0 is butterfly
+/// 0 (its own mirror) with, for an even `quarter`, butterfly `quarter / 2`
+/// (also its own).
+pub(crate) fn untangled_units(quarter: usize) -> usize {
+    quarter.div_ceil(2)
+}
+
+/// Bin `k` of a real signal's spectrum from `z = Z[k]` and `y = Z[n-k]` of the
+/// half-length transform of its packed pairs, given `w = W_2n^k`:
+/// `X[k] = (z + conj y)/2 - i/2 · w · (z - conj y)`.
+#[cube]
+fn untangle_bin<F: Float>(zr: F, zi: F, yr: F, yi: F, wr: F, wi: F) -> (F, F) {
+    let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
+    ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5))
+}
+
+/// Stores bins `a` and `n - a` of the spectrum from `Z[a]` and `Z[n-a]`; the
+/// second twiddle is `W_2n^(n-a) = -conj W_2n^a`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_bin_pair<F: Float, N: Size>(
+    output: &mut Array<Vector<F, N>>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    twiddles: &Array<F>,
+    factors: &Array<F>,
+    at: TileCoords,
+    signal: usize,
+    a: usize,
+    z: (F, F),
+    y: (F, F),
+    #[comptime] both: bool,
+    #[comptime] cfg: StageConfig,
+) {
+    let n = comptime![cfg.n];
+    let (wr, wi) = table_twiddle::<F>(twiddles, a, false);
+    let (zr, zi) = z;
+    let (yr, yi) = y;
+    let x = untangle_bin::<F>(zr, zi, yr, yi, wr, wi);
+    store_element::<F, N>(output, post_coarse, post_fine, factors, at, signal, a, x, cfg.clone());
+    if both {
+        let x = untangle_bin::<F>(yr, yi, zr, zi, F::new(0.0) - wr, wi);
+        store_element::<F, N>(output, post_coarse, post_fine, factors, at, signal, n - a, x, cfg);
+    }
+}
+
+/// The bins of unit `u` of an untangling last pass (see [`untangled_units`]),
+/// whose butterflies' outputs sit in registers from `at_slot`: butterfly `u`'s
+/// `r`, then its mirror's. Output `t` of butterfly `i` is `Z[i + t·n/r]`, and
+/// `n - (i + t·n/r) = (n/r - i) + (r-1-t)·n/r`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_untangled_unit<F: Float, N: Size>(
+    output: &mut Array<Vector<F, N>>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    twiddles: &Array<F>,
+    factors: &Array<F>,
+    at: TileCoords,
+    signal: usize,
+    u: usize,
+    re: &Array<F>,
+    im: &Array<F>,
+    #[comptime] at_slot: usize,
+    #[comptime] r: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let quarter = comptime![cfg.n / r];
+    let mirror = comptime![at_slot + r];
+    if u == 0 {
+        // Butterfly 0 holds Z[t·n/r]; its bin n - t·n/r is output r - t (t = 0: Z[0] gives X[0] and X[n]).
+        #[unroll]
+        for t in 0..comptime![r / 2 + 1] {
+            let tm = comptime![(r - t) % r];
+            store_bin_pair::<F, N>(
+                output,
+                post_coarse,
+                post_fine,
+                twiddles,
+                factors,
+                at,
+                signal,
+                comptime![t * quarter],
+                (re[at_slot + t], im[at_slot + t]),
+                (re[at_slot + tm], im[at_slot + tm]),
+                comptime![t == 0 || t != tm],
+                cfg.clone(),
+            );
+        }
+        if comptime![quarter % 2 == 0] {
+            // Butterfly n/2r holds Z[n/2r + t·n/r]; its mirror is its own output r-1-t.
+            #[unroll]
+            for t in 0..comptime![r.div_ceil(2)] {
+                let tm = comptime![r - 1 - t];
+                store_bin_pair::<F, N>(
+                    output,
+                    post_coarse,
+                    post_fine,
+                    twiddles,
+                    factors,
+                    at,
+                    signal,
+                    comptime![quarter / 2 + t * quarter],
+                    (re[mirror + t], im[mirror + t]),
+                    (re[mirror + tm], im[mirror + tm]),
+                    comptime![t != tm],
+                    cfg.clone(),
+                );
+            }
+        }
+    } else {
+        #[unroll]
+        for t in 0..r {
+            let tm = comptime![r - 1 - t];
+            store_bin_pair::<F, N>(
+                output,
+                post_coarse,
+                post_fine,
+                twiddles,
+                factors,
+                at,
+                signal,
+                u + comptime![t * quarter],
+                (re[at_slot + t], im[at_slot + t]),
+                (re[mirror + tm], im[mirror + tm]),
+                true,
+                cfg.clone(),
+            );
+        }
+    }
 }
 
 /// True when some output of butterfly `i` of the last pass lies in the store
@@ -809,7 +946,8 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
 /// `W^{j·(i mod span)}` and writes DFT output `t` to `(i - i mod span)·r + i mod span + t·span`.
 /// The passes run over [`StageConfig::pass_len`] in direction `inverse`.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// The comptime switch around the untangling store stays an outer `if`.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn stockham_passes<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
     output: &mut Array<Vector<F, NO>>,
@@ -834,70 +972,112 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     // Product of the radices before this pass: the span already transformed.
     let span = comptime![cfg.radices[..pass].iter().product::<usize>()];
     let threads = comptime![cfg.threads_per_signal];
-    let per_thread = comptime![cfg.butterflies_per_thread(r)];
     let quarter_n = comptime![n / r];
+    // An untangling last pass gives each thread butterfly u and its mirror
+    // n/r - u, whose outputs are the bins k and n - k each output needs.
+    let untangle = comptime![to_global && cfg.output == OutputForm::Untangled];
+    let units = comptime![if untangle {
+        untangled_units(quarter_n)
+    } else {
+        quarter_n
+    }];
+    let slots = comptime![if untangle { 2usize } else { 1usize }];
+    let per_thread = comptime![units.div_ceil(threads)];
     // Mixed radices leave some threads without a butterfly in some passes.
-    let ragged = comptime![per_thread * threads != quarter_n];
+    let ragged = comptime![per_thread * threads != units];
     // Twiddle table holds `n * table_step` entries (twice n for packed real stages).
     let table_step = comptime![cfg.twiddle_table_step()];
     let exp_step = comptime![n / (span * r) * table_step];
     let base = signal * comptime![cfg.smem_stride];
 
-    let mut re = Array::<F>::new(comptime![cfg.values_per_thread()]);
-    let mut im = Array::<F>::new(comptime![cfg.values_per_thread()]);
+    let mut re = Array::<F>::new(comptime![per_thread * slots * r]);
+    let mut im = Array::<F>::new(comptime![per_thread * slots * r]);
 
     #[unroll]
     for q in 0..per_thread {
-        let i = thread + q * threads;
-        let k = i % span;
-        let exists = !ragged || i < quarter_n;
-        let needed = exists && (!to_global || butterfly_needed(i, cfg.clone(), r));
-        if needed {
-            // One table read per butterfly: W^j = (W^1)^j by recurrence.
-            let (w1r, w1i) = if comptime![span > 1] {
-                table_twiddle::<F>(twiddles, k * exp_step, inverse)
+        let u = thread + q * threads;
+        let exists = !ragged || u < units;
+        #[unroll]
+        for h in 0..slots {
+            // The mirror of butterfly 0 is itself; an even n/r pairs it with n/2r.
+            let i = if comptime![h == 0] {
+                u
             } else {
-                (F::new(1.0), F::new(0.0))
+                select(u == 0, comptime![quarter_n / 2], quarter_n - u)
             };
-            let mut wr = F::new(1.0);
-            let mut wi = F::new(0.0);
-            #[unroll]
-            for j in 0..r {
-                let (xr, xi) = if from_global {
-                    load_pass_input::<F, NI>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
+            let mut needed = exists && (!to_global || untangle || butterfly_needed(i, cfg.clone(), r));
+            if comptime![h == 1 && quarter_n % 2 == 1] {
+                needed = needed && u != 0;
+            }
+            let at_slot = comptime![(q * slots + h) * r];
+            if needed {
+                let k = i % span;
+                // One table read per butterfly: W^j = (W^1)^j by recurrence.
+                let (w1r, w1i) = if comptime![span > 1] {
+                    table_twiddle::<F>(twiddles, k * exp_step, inverse)
                 } else {
-                    (
-                        smem_re[base + slot(i + j * quarter_n)],
-                        smem_im[base + slot(i + j * quarter_n)],
-                    )
+                    (F::new(1.0), F::new(0.0))
                 };
-                if comptime![span > 1] && j > 0 {
-                    let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
-                    wr = nr;
-                    wi = ni;
-                    let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
-                    re[q * r + j] = yr;
-                    im[q * r + j] = yi;
-                } else {
-                    re[q * r + j] = xr;
-                    im[q * r + j] = xi;
+                let mut wr = F::new(1.0);
+                let mut wi = F::new(0.0);
+                #[unroll]
+                for j in 0..r {
+                    let (xr, xi) = if from_global {
+                        load_pass_input::<F, NI>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
+                    } else {
+                        (
+                            smem_re[base + slot(i + j * quarter_n)],
+                            smem_im[base + slot(i + j * quarter_n)],
+                        )
+                    };
+                    if comptime![span > 1] && j > 0 {
+                        let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
+                        wr = nr;
+                        wi = ni;
+                        let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
+                        re[at_slot + j] = yr;
+                        im[at_slot + j] = yi;
+                    } else {
+                        re[at_slot + j] = xr;
+                        im[at_slot + j] = xi;
+                    }
+                }
+                small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
+            }
+            if to_global && !untangle && needed {
+                // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
+                #[unroll]
+                for t in 0..r {
+                    store_element::<F, NO>(
+                        output,
+                        post_coarse,
+                        post_fine,
+                        factors,
+                        at,
+                        signal,
+                        i + t * quarter_n,
+                        (re[at_slot + t], im[at_slot + t]),
+                        cfg.clone(),
+                    );
                 }
             }
-            small_dft::<F>(&mut re, &mut im, q * r, 1usize, r, inverse);
         }
-        if to_global && needed {
-            // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
-            #[unroll]
-            for t in 0..r {
-                store_element::<F, NO>(
+        // Only an untangling pass has the mirror slots this indexes.
+        if comptime![untangle] {
+            if exists {
+                store_untangled_unit::<F, NO>(
                     output,
                     post_coarse,
                     post_fine,
+                    twiddles,
                     factors,
                     at,
                     signal,
-                    i + t * quarter_n,
-                    (re[q * r + t], im[q * r + t]),
+                    u,
+                    &re,
+                    &im,
+                    comptime![q * slots * r],
+                    r,
                     cfg.clone(),
                 );
             }
@@ -1161,8 +1341,7 @@ pub(crate) fn tile_output<F: Float>(
         let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
         let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
         let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
-        let (dr, di) = complex_mul::<F>(zr - yr, zi + yi, wr, wi);
-        ((zr + yr + di) * F::new(0.5), (zi - yi - dr) * F::new(0.5))
+        untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
     } else if comptime![cfg.rader()] {
         let len = comptime![n - 1];
         let dc = k == 0;
