@@ -1371,7 +1371,6 @@ pub(crate) fn store_tile<F: Float, N: Size>(
     at: TileCoords,
     #[comptime] cfg: StageConfig,
 ) {
-    let out_seq = comptime![cfg.output_seq_len()];
     let signals = comptime![cfg.signals_per_cube];
     // Folded and real stores walk the transform's elements (the window drops
     // some); unfolded complex stores walk the dense window.
@@ -1384,21 +1383,77 @@ pub(crate) fn store_tile<F: Float, N: Size>(
     let store_count = comptime![per_signal * cfg.signals_per_cube];
     let fastest = comptime![cfg.store_signals_fastest];
     let step = comptime![cfg.threads_per_cube()];
+    let group = comptime![store_rounds_unrolled(&cfg, store_count.div_ceil(step))];
     let mut flat = UNIT_POS as usize;
     let (mut s, mut u) = split_flat(flat, per_signal, signals, fastest);
     while flat < store_count {
-        let k = if comptime![walks_elements && cfg.output != OutputForm::Untangled] {
-            u
-        } else {
-            window_index(u, cfg.store, out_seq)
-        };
-        let x = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, x, cfg.clone());
-        flat += step;
-        let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
-        s = next_s;
-        u = next_u;
+        #[unroll]
+        for _ in 0..group {
+            if flat < store_count {
+                store_tile_element::<F, N>(
+                    output,
+                    twiddles,
+                    post_coarse,
+                    post_fine,
+                    factors,
+                    smem_re,
+                    smem_im,
+                    at,
+                    s,
+                    u,
+                    cfg.clone(),
+                );
+            }
+            flat += step;
+            let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
+            s = next_s;
+            u = next_u;
+        }
     }
+}
+
+/// Rounds of a tile's store walk (of `rounds`) unrolled together, so that
+/// their shared-memory and table reads are in flight at once: all of them for
+/// the untangling store of short signals (at most 8 threads each, many signals
+/// to a cube), one otherwise. On an H100 unrolling all rounds ran batched R2C
+/// 64, 96 and 192 7–11 % faster (192: 2149 to 2381 GB/s), but R2C 384 21 %
+/// and 768 6 % slower; two or four rounds at a time won at 768 and 3072 and
+/// lost at 192, 256, 384 and 4096
+/// (benches/results/2026-11-25_fewest_passes_h100.md).
+fn store_rounds_unrolled(cfg: &StageConfig, rounds: usize) -> usize {
+    let short_untangled = cfg.output == OutputForm::Untangled && cfg.threads_per_signal <= 8;
+    if short_untangled && rounds <= 16 {
+        rounds
+    } else {
+        1
+    }
+}
+
+/// Element `u` of the store walk of the tile's signal `s` (see [`store_tile`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_tile_element<F: Float, N: Size>(
+    output: &mut Array<Vector<F, N>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    at: TileCoords,
+    s: usize,
+    u: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let out_seq = comptime![cfg.output_seq_len()];
+    let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
+    let k = if comptime![walks_elements && cfg.output != OutputForm::Untangled] {
+        u
+    } else {
+        window_index(u, cfg.store, out_seq)
+    };
+    let x = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+    store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, x, cfg);
 }
 
 /// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
