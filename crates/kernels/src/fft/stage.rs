@@ -1415,11 +1415,11 @@ pub(crate) fn store_tile<F: Float, N: Size>(
 /// Rounds of a tile's store walk (of `rounds`) unrolled together, so that
 /// their shared-memory and table reads are in flight at once: all of them for
 /// the untangling store of short signals (at most 8 threads each, many signals
-/// to a cube), one otherwise. On an H100 unrolling all rounds ran batched R2C
-/// 64, 96 and 192 7–11 % faster (192: 2149 to 2381 GB/s), but R2C 384 21 %
-/// and 768 6 % slower; two or four rounds at a time won at 768 and 3072 and
-/// lost at 192, 256, 384 and 4096
-/// (benches/results/2026-11-25_fewest_passes_h100.md).
+/// to a cube), one otherwise. On an H100 this rule took batched R2C 192 from
+/// 2161 to 2307 GB/s and left the other lengths even. Unrolling every store
+/// walk ran R2C 64, 96 and 192 7–11 % faster but R2C 384 21 % and 768 6 %
+/// slower; two or four rounds at a time won at 768 and 3072 and lost at 192,
+/// 256, 384 and 4096 (benches/results/2026-11-25_fewest_passes_h100.md).
 fn store_rounds_unrolled(cfg: &StageConfig, rounds: usize) -> usize {
     let short_untangled = cfg.output == OutputForm::Untangled && cfg.threads_per_signal <= 8;
     if short_untangled && rounds <= 16 {
