@@ -11,8 +11,8 @@ use super::factor::{
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, untangles_in_registers, AxisFold, Convolution, InputForm, OutputForm,
-    PostTwiddle, StageConfig, StageLayout,
+    fft_stage_kernel, smem_stride_for, stores_directly, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle,
+    StageConfig, StageLayout,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, vector_size};
@@ -1154,12 +1154,13 @@ impl<R: Runtime> DeviceFft<R> {
     }
 
     /// Number of stage launches that untangle a real transform's bins in the
-    /// last pass's registers ([`super::stage::untangles_in_registers`]).
+    /// last pass's registers (see `untangles_in_registers` in `stage.rs`).
     pub fn register_untangling_launches(&self) -> usize {
         self.passes
             .iter()
             .filter(|pass| match &pass.launch {
-                Launch::Stage { cfg, .. } => untangles_in_registers(cfg),
+                // The kernel's own test: an untangling stage whose last pass stores directly.
+                Launch::Stage { cfg, .. } => cfg.output == OutputForm::Untangled && stores_directly(cfg),
                 _ => false,
             })
             .count()
