@@ -205,6 +205,13 @@ impl StageConfig {
         self.load_fold.map_or(self.input.seq_len(self.n), |fold| fold.seq_len)
     }
 
+    /// Whether a staged store walks the transform's elements (folded and real
+    /// stores: the window drops some) rather than the dense window (unfolded
+    /// complex stores).
+    pub fn store_walks_elements(&self) -> bool {
+        self.store_fold.is_some() || self.output.is_real()
+    }
+
     /// Length of the output sequence the store window refers to.
     pub fn output_seq_len(&self) -> usize {
         self.store_fold.map_or(self.output.seq_len(self.n), |fold| fold.seq_len)
@@ -783,22 +790,19 @@ pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
 /// radix 5 beside radix 10) from 2226 to 2305 GB/s, while everywhere else,
 /// half the threads idle or with twice the registers, it ran 10–70 % slower
 /// (benches/results/2026-11-25_fewest_passes_h100.md).
-pub(crate) fn untangles_in_registers(cfg: &StageConfig) -> bool {
+fn untangles_in_registers(cfg: &StageConfig) -> bool {
     let Some(&r) = cfg.radices.last() else {
         return false;
     };
     let largest = cfg.radices.iter().copied().max().unwrap_or(r);
-    cfg.output == OutputForm::Untangled
-        && cfg.convolution.is_none()
-        && untangled_units(cfg.n / r) >= cfg.threads_per_signal
-        && 2 * r <= largest
+    untangled_units(cfg.n / r) >= cfg.threads_per_signal && 2 * r <= largest
 }
 
 /// Units of work of an untangling last pass with `quarter` butterflies: unit
 /// `u > 0` is butterfly `u` with its mirror `quarter - u`; unit 0 is butterfly
 /// 0 (its own mirror) with, for an even `quarter`, butterfly `quarter / 2`
 /// (also its own).
-pub(crate) fn untangled_units(quarter: usize) -> usize {
+fn untangled_units(quarter: usize) -> usize {
     quarter.div_ceil(2)
 }
 
@@ -841,12 +845,61 @@ fn store_bin_pair<F: Float, N: Size>(
     }
 }
 
-/// The bins of unit `u` of an untangling last pass (see [`untangled_units`]),
-/// whose butterflies' outputs sit in registers from `at_slot`: butterfly `u`'s
-/// `r`, then its mirror's. Output `t` of butterfly `i` is `Z[i + t·n/r]`, and
-/// `n - (i + t·n/r) = (n/r - i) + (r-1-t)·n/r`.
+/// Bins `a` and, when `both`, `n - a` that a unit of an untangling last pass
+/// stores, with `a = offset + u` for unit `u` (see [`untangled_units`]): `Z[a]`
+/// sits in the unit's register slot `z` and `Z[n-a]` in slot `y`. Slots
+/// `0..r` hold butterfly `u`'s outputs, `r..2r` its mirror's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BinPair {
+    pub offset: usize,
+    pub z: usize,
+    pub y: usize,
+    pub both: bool,
+}
+
+/// The bin pairs of unit 0 (`first`) or of any other unit of an untangling
+/// last pass of radix `r` with `quarter` butterflies. Output `t` of butterfly
+/// `i` is `Z[i + t·n/r]`, and `n - (i + t·n/r) = (n/r - i) + (r-1-t)·n/r`: for
+/// unit `u > 0` that is output `r-1-t` of its mirror. Butterfly 0 is its own
+/// mirror through `t ↔ r - t` (`t = 0`: `Z[0]` gives `X[0]` and `X[n]`), and
+/// for an even `quarter` butterfly `quarter/2` in unit 0's mirror slots is its
+/// own through `t ↔ r-1-t`.
+pub(crate) fn untangled_bin_pairs(quarter: usize, r: usize, first: bool) -> Vec<BinPair> {
+    if !first {
+        return (0..r)
+            .map(|t| BinPair {
+                offset: t * quarter,
+                z: t,
+                y: r + (r - 1 - t),
+                both: true,
+            })
+            .collect();
+    }
+    let zero = (0..=r / 2).map(|t| {
+        let y = (r - t) % r;
+        BinPair {
+            offset: t * quarter,
+            z: t,
+            y,
+            both: t == 0 || t != y,
+        }
+    });
+    let half = (0..r.div_ceil(2))
+        .filter(|_| quarter.is_multiple_of(2))
+        .map(|t| BinPair {
+            offset: quarter / 2 + t * quarter,
+            z: r + t,
+            y: r + (r - 1 - t),
+            both: t != r - 1 - t,
+        });
+    zero.chain(half).collect()
+}
+
+/// Stores the bins of unit `u` of an untangling last pass, whose butterflies'
+/// outputs sit in registers from `at_slot` (see [`untangled_bin_pairs`]).
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// The cube macro unrolls index ranges over comptime lists, not iterators.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 fn store_untangled_unit<F: Float, N: Size>(
     output: &mut Array<Vector<F, N>>,
     post_coarse: &Array<F>,
@@ -862,13 +915,14 @@ fn store_untangled_unit<F: Float, N: Size>(
     #[comptime] r: usize,
     #[comptime] cfg: StageConfig,
 ) {
-    let quarter = comptime![cfg.n / r];
-    let mirror = comptime![at_slot + r];
+    // Unit 0 holds the self-mirrored butterflies, every other unit a butterfly and its mirror.
+    let first = comptime![untangled_bin_pairs(cfg.n / r, r, true)];
+    let rest = comptime![untangled_bin_pairs(cfg.n / r, r, false)];
     if u == 0 {
-        // Butterfly 0 holds Z[t·n/r]; its bin n - t·n/r is output r - t (t = 0: Z[0] gives X[0] and X[n]).
         #[unroll]
-        for t in 0..comptime![r / 2 + 1] {
-            let tm = comptime![(r - t) % r];
+        for p in 0..comptime![first.len()] {
+            let pair = comptime![first[p]];
+            let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
             store_bin_pair::<F, N>(
                 output,
                 post_coarse,
@@ -877,38 +931,18 @@ fn store_untangled_unit<F: Float, N: Size>(
                 factors,
                 at,
                 signal,
-                comptime![t * quarter],
-                (re[at_slot + t], im[at_slot + t]),
-                (re[at_slot + tm], im[at_slot + tm]),
-                comptime![t == 0 || t != tm],
+                comptime![pair.offset],
+                (re[z], im[z]),
+                (re[y], im[y]),
+                comptime![pair.both],
                 cfg.clone(),
             );
         }
-        if comptime![quarter % 2 == 0] {
-            // Butterfly n/2r holds Z[n/2r + t·n/r]; its mirror is its own output r-1-t.
-            #[unroll]
-            for t in 0..comptime![r.div_ceil(2)] {
-                let tm = comptime![r - 1 - t];
-                store_bin_pair::<F, N>(
-                    output,
-                    post_coarse,
-                    post_fine,
-                    twiddles,
-                    factors,
-                    at,
-                    signal,
-                    comptime![quarter / 2 + t * quarter],
-                    (re[mirror + t], im[mirror + t]),
-                    (re[mirror + tm], im[mirror + tm]),
-                    comptime![t != tm],
-                    cfg.clone(),
-                );
-            }
-        }
     } else {
         #[unroll]
-        for t in 0..r {
-            let tm = comptime![r - 1 - t];
+        for p in 0..comptime![rest.len()] {
+            let pair = comptime![rest[p]];
+            let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
             store_bin_pair::<F, N>(
                 output,
                 post_coarse,
@@ -917,10 +951,10 @@ fn store_untangled_unit<F: Float, N: Size>(
                 factors,
                 at,
                 signal,
-                u + comptime![t * quarter],
-                (re[at_slot + t], im[at_slot + t]),
-                (re[mirror + tm], im[mirror + tm]),
-                true,
+                u + comptime![pair.offset],
+                (re[z], im[z]),
+                (re[y], im[y]),
+                comptime![pair.both],
                 cfg.clone(),
             );
         }
@@ -1372,10 +1406,7 @@ pub(crate) fn store_tile<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     let signals = comptime![cfg.signals_per_cube];
-    // Folded and real stores walk the transform's elements (the window drops
-    // some); unfolded complex stores walk the dense window.
-    let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
-    let per_signal = comptime![if walks_elements {
+    let per_signal = comptime![if cfg.store_walks_elements() {
         cfg.n
     } else {
         cfg.store.stored_len(cfg.output_seq_len())
@@ -1446,8 +1477,7 @@ fn store_tile_element<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     let out_seq = comptime![cfg.output_seq_len()];
-    let walks_elements = comptime![cfg.store_fold.is_some() || cfg.output.is_real()];
-    let k = if comptime![walks_elements && cfg.output != OutputForm::Untangled] {
+    let k = if comptime![cfg.store_walks_elements() && cfg.output != OutputForm::Untangled] {
         u
     } else {
         window_index(u, cfg.store, out_seq)
@@ -1561,7 +1591,7 @@ pub(crate) fn split_flat(
 /// store loops walk long tiles, and a division by a length that is not a
 /// power of two costs several integer instructions per element.
 #[cube]
-pub(crate) fn advance_flat(
+fn advance_flat(
     s: usize,
     u: usize,
     #[comptime] step: usize,
@@ -1702,5 +1732,40 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
             at,
             cfg,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Over all units of an untangling last pass, every bin `0..=n` is stored
+    /// once, from the slots holding `Z[a]` and `Z[n-a]` (indices mod `n`).
+    #[test]
+    fn untangled_units_store_every_bin_once_from_its_pair() {
+        for r in 2..=16usize {
+            for quarter in 1..=40usize {
+                let n = r * quarter;
+                let mut stored = vec![0usize; n + 1];
+                for u in 0..untangled_units(quarter) {
+                    let mirror = if u == 0 { quarter / 2 } else { quarter - u };
+                    // Slot t holds Z[u + t·quarter]; slot r + t holds Z[mirror + t·quarter].
+                    let held = |slot: usize| {
+                        let (i, t) = if slot < r { (u, slot) } else { (mirror, slot - r) };
+                        (i + t * quarter) % n
+                    };
+                    for pair in untangled_bin_pairs(quarter, r, u == 0) {
+                        let a = u + pair.offset;
+                        assert_eq!(held(pair.z), a % n, "r {r} quarter {quarter} unit {u} {pair:?}");
+                        assert_eq!(held(pair.y), (n - a) % n, "r {r} quarter {quarter} unit {u} {pair:?}");
+                        stored[a] += 1;
+                        if pair.both {
+                            stored[n - a] += 1;
+                        }
+                    }
+                }
+                assert!(stored.iter().all(|&c| c == 1), "r {r} quarter {quarter}: {stored:?}");
+            }
+        }
     }
 }
