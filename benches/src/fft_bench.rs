@@ -1,12 +1,14 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
 //! `--max-radix N` the largest power-of-two radix of a pass (default 8 below
 //! 1024 points, 16 from there);
+//! `--prefetch` when stage cubes stay resident and fill their next tile
+//! while transforming one (default auto), `--resident-cubes N` how many;
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
@@ -20,6 +22,7 @@ use std::time::Instant;
 use cubecl::prelude::*;
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, PlaneFusion, PrimeAlgorithm,
+    TilePrefetch,
 };
 use fno_kernels::testing::uniform_f32;
 
@@ -332,9 +335,25 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let prefetch = match args
+        .iter()
+        .position(|a| a == "--prefetch")
+        .and_then(|i| args.get(i + 1))
+    {
+        None => TilePrefetch::Auto,
+        Some(s) if s == "auto" => TilePrefetch::Auto,
+        Some(s) if s == "always" => TilePrefetch::Always,
+        Some(s) if s == "never" => TilePrefetch::Never,
+        Some(other) => {
+            eprintln!("error: unknown --prefetch {other:?} (expected auto, always or never)");
+            std::process::exit(2);
+        }
+    };
     let base = DeviceOptions {
         plane,
         primes,
+        prefetch,
+        resident_cubes: positive_option(&args, "--resident-cubes"),
         column_signals: positive_option(&args, "--column-signals"),
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),

@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion,
-    PrimeAlgorithm,
+    PrimeAlgorithm, TilePrefetch,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -40,7 +40,7 @@ fn check(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng) -> f
     check_with(client, desc, rng, DeviceOptions::default())
 }
 
-fn check_with(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng, options: DeviceOptions) -> f64 {
+fn check_with<R: Runtime>(client: &ComputeClient<R>, desc: FftDesc, rng: &mut Rng, options: DeviceOptions) -> f64 {
     let plan = FftPlan::new(desc.clone()).unwrap_or_else(|e| panic!("{desc:?}: {e}"));
     let input = rng.vec(plan.input_floats());
     let input64: Vec<f64> = input.iter().map(|&v| v as f64).collect();
@@ -105,6 +105,8 @@ const PLANE: DeviceOptions = DeviceOptions {
     max_radix: None,
     shared_limit: None,
     primes: PrimeAlgorithm::Rader,
+    prefetch: TilePrefetch::Auto,
+    resident_cubes: None,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -835,4 +837,100 @@ fn real_transforms_untangle_in_registers_where_threads_pair_up() {
         cases,
         DEFAULT,
     );
+}
+
+/// Stages whose cubes stay resident and walk many tiles, filling the next one
+/// while transforming the current one: rows of many lengths, column tiles
+/// with a ragged last tile, load windows, a four-step pass, a 2D transform
+/// (an R2C stage reads real pairs: it stays one tile per cube). Few resident cubes, so that each
+/// walks several tiles through both of its shared-memory tiles. `long` adds
+/// the lengths whose two tiles need more shared memory than lavapipe's 32 KiB.
+fn resident_cases(long: bool) -> Vec<FftDesc> {
+    let mut cases = vec![
+        FftDesc::new(&[13, 64], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[7, 500], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[3, 96, 21], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 1 << 15], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[4, 48, 40], &[-2, -1], FftKind::C2C, Direction::Forward),
+        // A zero-padding inverse (the load window holds 24 of 64 values), a truncating forward.
+        FftDesc::new(&[11, 24], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[24])
+            .lengths(&[64]),
+        FftDesc::new(&[10, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
+        FftDesc::new(&[6, 256], &[-1], FftKind::R2C, Direction::Forward),
+    ];
+    if long {
+        cases.extend([
+            FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Inverse),
+            FftDesc::new(&[5, 6144], &[-1], FftKind::C2C, Direction::Forward),
+            FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Inverse),
+        ]);
+    }
+    cases
+}
+
+fn check_resident<R: Runtime>(client: &ComputeClient<R>, test: &str, options: DeviceOptions, long: bool) {
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for desc in resident_cases(long) {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let resident = plan.on_device_with(client, options).unwrap().resident_launches();
+        let bound = if plan.input_floats() > 2 * 4096 * 6 {
+            LONG_BOUND
+        } else {
+            BOUND
+        };
+        let e = check_with(client, desc.clone(), &mut rng, options);
+        assert!(e <= bound, "{desc:?}: {e:.3e}");
+        errors.push((format!("{desc:?} ({resident} resident launches)"), e));
+        // Every case but the real one has a stage whose complex input is copied as it is.
+        if desc.kind == FftKind::C2C {
+            assert!(resident > 0, "{desc:?}: no resident stage");
+        }
+    }
+    report(test, &errors);
+}
+
+#[test]
+fn resident_cubes_fill_the_next_tile() {
+    let options = DeviceOptions {
+        prefetch: TilePrefetch::Always,
+        resident_cubes: Some(3),
+        direct_dft: DirectDft::Never,
+        ..SEPARATE
+    };
+    check_resident(&client(), "resident_cubes_fill_the_next_tile", options, false);
+    // Never resident when told so.
+    let never = DeviceOptions {
+        prefetch: TilePrefetch::Never,
+        ..options
+    };
+    for desc in resident_cases(false) {
+        let device = FftPlan::new(desc).unwrap().on_device_with(&client(), never).unwrap();
+        assert_eq!(device.resident_launches(), 0);
+    }
+}
+
+/// The same on CUDA, whose resident cubes fill tiles by asynchronous copies
+/// (wgpu has none), with the planner's own choice of cubes: run on a GPU
+/// machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn resident_cubes_fill_the_next_tile_on_cuda() {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    let client = CudaRuntime::client(&CudaDevice { index: 0 });
+    assert!(
+        client.properties().features.copy_async,
+        "this device has no asynchronous copies"
+    );
+    for resident_cubes in [Some(3), None] {
+        let options = DeviceOptions {
+            prefetch: TilePrefetch::Always,
+            resident_cubes,
+            direct_dft: DirectDft::Never,
+            ..SEPARATE
+        };
+        check_resident(&client, "resident_cubes_fill_the_next_tile_on_cuda", options, true);
+    }
 }

@@ -11,8 +11,8 @@ use super::factor::{
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, stores_directly, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle,
-    StageConfig, StageLayout,
+    fft_stage_kernel, smem_stride_for, stages_ahead, stores_directly, AxisFold, Convolution, InputForm, OutputForm,
+    PostTwiddle, StageConfig, StageLayout, TileFill,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, vector_size};
@@ -35,6 +35,22 @@ const PORTABLE_SHARED: usize = 48 * 1024;
 /// 12288 at 1808 instead of 756 (benches/results/2026-11-24_composite_radices_h100.md).
 const SHARED_LIMIT: usize = 108 * 1024;
 const ELEMWISE_THREADS: usize = 256;
+/// The smallest tile (working shared memory of one cube) whose stage runs on
+/// resident cubes that stage the next tile's input asynchronously
+/// ([`TilePrefetch::Auto`]). Such a cube shares its SM with at most three
+/// others, which cannot hide its load. On an H100 resident cubes took C2C 6144
+/// (51 KB tiles) from 2298 to 2363 GB/s and C2C 12288 (101 KB, radix 32) from
+/// 1935 to 2156, while C2C 256–4096 and 1000 (tiles of up to 33 KB) lost
+/// 8–17 % to the staging (benches/results/2026-11-25_resident_cubes_h100.md).
+const RESIDENT_TILE_BYTES: usize = 48 * 1024;
+/// The most threads a resident cube takes when a wider radix allows (see
+/// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
+/// radix-16 passes spilled registers in the resident loop (1390 GB/s), where
+/// 384 threads of radix 32 did not (2156 GB/s).
+const RESIDENT_THREADS: usize = 512;
+/// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a
+/// bound on the resident cubes of a prefetching stage.
+const THREADS_PER_MULTIPROCESSOR: usize = 2048;
 /// Threads a plane cube aims for.
 const PLANE_THREADS: usize = 512;
 /// Shared memory a plane cube may take: its image and work tile; two such
@@ -73,6 +89,8 @@ enum Launch {
         post: Option<(Handle, usize, Handle, usize)>,
         /// Per-index factors (Bluestein's chirp and kernel spectrum).
         factors: (Handle, usize),
+        /// Cubes of a prefetching stage (at most one per tile): `None`, one per tile.
+        resident_cubes: Option<usize>,
     },
     /// A direct DFT of the stored windows (see [`super::dft`]).
     Dft {
@@ -160,6 +178,28 @@ pub struct DeviceOptions {
     pub shared_limit: Option<usize>,
     /// How prime lengths whose predecessor is 7-smooth run in one cube.
     pub primes: PrimeAlgorithm,
+    /// When a stage's cubes stay resident and fill their next tile while
+    /// transforming the current one.
+    pub prefetch: TilePrefetch,
+    /// Cubes a prefetching stage launches (at most one per tile); `None`: as
+    /// many as the device holds at once, or one per tile where the device
+    /// does not give its number of SMs.
+    pub resident_cubes: Option<usize>,
+}
+
+/// Whether a stage's cubes stay resident, each walking many tiles through two
+/// tiles of shared memory: it fills one (asynchronous copies where the device
+/// has them, plain loads elsewhere) while it transforms the other. Both
+/// compute the same transform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TilePrefetch {
+    /// Where the device copies asynchronously and the stage gains.
+    #[default]
+    Auto,
+    /// Every stage whose complex input is copied as it is and whose two
+    /// tiles fit the device's shared memory.
+    Always,
+    Never,
 }
 
 /// The algorithm for a prime length `p` with a 7-smooth `p − 1` (211, 421, …)
@@ -293,6 +333,7 @@ fn whole_signal_stage(
         // Set once the layout is known (`StageConfig::with_pair_vectors`).
         vector_input: false,
         vector_output: false,
+        prefetch: None,
     }
 }
 
@@ -488,6 +529,10 @@ struct Lowering<'a, R: Runtime> {
     shared_limit: usize,
     plane_shared_limit: usize,
     max_threads: usize,
+    /// Shared memory the device gives one cube (a prefetching stage's two tiles).
+    device_shared: usize,
+    async_copies: bool,
+    multiprocessors: Option<usize>,
     options: DeviceOptions,
 }
 
@@ -593,6 +638,51 @@ impl<R: Runtime> Lowering<'_, R> {
         })
     }
 
+    /// Makes the stage's cubes resident and prefetching ([`TilePrefetch`])
+    /// where the options and the device allow; returns the cubes to launch.
+    fn with_prefetch(&self, mut cfg: StageConfig) -> (StageConfig, Option<usize>) {
+        let tile_bytes = 8 * cfg.signals_per_cube * cfg.smem_stride;
+        let wanted = match self.options.prefetch {
+            TilePrefetch::Always => true,
+            TilePrefetch::Never => false,
+            TilePrefetch::Auto => self.async_copies && tile_bytes >= RESIDENT_TILE_BYTES,
+        };
+        // A signal's working tile and its staged input; fewer signals per
+        // cube where they would not fit.
+        let signal_bytes = 8 * (cfg.smem_stride + cfg.load_len());
+        let signals = cfg.signals_per_cube.min(self.device_shared / signal_bytes);
+        if !(wanted && stages_ahead(&cfg) && signals > 0) {
+            return (cfg, None);
+        }
+        cfg.signals_per_cube = signals;
+        // The resident loop keeps more values live across the passes: with
+        // more than RESIDENT_THREADS threads (at most 80 registers each) the
+        // passes spill, so a wider radix halves the threads where it can.
+        if self.options.max_radix.is_none() && cfg.threads_per_cube() > RESIDENT_THREADS {
+            if let Some(wider) = radices(cfg.pass_len(), 2 * default_max_radix(cfg.pass_len())) {
+                let threads = threads_per_signal(cfg.pass_len(), &wider);
+                if threads * signals <= RESIDENT_THREADS {
+                    cfg.radices = wider;
+                    cfg.threads_per_signal = threads;
+                }
+            }
+        }
+        cfg.prefetch = Some(if self.async_copies {
+            TileFill::AsyncCopies
+        } else {
+            TileFill::Loads
+        });
+        // Overestimating costs nothing: surplus cubes wait and walk fewer tiles.
+        let per_multiprocessor = (self.device_shared / (signals * signal_bytes))
+            .min(THREADS_PER_MULTIPROCESSOR / cfg.threads_per_cube())
+            .max(1);
+        let cubes = self
+            .options
+            .resident_cubes
+            .or(self.multiprocessors.map(|sms| sms * per_multiprocessor));
+        (cfg, cubes)
+    }
+
     fn push_stage(
         &mut self,
         cfg: StageConfig,
@@ -601,7 +691,7 @@ impl<R: Runtime> Lowering<'_, R> {
         dst: (Buf, usize),
         factors: &[f32],
     ) {
-        let cfg = cfg.with_pair_vectors(&layout);
+        let (cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout));
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
@@ -626,6 +716,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 twiddle_floats,
                 post,
                 factors,
+                resident_cubes,
             },
             src: src.0,
             src_floats: src.1,
@@ -1076,6 +1167,9 @@ impl<R: Runtime> DeviceFft<R> {
             shared_limit,
             plane_shared_limit: props.hardware.max_shared_memory_size.min(PLANE_SHARED_LIMIT),
             max_threads,
+            device_shared: props.hardware.max_shared_memory_size,
+            async_copies: props.features.copy_async,
+            multiprocessors: props.hardware.num_streaming_multiprocessors.map(|n| n as usize),
             options,
         };
         let mut shape = plan.input_shape().to_vec();
@@ -1153,6 +1247,15 @@ impl<R: Runtime> DeviceFft<R> {
             .count()
     }
 
+    /// Number of stage launches whose cubes stay resident and fill their next
+    /// tile while transforming the current one ([`TilePrefetch`]).
+    pub fn resident_launches(&self) -> usize {
+        self.passes
+            .iter()
+            .filter(|pass| matches!(&pass.launch, Launch::Stage { cfg, .. } if cfg.prefetch.is_some()))
+            .count()
+    }
+
     /// Number of stage launches that untangle a real transform's bins in the
     /// last pass's registers (see `untangles_in_registers` in `stage.rs`).
     pub fn register_untangling_launches(&self) -> usize {
@@ -1211,19 +1314,26 @@ impl<R: Runtime> DeviceFft<R> {
                 twiddle_floats,
                 post,
                 factors,
+                resident_cubes,
             } => {
                 let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_cube);
                 // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
                 let mut cfg = cfg.clone();
                 cfg.vector_input &= pair_aligned(&src);
                 cfg.vector_output &= pair_aligned(&dst);
+                // Staging copies whole pairs: without them a cube takes one tile.
+                let resident = resident_cubes.filter(|_| cfg.vector_input);
+                if !cfg.vector_input {
+                    cfg.prefetch = None;
+                }
+                let cubes = resident.map_or(tiles, |cubes| cubes.clamp(1, tiles));
                 let (coarse, coarse_len, fine, fine_len) = match post {
                     Some((c, cl, f, fl)) => (c.clone(), *cl, f.clone(), *fl),
                     None => (twiddles.clone(), *twiddle_floats, twiddles.clone(), *twiddle_floats),
                 };
                 fft_stage_kernel::launch::<f32, R>(
                     client,
-                    cube_count(tiles),
+                    cube_count(cubes),
                     CubeDim::new_1d(cfg.threads_per_cube() as u32),
                     vector_size(cfg.vector_input),
                     vector_size(cfg.vector_output),

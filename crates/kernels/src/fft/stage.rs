@@ -8,6 +8,7 @@
 //! values. When `sk == 1` the threads walk `k` fastest (rows); otherwise they walk
 //! the signals fastest, so inner-axis ("column") transforms stay coalesced too.
 
+use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
 use super::window::Window;
@@ -184,6 +185,24 @@ pub struct StageConfig {
     pub vector_input: bool,
     /// Likewise for the output's pairs.
     pub vector_output: bool,
+    /// Resident cubes that walk the tiles, staging the next tile's input in
+    /// shared memory while they transform the current one (see
+    /// [`fft_stage_kernel`]); `None`: one tile per cube, whose first pass
+    /// reads global memory.
+    pub prefetch: Option<TileFill>,
+}
+
+/// How a resident cube stages the input of the tile it transforms next: as
+/// it lies in global memory (8-byte complex pairs, the input bound with
+/// vector size 2), for the first pass to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileFill {
+    /// Asynchronous copies (CUDA's `cp.async`) that hold no registers and
+    /// land while the cube runs the passes after the first.
+    AsyncCopies,
+    /// Plain loads, synchronous: the same walk over tiles where the device
+    /// has no asynchronous copies (it overlaps nothing; tests run it).
+    Loads,
 }
 
 impl StageConfig {
@@ -595,6 +614,17 @@ pub(crate) fn hermitian_imag<F: Float>(vi: F, bin: usize, mirrored: bool, #[comp
     out
 }
 
+/// Where element `k` of the tile's signal `s` comes from: the signal's offset,
+/// the axis index the load window refers to, and whether the batch (and a
+/// fold's length) holds it.
+#[cube]
+fn load_source(at: TileCoords, s: usize, k: usize, #[comptime] cfg: StageConfig) -> (usize, usize, bool) {
+    let d = fold_dim_index(at.b, at.c0 + s, cfg.load_fold);
+    let axis = axis_index(k, d, cfg.load_fold);
+    let inside = at.c0 + s < at.nc && within_fold(axis, comptime![cfg.n], cfg.load_fold);
+    (at.in_base + s * at.in_sc, axis, inside)
+}
+
 /// Element `k` of the tile's signal `s`, zero outside the load window.
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let` or match guards.
@@ -608,10 +638,7 @@ fn load_element<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) -> (F, F) {
     let in_seq = comptime![cfg.input_seq_len()];
-    let sig = at.in_base + s * at.in_sc;
-    let d = fold_dim_index(at.b, at.c0 + s, cfg.load_fold);
-    let axis = axis_index(k, d, cfg.load_fold);
-    let inside = at.c0 + s < at.nc && within_fold(axis, comptime![cfg.n], cfg.load_fold);
+    let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
     let mut vr = F::new(0.0);
     let mut vi = F::new(0.0);
     match comptime![cfg.input] {
@@ -762,6 +789,18 @@ pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
     let folds_on_load =
         cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
     !cfg.load_shared && folds_on_load && cfg.convolution.is_none() && !cfg.radices.is_empty()
+}
+
+/// Whether a resident cube can stage a tile of this stage ahead of time
+/// ([`TileFill`]): complex pairs copied as they are (no factor, no folding of
+/// bins) from global memory for a first pass that would read them there.
+pub(crate) fn stages_ahead(cfg: &StageConfig) -> bool {
+    cfg.input == InputForm::Complex
+        && cfg.load_factor.is_none()
+        && !cfg.load_shared
+        && cfg.convolution.is_none()
+        && !cfg.radices.is_empty()
+        && cfg.vector_input
 }
 
 /// Whether a packed Hermitian input is folded in shared memory after a staged
@@ -984,6 +1023,7 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn stockham_passes<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
+    staged: &SharedMemory<Vector<F, NI>>,
     output: &mut Array<Vector<F, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
@@ -995,13 +1035,16 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     signal: usize,
     thread: usize,
     #[comptime] pass: usize,
+    #[comptime] until: usize,
     #[comptime] inverse: bool,
     #[comptime] cfg: StageConfig,
 ) {
     let n = comptime![cfg.pass_len()];
     let r = comptime![cfg.radices[pass]];
     let last = comptime![pass + 1 == cfg.radices.len()];
-    let from_global = comptime![pass == 0 && loads_directly(&cfg)];
+    // A resident cube's first pass reads the input it staged, as it lies in global memory.
+    let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
+    let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
     let to_global = comptime![last && stores_directly(&cfg)];
     // Product of the radices before this pass: the span already transformed.
     let span = comptime![cfg.radices[..pass].iter().product::<usize>()];
@@ -1056,7 +1099,10 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 let mut wi = F::new(0.0);
                 #[unroll]
                 for j in 0..r {
-                    let (xr, xi) = if from_global {
+                    let (xr, xi) = if from_staged {
+                        let v = staged[signal * comptime![cfg.load_len()] + i + j * quarter_n];
+                        (v[0], v[1])
+                    } else if from_global {
                         load_pass_input::<F, NI>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
                     } else {
                         (
@@ -1138,9 +1184,10 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
         sync_cube();
     }
 
-    if comptime![!last] {
+    if comptime![pass + 1 < until] {
         stockham_passes::<F, NI, NO>(
             input,
+            staged,
             output,
             twiddles,
             post_coarse,
@@ -1152,6 +1199,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             signal,
             thread,
             comptime![pass + 1],
+            until,
             inverse,
             cfg,
         );
@@ -1183,6 +1231,52 @@ pub(crate) fn load_tile<F: Float, N: Size>(
         flat += comptime![cfg.threads_per_cube()];
     }
     sync_cube();
+}
+
+/// Starts staging the complex input of the tile's signals in `staged`, as it
+/// lies in global memory (zeros outside the load window), element `k` of
+/// signal `s` at `s · load_len + k` ([`TileFill`]). Asynchronous copies only
+/// start the transfer: the caller commits them to a barrier and waits; plain
+/// loads end at a cube barrier.
+#[cube]
+fn stage_tile<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    at: TileCoords,
+    staged: &mut SharedMemory<Vector<F, N>>,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let load_len = comptime![cfg.load_len()];
+    let in_seq = comptime![cfg.input_seq_len()];
+    let threads = comptime![cfg.threads_per_cube()];
+    let fastest = comptime![cfg.load_signals_fastest];
+    let mut flat = UNIT_POS as usize;
+    let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
+    while flat < comptime![load_len * signals] {
+        let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
+        let (held, j) = window_position(axis, cfg.load, in_seq);
+        let valid = held && inside;
+        let from = select(valid, sig + j * at.in_axis, 0usize);
+        let to = s * load_len + k;
+        if comptime![cfg.prefetch == Some(TileFill::AsyncCopies)] {
+            // A source of no elements zero-fills the pair.
+            let len = select(valid, 1usize, 0usize);
+            copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 1), 2u32);
+        } else {
+            let v = input[from];
+            let mut pair = Vector::<F, N>::empty();
+            pair[0] = select(valid, v[0], F::new(0.0));
+            pair[1] = select(valid, v[1], F::new(0.0));
+            staged[to] = pair;
+        }
+        let (next_s, next_k) = advance_flat(s, k, threads, load_len, signals, fastest);
+        s = next_s;
+        k = next_k;
+        flat += threads;
+    }
+    if comptime![cfg.prefetch != Some(TileFill::AsyncCopies)] {
+        sync_cube();
+    }
 }
 
 /// Discrete logarithm of `0 < k < n` from a Rader stage's factors (0 for `k = 0`).
@@ -1311,6 +1405,8 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
         let convolved = comptime![cfg.convolution.is_some()];
         let bluestein = comptime![convolved && !cfg.rader()];
         let m = comptime![cfg.pass_len()];
+        // Only a resident cube's passes read staged input (see `resident_tiles`).
+        let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
         if comptime![bluestein] {
             scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, m, cfg.clone());
         }
@@ -1331,6 +1427,7 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
             }
             stockham_passes::<F, NI, NO>(
                 input,
+                &unstaged,
                 output,
                 twiddles,
                 post_coarse,
@@ -1342,6 +1439,7 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
                 signal,
                 thread,
                 0usize,
+                comptime![cfg.radices.len()],
                 comptime![if convolved { round == 1 } else { cfg.inverse }],
                 cfg.clone(),
             );
@@ -1650,9 +1748,239 @@ pub(crate) fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
     }
 }
 
-#[cube(launch)]
+/// The tiles of a launch: the batch extents, and the strides of the input and
+/// output along `(a, b, c)` and the axis.
+#[derive(CubeType, Clone, Copy)]
+struct TileGrid {
+    nb: usize,
+    nc: usize,
+    num_tiles: usize,
+    in_sa: usize,
+    in_sb: usize,
+    in_sc: usize,
+    in_axis: usize,
+    out_sa: usize,
+    out_sb: usize,
+    out_sc: usize,
+    out_axis: usize,
+}
+
 // Runtime integer `div_ceil` has no cube expansion.
-#[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
+#[cube]
+#[allow(clippy::manual_div_ceil)]
+fn tile_coords(tile: usize, grid: TileGrid, #[comptime] signals: usize) -> TileCoords {
+    let tiles_c = (grid.nc + signals - 1) / signals;
+    let c0 = (tile % tiles_c) * signals;
+    let ab = tile / tiles_c;
+    let b = ab % grid.nb;
+    let a = ab / grid.nb;
+    TileCoords {
+        in_base: a * grid.in_sa + b * grid.in_sb + c0 * grid.in_sc,
+        out_base: a * grid.out_sa + b * grid.out_sb + c0 * grid.out_sc,
+        in_sc: grid.in_sc,
+        out_sc: grid.out_sc,
+        in_axis: grid.in_axis,
+        out_axis: grid.out_axis,
+        b,
+        c0,
+        nc: grid.nc,
+    }
+}
+
+/// Transforms the tile (in shared memory, or read by the first pass) and
+/// writes it out.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn transform_and_store<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![folds_in_shared(&cfg)] {
+        fold_packed_tile::<F>(smem_re, smem_im, twiddles, signal, thread, cfg.clone());
+    }
+    transform_tile::<F, NI, NO>(
+        input,
+        output,
+        twiddles,
+        post_coarse,
+        post_fine,
+        factors,
+        smem_re,
+        smem_im,
+        at,
+        signal,
+        thread,
+        cfg.clone(),
+    );
+    if comptime![!stores_directly(&cfg)] {
+        store_tile::<F, NO>(
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            cfg,
+        );
+    }
+}
+
+/// How a resident cube learns that the tile it filled is in shared memory.
+#[cube]
+trait TileLanding: CubeType {
+    /// Ties the copies issued since the last commit to this landing.
+    fn commit(&self);
+    /// Returns once the committed copies have landed.
+    fn wait(&self);
+}
+
+/// Asynchronous copies land on a cube barrier.
+#[derive(CubeType)]
+struct CopiesLanding {
+    barrier: Shared<Barrier>,
+}
+
+#[cube]
+impl TileLanding for CopiesLanding {
+    fn commit(&self) {
+        self.barrier.commit_copy_async();
+    }
+
+    fn wait(&self) {
+        self.barrier.arrive_and_wait();
+    }
+}
+
+/// Plain loads have landed when the fill returns: it ends at a cube barrier.
+#[derive(CubeType)]
+struct LoadsLanded {
+    #[cube(comptime)]
+    _none: (),
+}
+
+#[cube]
+impl TileLanding for LoadsLanded {
+    fn commit(&self) {}
+
+    fn wait(&self) {}
+}
+
+/// A resident cube's walk over the tiles `CUBE_POS, CUBE_POS + CUBE_COUNT, …`:
+/// each tile's input is staged while the tile before runs its passes after
+/// the first, and the first pass reads it from there instead of from global
+/// memory. A long signal takes a whole SM's shared memory, so no other cube's
+/// work would hide its load.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    grid: TileGrid,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    landed: &L,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let passes = comptime![cfg.radices.len()];
+    let mut staged = SharedMemory::<Vector<F, NI>>::new(comptime![signals * cfg.load_len()]);
+    // The launch has no more cubes than tiles.
+    let mut tile = CUBE_POS;
+    stage_tile::<F, NI>(input, tile_coords(tile, grid, signals), &mut staged, cfg.clone());
+    landed.commit();
+    while tile < grid.num_tiles {
+        let following = tile + CUBE_COUNT;
+        let at = tile_coords(tile, grid, signals);
+        landed.wait();
+        stockham_passes::<F, NI, NO>(
+            input,
+            &staged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            0usize,
+            1usize,
+            cfg.inverse,
+            cfg.clone(),
+        );
+        // Every read of the staged tile must be done before it is refilled: a
+        // first pass that is not the last ends at a barrier already.
+        if comptime![passes == 1] {
+            sync_cube();
+        }
+        if following < grid.num_tiles {
+            stage_tile::<F, NI>(input, tile_coords(following, grid, signals), &mut staged, cfg.clone());
+            landed.commit();
+        }
+        if comptime![passes > 1] {
+            stockham_passes::<F, NI, NO>(
+                input,
+                &staged,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                smem_re,
+                smem_im,
+                at,
+                signal,
+                thread,
+                1usize,
+                passes,
+                cfg.inverse,
+                cfg.clone(),
+            );
+        }
+        if comptime![!stores_directly(&cfg)] {
+            store_tile::<F, NO>(
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                smem_re,
+                smem_im,
+                at,
+                cfg.clone(),
+            );
+        }
+        tile = following;
+    }
+}
+
+/// Transforms tiles of equal-length signals. Without [`StageConfig::prefetch`]
+/// each cube takes one tile: it loads it (or its first pass reads global
+/// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
+/// each walk many tiles, staging the next tile's input while transforming
+/// the current one ([`resident_tiles`]).
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
 pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
     output: &mut Array<Vector<F, NO>>,
@@ -1673,63 +2001,82 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
     out_axis: usize,
     #[comptime] cfg: StageConfig,
 ) {
-    let tile = CUBE_POS;
-    if tile >= num_tiles {
-        terminate!();
-    }
-    let signals = comptime![cfg.signals_per_cube];
-    let tiles_c = (nc + signals - 1) / signals;
-    let c0 = (tile % tiles_c) * signals;
-    let ab = tile / tiles_c;
-    let b = ab % nb;
-    let a = ab / nb;
-    let at = TileCoords {
-        in_base: a * in_sa + b * in_sb + c0 * in_sc,
-        out_base: a * out_sa + b * out_sb + c0 * out_sc,
-        in_sc,
-        out_sc,
-        in_axis,
-        out_axis,
-        b,
-        c0,
+    let grid = TileGrid {
+        nb,
         nc,
+        num_tiles,
+        in_sa,
+        in_sb,
+        in_sc,
+        in_axis,
+        out_sa,
+        out_sb,
+        out_sc,
+        out_axis,
     };
-
-    let mut smem_re = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
-    let mut smem_im = SharedMemory::<F>::new(comptime![cfg.signals_per_cube * cfg.smem_stride]);
-
+    let tile_len = comptime![cfg.signals_per_cube * cfg.smem_stride];
+    let mut smem_re = SharedMemory::<F>::new(tile_len);
+    let mut smem_im = SharedMemory::<F>::new(tile_len);
     let (signal, thread) = unit_in_tile(cfg.clone());
 
-    if comptime![!loads_directly(&cfg)] {
-        load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
-    }
-    if comptime![folds_in_shared(&cfg)] {
-        fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
-    }
-    transform_tile::<F, NI, NO>(
-        input,
-        output,
-        twiddles,
-        post_coarse,
-        post_fine,
-        factors,
-        &mut smem_re,
-        &mut smem_im,
-        at,
-        signal,
-        thread,
-        cfg.clone(),
-    );
-    if comptime![!stores_directly(&cfg)] {
-        store_tile::<F, NO>(
+    if comptime![cfg.prefetch.is_some()] {
+        if comptime![cfg.prefetch == Some(TileFill::AsyncCopies)] {
+            let landed = CopiesLanding {
+                barrier: Barrier::shared(CUBE_DIM, UNIT_POS == 0),
+            };
+            resident_tiles::<F, NI, NO, CopiesLanding>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                grid,
+                &mut smem_re,
+                &mut smem_im,
+                &landed,
+                signal,
+                thread,
+                cfg,
+            );
+        } else {
+            resident_tiles::<F, NI, NO, LoadsLanded>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                grid,
+                &mut smem_re,
+                &mut smem_im,
+                &LoadsLanded { _none: () },
+                signal,
+                thread,
+                cfg,
+            );
+        }
+    } else {
+        let tile = CUBE_POS;
+        if tile >= num_tiles {
+            terminate!();
+        }
+        let at = tile_coords(tile, grid, comptime![cfg.signals_per_cube]);
+        if comptime![!loads_directly(&cfg)] {
+            load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
+        }
+        transform_and_store::<F, NI, NO>(
+            input,
             output,
             twiddles,
             post_coarse,
             post_fine,
             factors,
-            &smem_re,
-            &smem_im,
+            &mut smem_re,
+            &mut smem_im,
             at,
+            signal,
+            thread,
             cfg,
         );
     }
