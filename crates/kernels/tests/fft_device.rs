@@ -849,6 +849,8 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
     let mut cases = vec![
         FftDesc::new(&[13, 64], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[7, 500], &[-1], FftKind::C2C, Direction::Inverse),
+        // Odd rows: no two-pair copies.
+        FftDesc::new(&[5, 375], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[3, 96, 21], &[1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[2, 1 << 15], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[4, 48, 40], &[-2, -1], FftKind::C2C, Direction::Forward),

@@ -641,7 +641,7 @@ impl<R: Runtime> Lowering<'_, R> {
 
     /// Makes the stage's cubes resident and prefetching ([`TilePrefetch`])
     /// where the options and the device allow; returns the cubes to launch.
-    fn with_prefetch(&self, mut cfg: StageConfig) -> (StageConfig, Option<usize>) {
+    fn with_prefetch(&self, mut cfg: StageConfig, layout: &StageLayout) -> (StageConfig, Option<usize>) {
         let tile_bytes = 8 * cfg.signals_per_cube * cfg.smem_stride;
         let wanted = match self.options.prefetch {
             TilePrefetch::Always => true,
@@ -668,8 +668,19 @@ impl<R: Runtime> Lowering<'_, R> {
                 }
             }
         }
+        // Rows read whole from contiguous, evenly placed signals stage two
+        // pairs (16 bytes) per copy; the launch checks the buffer's alignment.
+        let extents = [layout.na, layout.nb, layout.nc];
+        let whole_rows = !cfg.load_signals_fastest
+            && cfg.load_fold.is_none()
+            && matches!(cfg.load, Window::Prefix(len) if len >= cfg.n)
+            && layout.input[3] == 1
+            && cfg.n.is_multiple_of(2)
+            && (0..3).all(|d| extents[d] == 1 || layout.input[d].is_multiple_of(2));
         cfg.prefetch = Some(if self.async_copies {
-            TileFill::AsyncCopies
+            TileFill::AsyncCopies {
+                pairs: if whole_rows { 2 } else { 1 },
+            }
         } else {
             TileFill::Loads
         });
@@ -692,7 +703,7 @@ impl<R: Runtime> Lowering<'_, R> {
         dst: (Buf, usize),
         factors: &[f32],
     ) {
-        let (cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout));
+        let (cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout), &layout);
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
@@ -1128,6 +1139,11 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 }
 
+/// Whether a buffer starts on a 16-byte boundary (two complex pairs).
+fn quad_aligned(handle: &Handle) -> bool {
+    handle.offset_start.unwrap_or(0).is_multiple_of(16)
+}
+
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a
@@ -1326,6 +1342,9 @@ impl<R: Runtime> DeviceFft<R> {
                 let resident = resident_cubes.filter(|_| cfg.vector_input);
                 if !cfg.vector_input {
                     cfg.prefetch = None;
+                }
+                if cfg.prefetch == Some(TileFill::AsyncCopies { pairs: 2 }) && !quad_aligned(&src) {
+                    cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 1 });
                 }
                 let cubes = resident.map_or(tiles, |cubes| cubes.clamp(1, tiles));
                 let (coarse, coarse_len, fine, fine_len) = match post {

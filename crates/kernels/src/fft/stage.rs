@@ -198,14 +198,24 @@ pub struct StageConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileFill {
     /// Asynchronous copies (CUDA's `cp.async`) that hold no registers and
-    /// land while the cube runs the passes after the first.
-    AsyncCopies,
+    /// land while the cube runs the passes after the first: one pair each, or
+    /// two (16 bytes) where every signal's input is one contiguous,
+    /// 16-byte-aligned row that the load window takes whole.
+    AsyncCopies { pairs: usize },
     /// Plain loads, synchronous: the same walk over tiles where the device
     /// has no asynchronous copies (it overlaps nothing; tests run it).
     Loads,
 }
 
 impl StageConfig {
+    /// Complex pairs each asynchronous staging copy moves (0: no such copies).
+    fn pairs_per_copy(&self) -> usize {
+        match self.prefetch {
+            Some(TileFill::AsyncCopies { pairs }) => pairs,
+            _ => 0,
+        }
+    }
+
     pub fn threads_per_cube(&self) -> usize {
         self.threads_per_signal * self.signals_per_cube
     }
@@ -1250,31 +1260,50 @@ fn stage_tile<F: Float, N: Size>(
     let in_seq = comptime![cfg.input_seq_len()];
     let threads = comptime![cfg.threads_per_cube()];
     let fastest = comptime![cfg.load_signals_fastest];
-    let mut flat = UNIT_POS as usize;
-    let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
-    while flat < comptime![load_len * signals] {
-        let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
-        let (held, j) = window_position(axis, cfg.load, in_seq);
-        let valid = held && inside;
-        let from = select(valid, sig + j * at.in_axis, 0usize);
-        let to = s * load_len + k;
-        if comptime![cfg.prefetch == Some(TileFill::AsyncCopies)] {
-            // A source of no elements zero-fills the pair.
-            let len = select(valid, 1usize, 0usize);
-            copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 1), 2u32);
-        } else {
-            let v = input[from];
-            let mut pair = Vector::<F, N>::empty();
-            pair[0] = select(valid, v[0], F::new(0.0));
-            pair[1] = select(valid, v[1], F::new(0.0));
-            staged[to] = pair;
+    let pairs = comptime![cfg.pairs_per_copy()];
+    if comptime![pairs == 2] {
+        // Whole contiguous rows: copy q of signal s moves pairs 2q and 2q + 1.
+        let copies = comptime![load_len / 2];
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut q) = split_flat(flat, copies, signals, false);
+        while flat < comptime![copies * signals] {
+            let from = at.in_base + s * at.in_sc + 2 * q;
+            // A source of no elements zero-fills the copy (signals past the batch).
+            let len = select(at.c0 + s < at.nc, 2usize, 0usize);
+            let to = s * load_len + 2 * q;
+            copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 2), 4u32);
+            let (next_s, next_q) = advance_flat(s, q, threads, copies, signals, false);
+            s = next_s;
+            q = next_q;
+            flat += threads;
         }
-        let (next_s, next_k) = advance_flat(s, k, threads, load_len, signals, fastest);
-        s = next_s;
-        k = next_k;
-        flat += threads;
+    } else {
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
+        while flat < comptime![load_len * signals] {
+            let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
+            let (held, j) = window_position(axis, cfg.load, in_seq);
+            let valid = held && inside;
+            let from = select(valid, sig + j * at.in_axis, 0usize);
+            let to = s * load_len + k;
+            if comptime![pairs == 1] {
+                // A source of no elements zero-fills the pair.
+                let len = select(valid, 1usize, 0usize);
+                copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 1), 2u32);
+            } else {
+                let v = input[from];
+                let mut pair = Vector::<F, N>::empty();
+                pair[0] = select(valid, v[0], F::new(0.0));
+                pair[1] = select(valid, v[1], F::new(0.0));
+                staged[to] = pair;
+            }
+            let (next_s, next_k) = advance_flat(s, k, threads, load_len, signals, fastest);
+            s = next_s;
+            k = next_k;
+            flat += threads;
+        }
     }
-    if comptime![cfg.prefetch != Some(TileFill::AsyncCopies)] {
+    if comptime![pairs == 0] {
         sync_cube();
     }
 }
@@ -1901,7 +1930,8 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
 ) {
     let signals = comptime![cfg.signals_per_cube];
     let passes = comptime![cfg.radices.len()];
-    let mut staged = SharedMemory::<Vector<F, NI>>::new(comptime![signals * cfg.load_len()]);
+    // 16-byte copies need 16-byte-aligned destinations.
+    let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
     let mut tile = CUBE_POS;
     stage_tile::<F, NI>(input, tile_coords(tile, grid, signals), &mut staged, cfg.clone());
@@ -2020,7 +2050,7 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
     let (signal, thread) = unit_in_tile(cfg.clone());
 
     if comptime![cfg.prefetch.is_some()] {
-        if comptime![cfg.prefetch == Some(TileFill::AsyncCopies)] {
+        if comptime![cfg.pairs_per_copy() > 0] {
             let landed = CopiesLanding {
                 barrier: Barrier::shared(CUBE_DIM, UNIT_POS == 0),
             };
