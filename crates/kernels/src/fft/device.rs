@@ -39,10 +39,10 @@ const ELEMWISE_THREADS: usize = 256;
 /// resident cubes that stage the next tile's input asynchronously
 /// ([`TilePrefetch::Auto`]). Such a cube shares its SM with at most three
 /// others, which cannot hide its load. On an H100 resident cubes took C2C 6144
-/// (51 KB tiles) from 2301 to 2364 GB/s and C2C 12288 (101 KB, radix 32) from
-/// 1939 to 2143, while C2C 256–4096 and 1000 (tiles of up to 33 KB) lost
-/// 8–17 % to the staging, and Bluestein's 4099 (66 KB, eight passes) lost 5 %
-/// when it was tried (benches/results/2026-11-25_resident_cubes_h100.md).
+/// (51 KB tiles) from 2311 to 2401 GB/s and C2C 12288 (101 KB, radix 32) from
+/// 1941 to 2342, while C2C 1024 and 4096 (tiles of up to 33 KB) lost 12–16 %
+/// to the staging, and Bluestein's 4099 (66 KB, eight passes) lost 5 % when
+/// it was tried (benches/results/2026-11-25_resident_cubes_h100.md).
 const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// The most threads a resident cube takes when a wider radix allows (see
 /// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
