@@ -188,17 +188,19 @@ pub struct DeviceOptions {
     pub resident_cubes: Option<usize>,
 }
 
-/// Whether a stage's cubes stay resident, each walking many tiles through two
-/// tiles of shared memory: it fills one (asynchronous copies where the device
-/// has them, plain loads elsewhere) while it transforms the other. Both
-/// compute the same transform.
+/// Whether a stage's cubes stay resident, each walking many tiles: it stages
+/// the next tile's input in shared memory (asynchronous copies where the
+/// device has them, plain loads elsewhere) while it transforms the current
+/// one. Both compute the same transform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TilePrefetch {
-    /// Where the device copies asynchronously and the stage gains.
+    /// Where the device copies asynchronously and a cube's working tile takes
+    /// at least 48 KiB (C2C 6144 and 12288 on an H100).
     #[default]
     Auto,
-    /// Every stage whose complex input is copied as it is and whose two
-    /// tiles fit the device's shared memory.
+    /// Every stage whose complex input is copied as it is (not a real or
+    /// Hermitian input, not a convolution's) and whose working tile and
+    /// staged input fit the device's shared memory.
     Always,
     Never,
 }
