@@ -35,10 +35,12 @@ const PORTABLE_SHARED: usize = 48 * 1024;
 /// 12288 at 1808 instead of 756 (benches/results/2026-11-24_composite_radices_h100.md).
 const SHARED_LIMIT: usize = 108 * 1024;
 const ELEMWISE_THREADS: usize = 256;
-/// The smallest tile (working shared memory of one cube) whose stage runs on
-/// resident cubes that stage the next tile's input asynchronously
-/// ([`TilePrefetch::Auto`]). Such a cube shares its SM with at most three
-/// others, which cannot hide its load. On an H100 resident cubes took C2C 6144
+/// The smallest tile (working shared memory of one cube) whose stage of whole
+/// rows runs on resident cubes that stage the next tile's input
+/// asynchronously, 16 bytes per copy ([`TilePrefetch::Auto`]). Such a cube
+/// shares its SM with at most three others, which cannot hide its load.
+/// Column tiles (copies of one pair through the windowed index) stay one tile
+/// per cube: FNO's 256² column stages (67 KB tiles) ran 25–30 % slower resident. On an H100 resident cubes took C2C 6144
 /// (51 KB tiles) from 2311 to 2401 GB/s and C2C 12288 (101 KB, radix 32) from
 /// 1941 to 2342, while C2C 1024 and 4096 (tiles of up to 33 KB) lost 12–16 %
 /// to the staging, and Bluestein's 4099 (66 KB, eight passes) lost 5 % when
@@ -46,8 +48,8 @@ const ELEMWISE_THREADS: usize = 256;
 const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// The most threads a resident cube takes when a wider radix allows (see
 /// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
-/// radix-16 passes spilled registers in the resident loop (1390 GB/s), where
-/// 384 threads of radix 32 did not (2156 GB/s).
+/// radix-16 passes spilled registers in the resident loop (1414 GB/s), where
+/// 384 threads of radix 32 did not (2377 GB/s).
 const RESIDENT_THREADS: usize = 512;
 /// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a
 /// bound on the resident cubes of a prefetching stage.
@@ -194,8 +196,9 @@ pub struct DeviceOptions {
 /// one. Both compute the same transform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TilePrefetch {
-    /// Where the device copies asynchronously and a cube's working tile takes
-    /// at least 48 KiB (C2C 6144 and 12288 on an H100).
+    /// Where the device copies asynchronously, the stage reads whole
+    /// contiguous rows and a cube's working tile takes at least 48 KiB (C2C
+    /// 6144 and 12288 on an H100).
     #[default]
     Auto,
     /// Every stage whose complex input is copied as it is (not a real or
@@ -644,11 +647,20 @@ impl<R: Runtime> Lowering<'_, R> {
     /// Makes the stage's cubes resident and prefetching ([`TilePrefetch`])
     /// where the options and the device allow; returns the cubes to launch.
     fn with_prefetch(&self, mut cfg: StageConfig, layout: &StageLayout) -> (StageConfig, Option<usize>) {
+        // Rows read whole from contiguous, evenly placed signals stage two
+        // pairs (16 bytes) per copy; the launch checks the buffer's alignment.
+        let extents = [layout.na, layout.nb, layout.nc];
+        let whole_rows = !cfg.load_signals_fastest
+            && cfg.load_fold.is_none()
+            && matches!(cfg.load, Window::Prefix(len) if len >= cfg.n)
+            && layout.input[3] == 1
+            && cfg.n.is_multiple_of(2)
+            && (0..3).all(|d| extents[d] == 1 || layout.input[d].is_multiple_of(2));
         let tile_bytes = 8 * cfg.signals_per_cube * cfg.smem_stride;
         let wanted = match self.options.prefetch {
             TilePrefetch::Always => true,
             TilePrefetch::Never => false,
-            TilePrefetch::Auto => self.async_copies && tile_bytes >= RESIDENT_TILE_BYTES,
+            TilePrefetch::Auto => self.async_copies && whole_rows && tile_bytes >= RESIDENT_TILE_BYTES,
         };
         // A signal's working tile and its staged input; fewer signals per
         // cube where they would not fit.
@@ -670,15 +682,6 @@ impl<R: Runtime> Lowering<'_, R> {
                 }
             }
         }
-        // Rows read whole from contiguous, evenly placed signals stage two
-        // pairs (16 bytes) per copy; the launch checks the buffer's alignment.
-        let extents = [layout.na, layout.nb, layout.nc];
-        let whole_rows = !cfg.load_signals_fastest
-            && cfg.load_fold.is_none()
-            && matches!(cfg.load, Window::Prefix(len) if len >= cfg.n)
-            && layout.input[3] == 1
-            && cfg.n.is_multiple_of(2)
-            && (0..3).all(|d| extents[d] == 1 || layout.input[d].is_multiple_of(2));
         cfg.prefetch = Some(if self.async_copies {
             TileFill::AsyncCopies {
                 pairs: if whole_rows { 2 } else { 1 },
