@@ -937,4 +937,17 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         };
         check_resident(&client, "resident_cubes_fill_the_next_tile_on_cuda", options, true);
     }
+    // The default takes long rows resident, and neither short rows nor FNO's column tiles.
+    for (desc, resident) in [
+        (FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Forward), 1),
+        (FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Inverse), 1),
+        (FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Forward), 0),
+        (
+            FftDesc::new(&[2, 3, 256, 256], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[64, 33]),
+            0,
+        ),
+    ] {
+        let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
+        assert_eq!(device.resident_launches(), resident, "{desc:?}");
+    }
 }
