@@ -1816,56 +1816,6 @@ fn tile_coords(tile: usize, grid: TileGrid, #[comptime] signals: usize) -> TileC
     }
 }
 
-/// Transforms the tile (in shared memory, or read by the first pass) and
-/// writes it out.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn transform_and_store<F: Float, NI: Size, NO: Size>(
-    input: &Array<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    at: TileCoords,
-    signal: usize,
-    thread: usize,
-    #[comptime] cfg: StageConfig,
-) {
-    if comptime![folds_in_shared(&cfg)] {
-        fold_packed_tile::<F>(smem_re, smem_im, twiddles, signal, thread, cfg.clone());
-    }
-    transform_tile::<F, NI, NO>(
-        input,
-        output,
-        twiddles,
-        post_coarse,
-        post_fine,
-        factors,
-        smem_re,
-        smem_im,
-        at,
-        signal,
-        thread,
-        cfg.clone(),
-    );
-    if comptime![!stores_directly(&cfg)] {
-        store_tile::<F, NO>(
-            output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            smem_re,
-            smem_im,
-            at,
-            cfg,
-        );
-    }
-}
-
 /// How a resident cube learns that the tile it filled is in shared memory.
 #[cube]
 trait TileLanding: CubeType {
@@ -2095,7 +2045,10 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
         if comptime![!loads_directly(&cfg)] {
             load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
         }
-        transform_and_store::<F, NI, NO>(
+        if comptime![folds_in_shared(&cfg)] {
+            fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
+        }
+        transform_tile::<F, NI, NO>(
             input,
             output,
             twiddles,
@@ -2107,8 +2060,21 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
             at,
             signal,
             thread,
-            cfg,
+            cfg.clone(),
         );
+        if comptime![!stores_directly(&cfg)] {
+            store_tile::<F, NO>(
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                &smem_re,
+                &smem_im,
+                at,
+                cfg,
+            );
+        }
     }
 }
 
