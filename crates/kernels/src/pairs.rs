@@ -58,5 +58,15 @@ pub(crate) fn vector_size(pairs: bool) -> usize {
 /// Whether a buffer starts on an 8-byte boundary, as vectors of two floats
 /// need (a view at an odd float offset does not).
 pub(crate) fn pair_aligned(handle: &Handle) -> bool {
-    handle.offset_start.unwrap_or(0).is_multiple_of(8)
+    starts_on(handle, 8)
+}
+
+/// Whether a buffer starts on a 16-byte boundary, as 16-byte copies of two
+/// pairs need.
+pub(crate) fn quad_aligned(handle: &Handle) -> bool {
+    starts_on(handle, 16)
+}
+
+fn starts_on(handle: &Handle, bytes: u64) -> bool {
+    handle.offset_start.unwrap_or(0).is_multiple_of(bytes)
 }

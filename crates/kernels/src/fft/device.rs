@@ -15,7 +15,7 @@ use super::stage::{
     PostTwiddle, StageConfig, StageLayout, TileFill,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
-use crate::pairs::{pair_aligned, vector_size};
+use crate::pairs::{pair_aligned, quad_aligned, vector_size};
 
 /// Threads a row-mode cube aims for.
 const ROW_THREADS: usize = 256;
@@ -38,13 +38,14 @@ const ELEMWISE_THREADS: usize = 256;
 /// The smallest tile (working shared memory of one cube) whose stage of whole
 /// rows runs on resident cubes that stage the next tile's input
 /// asynchronously, 16 bytes per copy ([`TilePrefetch::Auto`]). Such a cube
-/// shares its SM with at most three others, which cannot hide its load.
-/// Column tiles (copies of one pair through the windowed index) stay one tile
-/// per cube: FNO's 256² column stages (67 KB tiles) ran 25–30 % slower resident. On an H100 resident cubes took C2C 6144
-/// (51 KB tiles) from 2311 to 2401 GB/s and C2C 12288 (101 KB, radix 32) from
-/// 1941 to 2342, while C2C 1024 and 4096 (tiles of up to 33 KB) lost 12–16 %
-/// to the staging, and Bluestein's 4099 (66 KB, eight passes) lost 5 % when
-/// it was tried (benches/results/2026-11-25_resident_cubes_h100.md).
+/// shares its SM with at most three others, which cannot hide its load. On an
+/// H100 resident cubes took C2C 6144 (51 KB tiles) from 2311 to 2401 GB/s and
+/// C2C 12288 (101 KB, radix 32) from 1941 to 2342, while C2C 1024 and 4096
+/// (tiles of up to 33 KB) lost 12–16 % to the staging. Column tiles (copies of
+/// one pair through the windowed index) stay one tile per cube: FNO's 256²
+/// column stages (67 KB tiles) ran 25–30 % slower resident, and Bluestein's
+/// 4099 (66 KB, eight passes) lost 5 % when it was tried
+/// (benches/results/2026-11-25_resident_cubes_h100.md).
 const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// The most threads a resident cube takes when a wider radix allows (see
 /// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
@@ -1142,11 +1143,6 @@ impl<R: Runtime> Lowering<'_, R> {
         self.push_stage(cfg, layout, scratch, dst.buf, dst.factor.as_deref().unwrap_or_default());
         Ok(())
     }
-}
-
-/// Whether a buffer starts on a 16-byte boundary (two complex pairs).
-fn quad_aligned(handle: &Handle) -> bool {
-    handle.offset_start.unwrap_or(0).is_multiple_of(16)
 }
 
 fn gcd(a: usize, b: usize) -> usize {
