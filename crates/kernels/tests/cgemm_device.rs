@@ -46,12 +46,7 @@ fn spectral_contractions_match_the_oracle() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn spectral_contractions_match_the_oracle_on_cuda() {
-    use cubecl::cuda::{CudaDevice, CudaRuntime};
-    let client = CudaRuntime::client(&CudaDevice { index: 0 });
-    assert!(
-        client.properties().features.copy_async,
-        "this device has no asynchronous copies"
-    );
+    let client = crate::cuda_client_with_async_copies();
     spectral_contractions(&client);
 }
 

@@ -922,12 +922,7 @@ fn resident_cubes_fill_the_next_tile() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn resident_cubes_fill_the_next_tile_on_cuda() {
-    use cubecl::cuda::{CudaDevice, CudaRuntime};
-    let client = CudaRuntime::client(&CudaDevice { index: 0 });
-    assert!(
-        client.properties().features.copy_async,
-        "this device has no asynchronous copies"
-    );
+    let client = crate::cuda_client_with_async_copies();
     for resident_cubes in [Some(3), None] {
         let options = DeviceOptions {
             prefetch: TilePrefetch::Always,

@@ -4,3 +4,17 @@
 mod cgemm_device;
 mod fft_device;
 mod fused_device;
+
+/// The first CUDA device, for the `--ignored` tests of the asynchronous-copy
+/// paths (wgpu has none), checked to have them.
+#[cfg(feature = "cuda")]
+fn cuda_client_with_async_copies() -> cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime> {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use cubecl::prelude::Runtime;
+    let client = CudaRuntime::client(&CudaDevice { index: 0 });
+    assert!(
+        client.properties().features.copy_async,
+        "this device has no asynchronous copies"
+    );
+    client
+}
