@@ -313,42 +313,54 @@ fn positive_option(args: &[String], name: &str) -> Option<usize> {
     }
 }
 
+/// The value of `--name WORD` among `choices` (the first is the default when
+/// the flag is absent); an unknown word exits with an error.
+fn choice_option<T: Copy>(args: &[String], name: &str, choices: &[(&str, T)]) -> T {
+    let Some(value) = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)) else {
+        return choices[0].1;
+    };
+    match choices.iter().find(|(word, _)| word == value) {
+        Some(&(_, choice)) => choice,
+        None => {
+            let expected: Vec<&str> = choices.iter().map(|(word, _)| *word).collect();
+            eprintln!(
+                "error: unknown {name} {value:?} (expected one of {})",
+                expected.join(", ")
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let plane = match args.iter().position(|a| a == "--plane").and_then(|i| args.get(i + 1)) {
-        None => PlaneFusion::Auto,
-        Some(s) if s == "auto" => PlaneFusion::Auto,
-        Some(s) if s == "always" => PlaneFusion::Always,
-        Some(s) if s == "never" => PlaneFusion::Never,
-        Some(other) => {
-            eprintln!("error: unknown --plane {other:?} (expected auto, always or never)");
-            std::process::exit(2);
-        }
-    };
-    let primes = match args.iter().position(|a| a == "--primes").and_then(|i| args.get(i + 1)) {
-        None => PrimeAlgorithm::Rader,
-        Some(s) if s == "rader" => PrimeAlgorithm::Rader,
-        Some(s) if s == "bluestein" => PrimeAlgorithm::Bluestein,
-        Some(other) => {
-            eprintln!("error: unknown --primes {other:?} (expected rader or bluestein)");
-            std::process::exit(2);
-        }
-    };
-    let prefetch = match args
-        .iter()
-        .position(|a| a == "--prefetch")
-        .and_then(|i| args.get(i + 1))
-    {
-        None => TilePrefetch::Auto,
-        Some(s) if s == "auto" => TilePrefetch::Auto,
-        Some(s) if s == "always" => TilePrefetch::Always,
-        Some(s) if s == "never" => TilePrefetch::Never,
-        Some(other) => {
-            eprintln!("error: unknown --prefetch {other:?} (expected auto, always or never)");
-            std::process::exit(2);
-        }
-    };
+    let plane = choice_option(
+        &args,
+        "--plane",
+        &[
+            ("auto", PlaneFusion::Auto),
+            ("always", PlaneFusion::Always),
+            ("never", PlaneFusion::Never),
+        ],
+    );
+    let primes = choice_option(
+        &args,
+        "--primes",
+        &[
+            ("rader", PrimeAlgorithm::Rader),
+            ("bluestein", PrimeAlgorithm::Bluestein),
+        ],
+    );
+    let prefetch = choice_option(
+        &args,
+        "--prefetch",
+        &[
+            ("auto", TilePrefetch::Auto),
+            ("always", TilePrefetch::Always),
+            ("never", TilePrefetch::Never),
+        ],
+    );
     let base = DeviceOptions {
         plane,
         primes,
