@@ -839,12 +839,13 @@ fn real_transforms_untangle_in_registers_where_threads_pair_up() {
     );
 }
 
-/// Stages whose cubes stay resident and walk many tiles, filling the next one
-/// while transforming the current one: rows of many lengths, column tiles
-/// with a ragged last tile, load windows, a four-step pass, a 2D transform
-/// (an R2C stage reads real pairs: it stays one tile per cube). Few resident cubes, so that each
-/// walks several tiles through both of its shared-memory tiles. `long` adds
-/// the lengths whose two tiles need more shared memory than lavapipe's 32 KiB.
+/// Stages whose cubes stay resident and walk many tiles, staging the next
+/// one's input while transforming the current one: rows of many lengths,
+/// column tiles with a ragged last tile, load windows, a four-step pass, a 2D
+/// transform (an R2C stage reads real pairs: it stays one tile per cube). The
+/// callers launch few resident cubes, so that each walks several tiles.
+/// `long` adds the lengths whose working tile and staged input need more
+/// shared memory than lavapipe's 32 KiB.
 fn resident_cases(long: bool) -> Vec<FftDesc> {
     let mut cases = vec![
         FftDesc::new(&[13, 64], &[-1], FftKind::C2C, Direction::Forward),

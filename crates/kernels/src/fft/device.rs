@@ -536,7 +536,7 @@ struct Lowering<'a, R: Runtime> {
     shared_limit: usize,
     plane_shared_limit: usize,
     max_threads: usize,
-    /// Shared memory the device gives one cube (a prefetching stage's two tiles).
+    /// Shared memory the device gives one cube (a resident stage's working tile and staged input).
     device_shared: usize,
     async_copies: bool,
     multiprocessors: Option<usize>,
