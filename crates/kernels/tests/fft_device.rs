@@ -512,16 +512,17 @@ fn every_kind(n: usize) -> [FftDesc; 4] {
 }
 
 /// Lengths of every kind above 32 to 1024: primes (Rader's algorithm where
-/// p − 1 is 7-smooth: 97, 211, 421; Bluestein's: 509, 1021) and prime squares
-/// (Bluestein), 7-smooth odd and even lengths (mixed radix 2/3/4/5/7/8/16),
-/// powers of each radix, twice a prime, and the neighbours of 1024.
+/// p − 1 is 7-smooth: 97, 211, 421; Bluestein's: 509, 1021), products of
+/// primes up to `MAX_PRIME_RADIX` (77, 121, 143, 289: mixed radix), 7-smooth
+/// odd and even lengths (mixed radix 2/3/4/5/7/8/16), powers of each radix,
+/// twice a prime, and the neighbours of 1024.
 const SAMPLED_TO_1024: [usize; 22] = [
     49, 60, 77, 81, 97, 121, 128, 143, 210, 211, 243, 289, 343, 420, 421, 509, 625, 768, 1000, 1021, 1023, 1024,
 ];
 
 /// Every length to 32 and a sample of each kind of length to 1024, forward
-/// (smooth lengths as mixed-radix plans, the others through Rader or
-/// Bluestein). Each
+/// (mixed-radix plans where the prime factors allow, the others through Rader
+/// or Bluestein). Each
 /// length is a new kernel, and lavapipe compiles a kernel in one to two
 /// seconds without a warm shader cache (a fresh CI machine has none), so the
 /// whole table of lengths and kinds is the ignored
@@ -534,8 +535,8 @@ fn every_length_to_32_and_sampled_to_1024_forward() {
 }
 
 /// Inverse, R2C and C2R on every length to 8 and on lengths of each kind
-/// above: prime (Rader: 17, 31, 421; Bluestein: 1021), 7-smooth odd and even (mixed radix, packed or
-/// widened real transforms), twice a prime (Bluestein behind packing).
+/// above: prime (a butterfly of its own: 17, 31; Rader: 421; Bluestein: 1021), 7-smooth odd and
+/// even (mixed radix, packed or widened real transforms), twice a prime (packed).
 #[test]
 fn sampled_lengths_every_kind() {
     let lengths = (1..=8).chain([12, 16, 17, 31, 85, 141, 210, 243, 254, 421, 1000, 1021]);
@@ -558,31 +559,81 @@ fn every_length_to_1024_every_kind() {
     );
 }
 
-/// Primes whose predecessor is 7-smooth run through Rader's algorithm by
-/// default (a convolution of length p − 1 in one cube) and through Bluestein's
+/// Lengths whose prime factors above 7 are at most `MAX_PRIME_RADIX` run as
+/// mixed-radix passes, one butterfly per such prime, not as a convolution:
+/// every kind on primes and products with them (R2C 94 packs into a 47-point
+/// transform), columns, a 2D transform, windows and a four-step length, the
+/// planner's radices asserted, against the oracle.
+#[test]
+fn large_prime_radices() {
+    let mut cases: Vec<FftDesc> = [23usize, 47, 67, 85, 94, 141, 282]
+        .into_iter()
+        .flat_map(every_kind)
+        .collect();
+    cases.extend([
+        FftDesc::new(&[2, 47, 5], &[1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 17, 23], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[3, 141], &[-1], FftKind::C2C, Direction::Forward).modes(&[33]),
+        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse)
+            .modes(&[20])
+            .lengths(&[85]),
+        FftDesc::new(&[1, 47 << 12], &[-1], FftKind::C2C, Direction::Inverse),
+    ]);
+    // Radices are asserted on the per-axis launches; the plane launch runs the same passes.
+    let fft_only = DeviceOptions {
+        direct_dft: DirectDft::Never,
+        ..SEPARATE
+    };
+    let client = client();
+    for desc in &cases {
+        let axis = desc.axes[desc.axes.len() - 1].rem_euclid(desc.shape.len() as isize) as usize;
+        let n = desc.lengths.as_ref().map_or(desc.shape[axis], |l| l[l.len() - 1]);
+        let largest_prime = (2..=n)
+            .rev()
+            .find(|p| n % p == 0 && (2..*p).all(|d| p % d != 0))
+            .unwrap();
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, fft_only)
+            .unwrap();
+        assert!(
+            device.stage_radices().iter().flatten().any(|&r| r == largest_prime),
+            "{desc:?}: no radix-{largest_prime} pass in {:?}",
+            device.stage_radices()
+        );
+    }
+    let plane = DeviceOptions {
+        plane: PlaneFusion::Always,
+        ..fft_only
+    };
+    check_all("large_prime_radices", cases, &[fft_only, plane]);
+}
+
+/// Primes above `MAX_PRIME_RADIX` whose predecessor is 7-smooth run through
+/// Rader's algorithm by default (a convolution of length p − 1 in one cube) and through Bluestein's
 /// when asked: every kind, rows and columns, windows and numpy's lengths, both
 /// against the oracle, and the planner's choice asserted.
 #[test]
 fn rader_and_bluestein_primes() {
-    let mut cases: Vec<FftDesc> = [11usize, 41, 211, 2017].into_iter().flat_map(every_kind).collect();
+    let mut cases: Vec<FftDesc> = [71usize, 109, 211, 2017].into_iter().flat_map(every_kind).collect();
     cases.extend([
         // Columns (signals side by side in the tile) and a 2D transform.
         FftDesc::new(&[2, 97, 5], &[1], FftKind::C2C, Direction::Forward),
-        FftDesc::new(&[2, 29, 3], &[1], FftKind::C2C, Direction::Inverse),
-        FftDesc::new(&[2, 37, 43], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 73, 3], &[1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, 71, 73], &[-2, -1], FftKind::R2C, Direction::Forward),
         // Truncation and zero-padding windows, mode orders, crop and pad.
         FftDesc::new(&[3, 421], &[-1], FftKind::C2C, Direction::Forward).modes(&[101]),
         FftDesc::new(&[3, 101], &[-1], FftKind::C2C, Direction::Inverse)
             .modes(&[101])
             .lengths(&[421])
             .mode_order(ModeOrder::Shifted),
-        FftDesc::new(&[3, 61], &[-1], FftKind::R2C, Direction::Forward).modes(&[20]),
+        FftDesc::new(&[3, 97], &[-1], FftKind::R2C, Direction::Forward).modes(&[20]),
         FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse)
             .modes(&[20])
-            .lengths(&[61]),
+            .lengths(&[97]),
         FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[73]),
-        FftDesc::new(&[3, 12], &[-1], FftKind::C2C, Direction::Forward)
-            .lengths(&[13])
+        FftDesc::new(&[3, 70], &[-1], FftKind::C2C, Direction::Forward)
+            .lengths(&[71])
             .norm(Norm::Ortho),
     ]);
     let fft_only = DeviceOptions {
@@ -651,10 +702,12 @@ fn column_tiles_take_whole_rows() {
     );
 }
 
-/// The direct DFT's crossover prices the convolution the FFT path would run:
-/// R2C 211 (about 28·m·log2 m multiply-adds for Rader's m = 210) runs Rader's
-/// algorithm, while priced against Bluestein's 432 points it stays a direct
-/// DFT, as does a window of 8 modes either way; all against the oracle.
+/// The direct DFT's crossover prices the FFT path it would replace: for R2C
+/// 211, the convolution (about 28·m·log2 m multiply-adds for Rader's m = 210)
+/// runs Rader's algorithm, while priced against Bluestein's 432 points it
+/// stays a direct DFT, as does a window of 8 modes either way; R2C 141 =
+/// 47·3 has a radix plan and keeps even 8 bins through the FFT. All against
+/// the oracle.
 #[test]
 fn direct_dft_crossover_prices_the_convolution() {
     let client = client();
@@ -664,12 +717,16 @@ fn direct_dft_crossover_prices_the_convolution() {
     };
     let full = FftDesc::new(&[3, 211], &[-1], FftKind::R2C, Direction::Forward);
     let few_modes = full.clone().modes(&[8]);
+    let radix = FftDesc::new(&[3, 141], &[-1], FftKind::R2C, Direction::Forward);
+    let (radix_few, radix_more) = (radix.clone().modes(&[8]), radix.modes(&[48]));
     // (case, options, runs Rader's algorithm, runs as a direct DFT)
     let cases = [
         (full.clone(), DeviceOptions::default(), true, false),
         (full.clone(), bluestein, false, true),
         (few_modes.clone(), DeviceOptions::default(), false, true),
         (few_modes.clone(), bluestein, false, true),
+        (radix_few.clone(), DeviceOptions::default(), false, false),
+        (radix_more.clone(), DeviceOptions::default(), false, false),
     ];
     for (desc, options, rader, direct) in &cases {
         let device = FftPlan::new(desc.clone())
@@ -681,7 +738,7 @@ fn direct_dft_crossover_prices_the_convolution() {
     }
     check_all(
         "direct_dft_crossover_prices_the_convolution",
-        [full, few_modes],
+        [full, few_modes, radix_few, radix_more],
         &[DeviceOptions::default(), bluestein],
     );
 }

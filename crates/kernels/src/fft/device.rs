@@ -5,7 +5,7 @@ use cubecl::server::Handle;
 
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
-    bluestein_length, default_max_radix, four_step_split, is_rader_prime, is_smooth, primitive_root, radices,
+    bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, primitive_root, radices,
     threads_per_signal,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
@@ -62,15 +62,17 @@ const PLANE_THREADS: usize = 512;
 const PLANE_SHARED_LIMIT: usize = 112 * 1024;
 /// Longest axis a direct DFT serves: its f32 sums run over the whole axis.
 const MAX_DIRECT_LEN: usize = 8192;
-/// A length with a large prime factor runs as a direct DFT when its
-/// multiply-adds per signal are at most this many times `m·log2 m` for the
-/// length `m` of the convolution it would otherwise run as (Bluestein's, or
-/// Rader's `p − 1`). On an H100 the direct DFT led Bluestein at every point
-/// measured, up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×); 7-smooth
-/// lengths stay FFTs (a power of two led at every point, 1000 by at most
-/// 1.3×). benches/results/2026-11-22_direct_dft_h100.md. Priced by Rader's
-/// length, R2C 211 (a ratio of about 28) left the direct DFT: 604 instead of
-/// 346 GB/s (benches/results/2026-11-25_rader_column_tiles_h100.md).
+/// A length without a radix plan runs as a direct DFT when its multiply-adds
+/// per signal are at most this many times `m·log2 m` for the length `m` of
+/// the convolution it would otherwise run as (Bluestein's, or Rader's
+/// `p − 1`). On an H100 the direct DFT led Bluestein at every point measured,
+/// up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×; 2026-11-22_direct_dft_h100.md).
+/// Priced by Rader's length, R2C 211 (a ratio of about 28) left the direct
+/// DFT: 604 instead of 346 GB/s (2026-11-25_rader_column_tiles_h100.md).
+/// Lengths with a radix plan stay FFTs: a power of two led at every point,
+/// 1000 by at most 1.3×, and R2C 85 and 141 keeping 8 to 48 bins ran
+/// 1.1–2.1× faster as mixed-radix FFTs (17·5, 47·3) than direct
+/// (2026-11-25_prime_radices_h100.md; all in benches/results/).
 const DIRECT_RATIO: f64 = 16.0;
 
 /// Where a launch reads or writes.
@@ -180,7 +182,8 @@ pub struct DeviceOptions {
     /// 48 KiB (what every backend we target offers); `None`: 108 KiB. Always
     /// capped at the device's limit (CUDA lets a cube opt in to more).
     pub shared_limit: Option<usize>,
-    /// How prime lengths whose predecessor is 7-smooth run in one cube.
+    /// How primes above [`MAX_PRIME_RADIX`](crate::fft::MAX_PRIME_RADIX) whose
+    /// predecessor is 7-smooth run in one cube.
     pub primes: PrimeAlgorithm,
     /// When a stage's cubes stay resident and fill their next tile while
     /// transforming the current one.
@@ -209,9 +212,10 @@ pub enum TilePrefetch {
     Never,
 }
 
-/// The algorithm for a prime length `p` with a 7-smooth `p − 1` (211, 421, …)
-/// that fits one cube; other lengths that are not 7-smooth run through
-/// Bluestein's algorithm either way. Both compute the same transform.
+/// The algorithm for a prime length `p` above
+/// [`MAX_PRIME_RADIX`](crate::fft::MAX_PRIME_RADIX) with a 7-smooth `p − 1`
+/// (211, 421, …) that fits one cube; other lengths without a radix plan run
+/// through Bluestein's algorithm either way. Both compute the same transform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PrimeAlgorithm {
     /// Rader's cyclic convolution of length `p − 1`: two transforms of that
@@ -312,7 +316,7 @@ fn whole_signal_stage(
     max_radix: usize,
 ) -> StageConfig {
     let pass_len = Convolution::pass_len(convolution, n);
-    let radix_list = radices(pass_len, max_radix).expect("pass lengths are 7-smooth");
+    let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
     let threads_per_signal = threads_per_signal(pass_len, &radix_list);
     StageConfig {
         n,
@@ -378,11 +382,11 @@ fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
     factors
 }
 
-/// The convolution a length runs as in one cube: none for 7-smooth lengths,
-/// Rader's for primes with a 7-smooth predecessor (unless asked otherwise),
-/// Bluestein's for the others.
+/// The convolution a length runs as in one cube: none for lengths with a
+/// radix plan, Rader's for larger primes with a 7-smooth predecessor (unless
+/// asked otherwise), Bluestein's for the others.
 fn convolution_for(n: usize, primes: PrimeAlgorithm) -> Option<Convolution> {
-    if is_smooth(n) {
+    if has_radix_plan(n) {
         None
     } else if primes == PrimeAlgorithm::Rader && is_rader_prime(n) {
         Some(Convolution::Rader)
@@ -432,7 +436,7 @@ pub(crate) fn shared_stage_tables(cfg: &StageConfig) -> (Vec<f32>, Vec<f32>) {
 }
 
 /// The complex transform behind an axis step and the forms around it. Real
-/// transforms of even length whose half is 7-smooth pack real pairs into a
+/// transforms of even length whose half has a radix plan pack real pairs into a
 /// half-length transform; the others widen to a full-length complex one.
 #[derive(Clone, Copy, Debug)]
 struct Transform {
@@ -444,7 +448,7 @@ struct Transform {
 
 impl Transform {
     fn of(step: &AxisStep) -> Self {
-        let packable = step.n.is_multiple_of(2) && is_smooth(step.n / 2);
+        let packable = step.n.is_multiple_of(2) && has_radix_plan(step.n / 2);
         let (n, input, output) = match step.kind {
             AxisKind::C2C { .. } => (step.n, InputForm::Complex, OutputForm::Complex),
             AxisKind::R2C if packable => (step.n / 2, InputForm::RealPairs, OutputForm::Untangled),
@@ -569,7 +573,7 @@ impl<R: Runtime> Lowering<'_, R> {
             && self.threads_for(pass_len) * signals <= self.max_threads
     }
 
-    /// Whether one cube transforms a whole signal: smooth column tiles need
+    /// Whether one cube transforms a whole signal: column tiles of mixed radix need
     /// [`COLUMN_SIGNALS`] signals side by side (longer ones coalesce better as
     /// a four-step FFT); a convolution's tiles, one signal at least.
     fn fits_single(&self, t: &Transform, convolution: Option<Convolution>, column: bool) -> bool {
@@ -819,8 +823,8 @@ impl<R: Runtime> Lowering<'_, R> {
         }
         let complex_floats = |len: usize| 2 * batch.outer * len * batch.inner;
         // Too long for one cube: four-step FFTs, Bluestein's for every length
-        // that is not 7-smooth.
-        match (!is_smooth(n)).then(|| bluestein_length(n)) {
+        // without a radix plan.
+        match (!has_radix_plan(n)).then(|| bluestein_length(n)) {
             None => {
                 // Packed real transforms fold and untangle in separate passes here.
                 let source = if t.input == InputForm::HermitianPacked {
@@ -886,7 +890,7 @@ impl<R: Runtime> Lowering<'_, R> {
 
     /// The plane launch for steps `first` then `second` over an array of
     /// `shape`, when they transform its last two dimensions as single-cube FFTs
-    /// (smooth lengths, no direct DFT) whose intermediate image fits shared
+    /// (lengths with a radix plan, no direct DFT) whose intermediate image fits shared
     /// memory beside the work tile.
     fn plane_config(&self, first: &AxisStep, second: &AxisStep, shape: &[usize]) -> Option<PlaneConfig> {
         let rank = shape.len();
@@ -901,7 +905,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let rows_first = first.axis == rank - 1;
         let (t1, t2) = (Transform::of(first), Transform::of(second));
         let fft_only = |step: &AxisStep, t: &Transform| {
-            t.n >= 2 && is_smooth(t.n) && !self.prefers_direct(step, &DftShape::of(step))
+            t.n >= 2 && has_radix_plan(t.n) && !self.prefers_direct(step, &DftShape::of(step))
         };
         let image_forms = matches!(t1.output, OutputForm::Complex | OutputForm::Untangled)
             && matches!(t2.input, InputForm::Complex | InputForm::HermitianPacked);
@@ -977,7 +981,7 @@ impl<R: Runtime> Lowering<'_, R> {
             _ if step.n > MAX_DIRECT_LEN || dft.work() > MAX_MATRIX => false,
             DirectDft::Always => true,
             DirectDft::Never => false,
-            DirectDft::Auto if is_smooth(step.n) => false,
+            DirectDft::Auto if has_radix_plan(step.n) => false,
             DirectDft::Auto => {
                 let m = Convolution::pass_len(convolution_for(step.n, self.options.primes), step.n) as f64;
                 (dft.work() as f64) <= DIRECT_RATIO * m * m.log2()
@@ -1042,12 +1046,12 @@ impl<R: Runtime> Lowering<'_, R> {
         self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
     }
 
-    /// Two launches for a transform of smooth length `len` too long for one
-    /// cube: `len = n1 · n2`, columns of length n1 (twiddled), then rows of
-    /// length n2 whose outputs land transposed (k = k1 + n1·k2).
+    /// Two launches for a transform of a length `len` with a radix plan, too
+    /// long for one cube: `len = n1 · n2`, columns of length n1 (twiddled),
+    /// then rows of length n2 whose outputs land transposed (k = k1 + n1·k2).
     fn four_step(&mut self, len: usize, inverse: bool, batch: Batch, src: Source, dst: Sink) -> Result<(), FftError> {
-        // Divisors of a smooth length are smooth. Columns of COLUMN_SIGNALS
-        // signals coalesce best; the longest lengths settle for narrower tiles.
+        // Divisors of a length with a radix plan have one. Columns of
+        // COLUMN_SIGNALS signals coalesce best; the longest lengths settle for narrower tiles.
         let fits = |n: usize, signals: usize| self.fits(n, n, signals);
         let (n1, n2) = four_step_split(len, |n1| fits(n1, COLUMN_SIGNALS), |n2| fits(n2, 1))
             .or_else(|| four_step_split(len, |n1| fits(n1, 1), |n2| fits(n2, 1)))
@@ -1241,6 +1245,17 @@ impl<R: Runtime> DeviceFft<R> {
             .iter()
             .filter_map(|pass| match &pass.launch {
                 Launch::Stage { cfg, .. } => Some(cfg.signals_per_cube),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The radices of each stage launch's passes, in launch order.
+    pub fn stage_radices(&self) -> Vec<Vec<usize>> {
+        self.passes
+            .iter()
+            .filter_map(|pass| match &pass.launch {
+                Launch::Stage { cfg, .. } => Some(cfg.radices.clone()),
                 _ => None,
             })
             .collect()

@@ -23,10 +23,25 @@ pub fn default_max_radix(len: usize) -> usize {
     }
 }
 
-/// Radices whose product is `n`; `None` when `n` has a prime factor above 7
-/// (such lengths run through Rader's or Bluestein's algorithm).
+/// Largest prime above 7 that runs as one butterfly of its own (`x_j` paired
+/// with `x_{p-j}`, every product by a constant, in registers): 141 = 47·3 and
+/// 85 = 17·5 run as two mixed-radix passes. Lengths with a larger prime factor
+/// run through Rader's or Bluestein's algorithm. On an H100 the butterfly
+/// beat Bluestein's algorithm at every prime to 67 (batched C2C 47: 1184
+/// against 606 GB/s, 67: 934 against 747) and Rader's at most (17: 2728
+/// against 1929), not at 41, 43, 71 and 73 (1235 against 1517 at 41, 1017
+/// against 1370 at 71); from 83 on it spilled registers (97: 256 GB/s), and
+/// NVRTC took 20–50 s per kernel there
+/// (benches/results/2026-11-25_prime_radices_h100.md).
+pub const MAX_PRIME_RADIX: usize = 67;
+
+/// Radices whose product is `n`; `None` when `n` has a prime factor above
+/// [`MAX_PRIME_RADIX`] (such lengths run through Rader's or Bluestein's
+/// algorithm).
 ///
-/// The tuned plan puts the odd primes first, then powers of two of at most
+/// Primes above 7 come first, largest first, each a pass of its own (the
+/// first pass has no twiddles to multiply). The 7-smooth rest follows, its
+/// tuned plan putting the odd primes first, then powers of two of at most
 /// `max_radix` (itself a power of two ≥ 2): the fewest such passes, all of
 /// `max_radix` but the first, which takes the remaining bits (on an H100 a
 /// 128-point pass ran faster as 2·8·8 than as 4·4·8). Those remaining bits
@@ -39,11 +54,36 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
         max_radix >= 2 && max_radix.is_power_of_two(),
         "a radix cap of {max_radix} is not a power of two ≥ 2"
     );
-    let factors = SmoothFactors::of(n)?;
+    let (large_primes, smooth) = split_large_primes(n)?;
+    let factors = SmoothFactors::of(smooth)?;
     let cap_bits = max_radix.trailing_zeros() as usize;
     let tuned = tuned_radices(&factors, cap_bits);
     let fewest = fewest_pass_radices(&factors, cap_bits);
-    Some(if fewest.len() < tuned.len() { fewest } else { tuned })
+    let smooth_plan = if fewest.len() < tuned.len() { fewest } else { tuned };
+    Some(large_primes.into_iter().chain(smooth_plan).collect())
+}
+
+/// The prime factors of `n` above 7 (with multiplicity, largest first) and the
+/// 7-smooth rest; `None` when one of them is above [`MAX_PRIME_RADIX`].
+fn split_large_primes(n: usize) -> Option<(Vec<usize>, usize)> {
+    let mut rough = n;
+    for p in [2, 3, 5, 7] {
+        while rough > 0 && rough.is_multiple_of(p) {
+            rough /= p;
+        }
+    }
+    let smooth = n.checked_div(rough).unwrap_or(0);
+    let mut large = Vec::new();
+    let mut p = 11;
+    while rough > 1 && p <= MAX_PRIME_RADIX {
+        while rough.is_multiple_of(p) {
+            large.push(p);
+            rough /= p;
+        }
+        p += 2;
+    }
+    large.reverse();
+    (rough == 1).then_some((large, smooth))
 }
 
 /// `n = 3^threes · 5^fives · 7^sevens · 2^bits`.
@@ -187,7 +227,13 @@ pub fn threads_per_signal(len: usize, radices: &[usize]) -> usize {
 
 /// True when `n` has no prime factor above 7.
 pub fn is_smooth(n: usize) -> bool {
-    radices(n, 2).is_some()
+    SmoothFactors::of(n).is_some()
+}
+
+/// True when `n` runs as mixed-radix passes: no prime factor above
+/// [`MAX_PRIME_RADIX`].
+pub fn has_radix_plan(n: usize) -> bool {
+    split_large_primes(n).is_some()
 }
 
 /// The convolution length of Bluestein's algorithm for a length-`n` transform:
@@ -291,15 +337,17 @@ mod tests {
     }
 
     /// The fewest passes any plan of allowed radices needs for `n`: powers of
-    /// two up to the cap, and products of 3, 5, 7, 9 or 15 with a power of two
-    /// within [`MAX_COMPOSITE`].
+    /// two up to the cap, products of 3, 5, 7, 9 or 15 with a power of two
+    /// within [`MAX_COMPOSITE`], and primes from 11 to [`MAX_PRIME_RADIX`].
     fn fewest_passes(n: usize, max_radix: usize) -> usize {
         let allowed = |r: usize| {
             let odd = r >> r.trailing_zeros();
             if odd == 1 {
                 r <= max_radix
+            } else if matches!(odd, 3 | 5 | 7 | 9 | 15) {
+                r <= MAX_COMPOSITE
             } else {
-                matches!(odd, 3 | 5 | 7 | 9 | 15) && r <= MAX_COMPOSITE
+                odd == r && prime_factors(r) == [r] && r <= MAX_PRIME_RADIX
             }
         };
         let mut best = vec![usize::MAX; n + 1];
@@ -330,13 +378,8 @@ mod tests {
                         }
                     }
                     None => {
-                        let mut rest = n;
-                        for p in [2, 3, 5, 7] {
-                            while rest % p == 0 {
-                                rest /= p;
-                            }
-                        }
-                        assert!(rest > 1, "{n} is 7-smooth");
+                        let largest = *prime_factors(n).last().unwrap();
+                        assert!(largest > MAX_PRIME_RADIX, "{n} has a radix plan");
                     }
                 }
             }
@@ -362,8 +405,12 @@ mod tests {
         assert_eq!(radices(3 << 11, 16), Some(vec![3, 8, 16, 16]));
         assert_eq!(radices(7 * 4, 8), Some(vec![7, 4]));
         assert_eq!(radices(5 * 2, 8), Some(vec![10]));
+        // Primes above 7 first, largest first, each a pass of its own.
+        assert_eq!(radices(85, 16), Some(vec![17, 5]));
+        assert_eq!(radices(141, 16), Some(vec![47, 3]));
+        assert_eq!(radices(11 * 11 * 13 * 64, 8), Some(vec![13, 11, 11, 8, 8]));
         assert_eq!(radices(421, 16), None);
-        assert_eq!(radices(85, 16), None);
+        assert_eq!(radices(101 * 2, 16), None);
     }
 
     #[test]

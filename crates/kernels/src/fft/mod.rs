@@ -17,7 +17,7 @@ mod window;
 
 pub(crate) use device::{shared_stage, shared_stage_tables};
 pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion, PrimeAlgorithm, TilePrefetch};
-pub use factor::{default_max_radix, radices};
+pub use factor::{default_max_radix, radices, MAX_PRIME_RADIX};
 pub use window::Window;
 
 use std::fmt;

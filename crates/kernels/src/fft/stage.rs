@@ -792,13 +792,32 @@ fn store_element<F: Float, N: Size>(
     }
 }
 
+/// Whether a first or last pass of radix `r` touches global memory in runs
+/// that coalesce: signals side by side, or more than one butterfly per
+/// signal. A pass that is one butterfly of the whole row has each thread walk
+/// its own signal; there the tile goes through shared memory in coalesced
+/// order. On an H100 that took batched C2C 17 from 501 to 2728 GB/s and 23
+/// from 479 to 1991, while 141 = 47·3 (three butterflies per signal) ran
+/// better reading global memory: C2C 1004 against 920, R2C 1207 against 745
+/// (benches/results/2026-11-25_prime_radices_h100.md).
+fn direct_runs_coalesce(cfg: &StageConfig, r: usize, signals_fastest: bool) -> bool {
+    signals_fastest || r < cfg.n
+}
+
 /// Whether the first pass reads global memory directly (not when the input
 /// must be whole in shared memory first: a convolution, a tile the caller
-/// fills, a packed Hermitian input spread over a four-step fold).
+/// fills, a packed Hermitian input spread over a four-step fold, reads that
+/// would not coalesce).
 pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
     let folds_on_load =
         cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
-    !cfg.load_shared && folds_on_load && cfg.convolution.is_none() && !cfg.radices.is_empty()
+    !cfg.load_shared
+        && folds_on_load
+        && cfg.convolution.is_none()
+        && cfg
+            .radices
+            .first()
+            .is_some_and(|&r| direct_runs_coalesce(cfg, r, cfg.load_signals_fastest))
 }
 
 /// Whether a resident cube can stage a tile of this stage ahead of time
@@ -822,11 +841,15 @@ pub(crate) fn folds_in_shared(cfg: &StageConfig) -> bool {
 /// Whether the last pass writes global memory directly: not when the caller
 /// takes the tile, not after a convolution's last step, nor when the store
 /// walks the tile in another order than the passes (the transposed store of a
-/// four-step pass); an untangling store only where [`untangles_in_registers`].
+/// four-step pass), nor when the writes would not coalesce; an untangling
+/// store only where [`untangles_in_registers`].
 pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
     !cfg.store_shared
         && cfg.convolution.is_none()
-        && !cfg.radices.is_empty()
+        && cfg
+            .radices
+            .last()
+            .is_some_and(|&r| direct_runs_coalesce(cfg, r, cfg.store_signals_fastest))
         && cfg.store_signals_fastest == cfg.load_signals_fastest
         && (cfg.output != OutputForm::Untangled || untangles_in_registers(cfg))
 }
