@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -14,6 +14,9 @@
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
 //! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
 //! 7-smooth ones (1000, 3·2^k: mixed radix), and rfft2 on the Darcy grids.
+//! `radix`: batched C2C and R2C on the primes 11…73 and lengths with such a
+//! factor (85, 141, 11·64, 47·64, …), each prime's own butterfly where
+//! `MAX_PRIME_RADIX` allows, Rader's or Bluestein's algorithm beyond.
 //! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
 //! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
 
@@ -127,6 +130,15 @@ fn any_size_cases(total_log2: u32) -> Vec<Case> {
         });
     }
     out
+}
+
+/// Batched C2C and R2C on every prime from 11 to 73 and on lengths with such a
+/// factor: where a prime's own butterfly beats Rader's or Bluestein's algorithm.
+fn prime_radix_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let primes = (11usize..=73).filter(|&p| (2..p).all(|d| p % d != 0));
+    let composites = [85usize, 141, 11 << 6, 13 * 96, 47 << 6, 61 * 48];
+    primes.chain(composites).flat_map(|n| batched_1d(n, total)).collect()
 }
 
 /// Truncated rows (R2C keeping `m` bins) and columns (C2C over an inner axis of
@@ -384,8 +396,9 @@ fn main() {
         Some(s) if s == "any" => any_size_cases(total_log2),
         Some(s) if s == "truncated" => truncated_cases(total_log2),
         Some(s) if s == "fno" => fno_cases(),
+        Some(s) if s == "radix" => prime_radix_cases(total_log2),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated or fno)");
+            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated, fno or radix)");
             std::process::exit(2);
         }
     };
