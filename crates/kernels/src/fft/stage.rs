@@ -792,16 +792,31 @@ fn store_element<F: Float, N: Size>(
     }
 }
 
+/// Fewest butterflies per signal with which a first or last pass of a small
+/// radix touches global memory directly in a stage of its own; shorter runs go
+/// through shared memory in coalesced order.
+const MIN_DIRECT_RUN: usize = 8;
+/// Largest radix whose pass may go through shared memory with several
+/// butterflies per signal: that pass works in place behind a barrier, so each
+/// thread holds every output of its butterfly across it.
+const MAX_STAGED_RADIX: usize = 32;
+
 /// Whether a first or last pass of radix `r` touches global memory in runs
-/// that coalesce: signals side by side, or more than one butterfly per
-/// signal. A pass that is one butterfly of the whole row has each thread walk
-/// its own signal; there the tile goes through shared memory in coalesced
-/// order. On an H100 that took batched C2C 17 from 501 to 2728 GB/s and 23
-/// from 479 to 1991, while 141 = 47·3 (three butterflies per signal) ran
-/// better reading global memory: C2C 1004 against 920, R2C 1207 against 745
+/// that coalesce: signals side by side, more than one butterfly per signal
+/// and, for radices up to [`MAX_STAGED_RADIX`] in a stage that writes global
+/// memory, at least [`MIN_DIRECT_RUN`]. Otherwise the tile goes through shared
+/// memory in coalesced order. On an H100 that took batched C2C 17 (one
+/// butterfly per signal, each thread walking its own signal) from 501 to 2728
+/// GB/s, 23 from 479 to 1991, and C2C / R2C 85 = 17·5 (five butterflies) from
+/// 1146 / 1496 to 1378 / 1728. It did not pay where a pass of three radix-47
+/// butterflies (141 = 47·3, 128 registers a thread) would stage (C2C 1004
+/// against 920, R2C 1207 against 745), nor in the plane launch's first
+/// stage, whose output stays in shared memory (rfft2 85²: 1016 against 804)
 /// (benches/results/2026-11-25_prime_radices_h100.md).
 fn direct_runs_coalesce(cfg: &StageConfig, r: usize, signals_fastest: bool) -> bool {
-    signals_fastest || r < cfg.n
+    let butterflies = cfg.n / r;
+    let long_runs = butterflies >= MIN_DIRECT_RUN || r > MAX_STAGED_RADIX || cfg.store_shared;
+    signals_fastest || (butterflies > 1 && long_runs)
 }
 
 /// Whether the first pass reads global memory directly (not when the input
