@@ -66,24 +66,18 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
 /// The prime factors of `n` above 7 (with multiplicity, largest first) and the
 /// 7-smooth rest; `None` when one of them is above [`MAX_PRIME_RADIX`].
 fn split_large_primes(n: usize) -> Option<(Vec<usize>, usize)> {
-    let mut rough = n;
-    for p in [2, 3, 5, 7] {
-        while rough > 0 && rough.is_multiple_of(p) {
-            rough /= p;
-        }
-    }
-    let smooth = n.checked_div(rough).unwrap_or(0);
     let mut large = Vec::new();
-    let mut p = 11;
-    while rough > 1 && p <= MAX_PRIME_RADIX {
-        while rough.is_multiple_of(p) {
-            large.push(p);
-            rough /= p;
+    let mut smooth = n;
+    for p in prime_factors(n).into_iter().rev().take_while(|&p| p > 7) {
+        if p > MAX_PRIME_RADIX {
+            return None;
         }
-        p += 2;
+        while smooth.is_multiple_of(p) {
+            large.push(p);
+            smooth /= p;
+        }
     }
-    large.reverse();
-    (rough == 1).then_some((large, smooth))
+    Some((large, smooth))
 }
 
 /// `n = 3^threes · 5^fives · 7^sevens · 2^bits`.
@@ -233,7 +227,7 @@ pub fn is_smooth(n: usize) -> bool {
 /// True when `n` runs as mixed-radix passes: no prime factor above
 /// [`MAX_PRIME_RADIX`].
 pub fn has_radix_plan(n: usize) -> bool {
-    split_large_primes(n).is_some()
+    radices(n, 2).is_some()
 }
 
 /// The convolution length of Bluestein's algorithm for a length-`n` transform:
@@ -411,6 +405,7 @@ mod tests {
         assert_eq!(radices(11 * 11 * 13 * 64, 8), Some(vec![13, 11, 11, 8, 8]));
         assert_eq!(radices(421, 16), None);
         assert_eq!(radices(101 * 2, 16), None);
+        assert!(has_radix_plan(1) && has_radix_plan(67 << 6) && !has_radix_plan(71) && !has_radix_plan(0));
     }
 
     #[test]
