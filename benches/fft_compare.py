@@ -48,9 +48,15 @@ def baseline(case):
     elif name.startswith("rfft_1d_modes"):
         x = torch.randn(batch, n, device=dev)
         f, byt = (lambda: torch.fft.rfft(x)[:, :m].contiguous()), x.numel() * 4 + batch * m * 8
+    elif name == "irfft_1d":
+        x = torch.randn(batch, n // 2 + 1, dtype=torch.complex64, device=dev)
+        f, byt = (lambda: torch.fft.irfft(x, n=n)), x.numel() * 8 + batch * n * 4
     elif name == "rfft2":
         x = torch.randn(batch, n, n, device=dev)
         f, byt = (lambda: torch.fft.rfft2(x)), x.numel() * 4 + batch * n * (n // 2 + 1) * 8
+    elif name == "irfft2":
+        x = torch.randn(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev)
+        f, byt = (lambda: torch.fft.irfft2(x, s=(n, n))), x.numel() * 8 + batch * n * n * 4
     elif name in ("fno_rfft2", "fno_irfft2"):
         # neuraloperator's spectral convolution: rfft2, keep the centred m rows
         # and the first m/2 + 1 bins (a copy); the inverse zero-fills the

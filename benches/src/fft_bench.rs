@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -9,6 +9,8 @@
 //! 1024 points, 16 from there);
 //! `--prefetch` when stage cubes stay resident and fill their next tile
 //! while transforming one (default auto), `--resident-cubes N` how many;
+//! `--odd-real` whether odd-length real transforms pair two signals per
+//! complex transform (twins, default) or widen each;
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
@@ -17,6 +19,7 @@
 //! `radix`: batched C2C and R2C on the primes 11…73 and lengths with such a
 //! factor (85, 141, 11·64, 47·64, …), each prime's own butterfly where
 //! `MAX_PRIME_RADIX` allows, Rader's or Bluestein's algorithm beyond.
+//! `odd`: R2C and C2R of odd lengths, 1D, 2D and FNO layers on odd grids.
 //! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
 //! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
 
@@ -24,7 +27,7 @@ use std::time::Instant;
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{
-    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, PlaneFusion, PrimeAlgorithm,
+    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, PrimeAlgorithm,
     TilePrefetch,
 };
 use fno_kernels::testing::uniform_f32;
@@ -132,6 +135,48 @@ fn any_size_cases(total_log2: u32) -> Vec<Case> {
     out
 }
 
+/// Batched R2C and C2R of odd lengths, whole and 2D, and FNO layers on odd
+/// grids: where two real signals share one complex transform
+/// (`--odd-real twins`) instead of each widening to its own.
+fn odd_real_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let mut out = Vec::new();
+    for n in [47usize, 85, 141, 211, 421, 1215, 4099] {
+        let batch = (total / n).max(1);
+        let [_, r2c] = batched_1d(n, total);
+        out.push(r2c);
+        out.push(Case {
+            name: "irfft_1d",
+            desc: FftDesc::new(&[batch, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+            bytes: batch * n * 4 + batch * (n / 2 + 1) * 8,
+            prune: false,
+            direct: DirectDft::Auto,
+        });
+    }
+    for n in [85usize, 141, 211, 421] {
+        let batch = (total / (n * n)).max(1);
+        let bytes = batch * n * n * 4 + batch * n * (n / 2 + 1) * 8;
+        out.push(Case {
+            name: "rfft2",
+            desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
+            bytes,
+            prune: false,
+            direct: DirectDft::Auto,
+        });
+        out.push(Case {
+            name: "irfft2",
+            desc: FftDesc::new(&[batch, n, n / 2 + 1], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[n, n]),
+            bytes,
+            prune: false,
+            direct: DirectDft::Auto,
+        });
+    }
+    for (batch, channels, n, m) in [(32, 32, 85, 24), (16, 64, 141, 32), (16, 64, 211, 48), (8, 64, 421, 48)] {
+        out.extend(fno_layer_cases(batch, channels, n, m));
+    }
+    out
+}
+
 /// Batched C2C and R2C on every prime from 11 to 73 and on lengths with such a
 /// factor: where a prime's own butterfly beats Rader's or Bluestein's algorithm.
 fn prime_radix_cases(total_log2: u32) -> Vec<Case> {
@@ -179,23 +224,31 @@ fn truncated_cases(total_log2: u32) -> Vec<Case> {
 /// them (B16 C64, n_modes (m, m) of an n² grid, neuraloperator's mode orders):
 /// the truncating rfft2 and the zero-padding irfft2.
 fn fno_cases() -> Vec<Case> {
-    let mut out = Vec::new();
-    for (n, m) in [(128usize, 32usize), (256, 64)] {
-        let stored = [m, m / 2 + 1];
-        let bytes = 16 * 64 * (n * n * 4 + stored[0] * stored[1] * 8);
-        out.push(Case {
+    [(128usize, 32usize), (256, 64)]
+        .into_iter()
+        .flat_map(|(n, m)| fno_layer_cases(16, 64, n, m))
+        .collect()
+}
+
+/// The truncated rfft2 and zero-padded irfft2 of one FNO layer on `[batch,
+/// channels, n, n]` keeping `m` rows and `m/2 + 1` bins.
+fn fno_layer_cases(batch: usize, channels: usize, n: usize, m: usize) -> [Case; 2] {
+    let stored = [m, m / 2 + 1];
+    let bytes = batch * channels * (n * n * 4 + stored[0] * stored[1] * 8);
+    [
+        Case {
             name: "fno_rfft2",
-            desc: FftDesc::new(&[16, 64, n, n], &[-2, -1], FftKind::R2C, Direction::Forward)
+            desc: FftDesc::new(&[batch, channels, n, n], &[-2, -1], FftKind::R2C, Direction::Forward)
                 .modes(&stored)
                 .mode_order(ModeOrder::Shifted),
             bytes,
             prune: false,
             direct: DirectDft::Auto,
-        });
-        out.push(Case {
+        },
+        Case {
             name: "fno_irfft2",
             desc: FftDesc::new(
-                &[16, 64, stored[0], stored[1]],
+                &[batch, channels, stored[0], stored[1]],
                 &[-2, -1],
                 FftKind::C2R,
                 Direction::Inverse,
@@ -206,9 +259,8 @@ fn fno_cases() -> Vec<Case> {
             bytes,
             prune: false,
             direct: DirectDft::Auto,
-        });
-    }
-    out
+        },
+    ]
 }
 
 /// Relative L2 error of the device result against the f64 oracle, on a small batch.
@@ -373,6 +425,11 @@ fn main() {
             ("never", TilePrefetch::Never),
         ],
     );
+    let odd_real = choice_option(
+        &args,
+        "--odd-real",
+        &[("twins", OddReal::Twins), ("widen", OddReal::Widen)],
+    );
     let base = DeviceOptions {
         plane,
         primes,
@@ -381,6 +438,7 @@ fn main() {
         column_signals: positive_option(&args, "--column-signals"),
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),
+        odd_real,
         ..DeviceOptions::default()
     };
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };
@@ -397,8 +455,9 @@ fn main() {
         Some(s) if s == "truncated" => truncated_cases(total_log2),
         Some(s) if s == "fno" => fno_cases(),
         Some(s) if s == "radix" => prime_radix_cases(total_log2),
+        Some(s) if s == "odd" => odd_real_cases(total_log2),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated, fno or radix)");
+            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated, fno, radix or odd)");
             std::process::exit(2);
         }
     };

@@ -29,7 +29,7 @@ use crate::cgemm::{ModeBias, Strides};
 use crate::fft::stage::{
     fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
     packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
-    window_position, InputForm, OutputForm, StageConfig, StageLayout, TileCoords,
+    window_position, InputForm, StageConfig, StageLayout, TileCoords,
 };
 use crate::fft::{shared_stage, shared_stage_tables, AxisStep, FftError, FftPlan};
 use crate::pairs::{pair_aligned, vector_size};
@@ -484,15 +484,8 @@ fn single_step(plan: &FftPlan, what: &str) -> Result<(AxisStep, usize, usize, us
 
 /// Floats per entry of a stage's input and output arrays.
 fn entry_floats(cfg: &StageConfig) -> (usize, usize) {
-    let input = match cfg.input {
-        InputForm::RealPairs | InputForm::Real => 1,
-        _ => 2,
-    };
-    let output = match cfg.output {
-        OutputForm::RealPairs | OutputForm::RealPart => 1,
-        _ => 2,
-    };
-    (input, output)
+    let floats = |real: bool| if real { 1 } else { 2 };
+    (floats(cfg.input.is_real()), floats(cfg.output.is_real()))
 }
 
 impl FusedSpectralConv {

@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
-    DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, PlaneFusion,
+    DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal, PlaneFusion,
     PrimeAlgorithm, TilePrefetch,
 };
 
@@ -107,6 +107,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     primes: PrimeAlgorithm::Rader,
     prefetch: TilePrefetch::Auto,
     resident_cubes: None,
+    odd_real: OddReal::Twins,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -893,6 +894,66 @@ fn real_transforms_untangle_in_registers_where_threads_pair_up() {
         "real_transforms_untangle_in_registers_where_threads_pair_up",
         cases,
         DEFAULT,
+    );
+}
+
+/// Real transforms of odd lengths run two signals per complex transform
+/// (`OddReal::Twins`): signal `2s` as the real part of slot `s`, `2s + 1` as
+/// its imaginary part, their spectra separated by symmetry. Odd batch counts
+/// (the last slot alone), several batch dims, columns, windows, crops, mixed
+/// radix, Rader and Bluestein, against the oracle both ways, the planner's
+/// choice asserted: a lone signal, and lengths with a prime radix above 7,
+/// stay widened.
+#[test]
+fn odd_real_transforms_pair_signals() {
+    let client = client();
+    let r2c = |shape: &[usize], axis: isize| FftDesc::new(shape, &[axis], FftKind::R2C, Direction::Forward);
+    let c2r = |shape: &[usize], axis: isize, n: usize| {
+        FftDesc::new(shape, &[axis], FftKind::C2R, Direction::Inverse).lengths(&[n])
+    };
+    let mut twinned = Vec::new();
+    for n in [9usize, 15, 45, 109, 211, 243, 625, 1021] {
+        twinned.push(r2c(&[5, n], -1));
+        twinned.push(c2r(&[3, n / 2 + 1], -1, n));
+    }
+    twinned.extend([
+        r2c(&[2, 3, 45], -1),
+        r2c(&[3, 135], -1).modes(&[20]),
+        r2c(&[3, 211], -1).modes(&[31]).norm(Norm::Ortho),
+        r2c(&[5, 50], -1).lengths(&[45]),
+        c2r(&[3, 20], -1, 75).modes(&[20]),
+        c2r(&[7, 10], -1, 211).modes(&[10]).norm(Norm::Forward),
+        // Columns: signals side by side, an odd count of them.
+        r2c(&[3, 75, 5], 1),
+        c2r(&[2, 38, 7], 1, 75),
+        r2c(&[2, 45, 3], 1).modes(&[12]),
+        FftDesc::new(&[3, 15, 21], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[3, 15, 11], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[15, 21]),
+    ]);
+    let widened = [r2c(&[1, 45], -1), r2c(&[4, 85], -1), c2r(&[4, 71], -1, 141)];
+    let twins = DeviceOptions {
+        direct_dft: DirectDft::Never,
+        ..SEPARATE
+    };
+    let widen = DeviceOptions {
+        odd_real: OddReal::Widen,
+        ..twins
+    };
+    let launches = |desc: &FftDesc, options| {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        plan.on_device_with(&client, options).unwrap().twin_launches()
+    };
+    for desc in &twinned {
+        assert_eq!(launches(desc, twins), 1, "{desc:?}");
+        assert_eq!(launches(desc, widen), 0, "{desc:?}");
+    }
+    for desc in &widened {
+        assert_eq!(launches(desc, twins), 0, "{desc:?}");
+    }
+    check_all(
+        "odd_real_transforms_pair_signals",
+        twinned.into_iter().chain(widened),
+        &[twins, widen],
     );
 }
 

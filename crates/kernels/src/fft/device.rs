@@ -5,8 +5,8 @@ use cubecl::server::Handle;
 
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
-    bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, primitive_root, radices,
-    threads_per_signal,
+    bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, is_smooth, primitive_root,
+    radices, threads_per_signal,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
@@ -192,6 +192,24 @@ pub struct DeviceOptions {
     /// many as the device holds at once, or one per tile where the device
     /// does not give its number of SMs.
     pub resident_cubes: Option<usize>,
+    /// How a real transform runs whose length cannot pack pairs of its own
+    /// samples (an odd length).
+    pub odd_real: OddReal,
+}
+
+/// How the R2C and C2R transforms of odd lengths run in one cube: a complex
+/// transform of `n` per signal either way, as the half-length packing needs
+/// an even `n`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OddReal {
+    /// Two signals of the batch share one complex transform, as its real and
+    /// imaginary parts; their spectra separate by symmetry (`X[n-k] =
+    /// conj X[k]` for each). Where the batch has one signal along its
+    /// innermost batch dimension, [`OddReal::Widen`].
+    #[default]
+    Twins,
+    /// Each signal widened to a complex one (imaginary parts zero).
+    Widen,
 }
 
 /// Whether a stage's cubes stay resident, each walking many tiles: it stages
@@ -920,7 +938,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let mut output = image;
         output[dim(second.axis)] = second.out_len;
         let floats = |dims: [usize; 2], complex: bool| dims[0] * dims[1] * if complex { 2 } else { 1 };
-        let real_input = matches!(t1.input, InputForm::RealPairs | InputForm::Real);
+        let real_input = t1.input.is_real();
         let intermediate_largest = floats(image, true) >= floats(input, !real_input)
             && floats(image, true) >= floats(output, !t2.output.is_real());
         if self.options.plane == PlaneFusion::Auto && !intermediate_largest {
@@ -1014,13 +1032,19 @@ impl<R: Runtime> Lowering<'_, R> {
     /// One launch: every signal whole in one cube.
     fn single(&mut self, t: &Transform, convolution: Option<Convolution>, batch: Batch, src: Source, dst: Sink) {
         let column = batch.column();
-        let hint = if column { batch.inner } else { batch.outer };
+        let signals = if column { batch.inner } else { batch.outer };
+        let t = &self.twinned(t, convolution, signals);
+        let slots = if t.input.is_twin() {
+            signals.div_ceil(2)
+        } else {
+            signals
+        };
         let whole_row = match convolution {
-            None if column => self.whole_row_column_stage(t, batch.inner),
+            None if column => self.whole_row_column_stage(t, slots),
             _ => None,
         };
         let mut cfg =
-            whole_row.unwrap_or_else(|| self.single_stage_config(t.n, convolution, (t.input, t.output), column, hint));
+            whole_row.unwrap_or_else(|| self.single_stage_config(t.n, convolution, (t.input, t.output), column, slots));
         cfg.inverse = t.inverse;
         cfg.load = src.window;
         cfg.store = dst.window;
@@ -1044,6 +1068,34 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         let factors = convolution_factors(t.n, t.inverse, convolution);
         self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
+    }
+
+    /// `t` with two signals to a complex transform ([`OddReal::Twins`]) where it
+    /// widens real signals, the stage's innermost batch dimension holds
+    /// `signals ≥ 2` of them, and the transform runs as a convolution or
+    /// through radices up to 7. On an H100 twins took batched R2C / C2R 211
+    /// (Rader) from 718 / 683 to 1189 / 994 GB/s, 421 from 437 / 445 to 732 /
+    /// 782, 4099 (Bluestein) from 226 / 232 to 386 / 396, 1215 = 3^5·5 from
+    /// 1407 / 1320 to 1486 / 1560, while lengths with a prime radix above 7,
+    /// whose butterflies already bind the registers, lost: 141 = 47·3 1192 /
+    /// 651 against 702 / 420, 85 = 17·5 C2R 1385 against 1026
+    /// (benches/results/2026-11-25_odd_real_twins_h100.md).
+    fn twinned(&self, t: &Transform, convolution: Option<Convolution>, signals: usize) -> Transform {
+        let forms = match (t.input, t.output) {
+            (InputForm::Real, OutputForm::Complex) => Some((InputForm::RealTwins, OutputForm::TwinSpectra)),
+            (InputForm::Hermitian, OutputForm::RealPart) => Some((InputForm::HermitianTwins, OutputForm::TwinReals)),
+            _ => None,
+        };
+        match forms {
+            Some((input, output))
+                if self.options.odd_real == OddReal::Twins
+                    && signals >= 2
+                    && (convolution.is_some() || is_smooth(t.n)) =>
+            {
+                Transform { input, output, ..*t }
+            }
+            _ => *t,
+        }
     }
 
     /// Two launches for a transform of a length `len` with a radix plan, too
@@ -1269,6 +1321,15 @@ impl<R: Runtime> DeviceFft<R> {
             .count()
     }
 
+    /// Number of stage launches that transform two real signals per complex
+    /// transform ([`OddReal::Twins`]).
+    pub fn twin_launches(&self) -> usize {
+        self.passes
+            .iter()
+            .filter(|pass| matches!(&pass.launch, Launch::Stage { cfg, .. } if cfg.input.is_twin()))
+            .count()
+    }
+
     /// Number of launches that run a prime length through Rader's algorithm.
     pub fn rader_launches(&self) -> usize {
         self.passes
@@ -1349,7 +1410,7 @@ impl<R: Runtime> DeviceFft<R> {
                 factors,
                 resident_cubes,
             } => {
-                let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_cube);
+                let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_tile());
                 // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
                 let mut cfg = cfg.clone();
                 cfg.vector_input &= pair_aligned(&src);

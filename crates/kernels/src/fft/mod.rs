@@ -16,7 +16,7 @@ pub(crate) mod stage;
 mod window;
 
 pub(crate) use device::{shared_stage, shared_stage_tables};
-pub use device::{DeviceFft, DeviceOptions, DirectDft, PlaneFusion, PrimeAlgorithm, TilePrefetch};
+pub use device::{DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, TilePrefetch};
 pub use factor::{default_max_radix, radices, MAX_PRIME_RADIX};
 pub use window::Window;
 

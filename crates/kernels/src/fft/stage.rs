@@ -29,6 +29,14 @@ pub enum InputForm {
     /// The `n + 1` bins of the spectrum of a real signal of length `2n`, folded
     /// in shared memory into the half-length spectrum of its real pairs.
     HermitianPacked,
+    /// Two real signals, `2s` and `2s + 1` of the tile, as the real and
+    /// imaginary parts of slot `s`: one complex transform serves both
+    /// (lengths that cannot pack pairs of one signal, i.e. odd ones).
+    RealTwins,
+    /// Bins `0..=n/2` of two real signals' spectra `A` (signal `2s`) and `B`
+    /// (`2s + 1`), each extended like [`InputForm::Hermitian`], as slot `s`'s
+    /// `A + iB`, whose inverse is `a + ib`.
+    HermitianTwins,
 }
 
 /// What a stage writes after its complex transform of length `n`.
@@ -42,6 +50,12 @@ pub enum OutputForm {
     /// The `n + 1` bins of the spectrum of the real signal of length `2n` the
     /// input held as pairs, untangled from the half-length transform.
     Untangled,
+    /// The bins of the two real signals a [`InputForm::RealTwins`] slot held,
+    /// separated from its transform `Z`: `A[k] = (Z[k] + conj Z[n-k])/2` to
+    /// signal `2s`, `B[k] = (Z[k] - conj Z[n-k])/2i` to `2s + 1`.
+    TwinSpectra,
+    /// The real part of slot `s` to signal `2s`, its imaginary part to `2s + 1`.
+    TwinReals,
 }
 
 impl InputForm {
@@ -51,9 +65,18 @@ impl InputForm {
         match self {
             InputForm::HermitianPacked => n + 1,
             InputForm::RealPairs => 2 * n,
-            InputForm::Hermitian => n / 2 + 1,
-            InputForm::Complex | InputForm::Real => n,
+            InputForm::Hermitian | InputForm::HermitianTwins => n / 2 + 1,
+            InputForm::Complex | InputForm::Real | InputForm::RealTwins => n,
         }
+    }
+
+    pub fn is_real(self) -> bool {
+        matches!(self, InputForm::RealPairs | InputForm::Real | InputForm::RealTwins)
+    }
+
+    /// Whether each complex slot holds two signals of the tile.
+    pub fn is_twin(self) -> bool {
+        matches!(self, InputForm::RealTwins | InputForm::HermitianTwins)
     }
 
     /// Complex values of one signal a staged load fills (the packed Hermitian
@@ -69,7 +92,10 @@ impl InputForm {
 
 impl OutputForm {
     pub fn is_real(self) -> bool {
-        matches!(self, OutputForm::RealPairs | OutputForm::RealPart)
+        matches!(
+            self,
+            OutputForm::RealPairs | OutputForm::RealPart | OutputForm::TwinReals
+        )
     }
 
     /// Length of the output sequence (what a store window refers to) of a
@@ -78,7 +104,7 @@ impl OutputForm {
         match self {
             OutputForm::Untangled => n + 1,
             OutputForm::RealPairs => 2 * n,
-            OutputForm::Complex | OutputForm::RealPart => n,
+            OutputForm::Complex | OutputForm::RealPart | OutputForm::TwinSpectra | OutputForm::TwinReals => n,
         }
     }
 }
@@ -220,6 +246,15 @@ impl StageConfig {
         self.threads_per_signal * self.signals_per_cube
     }
 
+    /// Signals of the batch one tile covers: two per slot for twin forms.
+    pub fn signals_per_tile(&self) -> usize {
+        if self.input.is_twin() {
+            2 * self.signals_per_cube
+        } else {
+            self.signals_per_cube
+        }
+    }
+
     /// Length of the Stockham passes: `n`, or the convolution's length.
     pub fn pass_len(&self) -> usize {
         Convolution::pass_len(self.convolution, self.n)
@@ -273,16 +308,16 @@ impl StageConfig {
             fold.is_none() && strides[3] == 1 && even_batches && whole_window
         };
         self.vector_input = match self.input {
-            InputForm::Complex | InputForm::Hermitian | InputForm::HermitianPacked => true,
+            InputForm::Complex | InputForm::Hermitian | InputForm::HermitianPacked | InputForm::HermitianTwins => true,
             InputForm::RealPairs => real_pairs_whole(&layout.input, self.load, self.input_seq_len(), self.load_fold),
-            InputForm::Real => false,
+            InputForm::Real | InputForm::RealTwins => false,
         };
         self.vector_output = match self.output {
-            OutputForm::Complex | OutputForm::Untangled => true,
+            OutputForm::Complex | OutputForm::Untangled | OutputForm::TwinSpectra => true,
             OutputForm::RealPairs => {
                 real_pairs_whole(&layout.output, self.store, self.output_seq_len(), self.store_fold)
             }
-            OutputForm::RealPart => false,
+            OutputForm::RealPart | OutputForm::TwinReals => false,
         };
         self
     }
@@ -648,10 +683,38 @@ fn load_element<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) -> (F, F) {
     let in_seq = comptime![cfg.input_seq_len()];
-    let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
+    // A twin slot's first signal; its second lies one signal further along `c`.
+    let first = if comptime![cfg.input.is_twin()] { 2 * s } else { s };
+    let (sig, axis, inside) = load_source(at, first, k, cfg.clone());
+    let twin_inside = inside && at.c0 + first + 1 < at.nc;
     let mut vr = F::new(0.0);
     let mut vi = F::new(0.0);
     match comptime![cfg.input] {
+        InputForm::RealTwins => {
+            let (held, j) = window_position(axis, cfg.load, in_seq);
+            if held && inside {
+                vr = read_float::<F, N>(input, sig + j * at.in_axis);
+            }
+            if held && twin_inside {
+                vi = read_float::<F, N>(input, sig + at.in_sc + j * at.in_axis);
+            }
+        }
+        InputForm::HermitianTwins => {
+            // A + iB from bins A[k] and B[k] of the two signals.
+            let len = comptime![cfg.n];
+            let (bin, mirrored) = hermitian_bin(axis, len);
+            let (held, j) = window_position(bin, cfg.load, in_seq);
+            if held && inside {
+                let (ar, ai) = read_pair::<F, N>(input, sig + j * at.in_axis, cfg.vector_input);
+                vr = ar;
+                vi = hermitian_imag::<F>(ai, bin, mirrored, len);
+            }
+            if held && twin_inside {
+                let (br, bi) = read_pair::<F, N>(input, sig + at.in_sc + j * at.in_axis, cfg.vector_input);
+                vr -= hermitian_imag::<F>(bi, bin, mirrored, len);
+                vi += br;
+            }
+        }
         InputForm::RealPairs => {
             // Complex slot k packs real samples 2k (re) and 2k + 1 (im).
             let (held0, j0) = window_position(2 * axis, cfg.load, in_seq);
@@ -777,7 +840,7 @@ fn store_element<F: Float, N: Size>(
                 }
             }
         }
-        OutputForm::RealPart => {
+        OutputForm::RealPart | OutputForm::TwinReals => {
             let (held, j) = window_position(axis, cfg.store, out_seq);
             if held && inside {
                 output[sig + j * at.out_axis] = Vector::new(vr * scale);
@@ -789,6 +852,51 @@ fn store_element<F: Float, N: Size>(
                 write_pair::<F, N>(output, sig + j * at.out_axis, vr * scale, vi * scale, cfg.vector_output);
             }
         }
+    }
+}
+
+/// Writes transform output `k` of the tile's slot `s` ([`store_element`]):
+/// a twin slot's real and imaginary parts go to its two signals.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_slot_value<F: Float, N: Size>(
+    output: &mut Array<Vector<F, N>>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    value: (F, F),
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![cfg.output == OutputForm::TwinReals] {
+        let (vr, vi) = value;
+        let zero = F::new(0.0);
+        store_element::<F, N>(
+            output,
+            post_coarse,
+            post_fine,
+            factors,
+            at,
+            2 * s,
+            k,
+            (vr, zero),
+            cfg.clone(),
+        );
+        store_element::<F, N>(
+            output,
+            post_coarse,
+            post_fine,
+            factors,
+            at,
+            2 * s + 1,
+            k,
+            (vi, zero),
+            cfg,
+        );
+    } else {
+        store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, value, cfg);
     }
 }
 
@@ -867,6 +975,7 @@ pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
             .is_some_and(|&r| direct_runs_coalesce(cfg, r, cfg.store_signals_fastest))
         && cfg.store_signals_fastest == cfg.load_signals_fastest
         && (cfg.output != OutputForm::Untangled || untangles_in_registers(cfg))
+        && cfg.output != OutputForm::TwinSpectra
 }
 
 /// Whether an untangling (R2C) stage pairs bins `k` and `n - k` in the last
@@ -1053,7 +1162,9 @@ fn store_untangled_unit<F: Float, N: Size>(
 #[cube]
 fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
     let quarter = comptime![cfg.n / r];
-    match comptime![(cfg.prune, cfg.store_fold, cfg.output.is_real(), cfg.store)] {
+    // Real outputs need every element, twin spectra bins k and n - k.
+    let whole = comptime![cfg.output.is_real() || cfg.output == OutputForm::TwinSpectra];
+    match comptime![(cfg.prune, cfg.store_fold, whole, cfg.store)] {
         (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
         (true, None, false, Window::Centered(m)) | (true, None, false, Window::Shifted(m)) => {
             i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter
@@ -1176,7 +1287,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
                 #[unroll]
                 for t in 0..r {
-                    store_element::<F, NO>(
+                    store_slot_value::<F, NO>(
                         output,
                         post_coarse,
                         post_fine,
@@ -1647,8 +1758,19 @@ fn store_tile_element<F: Float, N: Size>(
     } else {
         window_index(u, cfg.store, out_seq)
     };
-    let x = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
-    store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, x, cfg);
+    let (zr, zi) = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+    if comptime![cfg.output == OutputForm::TwinSpectra] {
+        // A[k] = (Z[k] + conj Z[n-k])/2 and B[k] = (Z[k] - conj Z[n-k])/2i.
+        let mirror = select(k == 0, 0usize, comptime![cfg.n] - k);
+        let (yr, yi) = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, mirror, cfg.clone());
+        let half = F::new(0.5);
+        let a = ((zr + yr) * half, (zi - yi) * half);
+        let b = ((zi + yi) * half, (yr - zr) * half);
+        store_element::<F, N>(output, post_coarse, post_fine, factors, at, 2 * s, k, a, cfg.clone());
+        store_element::<F, N>(output, post_coarse, post_fine, factors, at, 2 * s + 1, k, b, cfg);
+    } else {
+        store_slot_value::<F, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
+    }
 }
 
 /// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
@@ -1922,11 +2044,16 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
     let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
     let mut tile = CUBE_POS;
-    stage_tile::<F, NI>(input, tile_coords(tile, grid, signals), &mut staged, cfg.clone());
+    stage_tile::<F, NI>(
+        input,
+        tile_coords(tile, grid, comptime![cfg.signals_per_tile()]),
+        &mut staged,
+        cfg.clone(),
+    );
     landed.commit();
     while tile < grid.num_tiles {
         let following = tile + CUBE_COUNT;
-        let at = tile_coords(tile, grid, signals);
+        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()]);
         landed.wait();
         stockham_passes::<F, NI, NO>(
             input,
@@ -1952,7 +2079,12 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             sync_cube();
         }
         if following < grid.num_tiles {
-            stage_tile::<F, NI>(input, tile_coords(following, grid, signals), &mut staged, cfg.clone());
+            stage_tile::<F, NI>(
+                input,
+                tile_coords(following, grid, comptime![cfg.signals_per_tile()]),
+                &mut staged,
+                cfg.clone(),
+            );
             landed.commit();
         }
         if comptime![passes > 1] {
@@ -2079,7 +2211,7 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
         if tile >= num_tiles {
             terminate!();
         }
-        let at = tile_coords(tile, grid, comptime![cfg.signals_per_cube]);
+        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()]);
         if comptime![!loads_directly(&cfg)] {
             load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
         }
