@@ -646,14 +646,30 @@ fn rader_and_bluestein_primes() {
         ..fft_only
     };
     let client = client();
+    let max_threads = (client.properties().hardware.max_units_per_cube as usize).min(1024);
     for desc in &cases {
         let plan = FftPlan::new(desc.clone()).unwrap();
-        let launches = |options| plan.on_device_with(&client, options).unwrap().rader_launches();
+        let device = |options| plan.on_device_with(&client, options).unwrap();
         assert!(
-            launches(fft_only) >= 1,
+            device(fft_only).rader_launches() >= 1,
             "{desc:?} does not run through Rader's algorithm"
         );
-        assert_eq!(launches(bluestein), 0, "{desc:?}");
+        assert_eq!(device(bluestein).rader_launches(), 0, "{desc:?}");
+        // Each of a convolution's threads over rows takes one butterfly of
+        // its smallest radix (where it runs in one launch: 2017 is a
+        // four-step on lavapipe).
+        let rows = desc.axes == [-1];
+        for options in [fft_only, bluestein] {
+            let device = device(options);
+            if device.launches() > 1 || !rows {
+                continue;
+            }
+            for (radices, threads) in device.stage_radices().iter().zip(device.stage_threads()) {
+                let pass_len: usize = radices.iter().product();
+                let smallest = radices.iter().min().unwrap();
+                assert_eq!(threads, (pass_len / smallest).min(max_threads), "{desc:?} {radices:?}");
+            }
+        }
     }
     check_all("rader_and_bluestein_primes", cases, &[fft_only, bluestein]);
 }

@@ -621,6 +621,21 @@ impl<R: Runtime> Lowering<'_, R> {
             forms,
             self.max_radix(Convolution::pass_len(convolution, n)),
         );
+        if convolution.is_some() && !column {
+            // A convolution's passes over rows run one butterfly of their
+            // smallest radix per thread: two transforms, the permutations and
+            // the kernel's product keep more values live than a plain FFT, and
+            // more threads with fewer registers each hide them better. On an
+            // H100 that took batched C2C / R2C 421 (Rader's 420 = 12·5·7: 35 →
+            // 84 threads, 118 registers and 25 % occupancy before) from 775 /
+            // 735 to 1014 / 1000 GB/s and 4099 (Bluestein's) from 422 to 433
+            // GB/s, and left 211 (15·14: one butterfly a thread already) even.
+            // Column tiles of 8 such signals (672 threads) took rfft2 421² from
+            // 434 to 395 GB/s, so columns keep the fewest threads
+            // (benches/results/2026-11-25_odd_real_twins_h100.md).
+            let smallest = cfg.radices.iter().copied().min().unwrap_or(1);
+            cfg.threads_per_signal = (cfg.pass_len() / smallest).clamp(1, self.max_threads);
+        }
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;
         let wanted = if column {
@@ -1297,6 +1312,17 @@ impl<R: Runtime> DeviceFft<R> {
             .iter()
             .filter_map(|pass| match &pass.launch {
                 Launch::Stage { cfg, .. } => Some(cfg.signals_per_cube),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Threads each stage launch gives one signal, in launch order.
+    pub fn stage_threads(&self) -> Vec<usize> {
+        self.passes
+            .iter()
+            .filter_map(|pass| match &pass.launch {
+                Launch::Stage { cfg, .. } => Some(cfg.threads_per_signal),
                 _ => None,
             })
             .collect()
