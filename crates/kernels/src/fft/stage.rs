@@ -165,6 +165,14 @@ impl Convolution {
     }
 }
 
+/// A product the first pass of a round applies to what it reads: element `e`
+/// times entry `offset + e` of the factors table, zero from `len` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Product {
+    offset: usize,
+    len: usize,
+}
+
 /// Everything the kernel is specialised on (shape-independent batch sizes and
 /// strides travel as runtime scalars).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1196,6 +1204,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     #[comptime] pass: usize,
     #[comptime] until: usize,
     #[comptime] inverse: bool,
+    #[comptime] product: Option<Product>,
     #[comptime] cfg: StageConfig,
 ) {
     let n = comptime![cfg.pass_len()];
@@ -1258,7 +1267,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 let mut wi = F::new(0.0);
                 #[unroll]
                 for j in 0..r {
-                    let (xr, xi) = if from_staged {
+                    let (mut xr, mut xi) = if from_staged {
                         let v = staged[signal * comptime![cfg.load_len()] + i + j * quarter_n];
                         (v[0], v[1])
                     } else if from_global {
@@ -1269,6 +1278,23 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                             smem_im[base + slot(i + j * quarter_n)],
                         )
                     };
+                    if comptime![pass == 0] {
+                        match comptime![product] {
+                            Some(p) => {
+                                let e = i + j * quarter_n;
+                                let (fr, fi) = table_value::<F>(
+                                    factors,
+                                    comptime![p.offset] + select(e < comptime![p.len], e, 0usize),
+                                );
+                                let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
+                                // `select`, not a product by zero: the slots past `len` were never written.
+                                let zero = F::new(0.0);
+                                xr = select(e < comptime![p.len], tr, zero);
+                                xi = select(e < comptime![p.len], ti, zero);
+                            }
+                            None => {}
+                        }
+                    }
                     if comptime![span > 1] && j > 0 {
                         let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
                         wr = nr;
@@ -1360,6 +1386,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             comptime![pass + 1],
             until,
             inverse,
+            product,
             cfg,
         );
     }
@@ -1560,8 +1587,9 @@ fn load_pass_input<F: Float, N: Size>(
 
 /// The complex transform of every signal of the tile: the Stockham passes, or
 /// the two transforms of a [`Convolution`] with the kernel's spectrum applied
-/// between them: Bluestein's chirp before and after, Rader's `X[0]` kept
-/// aside before the product.
+/// between them: Bluestein's as the second's first pass reads, with the chirp
+/// as the first's first pass reads and in [`tile_output`]; Rader's in shared
+/// memory, `X[0]` kept aside before it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
@@ -1585,24 +1613,29 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
         let m = comptime![cfg.pass_len()];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
         let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
-        if comptime![bluestein] {
-            scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, m, cfg.clone());
-        }
         #[unroll]
         for round in 0..comptime![if convolved { 2usize } else { 1usize }] {
-            if comptime![round == 1] {
-                if comptime![cfg.rader()] {
-                    // X[0] = x[0] + Σ a = x[0] + A[0], before the product overwrites A[0].
-                    if thread == 0 {
-                        let base = signal * comptime![cfg.smem_stride];
-                        let (x0, a0, dc) = (base + slot(m), base + slot(0), base + slot(m + 1));
-                        smem_re[dc] = smem_re[x0] + smem_re[a0];
-                        smem_im[dc] = smem_im[x0] + smem_im[a0];
-                    }
+            if comptime![round == 1 && cfg.rader()] {
+                // X[0] = x[0] + Σ a = x[0] + A[0], before the product overwrites A[0].
+                if thread == 0 {
+                    let base = signal * comptime![cfg.smem_stride];
+                    let (x0, a0, dc) = (base + slot(m), base + slot(0), base + slot(m + 1));
+                    smem_re[dc] = smem_re[x0] + smem_re[a0];
+                    smem_im[dc] = smem_im[x0] + smem_im[a0];
                 }
-                // Both tables hold the kernel's spectrum from entry n.
                 scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, n, m, m, cfg.clone());
             }
+            // Bluestein's first pass of each round multiplies what it reads:
+            // the input by the chirp (zero past n), the forward transform by
+            // the kernel's spectrum (from entry n). On an H100 that took batched
+            // C2C / R2C 4099 from 432 / 394 to 479 / 436 GB/s; Rader's product
+            // so folded ran 421 6 % and 211's columns 12 % slower, and stays a
+            // pass over shared memory (benches/results/2026-11-25_odd_real_twins_h100.md).
+            let product = comptime![match (round, bluestein) {
+                (0, true) => Some(Product { offset: 0, len: n }),
+                (1, true) => Some(Product { offset: n, len: m }),
+                _ => None,
+            }];
             stockham_passes::<F, NI, NO>(
                 input,
                 &unstaged,
@@ -1619,18 +1652,17 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
                 0usize,
                 comptime![cfg.radices.len()],
                 comptime![if convolved { round == 1 } else { cfg.inverse }],
+                product,
                 cfg.clone(),
             );
-        }
-        if comptime![bluestein] {
-            scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, 0usize, n, n, cfg.clone());
         }
     }
 }
 
 /// Output `k` of the tile's signal `s` from its transform in shared memory: the
-/// value itself, the bin untangled from the half-length transform, or Rader's
-/// `x[0] + c[log k]` (`X[0]` kept aside).
+/// value itself, the bin untangled from the half-length transform,
+/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`X[0]`
+/// kept aside).
 #[cube]
 pub(crate) fn tile_output<F: Float>(
     smem_re: &SharedMemory<F>,
@@ -1652,6 +1684,10 @@ pub(crate) fn tile_output<F: Float>(
         let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
         let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
         untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
+    } else if comptime![cfg.convolution.is_some() && !cfg.rader()] {
+        // Bluestein's output chirp.
+        let (fr, fi) = table_value::<F>(factors, k);
+        complex_mul::<F>(smem_re[base + slot(k)], smem_im[base + slot(k)], fr, fi)
     } else if comptime![cfg.rader()] {
         let len = comptime![n - 1];
         let dc = k == 0;
@@ -1774,7 +1810,7 @@ fn store_tile_element<F: Float, N: Size>(
 }
 
 /// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
-/// and zeroes values `len..upto` (Bluestein's chirp and kernel products).
+/// and zeroes values `len..upto` (Rader's kernel product).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn scale_in_shared<F: Float>(
@@ -2071,6 +2107,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             0usize,
             1usize,
             cfg.inverse,
+            None,
             cfg.clone(),
         );
         // Every read of the staged tile must be done before it is refilled: a
@@ -2104,6 +2141,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
                 1usize,
                 passes,
                 cfg.inverse,
+                None,
                 cfg.clone(),
             );
         }
