@@ -1186,8 +1186,9 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
 /// `W^{j·(i mod span)}` and writes DFT output `t` to `(i - i mod span)·r + i mod span + t·span`.
 /// The passes run over [`StageConfig::pass_len`] in direction `inverse`.
 #[cube]
-// The comptime switch around the untangling store stays an outer `if`.
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+// The comptime switch around the untangling store stays an outer `if`; the
+// cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
 fn stockham_passes<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
     staged: &SharedMemory<Vector<F, NI>>,
