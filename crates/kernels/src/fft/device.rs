@@ -1306,37 +1306,27 @@ impl<R: Runtime> DeviceFft<R> {
         self.passes.len()
     }
 
+    /// The configurations of the stage launches, in launch order.
+    fn stage_configs(&self) -> impl Iterator<Item = &StageConfig> {
+        self.passes.iter().filter_map(|pass| match &pass.launch {
+            Launch::Stage { cfg, .. } => Some(cfg),
+            _ => None,
+        })
+    }
+
     /// Signals each stage launch's cube transforms side by side, in launch order.
     pub fn stage_tiles(&self) -> Vec<usize> {
-        self.passes
-            .iter()
-            .filter_map(|pass| match &pass.launch {
-                Launch::Stage { cfg, .. } => Some(cfg.signals_per_cube),
-                _ => None,
-            })
-            .collect()
+        self.stage_configs().map(|cfg| cfg.signals_per_cube).collect()
     }
 
     /// Threads each stage launch gives one signal, in launch order.
     pub fn stage_threads(&self) -> Vec<usize> {
-        self.passes
-            .iter()
-            .filter_map(|pass| match &pass.launch {
-                Launch::Stage { cfg, .. } => Some(cfg.threads_per_signal),
-                _ => None,
-            })
-            .collect()
+        self.stage_configs().map(|cfg| cfg.threads_per_signal).collect()
     }
 
     /// The radices of each stage launch's passes, in launch order.
     pub fn stage_radices(&self) -> Vec<Vec<usize>> {
-        self.passes
-            .iter()
-            .filter_map(|pass| match &pass.launch {
-                Launch::Stage { cfg, .. } => Some(cfg.radices.clone()),
-                _ => None,
-            })
-            .collect()
+        self.stage_configs().map(|cfg| cfg.radices.clone()).collect()
     }
 
     /// Number of plane launches (two axes in one kernel) one execution makes.
@@ -1350,42 +1340,28 @@ impl<R: Runtime> DeviceFft<R> {
     /// Number of stage launches that transform two real signals per complex
     /// transform ([`OddReal::Twins`]).
     pub fn twin_launches(&self) -> usize {
-        self.passes
-            .iter()
-            .filter(|pass| matches!(&pass.launch, Launch::Stage { cfg, .. } if cfg.input.is_twin()))
-            .count()
+        self.stage_configs().filter(|cfg| cfg.input.is_twin()).count()
     }
 
     /// Number of launches that run a prime length through Rader's algorithm.
     pub fn rader_launches(&self) -> usize {
-        self.passes
-            .iter()
-            .filter(|pass| match &pass.launch {
-                Launch::Stage { cfg, .. } => cfg.convolution == Some(Convolution::Rader),
-                _ => false,
-            })
+        self.stage_configs()
+            .filter(|cfg| cfg.convolution == Some(Convolution::Rader))
             .count()
     }
 
     /// Number of stage launches whose cubes stay resident and fill their next
     /// tile while transforming the current one ([`TilePrefetch`]).
     pub fn resident_launches(&self) -> usize {
-        self.passes
-            .iter()
-            .filter(|pass| matches!(&pass.launch, Launch::Stage { cfg, .. } if cfg.prefetch.is_some()))
-            .count()
+        self.stage_configs().filter(|cfg| cfg.prefetch.is_some()).count()
     }
 
     /// Number of stage launches that untangle a real transform's bins in the
-    /// last pass's registers (see `untangles_in_registers` in `stage.rs`).
+    /// last pass's registers (see `untangles_in_registers` in `stage.rs`):
+    /// the kernel's own test, an untangling stage whose last pass stores directly.
     pub fn register_untangling_launches(&self) -> usize {
-        self.passes
-            .iter()
-            .filter(|pass| match &pass.launch {
-                // The kernel's own test: an untangling stage whose last pass stores directly.
-                Launch::Stage { cfg, .. } => cfg.output == OutputForm::Untangled && stores_directly(cfg),
-                _ => false,
-            })
+        self.stage_configs()
+            .filter(|cfg| cfg.output == OutputForm::Untangled && stores_directly(cfg))
             .count()
     }
 
