@@ -204,8 +204,11 @@ pub struct DeviceOptions {
 pub enum OddReal {
     /// Two signals of the batch share one complex transform, as its real and
     /// imaginary parts; their spectra separate by symmetry (`X[n-k] =
-    /// conj X[k]` for each). Where the batch has one signal along its
-    /// innermost batch dimension, [`OddReal::Widen`].
+    /// conj X[k]` for each). It applies where the length runs as a
+    /// convolution (Rader's, Bluestein's) or through radices up to 7 and the
+    /// stage's innermost batch dimension holds two signals or more; other
+    /// transforms widen ([`OddReal::Widen`]): a prime radix above 7 already
+    /// binds the registers, and twins ran such lengths slower.
     #[default]
     Twins,
     /// Each signal widened to a complex one (imaginary parts zero).
