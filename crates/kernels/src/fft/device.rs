@@ -248,7 +248,7 @@ pub enum PrimeAlgorithm {
 }
 
 /// Whether the last two axes of a transform run in one launch that keeps the
-/// intermediate in shared memory ([`super::plane`]) instead of one launch per
+/// intermediate in shared memory (the plane kernel, `fft/plane.rs`) instead of one launch per
 /// axis. Both compute the same transform.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PlaneFusion {

@@ -45,8 +45,8 @@ pub const MAX_PRIME_RADIX: usize = 67;
 /// `max_radix` (itself a power of two ≥ 2): the fewest such passes, all of
 /// `max_radix` but the first, which takes the remaining bits (on an H100 a
 /// 128-point pass ran faster as 2·8·8 than as 4·4·8). Those remaining bits
-/// join the first odd radix where the product stays within [`MAX_COMPOSITE`]
-/// (6, 10, 12, 14). Where pairing odd primes (9, 15) or spreading the bits
+/// join the first odd radix where the product stays within 16 (`MAX_COMPOSITE`:
+/// 6, 10, 12, 14). Where pairing odd primes (9, 15) or spreading the bits
 /// over several odd radices takes fewer passes, that plan runs instead:
 /// 1000 = 10·10·10 rather than 5·5·5·8, Rader's 210 = 15·14 rather than 6·5·7.
 pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
