@@ -1052,11 +1052,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let column = batch.column();
         let signals = if column { batch.inner } else { batch.outer };
         let t = &self.twinned(t, convolution, signals);
-        let slots = if t.input.is_twin() {
-            signals.div_ceil(2)
-        } else {
-            signals
-        };
+        let slots = signals.div_ceil(t.input.signals_per_slot());
         let whole_row = match convolution {
             None if column => self.whole_row_column_stage(t, slots),
             _ => None,

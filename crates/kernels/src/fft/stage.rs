@@ -79,6 +79,15 @@ impl InputForm {
         matches!(self, InputForm::RealTwins | InputForm::HermitianTwins)
     }
 
+    /// Signals of the batch one complex slot of the tile holds.
+    pub fn signals_per_slot(self) -> usize {
+        if self.is_twin() {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Complex values of one signal a staged load fills (the packed Hermitian
     /// input keeps its Nyquist bin too).
     pub fn load_len(self, n: usize) -> usize {
@@ -256,11 +265,7 @@ impl StageConfig {
 
     /// Signals of the batch one tile covers: two per slot for twin forms.
     pub fn signals_per_tile(&self) -> usize {
-        if self.input.is_twin() {
-            2 * self.signals_per_cube
-        } else {
-            self.signals_per_cube
-        }
+        self.input.signals_per_slot() * self.signals_per_cube
     }
 
     /// Length of the Stockham passes: `n`, or the convolution's length.
@@ -2080,17 +2085,13 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
     // 16-byte copies need 16-byte-aligned destinations.
     let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
+    let per_tile = comptime![cfg.signals_per_tile()];
     let mut tile = CUBE_POS;
-    stage_tile::<F, NI>(
-        input,
-        tile_coords(tile, grid, comptime![cfg.signals_per_tile()]),
-        &mut staged,
-        cfg.clone(),
-    );
+    stage_tile::<F, NI>(input, tile_coords(tile, grid, per_tile), &mut staged, cfg.clone());
     landed.commit();
     while tile < grid.num_tiles {
         let following = tile + CUBE_COUNT;
-        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()]);
+        let at = tile_coords(tile, grid, per_tile);
         landed.wait();
         stockham_passes::<F, NI, NO>(
             input,
@@ -2117,12 +2118,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             sync_cube();
         }
         if following < grid.num_tiles {
-            stage_tile::<F, NI>(
-                input,
-                tile_coords(following, grid, comptime![cfg.signals_per_tile()]),
-                &mut staged,
-                cfg.clone(),
-            );
+            stage_tile::<F, NI>(input, tile_coords(following, grid, per_tile), &mut staged, cfg.clone());
             landed.commit();
         }
         if comptime![passes > 1] {
