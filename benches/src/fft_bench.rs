@@ -28,7 +28,7 @@ use std::time::Instant;
 use cubecl::prelude::*;
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, PrimeAlgorithm,
-    TilePrefetch,
+    SharedLayout, TilePrefetch,
 };
 use fno_kernels::testing::uniform_f32;
 
@@ -430,6 +430,11 @@ fn main() {
         "--odd-real",
         &[("twins", OddReal::Twins), ("widen", OddReal::Widen)],
     );
+    let shared_layout = choice_option(
+        &args,
+        "--shared-layout",
+        &[("modelled", SharedLayout::Modelled), ("plain", SharedLayout::Plain)],
+    );
     let base = DeviceOptions {
         plane,
         primes,
@@ -439,6 +444,7 @@ fn main() {
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),
         odd_real,
+        shared_layout,
         ..DeviceOptions::default()
     };
     let (total_log2, reps) = if quick { (20, 3) } else { (26, 20) };

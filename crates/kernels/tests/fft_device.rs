@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal, PlaneFusion,
-    PrimeAlgorithm, TilePrefetch,
+    PrimeAlgorithm, SharedLayout, TilePrefetch,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -108,6 +108,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     prefetch: TilePrefetch::Auto,
     resident_cubes: None,
     odd_real: OddReal::Twins,
+    shared_layout: SharedLayout::Modelled,
 };
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
@@ -657,10 +658,13 @@ fn rader_and_bluestein_primes() {
         assert_eq!(device(bluestein).rader_launches(), 0, "{desc:?}");
         // Each of a convolution's threads over rows takes one butterfly of
         // its smallest radix (where it runs in one launch: 2017 is a
-        // four-step on lavapipe).
+        // four-step on lavapipe), before the shared layout may add idle lanes.
         let rows = desc.axes == [-1];
         for options in [fft_only, bluestein] {
-            let device = device(options);
+            let device = device(DeviceOptions {
+                shared_layout: SharedLayout::Plain,
+                ..options
+            });
             if device.launches() > 1 || !rows {
                 continue;
             }
@@ -1111,4 +1115,37 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
         assert_eq!(device.resident_launches(), resident, "{desc:?}");
     }
+}
+
+/// Stages bound by shared memory (convolutions, prime radices above 7) lay
+/// out their signals by the bank-conflict model: the same transform as the
+/// plain layout, rows and columns, every kind, odd batches; Rader's 211 over
+/// rows takes 16 lanes a signal instead of its 15 threads.
+#[test]
+fn shared_layouts_compute_the_same_transform() {
+    let c2c = |shape: &[usize], axes: &[isize]| FftDesc::new(shape, axes, FftKind::C2C, Direction::Forward);
+    let cases = [
+        c2c(&[5, 211], &[-1]),
+        c2c(&[3, 211, 5], &[-2]),
+        c2c(&[7, 141], &[-1]),
+        c2c(&[9, 85], &[-1]),
+        c2c(&[2, 421, 3], &[-2]),
+        FftDesc::new(&[4, 1021], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[5, 211], &[-1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[3, 141 / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[141]),
+        FftDesc::new(&[2, 211, 211], &[-2, -1], FftKind::R2C, Direction::Forward),
+    ];
+    let fft_only = DeviceOptions {
+        direct_dft: DirectDft::Never,
+        ..PLANE
+    };
+    let plain = DeviceOptions {
+        shared_layout: SharedLayout::Plain,
+        ..fft_only
+    };
+    let client = client();
+    let rows_211 = FftPlan::new(cases[0].clone()).unwrap();
+    let threads = |options| rows_211.on_device_with(&client, options).unwrap().stage_threads();
+    assert_eq!((threads(fft_only), threads(plain)), (vec![16], vec![15]));
+    check_all("shared_layouts_compute_the_same_transform", cases, &[fft_only, plain]);
 }

@@ -3,6 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::banks::shared_layout;
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, is_smooth, primitive_root,
@@ -195,6 +196,25 @@ pub struct DeviceOptions {
     /// How a real transform runs whose length cannot pack pairs of its own
     /// samples (an odd length).
     pub odd_real: OddReal,
+    /// How the signals of a one-launch stage bound by shared memory lie there.
+    pub shared_layout: SharedLayout,
+}
+
+/// How the signals of a stage that runs in one launch and is bound by shared
+/// memory (a convolution's, or passes of a prime radix above 7; rows or
+/// columns) lie in shared memory. Both compute the same transform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SharedLayout {
+    /// The layout with the fewest shared-memory wavefronts per signal that a
+    /// model of the stage's accesses counts (bank conflicts included): the
+    /// threads each signal of a row stage takes (its own, or rounded up to a
+    /// power of two below a warp), whether a padding word follows every 32
+    /// values, and the distance between signals.
+    #[default]
+    Modelled,
+    /// Each signal's own threads, a padding word every 32 values, and the
+    /// smallest odd distance between signals.
+    Plain,
 }
 
 /// How the R2C and C2R transforms of odd lengths run in one cube: a complex
@@ -330,7 +350,7 @@ fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> u
 /// A stage that transforms whole signals of length `n` (through a
 /// convolution's length when given) in one cube, one signal at a time, rows
 /// walked element first, whole sequences in and out: callers narrow it.
-fn whole_signal_stage(
+pub(super) fn whole_signal_stage(
     n: usize,
     convolution: Option<Convolution>,
     forms: (InputForm, OutputForm),
@@ -353,6 +373,7 @@ fn whole_signal_stage(
         load_signals_fastest: false,
         store_signals_fastest: false,
         smem_stride: smem_stride_for(tile_slots(n, forms.0, convolution)),
+        padded_slots: true,
         scale_bits: 1f32.to_bits(),
         post_twiddle: None,
         prune: false,
@@ -639,6 +660,18 @@ impl<R: Runtime> Lowering<'_, R> {
             let smallest = cfg.radices.iter().copied().min().unwrap_or(1);
             cfg.threads_per_signal = (cfg.pass_len() / smallest).clamp(1, self.max_threads);
         }
+        cfg.load_signals_fastest = column;
+        cfg.store_signals_fastest = column;
+        cfg.signals_per_cube = self.signals_per_cube(&cfg, column, signals_hint);
+        cfg.prune = self.options.prune;
+        cfg
+    }
+
+    /// Signals a cube of `cfg` transforms side by side, of `signals_hint` in
+    /// a row of tiles: as many as fill [`ROW_THREADS`] threads (columns: at
+    /// least the fewest column signals), as far as shared memory and the
+    /// device's threads allow.
+    fn signals_per_cube(&self, cfg: &StageConfig, column: bool, signals_hint: usize) -> usize {
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;
         let wanted = if column {
@@ -648,14 +681,10 @@ impl<R: Runtime> Lowering<'_, R> {
             ROW_THREADS / threads_per_signal
         };
         let most = wanted.min(by_smem).min(self.max_threads / threads_per_signal).max(1);
-        // Spread the `signals_hint` signals of a row of tiles evenly, so that a
-        // last, nearly empty tile does not cost a whole cube.
+        // Spread the signals of a row of tiles evenly, so that a last, nearly
+        // empty tile does not cost a whole cube.
         let tiles = signals_hint.max(1).div_ceil(most);
-        cfg.signals_per_cube = signals_hint.max(1).div_ceil(tiles);
-        cfg.load_signals_fastest = column;
-        cfg.store_signals_fastest = column;
-        cfg.prune = self.options.prune;
-        cfg
+        signals_hint.max(1).div_ceil(tiles)
     }
 
     /// A column stage whose tile holds all `signals` columns of a row of
@@ -1057,12 +1086,24 @@ impl<R: Runtime> Lowering<'_, R> {
             None if column => self.whole_row_column_stage(t, slots),
             _ => None,
         };
+        let whole_rows = whole_row.is_some();
         let mut cfg =
             whole_row.unwrap_or_else(|| self.single_stage_config(t.n, convolution, (t.input, t.output), column, slots));
         cfg.inverse = t.inverse;
         cfg.load = src.window;
         cfg.store = dst.window;
         cfg.scale_bits = dst.scale.to_bits();
+        // Only stages bound by shared memory take the modelled layout: a
+        // convolution's, or passes of a prime radix above 7. On an H100 it
+        // took batched C2C 141 / 211 / 421 / 4099 from 1000 / 1255 / 1015 /
+        // 479 to 1258 / 1607 / 1167 / 557 GB/s, while 7-smooth lengths, near
+        // the copy bandwidth already, moved both ways (R2C 384 −8 %, 768 +8 %)
+        // (benches/results/2026-11-25_shared_layout_h100.md).
+        let shared_bound = convolution.is_some() || !is_smooth(t.n);
+        if !whole_rows && shared_bound && self.options.shared_layout == SharedLayout::Modelled {
+            let tile = tile_slots(t.n, t.input, convolution);
+            cfg = shared_layout(&cfg, tile, |c| self.signals_per_cube(c, column, slots));
+        }
         let layout = if column {
             StageLayout {
                 na: 1,

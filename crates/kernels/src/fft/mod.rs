@@ -6,6 +6,7 @@
 //! device ([`FftPlan::on_device`]) or on the CPU through rustfft
 //! ([`FftPlan::execute_cpu`], the oracle the kernels are tested against).
 
+mod banks;
 mod cpu;
 mod device;
 pub(crate) mod dft;
@@ -16,7 +17,9 @@ pub(crate) mod stage;
 mod window;
 
 pub(crate) use device::{shared_stage, shared_stage_tables};
-pub use device::{DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, TilePrefetch};
+pub use device::{
+    DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch,
+};
 pub use factor::{default_max_radix, radices, MAX_PRIME_RADIX};
 pub use window::Window;
 

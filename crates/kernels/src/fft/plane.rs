@@ -139,8 +139,8 @@ fn load_tile_from_image<F: Float>(
             vr = image_re[at];
             vi = image_im[at];
         }
-        work_re[s * stride + slot(k)] = vr;
-        work_im[s * stride + slot(k)] = packed_bin_imag::<F>(vi, k, cfg.clone());
+        work_re[s * stride + slot(k, cfg.padded_slots)] = vr;
+        work_im[s * stride + slot(k, cfg.padded_slots)] = packed_bin_imag::<F>(vi, k, cfg.clone());
         flat += comptime![cfg.threads_per_cube()];
     }
     sync_cube();

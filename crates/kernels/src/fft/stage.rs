@@ -205,6 +205,9 @@ pub struct StageConfig {
     pub store_signals_fastest: bool,
     /// Shared-memory distance between two signals of the tile.
     pub smem_stride: usize,
+    /// One padding word every 32 values of a signal in shared memory (see
+    /// [`slot`]): what keeps strided Stockham writes apart in the banks.
+    pub padded_slots: bool,
     /// Normalisation factor applied at the store, as `f32::to_bits`.
     pub scale_bits: u32,
     pub post_twiddle: Option<PostTwiddle>,
@@ -340,7 +343,16 @@ impl StageConfig {
 /// padding word every 32 (see [`slot`]) and an odd total, so that neither the
 /// strided Stockham writes nor signals side by side fall into one bank.
 pub fn smem_stride_for(slots: usize) -> usize {
-    (slots + slots / 32 + 1) | 1
+    (padded_len(slots, true) + 1) | 1
+}
+
+/// Shared-memory words a signal of `slots` complex values spans (see [`slot`]).
+pub fn padded_len(slots: usize, padded: bool) -> usize {
+    if padded {
+        slots + slots / 32
+    } else {
+        slots
+    }
 }
 
 /// Runtime description of where a tile's signals live.
@@ -358,10 +370,15 @@ pub struct StageLayout {
     pub output: [usize; 4],
 }
 
-/// Padded shared-memory position of element `x` of a signal.
+/// Shared-memory position of element `x` of a signal: one padding word every
+/// 32 values where `padded` (see [`StageConfig::padded_slots`]).
 #[cube]
-pub(crate) fn slot(x: usize) -> usize {
-    x + x / 32
+pub(crate) fn slot(x: usize, #[comptime] padded: bool) -> usize {
+    if comptime![padded] {
+        x + x / 32
+    } else {
+        x
+    }
 }
 
 #[cube]
@@ -1011,7 +1028,7 @@ fn untangles_in_registers(cfg: &StageConfig) -> bool {
 /// `u > 0` is butterfly `u` with its mirror `quarter - u`; unit 0 is butterfly
 /// 0 (its own mirror) with, for an even `quarter`, butterfly `quarter / 2`
 /// (also its own).
-fn untangled_units(quarter: usize) -> usize {
+pub(crate) fn untangled_units(quarter: usize) -> usize {
     quarter.div_ceil(2)
 }
 
@@ -1280,8 +1297,8 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                         load_pass_input::<F, NI>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
                     } else {
                         (
-                            smem_re[base + slot(i + j * quarter_n)],
-                            smem_im[base + slot(i + j * quarter_n)],
+                            smem_re[base + slot(i + j * quarter_n, cfg.padded_slots)],
+                            smem_im[base + slot(i + j * quarter_n, cfg.padded_slots)],
                         )
                     };
                     if comptime![pass == 0] {
@@ -1367,8 +1384,8 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 let dst = (i - k) * r + k;
                 #[unroll]
                 for t in 0..r {
-                    smem_re[base + slot(dst + t * span)] = re[q * r + t];
-                    smem_im[base + slot(dst + t * span)] = im[q * r + t];
+                    smem_re[base + slot(dst + t * span, cfg.padded_slots)] = re[q * r + t];
+                    smem_im[base + slot(dst + t * span, cfg.padded_slots)] = im[q * r + t];
                 }
             }
         }
@@ -1504,9 +1521,9 @@ pub(crate) fn input_slot<F: Float>(factors: &Array<F>, k: usize, #[comptime] cfg
     if comptime![cfg.rader()] {
         let len = comptime![cfg.n - 1];
         let s = (len - rader_log::<F>(factors, k)) % len;
-        slot(select(k == 0, len, s))
+        slot(select(k == 0, len, s), cfg.padded_slots)
     } else {
-        slot(k)
+        slot(k, cfg.padded_slots)
     }
 }
 
@@ -1541,15 +1558,21 @@ pub(crate) fn fold_packed_tile<F: Float>(
     let base = signal * comptime![cfg.smem_stride];
     let mut k = thread;
     while k <= half {
-        let (xr, xi) = (smem_re[base + slot(k)], smem_im[base + slot(k)]);
-        let (yr, yi) = (smem_re[base + slot(n - k)], smem_im[base + slot(n - k)]);
+        let (xr, xi) = (
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+        );
+        let (yr, yi) = (
+            smem_re[base + slot(n - k, cfg.padded_slots)],
+            smem_im[base + slot(n - k, cfg.padded_slots)],
+        );
         let (zr, zi) = fold_bins::<F>(xr, xi, yr, yi, twiddles, k);
-        smem_re[base + slot(k)] = zr;
-        smem_im[base + slot(k)] = zi;
+        smem_re[base + slot(k, cfg.padded_slots)] = zr;
+        smem_im[base + slot(k, cfg.padded_slots)] = zi;
         if k != 0 && 2 * k != n {
             let (zr, zi) = fold_bins::<F>(yr, yi, xr, xi, twiddles, n - k);
-            smem_re[base + slot(n - k)] = zr;
-            smem_im[base + slot(n - k)] = zi;
+            smem_re[base + slot(n - k, cfg.padded_slots)] = zr;
+            smem_im[base + slot(n - k, cfg.padded_slots)] = zi;
         }
         k += comptime![cfg.threads_per_signal];
     }
@@ -1625,7 +1648,11 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
                 // X[0] = x[0] + Σ a = x[0] + A[0], before the product overwrites A[0].
                 if thread == 0 {
                     let base = signal * comptime![cfg.smem_stride];
-                    let (x0, a0, dc) = (base + slot(m), base + slot(0), base + slot(m + 1));
+                    let (x0, a0, dc) = (
+                        base + slot(m, cfg.padded_slots),
+                        base + slot(0, cfg.padded_slots),
+                        base + slot(m + 1, cfg.padded_slots),
+                    );
                     smem_re[dc] = smem_re[x0] + smem_re[a0];
                     smem_im[dc] = smem_im[x0] + smem_im[a0];
                 }
@@ -1686,26 +1713,40 @@ pub(crate) fn tile_output<F: Float>(
         // k runs over 0..=n: Z[n] is Z[0].
         let za = select(k == n, 0usize, k);
         let zc = select(k == 0, 0usize, n - k);
-        let (zr, zi) = (smem_re[base + slot(za)], smem_im[base + slot(za)]);
-        let (yr, yi) = (smem_re[base + slot(zc)], smem_im[base + slot(zc)]);
+        let (zr, zi) = (
+            smem_re[base + slot(za, cfg.padded_slots)],
+            smem_im[base + slot(za, cfg.padded_slots)],
+        );
+        let (yr, yi) = (
+            smem_re[base + slot(zc, cfg.padded_slots)],
+            smem_im[base + slot(zc, cfg.padded_slots)],
+        );
         let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
         untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
     } else if comptime![cfg.convolution.is_some() && !cfg.rader()] {
         // Bluestein's output chirp.
         let (fr, fi) = table_value::<F>(factors, k);
-        complex_mul::<F>(smem_re[base + slot(k)], smem_im[base + slot(k)], fr, fi)
+        complex_mul::<F>(
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+            fr,
+            fi,
+        )
     } else if comptime![cfg.rader()] {
         let len = comptime![n - 1];
         let dc = k == 0;
-        let at = base + slot(select(dc, len + 1, rader_log::<F>(factors, k)));
-        let x0 = base + slot(len);
+        let at = base + slot(select(dc, len + 1, rader_log::<F>(factors, k)), cfg.padded_slots);
+        let x0 = base + slot(len, cfg.padded_slots);
         let zero = F::new(0.0);
         (
             smem_re[at] + select(dc, zero, smem_re[x0]),
             smem_im[at] + select(dc, zero, smem_im[x0]),
         )
     } else {
-        (smem_re[base + slot(k)], smem_im[base + slot(k)])
+        (
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+        )
     }
 }
 
@@ -1833,7 +1874,7 @@ fn scale_in_shared<F: Float>(
     let base = signal * comptime![cfg.smem_stride];
     let mut k = thread;
     while k < upto {
-        let at = base + slot(k);
+        let at = base + slot(k, cfg.padded_slots);
         let (mut vr, mut vi) = (F::new(0.0), F::new(0.0));
         if k < len {
             let (fr, fi) = table_value::<F>(factors, offset + k);

@@ -1,0 +1,285 @@
+//! A model of the shared-memory bank conflicts of a stage's tile, by which
+//! the planner lays out the signals of a stage bound by shared memory (see
+//! [`shared_layout`]).
+//!
+//! Shared memory serves a warp's access in wavefronts: 32 banks of 4-byte
+//! words, one word per bank per wavefront (lanes reading the same word
+//! share it). A warp whose lanes hit `w` distinct words of one bank takes
+//! `w` wavefronts. The model replays the words that [`stockham_passes`] and
+//! the tile's load and store walks touch, warp by warp, and counts.
+//!
+//! [`stockham_passes`]: super::stage
+
+use super::stage::{loads_directly, padded_len, stores_directly, untangled_units, OutputForm, StageConfig};
+
+const BANKS: usize = 32;
+const WARP: usize = 32;
+
+/// What a stage's warps ask of shared memory: their accesses (warp
+/// instructions with at least one active lane, the conflict-free floor) and
+/// the wavefronts those take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Traffic {
+    pub accesses: usize,
+    pub wavefronts: usize,
+}
+
+impl std::ops::AddAssign for Traffic {
+    fn add_assign(&mut self, other: Traffic) {
+        self.accesses += other.accesses;
+        self.wavefronts += other.wavefronts;
+    }
+}
+
+impl std::iter::Sum for Traffic {
+    fn sum<I: Iterator<Item = Traffic>>(iter: I) -> Traffic {
+        let mut total = Traffic::default();
+        iter.for_each(|t| total += t);
+        total
+    }
+}
+
+/// Wavefronts one warp access takes; `words` holds one word per active lane.
+fn wavefronts(words: &mut Vec<usize>) -> usize {
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0usize; BANKS];
+    for &w in words.iter() {
+        per_bank[w % BANKS] += 1;
+    }
+    words.clear();
+    per_bank.into_iter().max().unwrap_or(0)
+}
+
+/// Shared-memory position of element `x` of signal `s` (see `stage::slot`).
+fn word(cfg: &StageConfig, s: usize, x: usize) -> usize {
+    let padding = if cfg.padded_slots { x / 32 } else { 0 };
+    s * cfg.smem_stride + x + padding
+}
+
+/// One access of every warp of the cube, where lane `u` of the cube touches
+/// `at(u)` (nothing for `None`).
+fn cube_access(cfg: &StageConfig, at: impl Fn(usize) -> Option<usize>) -> Traffic {
+    let threads = cfg.threads_per_cube();
+    let mut words = Vec::with_capacity(WARP);
+    (0..threads)
+        .step_by(WARP)
+        .map(|first| {
+            words.extend((first..(first + WARP).min(threads)).filter_map(&at));
+            Traffic {
+                accesses: usize::from(!words.is_empty()),
+                wavefronts: wavefronts(&mut words),
+            }
+        })
+        .sum()
+}
+
+/// (signal, thread within the signal) of cube lane `u` (see `stage::unit_in_tile`).
+fn unit(cfg: &StageConfig, u: usize) -> (usize, usize) {
+    if cfg.load_signals_fastest {
+        (u % cfg.signals_per_cube, u / cfg.signals_per_cube)
+    } else {
+        (u / cfg.threads_per_signal, u % cfg.threads_per_signal)
+    }
+}
+
+/// The traffic of a walk over `len` elements of every signal of the tile, in
+/// the order the tile's loads and stores walk it (see `stage::split_flat`),
+/// reading element `k` and, for a `mirrored` walk (the store of bins that
+/// pair `Z[k]` with `Z[n - k]`), element `n - k` too.
+fn walk(cfg: &StageConfig, len: usize, mirrored: bool) -> Traffic {
+    let signals = cfg.signals_per_cube;
+    let threads = cfg.threads_per_cube();
+    let n = cfg.n;
+    let element = |start: usize, u: usize| {
+        let flat = start + u;
+        let (s, k) = if cfg.load_signals_fastest {
+            (flat % signals, flat / signals)
+        } else {
+            (flat / len, flat % len)
+        };
+        (flat < len * signals).then_some((s, k))
+    };
+    (0..len * signals)
+        .step_by(threads)
+        .map(|start| {
+            let mut traffic = cube_access(cfg, |u| element(start, u).map(|(s, k)| word(cfg, s, k % n)));
+            if mirrored {
+                traffic += cube_access(cfg, |u| element(start, u).map(|(s, k)| word(cfg, s, (n - k % n) % n)));
+            }
+            traffic
+        })
+        .sum()
+}
+
+/// The shared-memory traffic of one cube of the stage: the Stockham
+/// passes of one transform, the tile's load (where the first pass does not
+/// read global memory) and its store (where the last pass does not write
+/// it). Rader's permutations count as the identity.
+pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
+    let n = cfg.pass_len();
+    let threads = cfg.threads_per_signal;
+    let passes = cfg.radices.len();
+    let mut total = Traffic::default();
+    if !loads_directly(cfg) {
+        total += walk(cfg, cfg.load_len(), false);
+    }
+    if !stores_directly(cfg) {
+        let len = if cfg.store_walks_elements() {
+            cfg.n
+        } else {
+            cfg.store.stored_len(cfg.output_seq_len())
+        };
+        let mirrored = matches!(cfg.output, OutputForm::Untangled | OutputForm::TwinSpectra);
+        total += walk(cfg, len, mirrored);
+    }
+    let mut span = 1;
+    for (pass, &r) in cfg.radices.iter().enumerate() {
+        let butterflies = n / r;
+        let last = pass + 1 == passes;
+        let reads = pass > 0 || !(loads_directly(cfg) || cfg.prefetch.is_some());
+        let writes = !last || !stores_directly(cfg);
+        // An untangling last pass gives each thread butterfly u and its mirror.
+        let untangle = last && !writes && cfg.output == OutputForm::Untangled;
+        let units = if untangle {
+            untangled_units(butterflies)
+        } else {
+            butterflies
+        };
+        for q in 0..units.div_ceil(threads) {
+            for mirror in [false, true].into_iter().take(if untangle { 2 } else { 1 }) {
+                // Butterfly `i` of lane `u`'s signal `s`, if it has one.
+                let butterfly = |u: usize| {
+                    let (s, thread) = unit(cfg, u);
+                    let unit = thread + q * threads;
+                    let i = match (mirror, unit) {
+                        (false, _) => unit,
+                        (true, 0) => butterflies / 2,
+                        (true, _) => butterflies - unit,
+                    };
+                    let exists = unit < units && !(mirror && unit == 0 && butterflies % 2 == 1);
+                    exists.then_some((s, i))
+                };
+                for j in 0..r {
+                    if reads {
+                        total += cube_access(cfg, |u| butterfly(u).map(|(s, i)| word(cfg, s, i + j * butterflies)));
+                    }
+                    if writes {
+                        total += cube_access(cfg, |u| {
+                            butterfly(u).map(|(s, i)| {
+                                let k = i % span;
+                                word(cfg, s, (i - k) * r + k + j * span)
+                            })
+                        });
+                    }
+                }
+            }
+        }
+        span *= r;
+    }
+    total
+}
+
+/// Lays out the signals of a stage in shared memory for the fewest modelled
+/// wavefronts per signal: the threads each signal of a row stage takes (its
+/// own, or rounded up to a power of two below a warp, so that signals sit in
+/// aligned lane groups), whether slots are padded, and the distance between
+/// signals. `signals_for(cfg)` gives the signals a cube of that layout would
+/// hold, each of `slots` complex values. The configuration as given is one
+/// candidate, kept on ties.
+pub(crate) fn shared_layout(
+    cfg: &StageConfig,
+    slots: usize,
+    signals_for: impl Fn(&StageConfig) -> usize,
+) -> StageConfig {
+    let own = cfg.threads_per_signal;
+    let mut lanes = vec![own];
+    if !cfg.load_signals_fastest && own < WARP && !own.is_power_of_two() {
+        lanes.push(own.next_power_of_two());
+    }
+    // Idle lanes cost their share of every other instruction of the stage
+    // (the global loads and stores, the butterflies' arithmetic): per
+    // signal, wavefronts scaled by the lanes a signal takes over its threads.
+    // Without that charge C2C 192 (3·8·8) took 32 lanes for its 24 threads
+    // and ran 19 % slower on an H100
+    // (benches/results/2026-11-25_shared_layout_h100.md).
+    let cost = |c: &StageConfig| {
+        let per_signal = tile_traffic(c).wavefronts as f64 / c.signals_per_cube as f64;
+        per_signal * c.threads_per_signal as f64 / own as f64
+    };
+    let mut best = cfg.clone();
+    best.signals_per_cube = signals_for(&best);
+    let mut best_cost = cost(&best);
+    for &threads in &lanes {
+        for padded in [true, false] {
+            let least = padded_len(slots, padded);
+            for stride in least..least + BANKS {
+                let mut candidate = cfg.clone();
+                candidate.threads_per_signal = threads;
+                candidate.padded_slots = padded;
+                candidate.smem_stride = stride;
+                candidate.signals_per_cube = signals_for(&candidate);
+                let c = cost(&candidate);
+                if c < best_cost {
+                    best_cost = c;
+                    best = candidate;
+                }
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::device::whole_signal_stage;
+    use super::super::factor::default_max_radix;
+    use super::super::stage::{Convolution, InputForm};
+    use super::*;
+
+    #[test]
+    fn wavefronts_count_the_distinct_words_of_the_busiest_bank() {
+        let count = |words: Vec<usize>| wavefronts(&mut words.clone());
+        assert_eq!(count((0..32).collect()), 1);
+        assert_eq!(count((0..32).map(|lane| 2 * lane).collect()), 2);
+        assert_eq!(count((0..32).map(|lane| 32 * lane).collect()), 32);
+        assert_eq!(count((0..32).map(|lane| 33 * lane).collect()), 1);
+        // Lanes reading one word share it.
+        assert_eq!(count(vec![7; 32]), 1);
+        assert_eq!(count(Vec::new()), 0);
+    }
+
+    /// Rader's 211 over rows: 210 = 15·14, 15 threads a signal, 17 signals a
+    /// cube. ncu counted 2.0-way conflicts on the shared loads and 2.2-way on
+    /// the stores of that layout on an H100, and 1.3-way on both with the
+    /// modelled one (16 lanes a signal, unpadded, signals 240 words apart).
+    /// The model counts 1.9-way and 1.04-way: it takes Rader's permuted load
+    /// and store for the identity.
+    #[test]
+    fn the_model_sees_the_conflicts_ncu_counted_for_rader_211_rows() {
+        let forms = (InputForm::Complex, OutputForm::Complex);
+        let mut plain = whole_signal_stage(211, Some(Convolution::Rader), forms, default_max_radix(210));
+        plain.signals_per_cube = 17;
+        assert_eq!(
+            (plain.radices.as_slice(), plain.threads_per_signal),
+            (&[15, 14][..], 15)
+        );
+        let ways = |cfg: &StageConfig| {
+            let traffic = tile_traffic(cfg);
+            traffic.wavefronts as f64 / traffic.accesses as f64
+        };
+        let plain_ways = ways(&plain);
+        assert!((1.8..=2.3).contains(&plain_ways), "plain layout: {plain_ways:.2}-way");
+        let modelled = shared_layout(&plain, 212, |cfg| 256 / cfg.threads_per_signal);
+        assert_eq!(
+            (
+                modelled.threads_per_signal,
+                modelled.padded_slots,
+                modelled.smem_stride % 32
+            ),
+            (16, false, 16)
+        );
+        let modelled_ways = ways(&modelled);
+        assert!(modelled_ways <= 1.35, "modelled layout: {modelled_ways:.2}-way");
+    }
+}
