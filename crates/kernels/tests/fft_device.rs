@@ -1148,4 +1148,23 @@ fn shared_layouts_compute_the_same_transform() {
     let threads = |options| rows_211.on_device_with(&client, options).unwrap().stage_threads();
     assert_eq!((threads(fft_only), threads(plain)), (vec![16], vec![15]));
     check_all("shared_layouts_compute_the_same_transform", cases, &[fft_only, plain]);
+    // Both axes in one plane launch, whose stages keep their threads.
+    let planes = [
+        FftDesc::new(&[3, 51, 34], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 17, 45], &[-2, -1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, 6, 141], &[-2, -1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 141, 6], &[-2, -1], FftKind::R2C, Direction::Forward),
+    ];
+    let plane = |options: DeviceOptions| DeviceOptions {
+        plane: PlaneFusion::Always,
+        ..options
+    };
+    for desc in &planes {
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, plane(fft_only))
+            .unwrap();
+        assert_eq!(device.plane_launches(), 1, "{desc:?}");
+    }
+    check_all("shared_layouts_in_planes", planes, &[plane(fft_only), plane(plain)]);
 }

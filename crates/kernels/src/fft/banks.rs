@@ -180,22 +180,32 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     total
 }
 
+/// The lanes a signal of a row stage may take in [`shared_layout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lanes {
+    /// Its own threads (a caller that fixes the cube's threads).
+    Own,
+    /// Its own threads, or those rounded up to a power of two below a warp.
+    PowerOfTwo,
+}
+
 /// Lays out the signals of a stage in shared memory for the fewest modelled
 /// wavefronts per signal: the threads each signal of a row stage takes (its
-/// own, or rounded up to a power of two below a warp, so that signals sit in
-/// aligned lane groups), whether slots are padded, and the distance between
+/// own, or where `lanes` allows rounded up to a power of two below a warp, so
+/// that signals sit in aligned lane groups), whether slots are padded, and the distance between
 /// signals. `signals_for(cfg)` gives the signals a cube of that layout would
 /// hold, each of `slots` complex values. The configuration as given is one
 /// candidate, kept on ties.
 pub(crate) fn shared_layout(
     cfg: &StageConfig,
     slots: usize,
+    lanes: Lanes,
     signals_for: impl Fn(&StageConfig) -> usize,
 ) -> StageConfig {
     let own = cfg.threads_per_signal;
-    let mut lanes = vec![own];
-    if !cfg.load_signals_fastest && own < WARP && !own.is_power_of_two() {
-        lanes.push(own.next_power_of_two());
+    let mut candidates = vec![own];
+    if lanes == Lanes::PowerOfTwo && !cfg.load_signals_fastest && own < WARP && !own.is_power_of_two() {
+        candidates.push(own.next_power_of_two());
     }
     // Idle lanes cost their share of every other instruction of the stage
     // (the global loads and stores, the butterflies' arithmetic): per
@@ -210,7 +220,7 @@ pub(crate) fn shared_layout(
     let mut best = cfg.clone();
     best.signals_per_cube = signals_for(&best);
     let mut best_cost = cost(&best);
-    for &threads in &lanes {
+    for &threads in &candidates {
         for padded in [true, false] {
             let least = padded_len(slots, padded);
             for stride in least..least + BANKS {
@@ -270,7 +280,7 @@ mod tests {
         };
         let plain_ways = ways(&plain);
         assert!((1.8..=2.3).contains(&plain_ways), "plain layout: {plain_ways:.2}-way");
-        let modelled = shared_layout(&plain, 212, |cfg| 256 / cfg.threads_per_signal);
+        let modelled = shared_layout(&plain, 212, Lanes::PowerOfTwo, |cfg| 256 / cfg.threads_per_signal);
         assert_eq!(
             (
                 modelled.threads_per_signal,

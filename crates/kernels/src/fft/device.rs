@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::banks::shared_layout;
+use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, is_smooth, primitive_root,
@@ -687,6 +687,17 @@ impl<R: Runtime> Lowering<'_, R> {
         signals_hint.max(1).div_ceil(tiles)
     }
 
+    /// Whether a stage of `t` takes the modelled shared layout
+    /// ([`SharedLayout::Modelled`]): only stages bound by shared memory, a
+    /// convolution's or passes of a prime radix above 7. On an H100 it took
+    /// batched C2C 141 / 211 / 421 / 4099 from 1000 / 1255 / 1015 / 479 to
+    /// 1258 / 1607 / 1167 / 557 GB/s, while 7-smooth lengths, near the copy
+    /// bandwidth already, moved both ways (R2C 384 −8 %, 768 +8 %)
+    /// (benches/results/2026-11-25_shared_layout_h100.md).
+    fn shared_bound(&self, t: &Transform, convolution: Option<Convolution>) -> bool {
+        self.options.shared_layout == SharedLayout::Modelled && (convolution.is_some() || !is_smooth(t.n))
+    }
+
     /// A column stage whose tile holds all `signals` columns of a row of
     /// tiles, if one cube can: the tile then reads and writes one contiguous
     /// block (every row whole) instead of runs of a few columns. The default
@@ -1009,20 +1020,40 @@ impl<R: Runtime> Lowering<'_, R> {
             .min(busy.next_multiple_of(step))
             .max(step)
             .min(self.max_threads);
+        // Both stages keep their threads per signal: the cube's threads are a
+        // multiple of each.
+        let lay_out = |cfg: StageConfig, t: &Transform, threads: usize| {
+            if self.shared_bound(t, None) {
+                shared_layout(&cfg, tile_slots(t.n, t.input, None), Lanes::Own, |c| {
+                    threads / c.threads_per_signal
+                })
+            } else {
+                cfg
+            }
+        };
         (1..=most / step).rev().map(|k| k * step).find_map(|threads| {
             let mut first_stage = stage(first, &t1, rows_first, threads);
             first_stage.store_shared = true;
             let mut second_stage = stage(second, &t2, !rows_first, threads);
             second_stage.load_shared = true;
-            let cfg = PlaneConfig {
-                first: first_stage,
-                second: second_stage,
+            let plain = PlaneConfig {
+                first: first_stage.clone(),
+                second: second_stage.clone(),
                 rows_first,
                 input,
                 image,
                 output,
             };
-            (cfg.shared_bytes() <= self.plane_shared_limit).then_some(cfg)
+            let modelled = PlaneConfig {
+                first: lay_out(first_stage, &t1, threads),
+                second: lay_out(second_stage, &t2, threads),
+                ..plain.clone()
+            };
+            // Tiles the modelled layout widens past the shared memory fall
+            // back to the plain layout rather than cost the cube threads.
+            [modelled, plain]
+                .into_iter()
+                .find(|cfg| cfg.shared_bytes() <= self.plane_shared_limit)
         })
     }
 
@@ -1093,16 +1124,11 @@ impl<R: Runtime> Lowering<'_, R> {
         cfg.load = src.window;
         cfg.store = dst.window;
         cfg.scale_bits = dst.scale.to_bits();
-        // Only stages bound by shared memory take the modelled layout: a
-        // convolution's, or passes of a prime radix above 7. On an H100 it
-        // took batched C2C 141 / 211 / 421 / 4099 from 1000 / 1255 / 1015 /
-        // 479 to 1258 / 1607 / 1167 / 557 GB/s, while 7-smooth lengths, near
-        // the copy bandwidth already, moved both ways (R2C 384 −8 %, 768 +8 %)
-        // (benches/results/2026-11-25_shared_layout_h100.md).
-        let shared_bound = convolution.is_some() || !is_smooth(t.n);
-        if !whole_rows && shared_bound && self.options.shared_layout == SharedLayout::Modelled {
+        if !whole_rows && self.shared_bound(t, convolution) {
             let tile = tile_slots(t.n, t.input, convolution);
-            cfg = shared_layout(&cfg, tile, |c| self.signals_per_cube(c, column, slots));
+            cfg = shared_layout(&cfg, tile, Lanes::PowerOfTwo, |c| {
+                self.signals_per_cube(c, column, slots)
+            });
         }
         let layout = if column {
             StageLayout {
