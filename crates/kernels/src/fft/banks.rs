@@ -222,17 +222,21 @@ pub(crate) fn shared_layout(
     let mut best_cost = cost(&best);
     for &threads in &candidates {
         for padded in [true, false] {
+            let mut candidate = cfg.clone();
+            candidate.threads_per_signal = threads;
+            candidate.padded_slots = padded;
             let least = padded_len(slots, padded);
             for stride in least..least + BANKS {
-                let mut candidate = cfg.clone();
-                candidate.threads_per_signal = threads;
-                candidate.padded_slots = padded;
                 candidate.smem_stride = stride;
                 candidate.signals_per_cube = signals_for(&candidate);
                 let c = cost(&candidate);
                 if c < best_cost {
                     best_cost = c;
-                    best = candidate;
+                    best = candidate.clone();
+                }
+                // The distance between signals means nothing to a cube of one.
+                if candidate.signals_per_cube == 1 {
+                    break;
                 }
             }
         }
