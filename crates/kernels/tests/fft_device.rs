@@ -110,6 +110,11 @@ const PLANE: DeviceOptions = DeviceOptions {
     odd_real: OddReal::Twins,
     shared_layout: SharedLayout::Modelled,
 };
+/// The default options with every axis an FFT (no direct DFT of few modes).
+const FFT_ONLY: DeviceOptions = DeviceOptions {
+    direct_dft: DirectDft::Never,
+    ..PLANE
+};
 const ALWAYS_PLANE: DeviceOptions = DeviceOptions {
     plane: PlaneFusion::Always,
     ..PLANE
@@ -638,13 +643,9 @@ fn rader_and_bluestein_primes() {
             .lengths(&[71])
             .norm(Norm::Ortho),
     ]);
-    let fft_only = DeviceOptions {
-        direct_dft: DirectDft::Never,
-        ..PLANE
-    };
     let bluestein = DeviceOptions {
         primes: PrimeAlgorithm::Bluestein,
-        ..fft_only
+        ..FFT_ONLY
     };
     let client = client();
     let max_threads = (client.properties().hardware.max_units_per_cube as usize).min(1024);
@@ -652,7 +653,7 @@ fn rader_and_bluestein_primes() {
         let plan = FftPlan::new(desc.clone()).unwrap();
         let device = |options| plan.on_device_with(&client, options).unwrap();
         assert!(
-            device(fft_only).rader_launches() >= 1,
+            device(FFT_ONLY).rader_launches() >= 1,
             "{desc:?} does not run through Rader's algorithm"
         );
         assert_eq!(device(bluestein).rader_launches(), 0, "{desc:?}");
@@ -660,7 +661,7 @@ fn rader_and_bluestein_primes() {
         // its smallest radix (where it runs in one launch: 2017 is a
         // four-step on lavapipe), before the shared layout may add idle lanes.
         let rows = desc.axes == [-1];
-        for options in [fft_only, bluestein] {
+        for options in [FFT_ONLY, bluestein] {
             let device = device(DeviceOptions {
                 shared_layout: SharedLayout::Plain,
                 ..options
@@ -675,7 +676,7 @@ fn rader_and_bluestein_primes() {
             }
         }
     }
-    check_all("rader_and_bluestein_primes", cases, &[fft_only, bluestein]);
+    check_all("rader_and_bluestein_primes", cases, &[FFT_ONLY, bluestein]);
 }
 
 /// A column transform's tile takes every column of its row of tiles (one
@@ -1135,19 +1136,15 @@ fn shared_layouts_compute_the_same_transform() {
         FftDesc::new(&[3, 141 / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[141]),
         FftDesc::new(&[2, 211, 211], &[-2, -1], FftKind::R2C, Direction::Forward),
     ];
-    let fft_only = DeviceOptions {
-        direct_dft: DirectDft::Never,
-        ..PLANE
-    };
     let plain = DeviceOptions {
         shared_layout: SharedLayout::Plain,
-        ..fft_only
+        ..FFT_ONLY
     };
     let client = client();
     let rows_211 = FftPlan::new(cases[0].clone()).unwrap();
     let threads = |options| rows_211.on_device_with(&client, options).unwrap().stage_threads();
-    assert_eq!((threads(fft_only), threads(plain)), (vec![16], vec![15]));
-    check_all("shared_layouts_compute_the_same_transform", cases, &[fft_only, plain]);
+    assert_eq!((threads(FFT_ONLY), threads(plain)), (vec![16], vec![15]));
+    check_all("shared_layouts_compute_the_same_transform", cases, &[FFT_ONLY, plain]);
     // Both axes in one plane launch, whose stages keep their threads.
     let planes = [
         FftDesc::new(&[3, 51, 34], &[-2, -1], FftKind::R2C, Direction::Forward),
@@ -1162,9 +1159,9 @@ fn shared_layouts_compute_the_same_transform() {
     for desc in &planes {
         let device = FftPlan::new(desc.clone())
             .unwrap()
-            .on_device_with(&client, plane(fft_only))
+            .on_device_with(&client, plane(FFT_ONLY))
             .unwrap();
         assert_eq!(device.plane_launches(), 1, "{desc:?}");
     }
-    check_all("shared_layouts_in_planes", planes, &[plane(fft_only), plane(plain)]);
+    check_all("shared_layouts_in_planes", planes, &[plane(FFT_ONLY), plane(plain)]);
 }
