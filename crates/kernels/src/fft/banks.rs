@@ -51,10 +51,10 @@ fn wavefronts(words: &mut Vec<usize>) -> usize {
     per_bank.into_iter().max().unwrap_or(0)
 }
 
-/// Shared-memory position of element `x` of signal `s` (see `stage::slot`).
+/// Shared-memory position of element `x` of signal `s` (see `stage::slot`):
+/// the words its first `x` values span.
 fn word(cfg: &StageConfig, s: usize, x: usize) -> usize {
-    let padding = if cfg.padded_slots { x / 32 } else { 0 };
-    s * cfg.smem_stride + x + padding
+    s * cfg.smem_stride + padded_len(x, cfg.padded_slots)
 }
 
 /// One access of every warp of the cube, where lane `u` of the cube touches
@@ -120,11 +120,12 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     let n = cfg.pass_len();
     let threads = cfg.threads_per_signal;
     let passes = cfg.radices.len();
+    let (loads_global, stores_global) = (loads_directly(cfg), stores_directly(cfg));
     let mut total = Traffic::default();
-    if !loads_directly(cfg) {
+    if !loads_global {
         total += walk(cfg, cfg.load_len(), false);
     }
-    if !stores_directly(cfg) {
+    if !stores_global {
         let len = if cfg.store_walks_elements() {
             cfg.n
         } else {
@@ -137,8 +138,8 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     for (pass, &r) in cfg.radices.iter().enumerate() {
         let butterflies = n / r;
         let last = pass + 1 == passes;
-        let reads = pass > 0 || !(loads_directly(cfg) || cfg.prefetch.is_some());
-        let writes = !last || !stores_directly(cfg);
+        let reads = pass > 0 || !(loads_global || cfg.prefetch.is_some());
+        let writes = !last || !stores_global;
         // An untangling last pass gives each thread butterfly u and its mirror.
         let untangle = last && !writes && cfg.output == OutputForm::Untangled;
         let units = if untangle {
@@ -151,13 +152,13 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
                 // Butterfly `i` of lane `u`'s signal `s`, if it has one.
                 let butterfly = |u: usize| {
                     let (s, thread) = unit(cfg, u);
-                    let unit = thread + q * threads;
-                    let i = match (mirror, unit) {
-                        (false, _) => unit,
+                    let work = thread + q * threads;
+                    let i = match (mirror, work) {
+                        (false, _) => work,
                         (true, 0) => butterflies / 2,
-                        (true, _) => butterflies - unit,
+                        (true, _) => butterflies - work,
                     };
-                    let exists = unit < units && !(mirror && unit == 0 && butterflies % 2 == 1);
+                    let exists = work < units && !(mirror && work == 0 && butterflies % 2 == 1);
                     exists.then_some((s, i))
                 };
                 for j in 0..r {
@@ -192,10 +193,10 @@ pub(crate) enum Lanes {
 /// Lays out the signals of a stage in shared memory for the fewest modelled
 /// wavefronts per signal: the threads each signal of a row stage takes (its
 /// own, or where `lanes` allows rounded up to a power of two below a warp, so
-/// that signals sit in aligned lane groups), whether slots are padded, and the distance between
-/// signals. `signals_for(cfg)` gives the signals a cube of that layout would
-/// hold, each of `slots` complex values. The configuration as given is one
-/// candidate, kept on ties.
+/// that signals sit in aligned lane groups), whether slots are padded, and
+/// the distance between signals. `signals_for(cfg)` gives the signals a cube
+/// of that layout would hold, each of `slots` complex values. The
+/// configuration as given is one candidate, kept on ties.
 pub(crate) fn shared_layout(
     cfg: &StageConfig,
     slots: usize,
