@@ -112,14 +112,69 @@ fn walk(cfg: &StageConfig, len: usize, mirrored: bool) -> Traffic {
         .sum()
 }
 
-/// The shared-memory traffic of one cube of the stage: the Stockham
-/// passes of one transform, the tile's load (where the first pass does not
-/// read global memory) and its store (where the last pass does not write
-/// it). Rader's permutations count as the identity.
+/// One Stockham pass as a tile runs it (see `stage::stockham_passes`): radix
+/// `r`, whether it reads and writes shared memory, and the span its writes
+/// are placed for (the span already transformed; the inverse's first, 1, at
+/// a convolution's turn).
+struct Pass {
+    r: usize,
+    written_span: usize,
+    reads: bool,
+    writes: bool,
+}
+
+/// The passes of the stage's tile: one transform, or a convolution's two,
+/// which turn from the first's last pass to the second's second pass, the
+/// second's radices in reverse order.
+fn passes(cfg: &StageConfig, loads_global: bool, stores_global: bool) -> Vec<Pass> {
+    let radices = &cfg.radices;
+    let count = radices.len();
+    // The span before each pass of radices in `order`.
+    let spans = |order: &[usize]| -> Vec<usize> {
+        order
+            .iter()
+            .scan(1, |span, &r| {
+                let before = *span;
+                *span *= r;
+                Some(before)
+            })
+            .collect()
+    };
+    let forward_spans = spans(radices);
+    let mut all: Vec<Pass> = radices
+        .iter()
+        .zip(&forward_spans)
+        .enumerate()
+        .map(|(pass, (&r, &span))| Pass {
+            r,
+            written_span: span,
+            reads: pass > 0 || !(loads_global || cfg.prefetch.is_some()),
+            writes: pass + 1 < count || !stores_global,
+        })
+        .collect();
+    if cfg.convolution.is_some() {
+        if let Some(turn) = all.last_mut() {
+            turn.written_span = 1;
+        }
+        let reversed: Vec<usize> = radices.iter().rev().copied().collect();
+        let reversed_spans = spans(&reversed);
+        all.extend(reversed.iter().zip(&reversed_spans).skip(1).map(|(&r, &span)| Pass {
+            r,
+            written_span: span,
+            reads: true,
+            writes: true,
+        }));
+    }
+    all
+}
+
+/// The shared-memory traffic of one cube of the stage: its Stockham passes
+/// ([`passes`]), the tile's load (where the first pass does not read global
+/// memory) and its store (where the last pass does not write it). Rader's
+/// permutations count as the identity.
 pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     let n = cfg.pass_len();
     let threads = cfg.threads_per_signal;
-    let passes = cfg.radices.len();
     let (loads_global, stores_global) = (loads_directly(cfg), stores_directly(cfg));
     let mut total = Traffic::default();
     if !loads_global {
@@ -134,14 +189,16 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
         let mirrored = matches!(cfg.output, OutputForm::Untangled | OutputForm::TwinSpectra);
         total += walk(cfg, len, mirrored);
     }
-    let mut span = 1;
-    for (pass, &r) in cfg.radices.iter().enumerate() {
+    for pass in passes(cfg, loads_global, stores_global) {
+        let Pass {
+            r,
+            written_span,
+            reads,
+            writes,
+        } = pass;
         let butterflies = n / r;
-        let last = pass + 1 == passes;
-        let reads = pass > 0 || !(loads_global || cfg.prefetch.is_some());
-        let writes = !last || !stores_global;
         // An untangling last pass gives each thread butterfly u and its mirror.
-        let untangle = last && !writes && cfg.output == OutputForm::Untangled;
+        let untangle = !writes && cfg.output == OutputForm::Untangled;
         let units = if untangle {
             untangled_units(butterflies)
         } else {
@@ -168,15 +225,14 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
                     if writes {
                         total += cube_access(cfg, |u| {
                             butterfly(u).map(|(s, i)| {
-                                let k = i % span;
-                                word(cfg, s, (i - k) * r + k + j * span)
+                                let k = i % written_span;
+                                word(cfg, s, (i - k) * r + k + j * written_span)
                             })
                         });
                     }
                 }
             }
         }
-        span *= r;
     }
     total
 }

@@ -174,12 +174,56 @@ impl Convolution {
     }
 }
 
-/// A product the first pass of a round applies to what it reads: element `e`
-/// times entry `offset + e` of the factors table, zero from `len` on.
+/// What a run of Stockham passes does besides its transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Product {
-    offset: usize,
-    len: usize,
+struct Round {
+    inverse: bool,
+    /// The radices last to first: a convolution's second transform, whose
+    /// first pass then reads exactly the values that the first transform's
+    /// last butterflies wrote.
+    reversed: bool,
+    /// Bluestein's chirp, applied by the first pass to what it reads: element
+    /// `e` times entry `e` of the factors table, zero from this length on.
+    chirp: Option<usize>,
+    /// A forward convolution's turn at its last pass, with the kernel's
+    /// spectrum from this entry of the factors table: the outputs times the
+    /// spectrum go, in registers, through the first pass of the inverse in
+    /// reversed order, and the passes go on as the inverse's. That saves a
+    /// pass over shared memory for the product and a barrier between passes.
+    turn: Option<usize>,
+}
+
+impl Round {
+    fn plain(inverse: bool) -> Self {
+        Round {
+            inverse,
+            reversed: false,
+            chirp: None,
+            turn: None,
+        }
+    }
+
+    /// The passes after a turn: the inverse in reversed order.
+    fn inverse_of_turn() -> Self {
+        Round {
+            inverse: true,
+            reversed: true,
+            chirp: None,
+            turn: None,
+        }
+    }
+
+    /// Radix of pass `pass` and the span the passes before it transformed.
+    fn radix_and_span(&self, radices: &[usize], pass: usize) -> (usize, usize) {
+        let at = |p: usize| {
+            if self.reversed {
+                radices[radices.len() - 1 - p]
+            } else {
+                radices[p]
+            }
+        };
+        (at(pass), (0..pass).map(at).product())
+    }
 }
 
 /// Everything the kernel is specialised on (shape-independent batch sizes and
@@ -1203,10 +1247,11 @@ fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize
     }
 }
 
-/// Stockham pass `pass` (radix `radices[pass]`) over every signal of the tile,
-/// then the following passes. Pass `p` reads element `i + j·n/r`, twiddles it by
-/// `W^{j·(i mod span)}` and writes DFT output `t` to `(i - i mod span)·r + i mod span + t·span`.
-/// The passes run over [`StageConfig::pass_len`] in direction `inverse`.
+/// Stockham pass `pass` (radix `r`, the round's `pass`-th) over every signal of
+/// the tile, then the following passes up to `until`. Pass `p` reads element
+/// `i + j·n/r`, twiddles it by `W^{j·(i mod span)}` and writes DFT output `t`
+/// to `(i - i mod span)·r + i mod span + t·span`. The passes run over
+/// [`StageConfig::pass_len`] as `round` says.
 #[cube]
 // The comptime switch around the untangling store stays an outer `if`; the
 // cube macro expands a comptime `match`, not an `if let`.
@@ -1226,19 +1271,18 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     thread: usize,
     #[comptime] pass: usize,
     #[comptime] until: usize,
-    #[comptime] inverse: bool,
-    #[comptime] product: Option<Product>,
+    #[comptime] round: Round,
     #[comptime] cfg: StageConfig,
 ) {
     let n = comptime![cfg.pass_len()];
-    let r = comptime![cfg.radices[pass]];
+    let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
+    let inverse = comptime![round.inverse];
     let last = comptime![pass + 1 == cfg.radices.len()];
+    let turn = comptime![if last { round.turn } else { None }];
     // A resident cube's first pass reads the input it staged, as it lies in global memory.
     let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
     let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
     let to_global = comptime![last && stores_directly(&cfg)];
-    // Product of the radices before this pass: the span already transformed.
-    let span = comptime![cfg.radices[..pass].iter().product::<usize>()];
     let threads = comptime![cfg.threads_per_signal];
     let quarter_n = comptime![n / r];
     // An untangling last pass gives each thread butterfly u and its mirror
@@ -1302,18 +1346,15 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                         )
                     };
                     if comptime![pass == 0] {
-                        match comptime![product] {
-                            Some(p) => {
+                        match comptime![round.chirp] {
+                            Some(len) => {
                                 let e = i + j * quarter_n;
-                                let (fr, fi) = table_value::<F>(
-                                    factors,
-                                    comptime![p.offset] + select(e < comptime![p.len], e, 0usize),
-                                );
+                                let (fr, fi) = table_value::<F>(factors, select(e < len, e, 0usize));
                                 let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
                                 // `select`, not a product by zero: the slots past `len` were never written.
                                 let zero = F::new(0.0);
-                                xr = select(e < comptime![p.len], tr, zero);
-                                xi = select(e < comptime![p.len], ti, zero);
+                                xr = select(e < len, tr, zero);
+                                xi = select(e < len, ti, zero);
                             }
                             None => {}
                         }
@@ -1331,6 +1372,24 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     }
                 }
                 small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
+                match comptime![turn] {
+                    Some(kernel) => {
+                        turn_to_inverse::<F>(
+                            &mut re,
+                            &mut im,
+                            factors,
+                            smem_re,
+                            smem_im,
+                            signal,
+                            i,
+                            at_slot,
+                            kernel,
+                            r,
+                            cfg.clone(),
+                        );
+                    }
+                    None => {}
+                }
             }
             if to_global && !untangle && needed {
                 // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
@@ -1380,19 +1439,26 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
         for q in 0..per_thread {
             let i = thread + q * threads;
             if !ragged || i < quarter_n {
-                let k = i % span;
+                // A turning pass writes as the inverse's first pass (span 1) would.
+                let written = comptime![if turn.is_some() { 1usize } else { span }];
+                let k = i % written;
                 let dst = (i - k) * r + k;
                 #[unroll]
                 for t in 0..r {
-                    smem_re[base + slot(dst + t * span, cfg.padded_slots)] = re[q * r + t];
-                    smem_im[base + slot(dst + t * span, cfg.padded_slots)] = im[q * r + t];
+                    smem_re[base + slot(dst + t * written, cfg.padded_slots)] = re[q * r + t];
+                    smem_im[base + slot(dst + t * written, cfg.padded_slots)] = im[q * r + t];
                 }
             }
         }
         sync_cube();
     }
 
-    if comptime![pass + 1 < until] {
+    // After a turn the passes go on from the inverse's second.
+    let (following, upto, next_round) = comptime![match turn {
+        Some(_) => (1usize, cfg.radices.len(), Round::inverse_of_turn()),
+        None => (pass + 1, until, round),
+    }];
+    if comptime![following < upto] {
         stockham_passes::<F, NI, NO>(
             input,
             staged,
@@ -1406,13 +1472,52 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             at,
             signal,
             thread,
-            comptime![pass + 1],
-            until,
-            inverse,
-            product,
+            following,
+            upto,
+            next_round,
             cfg,
         );
     }
+}
+
+/// A convolution's turn (see [`Round::turn`]) on butterfly `i` of the first
+/// transform's last pass, whose output `t` in registers `at_slot + t` is
+/// element `i + t·m/r` of the transform: each times the kernel's spectrum,
+/// then the inverse's radix-`r` DFT over them. Rader's `X[0] = x[0] + A[0]`
+/// is kept aside first.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn turn_to_inverse<F: Float>(
+    re: &mut Array<F>,
+    im: &mut Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    signal: usize,
+    i: usize,
+    #[comptime] at_slot: usize,
+    #[comptime] kernel: usize,
+    #[comptime] r: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let m = comptime![cfg.pass_len()];
+    if comptime![cfg.rader()] {
+        if i == 0 {
+            let base = signal * comptime![cfg.smem_stride];
+            let (x0, dc) = (base + slot(m, cfg.padded_slots), base + slot(m + 1, cfg.padded_slots));
+            smem_re[dc] = smem_re[x0] + re[at_slot];
+            smem_im[dc] = smem_im[x0] + im[at_slot];
+        }
+    }
+    #[unroll]
+    for t in 0..r {
+        let e = i + t * comptime![m / r];
+        let (fr, fi) = table_value::<F>(factors, kernel + e);
+        let (yr, yi) = complex_mul::<F>(re[at_slot + t], im[at_slot + t], fr, fi);
+        re[at_slot + t] = yr;
+        im[at_slot + t] = yi;
+    }
+    small_dft::<F>(re, im, at_slot, 1usize, r, true);
 }
 
 /// Fills the tile's shared memory with its signals' (windowed) input from
@@ -1615,10 +1720,16 @@ fn load_pass_input<F: Float, N: Size>(
 }
 
 /// The complex transform of every signal of the tile: the Stockham passes, or
-/// the two transforms of a [`Convolution`] with the kernel's spectrum applied
-/// between them: Bluestein's as the second's first pass reads, with the chirp
-/// as the first's first pass reads and in [`tile_output`]; Rader's in shared
-/// memory, `X[0]` kept aside before it.
+/// the two transforms of a [`Convolution`], which turn from one to the other
+/// at the kernel's spectrum in registers ([`Round::turn`]; Rader's `X[0]`
+/// kept aside there), Bluestein's with the chirp applied as the first pass
+/// reads and in [`tile_output`].
+///
+/// On an H100 the turn took Rader's batched C2C 211 / 421 from 1600 / 1173
+/// to 1715 / 1238 GB/s (rfft2 421² 585 → 630), against the kernel's product
+/// as a pass over shared memory; Bluestein's C2C / R2C 4099, whose product
+/// had ridden on the inverse's first pass read, lost 1 % (557 → 553, 502 →
+/// 496) (benches/results/2026-11-25_convolution_turn_h100.md).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
@@ -1637,58 +1748,39 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
 ) {
     if comptime![!cfg.radices.is_empty()] {
         let n = comptime![cfg.n];
-        let convolved = comptime![cfg.convolution.is_some()];
-        let bluestein = comptime![convolved && !cfg.rader()];
-        let m = comptime![cfg.pass_len()];
+        let round = comptime![match cfg.convolution {
+            None => Round::plain(cfg.inverse),
+            Some(convolution) => Round {
+                inverse: false,
+                reversed: false,
+                chirp: match convolution {
+                    Convolution::Bluestein(_) => Some(n),
+                    Convolution::Rader => None,
+                },
+                // Both keep the kernel's spectrum after their first n entries.
+                turn: Some(n),
+            },
+        }];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
         let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
-        #[unroll]
-        for round in 0..comptime![if convolved { 2usize } else { 1usize }] {
-            if comptime![round == 1 && cfg.rader()] {
-                // X[0] = x[0] + Σ a = x[0] + A[0], before the product overwrites A[0].
-                if thread == 0 {
-                    let base = signal * comptime![cfg.smem_stride];
-                    let (x0, a0, dc) = (
-                        base + slot(m, cfg.padded_slots),
-                        base + slot(0, cfg.padded_slots),
-                        base + slot(m + 1, cfg.padded_slots),
-                    );
-                    smem_re[dc] = smem_re[x0] + smem_re[a0];
-                    smem_im[dc] = smem_im[x0] + smem_im[a0];
-                }
-                scale_in_shared::<F>(smem_re, smem_im, factors, signal, thread, n, m, m, cfg.clone());
-            }
-            // Bluestein's first pass of each round multiplies what it reads:
-            // the input by the chirp (zero past n), the forward transform by
-            // the kernel's spectrum (from entry n). On an H100 that took batched
-            // C2C / R2C 4099 from 432 / 394 to 479 / 436 GB/s; Rader's product
-            // so folded ran 421 6 % and 211's columns 12 % slower, and stays a
-            // pass over shared memory (benches/results/2026-11-25_odd_real_twins_h100.md).
-            let product = comptime![match (round, bluestein) {
-                (0, true) => Some(Product { offset: 0, len: n }),
-                (1, true) => Some(Product { offset: n, len: m }),
-                _ => None,
-            }];
-            stockham_passes::<F, NI, NO>(
-                input,
-                &unstaged,
-                output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                smem_re,
-                smem_im,
-                at,
-                signal,
-                thread,
-                0usize,
-                comptime![cfg.radices.len()],
-                comptime![if convolved { round == 1 } else { cfg.inverse }],
-                product,
-                cfg.clone(),
-            );
-        }
+        stockham_passes::<F, NI, NO>(
+            input,
+            &unstaged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            0usize,
+            comptime![cfg.radices.len()],
+            round,
+            cfg.clone(),
+        );
     }
 }
 
@@ -1854,39 +1946,6 @@ fn store_tile_element<F: Float, N: Size>(
     } else {
         store_slot_value::<F, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
     }
-}
-
-/// Multiplies values `0..len` of each signal in shared memory by `factors[offset + k]`
-/// and zeroes values `len..upto` (Rader's kernel product).
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn scale_in_shared<F: Float>(
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    factors: &Array<F>,
-    signal: usize,
-    thread: usize,
-    #[comptime] offset: usize,
-    #[comptime] len: usize,
-    #[comptime] upto: usize,
-    #[comptime] cfg: StageConfig,
-) {
-    let base = signal * comptime![cfg.smem_stride];
-    let mut k = thread;
-    while k < upto {
-        let at = base + slot(k, cfg.padded_slots);
-        let (mut vr, mut vi) = (F::new(0.0), F::new(0.0));
-        if k < len {
-            let (fr, fi) = table_value::<F>(factors, offset + k);
-            let (tr, ti) = complex_mul::<F>(smem_re[at], smem_im[at], fr, fi);
-            vr = tr;
-            vi = ti;
-        }
-        smem_re[at] = vr;
-        smem_im[at] = vi;
-        k += comptime![cfg.threads_per_signal];
-    }
-    sync_cube();
 }
 
 /// Dense position of sequence index `k` in a window, or `len` of the dense
@@ -2149,8 +2208,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             thread,
             0usize,
             1usize,
-            cfg.inverse,
-            None,
+            comptime![Round::plain(cfg.inverse)],
             cfg.clone(),
         );
         // Every read of the staged tile must be done before it is refilled: a
@@ -2178,8 +2236,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
                 thread,
                 1usize,
                 passes,
-                cfg.inverse,
-                None,
+                comptime![Round::plain(cfg.inverse)],
                 cfg.clone(),
             );
         }
