@@ -2,7 +2,7 @@
 //! path) on one device and prints one JSON line per case, for `spectral_compare.py` to set
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
-//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--turbofno] [--cgemm-sweep]
+//! Usage: `spectral_bench [cuda|wgpu] [--quick] [--turbofno] [--cgemm-sweep] [--fused-sweep]
 //! [--only I] [--reps N] [--no-reference]`. Cases: those of
 //! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes), or
 //! with `--turbofno` TurboFNO's sweeps (see [`TURBOFNO_SWEEP`]);
@@ -10,7 +10,9 @@
 //! `--impl unfused|fused` times that path alone and `--forward-only` skips the
 //! backward (so that a profile holds one path's forward kernels only).
 //! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
-//! of block shapes (each checked against the default one), for tuning.
+//! of block shapes (each checked against the default one), for tuning;
+//! `--fused-sweep` times the fused kernel of every case's first axis under a
+//! range of batch and output-channel tiles.
 
 use std::time::Instant;
 
@@ -20,7 +22,10 @@ use burn::tensor::{Distribution, Tensor};
 use burn_cubecl::{CubeBackend, CubeRuntime};
 use cubecl::prelude::*;
 use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv};
 use fno_kernels::testing::uniform_f32;
+use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
 use fno_ops::{spectral_conv, SpectralConvSpec, SpectralImpl};
 
 /// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
@@ -153,6 +158,26 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
     Ok((Timing { fwd, fwd_bwd }, sample))
 }
 
+/// Median of 7 groups of `reps` back-to-back launches, in ms per launch.
+fn median_launch_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, launch: impl Fn()) -> f64 {
+    for _ in 0..3 {
+        launch();
+    }
+    cubecl::future::block_on(client.sync()).unwrap();
+    let mut times: Vec<f64> = (0..7)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..reps {
+                launch();
+            }
+            cubecl::future::block_on(client.sync()).unwrap();
+            start.elapsed().as_secs_f64() * 1e3 / reps as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[3]
+}
+
 /// A CGEMM's operands on the device, filled with fresh values.
 struct CgemmBuffers<R: Runtime> {
     client: ComputeClient<R>,
@@ -171,24 +196,8 @@ impl<R: Runtime> CgemmBuffers<R> {
         CgemmBuffers { client, a, b, c }
     }
 
-    /// Median of 7 groups of `reps` launches, in ms per launch.
     fn time(&self, reps: usize, launch: impl Fn(&Self)) -> f64 {
-        for _ in 0..3 {
-            launch(self);
-        }
-        cubecl::future::block_on(self.client.sync()).unwrap();
-        let mut times: Vec<f64> = (0..7)
-            .map(|_| {
-                let start = Instant::now();
-                for _ in 0..reps {
-                    launch(self);
-                }
-                cubecl::future::block_on(self.client.sync()).unwrap();
-                start.elapsed().as_secs_f64() * 1e3 / reps as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[3]
+        median_launch_ms(&self.client, reps, || launch(self))
     }
 
     fn output(&self) -> Vec<f32> {
@@ -244,11 +253,7 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
         } else {
             (batch, channels)
         };
-        let modes: usize = n_modes
-            .iter()
-            .enumerate()
-            .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
-            .product();
+        let modes: usize = stored_modes(dim, n_modes).iter().product();
         let problem = spectral::forward(
             batch,
             channels,
@@ -284,6 +289,101 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
     }
 }
 
+/// neuraloperator's n_modes as stored modes: the last dim keeps m // 2 + 1 bins.
+fn stored_modes(dim: usize, n_modes: &[usize]) -> Vec<usize> {
+    n_modes
+        .iter()
+        .enumerate()
+        .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
+        .collect()
+}
+
+/// The fused kernel on each case's first spatial axis (the whole convolution
+/// in 1D; in 2D the axis after the last axis' truncated R2C, as the Fused path
+/// runs it) under a range of batch and output-channel tiles, each checked
+/// against the default tiles: one JSON line per case with every time.
+fn fused_sweep<R: CubeRuntime>(opts: &Options) {
+    let device = Default::default();
+    let client = R::client(&device);
+    for (i, &(dim, batch, channels, n, n_modes)) in opts.cases.iter().enumerate() {
+        if opts.only.is_some_and(|only| only != i) {
+            continue;
+        }
+        let (batch, channels, n) = if opts.quick {
+            (2.min(batch), 8.min(channels), n.min(64))
+        } else {
+            (batch, channels, n)
+        };
+        let n_modes: Vec<usize> = n_modes.iter().map(|&m| m.min(n)).collect();
+        let stored = stored_modes(dim, &n_modes);
+        let inner: usize = stored[1..].iter().product();
+        let (forward_kind, inverse_kind) = if dim == 1 {
+            (FftKind::R2C, FftKind::C2R)
+        } else {
+            (FftKind::C2C, FftKind::C2C)
+        };
+        let forward = FftDesc::new(&[batch, channels, n, inner], &[2], forward_kind, Direction::Forward)
+            .modes(&stored[..1])
+            .mode_order(FORWARD_ORDER);
+        let inverse = FftDesc::new(
+            &[batch, channels, stored[0], inner],
+            &[2],
+            inverse_kind,
+            Direction::Inverse,
+        )
+        .modes(&stored[..1])
+        .lengths(&[n])
+        .mode_order(INVERSE_ORDER);
+        let plan = |desc: FftDesc| FftPlan::new(desc).unwrap();
+        let weight = spectral::dense_weight(channels, stored.iter().product(), false);
+        let problem = FusedSpectralConv::new(&plan(forward), &plan(inverse), weight).unwrap();
+        let tables = problem.tables(&client);
+        let (ex, ew, ey, _) = problem.extents();
+        let x = client.create_from_slice(f32::as_bytes(&uniform_f32(ex, 1)));
+        let w = client.create_from_slice(f32::as_bytes(&uniform_f32(ew, 2)));
+        let y = client.empty(ey * 4);
+        let buffers = FusedBuffers {
+            x: &x,
+            weight: &w,
+            y: &y,
+            spectrum: None,
+            bias: None,
+        };
+        let own = problem.config(false);
+        let launch = |cfg: &FusedConfig| problem.launch_with(cfg.clone(), &client, &tables, buffers);
+        launch(&own);
+        let want = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
+        let default_ms = median_launch_ms(&client, opts.reps, || launch(&own));
+        let mut timed = Vec::new();
+        for batch_tile in [1, 2, 4, 8] {
+            for out_tile in [8, 16, 32, 64] {
+                let cfg = FusedConfig {
+                    batch_tile,
+                    out_tile,
+                    ..own.clone()
+                };
+                if !cfg.fits() || batch_tile > batch.next_power_of_two() || out_tile > channels.next_power_of_two() {
+                    continue;
+                }
+                launch(&cfg);
+                let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
+                let err = rel_err(&got, &want);
+                assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
+                let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
+                timed.push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
+            }
+        }
+        println!(
+            "{{\"case\": \"fused_sweep\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"threads\": {}, \"chunk\": {}, \"default_tiles\": [{}, {}], \"default_ms\": {default_ms:.5}, \"tiles_ms\": [{}]}}",
+            own.threads(),
+            own.chunk(),
+            own.batch_tile,
+            own.out_tile,
+            timed.join(", ")
+        );
+    }
+}
+
 fn rel_err(a: &[f32], b: &[f32]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
     let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
@@ -297,11 +397,7 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     let reps = opts.reps;
     let (dim, batch, channels, n, n_modes) = case;
     // neuraloperator's n_modes: centred counts, the last dim keeps m//2 + 1 bins.
-    let stored: Vec<usize> = n_modes
-        .iter()
-        .enumerate()
-        .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
-        .collect();
+    let stored = stored_modes(dim, n_modes);
     let spec = SpectralConvSpec::new(&stored);
     let mut xs = [n; D];
     xs[0] = batch;
@@ -369,6 +465,7 @@ struct Options {
     quick: bool,
     cases: &'static [Case],
     sweep: bool,
+    fused_sweep: bool,
     only: Option<usize>,
     reps: usize,
     reference: bool,
@@ -402,6 +499,7 @@ impl Options {
             quick,
             cases,
             sweep: args.iter().any(|a| a == "--cgemm-sweep"),
+            fused_sweep: args.iter().any(|a| a == "--fused-sweep"),
             only,
             reps: value("--reps")?.unwrap_or(if quick { 3 } else { 15 }).max(1),
             reference: !args.iter().any(|a| a == "--no-reference"),
@@ -449,9 +547,13 @@ fn main() {
         #[cfg(feature = "wgpu")]
         Some("wgpu") if opts.sweep => cgemm_sweep::<cubecl::wgpu::WgpuRuntime>(&opts),
         #[cfg(feature = "wgpu")]
+        Some("wgpu") if opts.fused_sweep => fused_sweep::<cubecl::wgpu::WgpuRuntime>(&opts),
+        #[cfg(feature = "wgpu")]
         Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(&opts),
         #[cfg(feature = "cuda")]
         Some("cuda") | None if opts.sweep => cgemm_sweep::<cubecl::cuda::CudaRuntime>(&opts),
+        #[cfg(feature = "cuda")]
+        Some("cuda") | None if opts.fused_sweep => fused_sweep::<cubecl::cuda::CudaRuntime>(&opts),
         #[cfg(feature = "cuda")]
         Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(&opts),
         other => {

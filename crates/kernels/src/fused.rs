@@ -129,6 +129,12 @@ impl FusedConfig {
     pub fn accumulators(&self) -> usize {
         self.contraction_pairs() * self.batch_tile
     }
+
+    /// Whether a cube of these tiles fits the shared memory and the
+    /// accumulators a thread may hold.
+    pub fn fits(&self) -> bool {
+        self.shared_bytes() <= SHARED_LIMIT && self.accumulators() <= MAX_ACCUMULATORS
+    }
 }
 
 #[cube(launch)]
@@ -610,12 +616,11 @@ impl FusedSpectralConv {
             biased: self.bias.is_some(),
             write_spectrum,
         };
-        let fits = |c: &FusedConfig| c.shared_bytes() <= SHARED_LIMIT && c.accumulators() <= MAX_ACCUMULATORS;
         // Shrink the tiles until they fit, the batch tile first, then for
         // parallelism the output tile only down to 16 (smaller ones repeat the
         // forward transforms).
         loop {
-            let (over, few) = (!fits(&cfg), self.cubes(&cfg) < MIN_CUBES);
+            let (over, few) = (!cfg.fits(), self.cubes(&cfg) < MIN_CUBES);
             if !over && !few {
                 break;
             }
@@ -686,10 +691,7 @@ impl FusedSpectralConv {
             ..c.clone()
         };
         assert_eq!(tiles(&cfg), tiles(&own), "the configuration belongs to another problem");
-        assert!(
-            cfg.shared_bytes() <= SHARED_LIMIT && cfg.accumulators() <= MAX_ACCUMULATORS,
-            "tiles that do not fit: {cfg:?}"
-        );
+        assert!(cfg.fits(), "tiles that do not fit: {cfg:?}");
         self.dispatch(cfg, client, tables, buffers)
     }
 
