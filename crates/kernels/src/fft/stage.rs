@@ -1486,7 +1486,8 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
 /// then the inverse's radix-`r` DFT over them. Rader's `X[0] = x[0] + A[0]`
 /// is kept aside first.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// The comptime switch stays an outer `if`: without Rader's, no code of it.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn turn_to_inverse<F: Float>(
     re: &mut Array<F>,
     im: &mut Array<F>,
