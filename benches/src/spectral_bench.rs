@@ -305,16 +305,7 @@ fn stored_modes(dim: usize, n_modes: &[usize]) -> Vec<usize> {
 fn fused_sweep<R: CubeRuntime>(opts: &Options) {
     let device = Default::default();
     let client = R::client(&device);
-    for (i, &(dim, batch, channels, n, n_modes)) in opts.cases.iter().enumerate() {
-        if opts.only.is_some_and(|only| only != i) {
-            continue;
-        }
-        let (batch, channels, n) = if opts.quick {
-            (2.min(batch), 8.min(channels), n.min(64))
-        } else {
-            (batch, channels, n)
-        };
-        let n_modes: Vec<usize> = n_modes.iter().map(|&m| m.min(n)).collect();
+    for (dim, batch, channels, n, n_modes) in opts.selected_cases() {
         let stored = stored_modes(dim, &n_modes);
         let inner: usize = stored[1..].iter().product();
         let (forward_kind, inverse_kind) = if dim == 1 {
@@ -474,6 +465,24 @@ struct Options {
 }
 
 impl Options {
+    /// The cases `--only` selects, shrunk by `--quick`: (spatial dims, batch,
+    /// channels, grid side, n_modes), neuraloperator's n_modes fitted to the
+    /// grid (the last dim's m // 2 + 1 bins too).
+    fn selected_cases(&self) -> impl Iterator<Item = (usize, usize, usize, usize, Vec<usize>)> + '_ {
+        let chosen = |i: usize| self.only.is_none_or(|only| only == i);
+        self.cases.iter().enumerate().filter(move |&(i, _)| chosen(i)).map(
+            move |(_, &(dim, batch, channels, n, n_modes))| {
+                let (batch, channels, n) = if self.quick {
+                    (2.min(batch), 8.min(channels), n.min(64))
+                } else {
+                    (batch, channels, n)
+                };
+                let n_modes = n_modes.iter().map(|&m| m.min(n)).collect();
+                (dim, batch, channels, n, n_modes)
+            },
+        )
+    }
+
     fn parse(args: &[String]) -> Result<Options, String> {
         let quick = args.iter().any(|a| a == "--quick");
         let value = |flag: &str| -> Result<Option<usize>, String> {
@@ -518,17 +527,7 @@ impl Options {
 }
 
 fn run<R: CubeRuntime>(opts: &Options) {
-    for (i, &(dim, batch, channels, n, modes)) in opts.cases.iter().enumerate() {
-        if opts.only.is_some_and(|only| only != i) {
-            continue;
-        }
-        let (batch, channels, n) = if opts.quick {
-            (2.min(batch), 8.min(channels), n.min(64))
-        } else {
-            (batch, channels, n)
-        };
-        // neuraloperator's n_modes fit the grid (the last dim's m // 2 + 1 bins too).
-        let modes: Vec<usize> = modes.iter().map(|&m| m.min(n)).collect();
+    for (dim, batch, channels, n, modes) in opts.selected_cases() {
         let case = (dim, batch, channels, n, modes.as_slice());
         match dim {
             1 => bench_case::<R, 3, 4>(case, opts),
