@@ -366,7 +366,7 @@ fn multiply_chunk<F: Float, N: Size>(
     }
 }
 
-#[cube(launch)]
+#[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn cgemm_kernel<F: Float + CubeElement, N: Size>(
@@ -568,7 +568,7 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
 }
 
 /// `C[p, q, k] = Σ_s partial[s, p, q, k]` (partials dense, `width` floats each).
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn sum_splits_kernel<F: Float>(
     partial: &Array<F>,
@@ -784,54 +784,61 @@ impl CgemmProblem {
                 && props.features.copy_async
                 && 2 * cfg.shared_bytes() <= props.hardware.max_shared_memory_size,
         };
-        cgemm_kernel::launch::<f32, R>(
-            client,
-            count,
-            CubeDim::new_1d(cfg.threads() as u32),
-            vector_size(pairs),
-            arr(a, ea),
-            arr(b, eb),
-            arr(target, target_len),
-            scale,
-            bias_values,
-            bias.mode,
-            bias.factor,
-            self.p,
-            self.q,
-            self.r,
-            self.k,
-            self.a.row,
-            self.a.col,
-            self.a.mode,
-            self.b.row,
-            self.b.col,
-            self.b.mode,
-            c_strides.0,
-            c_strides.1,
-            c_strides.2,
-            cfg.splits,
-            r_per,
-            c_split,
-            cfg,
-            staging,
-        );
-        if let Some(partial) = partial {
-            let threads = 256;
-            sum_splits_kernel::launch::<f32, R>(
+        // SAFETY: launched without bounds checks: every index the kernel forms
+        // stays inside the arrays sized here (see `DeviceFft::launch`).
+        unsafe {
+            cgemm_kernel::launch_unchecked::<f32, R>(
                 client,
-                CubeCount::Static(outputs.div_ceil(threads) as u32, 1, 1),
-                CubeDim::new_1d(threads as u32),
-                arr(&partial, cfg.splits * outputs),
-                arr(c, ec),
+                count,
+                CubeDim::new_1d(cfg.threads() as u32),
+                vector_size(pairs),
+                arr(a, ea),
+                arr(b, eb),
+                arr(target, target_len),
+                scale,
+                bias_values,
+                bias.mode,
+                bias.factor,
                 self.p,
                 self.q,
+                self.r,
                 self.k,
-                self.c.row,
-                self.c.col,
-                self.c.mode,
+                self.a.row,
+                self.a.col,
+                self.a.mode,
+                self.b.row,
+                self.b.col,
+                self.b.mode,
+                c_strides.0,
+                c_strides.1,
+                c_strides.2,
                 cfg.splits,
-                cfg.width(),
+                r_per,
+                c_split,
+                cfg,
+                staging,
             );
+        }
+        if let Some(partial) = partial {
+            let threads = 256;
+            // SAFETY: as above.
+            unsafe {
+                sum_splits_kernel::launch_unchecked::<f32, R>(
+                    client,
+                    CubeCount::Static(outputs.div_ceil(threads) as u32, 1, 1),
+                    CubeDim::new_1d(threads as u32),
+                    arr(&partial, cfg.splits * outputs),
+                    arr(c, ec),
+                    self.p,
+                    self.q,
+                    self.k,
+                    self.c.row,
+                    self.c.col,
+                    self.c.mode,
+                    cfg.splits,
+                    cfg.width(),
+                );
+            }
         }
     }
 

@@ -137,7 +137,7 @@ impl FusedConfig {
     }
 }
 
-#[cube(launch)]
+#[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
@@ -747,40 +747,44 @@ impl FusedSpectralConv {
             self.y.in_entries(entry_floats(&cfg.inverse).1),
         );
         let table = |t: &(Handle, usize)| arr(&t.0, t.1);
-        fused_kernel::launch::<f32, R>(
-            client,
-            count,
-            CubeDim::new_1d(cfg.threads() as u32),
-            vector_size(cfg.forward.vector_input),
-            vector_size(cfg.inverse.vector_output),
-            arr(x, ex),
-            arr(weight, ew),
-            arr(y, ey),
-            spectrum,
-            table(&tables.forward[0]),
-            table(&tables.forward[1]),
-            table(&tables.inverse[0]),
-            table(&tables.inverse[1]),
-            scale,
-            bias,
-            mode_bias.mode,
-            mode_bias.factor,
-            self.batch,
-            self.cin,
-            self.cout,
-            self.inner,
-            xs[0],
-            xs[1],
-            xs[2],
-            xs[3],
-            ys[0],
-            ys[1],
-            ys[2],
-            ys[3],
-            self.weight.row,
-            self.weight.col,
-            self.weight.mode,
-            cfg,
-        );
+        // SAFETY: launched without bounds checks: every index the kernel forms
+        // stays inside the arrays sized here (see `DeviceFft::launch`).
+        unsafe {
+            fused_kernel::launch_unchecked::<f32, R>(
+                client,
+                count,
+                CubeDim::new_1d(cfg.threads() as u32),
+                vector_size(cfg.forward.vector_input),
+                vector_size(cfg.inverse.vector_output),
+                arr(x, ex),
+                arr(weight, ew),
+                arr(y, ey),
+                spectrum,
+                table(&tables.forward[0]),
+                table(&tables.forward[1]),
+                table(&tables.inverse[0]),
+                table(&tables.inverse[1]),
+                scale,
+                bias,
+                mode_bias.mode,
+                mode_bias.factor,
+                self.batch,
+                self.cin,
+                self.cout,
+                self.inner,
+                xs[0],
+                xs[1],
+                xs[2],
+                xs[3],
+                ys[0],
+                ys[1],
+                ys[2],
+                ys[3],
+                self.weight.row,
+                self.weight.col,
+                self.weight.mode,
+                cfg,
+            );
+        }
     }
 }

@@ -94,7 +94,7 @@ fn address(
 
 /// `output[s, p] = Σ_q matrix[q, p] · input[s, q]` for `p < p_len`, `q < q_len`
 /// (floats along the axis) and `s < signals`. Strides are in floats.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
 pub fn dft_kernel<F: Float>(
     input: &Array<F>,

@@ -148,7 +148,7 @@ fn load_tile_from_image<F: Float>(
 
 /// One cube per image: the first stage's signals in tiles from global memory
 /// into the image, then the second stage's from the image to global memory.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
     output: &mut Array<Vector<F, NO>>,

@@ -25,7 +25,7 @@ fn cmul<F: Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
 
 /// `X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])` for the
 /// window's bins. `z` is `[outer][n][inner]`, `x` is `[outer][stored][inner]`.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 pub fn untangle_kernel<F: Float>(
     z: &Array<F>,
     x: &mut Array<F>,
@@ -57,7 +57,7 @@ pub fn untangle_kernel<F: Float>(
 /// `Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k])` for all
 /// `k < n`, bins outside the window being zero and the imaginary parts of DC and
 /// Nyquist ignored. `x` is `[outer][stored][inner]`, `z` is `[outer][n][inner]`.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 pub fn fold_kernel<F: Float>(
     x: &Array<F>,
     z: &mut Array<F>,

@@ -2263,7 +2263,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
 /// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
 /// each walk many tiles, staging the next tile's input while transforming
 /// the current one ([`resident_tiles`]).
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
     input: &Array<Vector<F, NI>>,
