@@ -10,7 +10,7 @@
 //!
 //! [`stockham_passes`]: super::stage
 
-use super::stage::{loads_directly, padded_len, stores_directly, untangled_units, OutputForm, StageConfig};
+use super::stage::{loads_directly, padded_len, stores_directly, untangled_units, OutputForm, Round, StageConfig};
 
 const BANKS: usize = 32;
 const WARP: usize = 32;
@@ -123,46 +123,35 @@ struct Pass {
     writes: bool,
 }
 
-/// The passes of the stage's tile: one transform, or a convolution's two,
-/// which turn from the first's last pass to the second's second pass, the
-/// second's radices in reverse order.
+/// The passes of the stage's tile in the order [`Round`] gives them: one
+/// transform, or a convolution's two, which turn from the first's last pass
+/// to the second's second pass.
 fn passes(cfg: &StageConfig, loads_global: bool, stores_global: bool) -> Vec<Pass> {
-    let radices = &cfg.radices;
-    let count = radices.len();
-    // The span before each pass of radices in `order`.
-    let spans = |order: &[usize]| -> Vec<usize> {
-        order
-            .iter()
-            .scan(1, |span, &r| {
-                let before = *span;
-                *span *= r;
-                Some(before)
-            })
-            .collect()
-    };
-    let forward_spans = spans(radices);
-    let mut all: Vec<Pass> = radices
-        .iter()
-        .zip(&forward_spans)
-        .enumerate()
-        .map(|(pass, (&r, &span))| Pass {
-            r,
-            written_span: span,
-            reads: pass > 0 || !(loads_global || cfg.prefetch.is_some()),
-            writes: pass + 1 < count || !stores_global,
+    let count = cfg.radices.len();
+    let forward = Round::first(cfg);
+    let mut all: Vec<Pass> = (0..count)
+        .map(|pass| {
+            let (r, span) = forward.radix_and_span(&cfg.radices, pass);
+            let last = pass + 1 == count;
+            Pass {
+                r,
+                // A turning pass writes as the inverse's first pass (span 1) would.
+                written_span: if last && forward.turn { 1 } else { span },
+                reads: pass > 0 || !(loads_global || cfg.prefetch.is_some()),
+                writes: !last || !stores_global,
+            }
         })
         .collect();
-    if cfg.convolution.is_some() {
-        if let Some(turn) = all.last_mut() {
-            turn.written_span = 1;
-        }
-        let reversed: Vec<usize> = radices.iter().rev().copied().collect();
-        let reversed_spans = spans(&reversed);
-        all.extend(reversed.iter().zip(&reversed_spans).skip(1).map(|(&r, &span)| Pass {
-            r,
-            written_span: span,
-            reads: true,
-            writes: true,
+    if forward.turn {
+        let inverse = Round::inverse_of_turn();
+        all.extend((1..count).map(|pass| {
+            let (r, span) = inverse.radix_and_span(&cfg.radices, pass);
+            Pass {
+                r,
+                written_span: span,
+                reads: true,
+                writes: true,
+            }
         }));
     }
     all

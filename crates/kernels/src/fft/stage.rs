@@ -176,7 +176,7 @@ impl Convolution {
 
 /// What a run of Stockham passes does besides its transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Round {
+pub(crate) struct Round {
     inverse: bool,
     /// The radices last to first: a convolution's second transform, whose
     /// first pass then reads exactly the values that the first transform's
@@ -185,36 +185,53 @@ struct Round {
     /// Bluestein's chirp, applied by the first pass to what it reads: element
     /// `e` times entry `e` of the factors table, zero from this length on.
     chirp: Option<usize>,
-    /// A forward convolution's turn at its last pass, with the kernel's
-    /// spectrum from this entry of the factors table: the outputs times the
-    /// spectrum go, in registers, through the first pass of the inverse in
-    /// reversed order, and the passes go on as the inverse's. That saves a
-    /// pass over shared memory for the product and a barrier between passes.
-    turn: Option<usize>,
+    /// A forward convolution's turn at its last pass: the outputs times the
+    /// kernel's spectrum (entries `n..` of the factors table, after Rader's
+    /// and Bluestein's first `n`) go, in registers, through the first pass of
+    /// the inverse in reversed order, and the passes go on as the inverse's.
+    /// That saves a pass over shared memory for the product and a barrier.
+    pub(crate) turn: bool,
 }
 
 impl Round {
-    fn plain(inverse: bool) -> Self {
+    pub(crate) fn plain(inverse: bool) -> Self {
         Round {
             inverse,
             reversed: false,
             chirp: None,
-            turn: None,
+            turn: false,
+        }
+    }
+
+    /// The round a stage's tile starts with: its transform, or a
+    /// convolution's forward transform, which turns to the inverse.
+    pub(crate) fn first(cfg: &StageConfig) -> Self {
+        match cfg.convolution {
+            None => Round::plain(cfg.inverse),
+            Some(convolution) => Round {
+                inverse: false,
+                reversed: false,
+                chirp: match convolution {
+                    Convolution::Bluestein(_) => Some(cfg.n),
+                    Convolution::Rader => None,
+                },
+                turn: true,
+            },
         }
     }
 
     /// The passes after a turn: the inverse in reversed order.
-    fn inverse_of_turn() -> Self {
+    pub(crate) fn inverse_of_turn() -> Self {
         Round {
             inverse: true,
             reversed: true,
             chirp: None,
-            turn: None,
+            turn: false,
         }
     }
 
     /// Radix of pass `pass` and the span the passes before it transformed.
-    fn radix_and_span(&self, radices: &[usize], pass: usize) -> (usize, usize) {
+    pub(crate) fn radix_and_span(&self, radices: &[usize], pass: usize) -> (usize, usize) {
         let at = |p: usize| {
             if self.reversed {
                 radices[radices.len() - 1 - p]
@@ -1278,7 +1295,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
     let inverse = comptime![round.inverse];
     let last = comptime![pass + 1 == cfg.radices.len()];
-    let turn = comptime![if last { round.turn } else { None }];
+    let turn = comptime![last && round.turn];
     // A resident cube's first pass reads the input it staged, as it lies in global memory.
     let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
     let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
@@ -1372,23 +1389,19 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     }
                 }
                 small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
-                match comptime![turn] {
-                    Some(kernel) => {
-                        turn_to_inverse::<F>(
-                            &mut re,
-                            &mut im,
-                            factors,
-                            smem_re,
-                            smem_im,
-                            signal,
-                            i,
-                            at_slot,
-                            kernel,
-                            r,
-                            cfg.clone(),
-                        );
-                    }
-                    None => {}
+                if comptime![turn] {
+                    turn_to_inverse::<F>(
+                        &mut re,
+                        &mut im,
+                        factors,
+                        smem_re,
+                        smem_im,
+                        signal,
+                        i,
+                        at_slot,
+                        r,
+                        cfg.clone(),
+                    );
                 }
             }
             if to_global && !untangle && needed {
@@ -1440,7 +1453,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             let i = thread + q * threads;
             if !ragged || i < quarter_n {
                 // A turning pass writes as the inverse's first pass (span 1) would.
-                let written = comptime![if turn.is_some() { 1usize } else { span }];
+                let written = comptime![if turn { 1usize } else { span }];
                 let k = i % written;
                 let dst = (i - k) * r + k;
                 #[unroll]
@@ -1454,9 +1467,10 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     }
 
     // After a turn the passes go on from the inverse's second.
-    let (following, upto, next_round) = comptime![match turn {
-        Some(_) => (1usize, cfg.radices.len(), Round::inverse_of_turn()),
-        None => (pass + 1, until, round),
+    let (following, upto, next_round) = comptime![if turn {
+        (1usize, cfg.radices.len(), Round::inverse_of_turn())
+    } else {
+        (pass + 1, until, round)
     }];
     if comptime![following < upto] {
         stockham_passes::<F, NI, NO>(
@@ -1497,11 +1511,11 @@ fn turn_to_inverse<F: Float>(
     signal: usize,
     i: usize,
     #[comptime] at_slot: usize,
-    #[comptime] kernel: usize,
     #[comptime] r: usize,
     #[comptime] cfg: StageConfig,
 ) {
     let m = comptime![cfg.pass_len()];
+    let kernel = comptime![cfg.n];
     if comptime![cfg.rader()] {
         if i == 0 {
             let base = signal * comptime![cfg.smem_stride];
@@ -1748,20 +1762,7 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     if comptime![!cfg.radices.is_empty()] {
-        let n = comptime![cfg.n];
-        let round = comptime![match cfg.convolution {
-            None => Round::plain(cfg.inverse),
-            Some(convolution) => Round {
-                inverse: false,
-                reversed: false,
-                chirp: match convolution {
-                    Convolution::Bluestein(_) => Some(n),
-                    Convolution::Rader => None,
-                },
-                // Both keep the kernel's spectrum after their first n entries.
-                turn: Some(n),
-            },
-        }];
+        let round = comptime![Round::first(&cfg)];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
         let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
         stockham_passes::<F, NI, NO>(
