@@ -354,10 +354,13 @@ fn bench<R: Runtime>(
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.direct,
             device.launches(),
+            device.stage_radices(),
+            device.stage_threads(),
+            device.stage_tiles(),
             case.bytes as f64 / ms / 1e6
         );
         drop((input, output));

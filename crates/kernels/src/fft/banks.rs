@@ -10,7 +10,9 @@
 //!
 //! [`stockham_passes`]: super::stage
 
-use super::stage::{loads_directly, padded_len, stores_directly, untangled_units, OutputForm, Round, StageConfig};
+use super::stage::{
+    loads_directly, padded_len, stores_directly, untangled_units, walks_units, OutputForm, Round, StageConfig,
+};
 
 const BANKS: usize = 32;
 const WARP: usize = 32;
@@ -84,32 +86,48 @@ fn unit(cfg: &StageConfig, u: usize) -> (usize, usize) {
 }
 
 /// The traffic of a walk over `len` elements of every signal of the tile, in
-/// the order the tile's loads and stores walk it (see `stage::split_flat`),
+/// the order the tile's loads and stores walk it ([`walked_element`]),
 /// reading element `k` and, for a `mirrored` walk (the store of bins that
 /// pair `Z[k]` with `Z[n - k]`), element `n - k` too.
-fn walk(cfg: &StageConfig, len: usize, mirrored: bool) -> Traffic {
-    let signals = cfg.signals_per_cube;
-    let threads = cfg.threads_per_cube();
+fn walk(cfg: &StageConfig, len: usize, signals_fastest: bool, mirrored: bool) -> Traffic {
     let n = cfg.n;
-    let element = |start: usize, u: usize| {
-        let flat = start + u;
-        let (s, k) = if cfg.load_signals_fastest {
-            (flat % signals, flat / signals)
-        } else {
-            (flat / len, flat % len)
-        };
-        (flat < len * signals).then_some((s, k))
-    };
-    (0..len * signals)
-        .step_by(threads)
+    (0..len * cfg.signals_per_cube)
+        .step_by(cfg.threads_per_cube())
         .map(|start| {
-            let mut traffic = cube_access(cfg, |u| element(start, u).map(|(s, k)| word(cfg, s, k % n)));
+            let element = |u| walked_element(cfg, len, signals_fastest, start, u);
+            let mut traffic = cube_access(cfg, |u| element(u).map(|(s, k)| word(cfg, s, k % n)));
             if mirrored {
-                traffic += cube_access(cfg, |u| element(start, u).map(|(s, k)| word(cfg, s, (n - k % n) % n)));
+                traffic += cube_access(cfg, |u| element(u).map(|(s, k)| word(cfg, s, (n - k % n) % n)));
             }
             traffic
         })
         .sum()
+}
+
+/// The (signal, element) unit `u` takes in the round of a walk over `len`
+/// elements of every signal that starts at flat position `start`: a unit
+/// walk's or a flat walk's (see `stage::walks_units`), `None` where the
+/// unit has none.
+fn walked_element(
+    cfg: &StageConfig,
+    len: usize,
+    signals_fastest: bool,
+    start: usize,
+    u: usize,
+) -> Option<(usize, usize)> {
+    let signals = cfg.signals_per_cube;
+    if walks_units(cfg, len, signals_fastest) {
+        let (s, thread) = unit(cfg, u);
+        let k = thread + start / cfg.threads_per_cube() * cfg.threads_per_signal;
+        return (k < len).then_some((s, k));
+    }
+    let flat = start + u;
+    let (s, k) = if signals_fastest {
+        (flat % signals, flat / signals)
+    } else {
+        (flat / len, flat % len)
+    };
+    (flat < len * signals).then_some((s, k))
 }
 
 /// One Stockham pass as a tile runs it (see `stage::stockham_passes`): radix
@@ -167,7 +185,7 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     let (loads_global, stores_global) = (loads_directly(cfg), stores_directly(cfg));
     let mut total = Traffic::default();
     if !loads_global {
-        total += walk(cfg, cfg.load_len(), false);
+        total += walk(cfg, cfg.load_len(), cfg.load_signals_fastest, false);
     }
     if !stores_global {
         let len = if cfg.store_walks_elements() {
@@ -176,7 +194,7 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
             cfg.store.stored_len(cfg.output_seq_len())
         };
         let mirrored = matches!(cfg.output, OutputForm::Untangled | OutputForm::TwinSpectra);
-        total += walk(cfg, len, mirrored);
+        total += walk(cfg, len, cfg.store_signals_fastest, mirrored);
     }
     for pass in passes(cfg, loads_global, stores_global) {
         let Pass {
@@ -341,5 +359,35 @@ mod tests {
         );
         let modelled_ways = ways(&modelled);
         assert!(modelled_ways <= 1.35, "modelled layout: {modelled_ways:.2}-way");
+    }
+
+    /// Rader's rows walk units (211 over 16 threads a signal: a ragged last
+    /// round), its column tiles and plain rows walk flat; either way every
+    /// element of every signal is taken once.
+    #[test]
+    fn tile_walks_take_every_element_once() {
+        let forms = (InputForm::Complex, OutputForm::Complex);
+        let mut rows = whole_signal_stage(211, Some(Convolution::Rader), forms, default_max_radix(210));
+        rows.threads_per_signal = 16;
+        rows.signals_per_cube = 5;
+        let mut columns = rows.clone();
+        columns.load_signals_fastest = true;
+        columns.store_signals_fastest = true;
+        let mut plain = whole_signal_stage(384, None, forms, default_max_radix(384));
+        plain.signals_per_cube = 3;
+        for (cfg, by_units) in [(&rows, true), (&columns, false), (&plain, false)] {
+            let len = cfg.n;
+            let fastest = cfg.load_signals_fastest;
+            assert_eq!(walks_units(cfg, len, fastest), by_units, "n = {}", cfg.n);
+            let mut taken = vec![0usize; len * cfg.signals_per_cube];
+            for start in (0..len * cfg.signals_per_cube).step_by(cfg.threads_per_cube()) {
+                for u in 0..cfg.threads_per_cube() {
+                    if let Some((s, k)) = walked_element(cfg, len, fastest, start, u) {
+                        taken[s * len + k] += 1;
+                    }
+                }
+            }
+            assert!(taken.iter().all(|&t| t == 1), "n = {}: {taken:?}", cfg.n);
+        }
     }
 }

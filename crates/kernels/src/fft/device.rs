@@ -400,26 +400,32 @@ fn bluestein_factors(n: usize, inverse: bool, m: usize) -> Vec<f32> {
 }
 
 /// Rader's factors of a transform of prime length `p` (see
-/// [`Convolution::Rader`]): the discrete logarithms of `0 < k < p` base the
-/// smallest primitive root `g` (entry 0 unused), then the spectrum of
-/// `b[t] = exp(∓2πi·(g^t mod p)/p)` over `p − 1` samples divided by `p − 1`.
-/// Phases are reduced in integers and the spectrum built in f64.
+/// [`Convolution::Rader`]): for each `0 <= k < p` the shared-memory slots of
+/// input `k` and of output `k` as integer bit patterns (see
+/// [`Convolution::Rader`]), then the spectrum of `b[t] = exp(∓2πi·(g^t mod
+/// p)/p)` over `p − 1` samples divided by `p − 1`, `g` the smallest primitive
+/// root. Phases are reduced in integers and the spectrum built in f64.
 fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
     let len = p - 1;
     let g = primitive_root(p);
-    let mut log = vec![0usize; p];
+    // x[0] and X[0] sit in the two slots after the convolution's.
+    let mut slots = vec![[len, len + 1]; p];
     let mut b = Vec::with_capacity(len);
     let sign = if inverse { 1.0 } else { -1.0 };
     let mut power = 1;
     for t in 0..len {
-        log[power] = t;
+        // Input g^-s goes to slot s; output g^t is the convolution's entry t.
+        slots[power] = [(len - t) % len, t];
         let phase = sign * 2.0 * std::f64::consts::PI * power as f64 / p as f64;
         b.push(num_complex::Complex::from_polar(1.0, phase));
         power = power * g % p;
     }
     rustfft::FftPlanner::<f64>::new().plan_fft_forward(len).process(&mut b);
     let scale = 1.0 / len as f64;
-    let mut factors: Vec<f32> = log.iter().flat_map(|&t| [t as f32, 0.0]).collect();
+    let mut factors: Vec<f32> = slots
+        .iter()
+        .flat_map(|pair| pair.map(|slot| f32::from_bits(slot as u32)))
+        .collect();
     factors.extend(b.iter().flat_map(|v| [(v.re * scale) as f32, (v.im * scale) as f32]));
     factors
 }

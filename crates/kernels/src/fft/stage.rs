@@ -157,9 +157,12 @@ pub enum Convolution {
     /// Rader's, for a prime `n`: with `g` a primitive root, input `x[g^-s]`
     /// goes to slot `s` and `X[g^q] = x[0] + (a ⊛ b)[q]` for
     /// `b[t] = exp(∓2πi·g^t/n)`, a convolution of length `n − 1`; `X[0] = x[0] +
-    /// Σ a`. The factors array holds the discrete logarithm of `k` (base `g`)
-    /// at entry `k` for `0 < k < n`, then the `n − 1` bins of `K̂ = FFT(b)/(n − 1)`.
-    /// Each signal keeps `x[0]` and `X[0]` in two slots after the convolution's.
+    /// Σ a`. Each signal keeps `x[0]` and `Σ a` in the two slots after the
+    /// convolution's, so that every output is `x[0]` plus one slot. The factors
+    /// array holds, at entry `k < n`, the slot input `k` goes to and the slot
+    /// output `k` comes from, as integer bit patterns (a table lookup replaces
+    /// a logarithm, a remainder and a select per element), then the `n − 1`
+    /// bins of `K̂ = FFT(b)/(n − 1)`.
     Rader,
 }
 
@@ -1497,8 +1500,8 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
 /// A convolution's turn (see [`Round::turn`]) on butterfly `i` of the first
 /// transform's last pass, whose output `t` in registers `at_slot + t` is
 /// element `i + t·m/r` of the transform: each times the kernel's spectrum,
-/// then the inverse's radix-`r` DFT over them. Rader's `X[0] = x[0] + A[0]`
-/// is kept aside first.
+/// then the inverse's radix-`r` DFT over them. Rader's `A[0] = Σ a` (`X[0]`
+/// less `x[0]`) is kept aside first.
 #[cube]
 // The comptime switch stays an outer `if`: without Rader's, no code of it.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
@@ -1519,9 +1522,9 @@ fn turn_to_inverse<F: Float>(
     if comptime![cfg.rader()] {
         if i == 0 {
             let base = signal * comptime![cfg.smem_stride];
-            let (x0, dc) = (base + slot(m, cfg.padded_slots), base + slot(m + 1, cfg.padded_slots));
-            smem_re[dc] = smem_re[x0] + re[at_slot];
-            smem_im[dc] = smem_im[x0] + im[at_slot];
+            let dc = base + slot(m + 1, cfg.padded_slots);
+            smem_re[dc] = re[at_slot];
+            smem_im[dc] = im[at_slot];
         }
     }
     #[unroll]
@@ -1547,19 +1550,75 @@ pub(crate) fn load_tile<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     let signals = comptime![cfg.signals_per_cube];
-    let stride = comptime![cfg.smem_stride];
     let load_len = comptime![cfg.load_len()];
-    let load_count = comptime![cfg.load_len() * cfg.signals_per_cube];
-    let mut flat = UNIT_POS as usize;
-    while flat < load_count {
-        let (s, k) = split_flat(flat, load_len, signals, comptime![cfg.load_signals_fastest]);
-        let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
-        let to = s * stride + input_slot::<F>(factors, k, cfg.clone());
-        smem_re[to] = vr;
-        smem_im[to] = packed_bin_imag::<F>(vi, k, cfg.clone());
-        flat += comptime![cfg.threads_per_cube()];
+    if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
+        let (s, thread) = unit_in_tile(cfg.clone());
+        let threads = comptime![cfg.threads_per_signal];
+        #[unroll]
+        for round in 0..comptime![load_len.div_ceil(threads)] {
+            let k = thread + round * threads;
+            if comptime![(round + 1) * threads <= load_len] || k < load_len {
+                load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+            }
+        }
+    } else {
+        let step = comptime![cfg.threads_per_cube()];
+        let fastest = comptime![cfg.load_signals_fastest];
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
+        while flat < comptime![load_len * signals] {
+            load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+            let (next_s, next_k) = advance_flat(s, k, step, load_len, signals, fastest);
+            s = next_s;
+            k = next_k;
+            flat += step;
+        }
     }
     sync_cube();
+}
+
+/// Element `k` of the tile's signal `s` from global memory to its slot in
+/// shared memory (see [`load_tile`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_tile_element<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    factors: &Array<F>,
+    at: TileCoords,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+    let to = s * comptime![cfg.smem_stride] + input_slot::<F>(factors, k, cfg.clone());
+    smem_re[to] = vr;
+    smem_im[to] = packed_bin_imag::<F>(vi, k, cfg.clone());
+}
+
+/// Most rounds of a unit walk, which unrolls them all.
+const MAX_UNIT_WALK_ROUNDS: usize = 32;
+
+/// Whether the tile's load or store walks `len` elements of every signal
+/// unit by unit: each unit takes the elements `thread + round ·
+/// threads_per_signal` of its own signal ([`unit_in_tile`]), in rounds
+/// unrolled at compile time, so that every index but the unit's own is a
+/// constant; a store reads every round before it writes any. Otherwise the
+/// walk is flat over the tile and carries (signal, element) from round to
+/// round ([`advance_flat`]).
+///
+/// Only a convolution's rows walk units, in runs of at least 8 threads (64
+/// bytes) a signal: with Rader's slot tables, on an H100 that took batched
+/// C2C 211 / 421 from 1950 / 1387 to 2102 / 1542 GB/s, C2R 211 / 421 from
+/// 1306 / 1232 to 1644 / 1307, rfft2 / irfft2 211² from 813 / 756 to 830 /
+/// 854. Column tiles walked by units ran rfft2 211² 13 % slower
+/// (benches/results/2026-11-25_unit_walks_h100.md).
+pub(crate) fn walks_units(cfg: &StageConfig, len: usize, signals_fastest: bool) -> bool {
+    let rows = !signals_fastest && !cfg.load_signals_fastest;
+    rows && cfg.convolution.is_some()
+        && cfg.threads_per_signal >= 8
+        && len.div_ceil(cfg.threads_per_signal) <= MAX_UNIT_WALK_ROUNDS
 }
 
 /// Starts staging the complex input of the tile's signals in `staged`, as it
@@ -1627,10 +1686,12 @@ fn stage_tile<F: Float, N: Size>(
     }
 }
 
-/// Discrete logarithm of `0 < k < n` from a Rader stage's factors (0 for `k = 0`).
+/// The slot of a Rader stage's input `k` (`output` false) or output `k`
+/// (`output` true), from the stage's factors (see [`Convolution::Rader`]).
 #[cube]
-fn rader_log<F: Float>(factors: &Array<F>, k: usize) -> usize {
-    usize::cast_from(factors[2 * k])
+fn rader_slot<F: Float>(factors: &Array<F>, k: usize, #[comptime] output: bool) -> usize {
+    let at = if comptime![output] { 2 * k + 1 } else { 2 * k };
+    usize::cast_from(u32::reinterpret(factors[at]))
 }
 
 /// Where element `k` of a signal's input goes in its shared-memory tile:
@@ -1639,9 +1700,7 @@ fn rader_log<F: Float>(factors: &Array<F>, k: usize) -> usize {
 #[cube]
 pub(crate) fn input_slot<F: Float>(factors: &Array<F>, k: usize, #[comptime] cfg: StageConfig) -> usize {
     if comptime![cfg.rader()] {
-        let len = comptime![cfg.n - 1];
-        let s = (len - rader_log::<F>(factors, k)) % len;
-        slot(select(k == 0, len, s), cfg.padded_slots)
+        slot(rader_slot::<F>(factors, k, false), cfg.padded_slots)
     } else {
         slot(k, cfg.padded_slots)
     }
@@ -1736,7 +1795,7 @@ fn load_pass_input<F: Float, N: Size>(
 
 /// The complex transform of every signal of the tile: the Stockham passes, or
 /// the two transforms of a [`Convolution`], which turn from one to the other
-/// at the kernel's spectrum in registers ([`Round::turn`]; Rader's `X[0]`
+/// at the kernel's spectrum in registers ([`Round::turn`]; Rader's `Σ a`
 /// kept aside there), Bluestein's with the chirp applied as the first pass
 /// reads and in [`tile_output`].
 ///
@@ -1788,8 +1847,8 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
 
 /// Output `k` of the tile's signal `s` from its transform in shared memory: the
 /// value itself, the bin untangled from the half-length transform,
-/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`X[0]`
-/// kept aside).
+/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`Σ a`
+/// in the place of `c` for `X[0]`).
 #[cube]
 pub(crate) fn tile_output<F: Float>(
     smem_re: &SharedMemory<F>,
@@ -1827,15 +1886,9 @@ pub(crate) fn tile_output<F: Float>(
             fi,
         )
     } else if comptime![cfg.rader()] {
-        let len = comptime![n - 1];
-        let dc = k == 0;
-        let at = base + slot(select(dc, len + 1, rader_log::<F>(factors, k)), cfg.padded_slots);
-        let x0 = base + slot(len, cfg.padded_slots);
-        let zero = F::new(0.0);
-        (
-            smem_re[at] + select(dc, zero, smem_re[x0]),
-            smem_im[at] + select(dc, zero, smem_im[x0]),
-        )
+        let at = base + slot(rader_slot::<F>(factors, k, true), cfg.padded_slots);
+        let x0 = base + slot(comptime![n - 1], cfg.padded_slots);
+        (smem_re[at] + smem_re[x0], smem_im[at] + smem_im[x0])
     } else {
         (
             smem_re[base + slot(k, cfg.padded_slots)],
@@ -1868,30 +1921,69 @@ pub(crate) fn store_tile<F: Float, N: Size>(
     let fastest = comptime![cfg.store_signals_fastest];
     let step = comptime![cfg.threads_per_cube()];
     let group = comptime![store_rounds_unrolled(&cfg, store_count.div_ceil(step))];
-    let mut flat = UNIT_POS as usize;
-    let (mut s, mut u) = split_flat(flat, per_signal, signals, fastest);
-    while flat < store_count {
+    if comptime![walks_units(&cfg, per_signal, fastest)] {
+        // All reads first, then all stores: each round's table read, shared
+        // read and store would otherwise wait on one another in turn.
+        let (s, thread) = unit_in_tile(cfg.clone());
+        let threads = comptime![cfg.threads_per_signal];
+        let rounds = comptime![per_signal.div_ceil(threads)];
+        let mut read = Array::<F>::new(comptime![4 * rounds]);
         #[unroll]
-        for _ in 0..group {
-            if flat < store_count {
-                store_tile_element::<F, N>(
-                    output,
-                    twiddles,
-                    post_coarse,
-                    post_fine,
-                    factors,
-                    smem_re,
-                    smem_im,
-                    at,
-                    s,
-                    u,
-                    cfg.clone(),
+        for round in 0..rounds {
+            // A ragged last round reads a real element and stores nothing of it.
+            let walked = thread + round * threads;
+            let u = if comptime![(round + 1) * threads <= per_signal] {
+                walked
+            } else {
+                select(walked < per_signal, walked, comptime![per_signal - 1])
+            };
+            let k = walked_output(u, cfg.clone());
+            let (zr, zi, yr, yi) = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+            read[4 * round] = zr;
+            read[4 * round + 1] = zi;
+            read[4 * round + 2] = yr;
+            read[4 * round + 3] = yi;
+        }
+        #[unroll]
+        for round in 0..rounds {
+            let u = thread + round * threads;
+            if comptime![(round + 1) * threads <= per_signal] || u < per_signal {
+                let k = walked_output(u, cfg.clone());
+                let values = (
+                    read[4 * round],
+                    read[4 * round + 1],
+                    read[4 * round + 2],
+                    read[4 * round + 3],
                 );
+                write_walked_output::<F, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg.clone());
             }
-            flat += step;
-            let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
-            s = next_s;
-            u = next_u;
+        }
+    } else {
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut u) = split_flat(flat, per_signal, signals, fastest);
+        while flat < store_count {
+            #[unroll]
+            for _ in 0..group {
+                if flat < store_count {
+                    store_tile_element::<F, N>(
+                        output,
+                        twiddles,
+                        post_coarse,
+                        post_fine,
+                        factors,
+                        smem_re,
+                        smem_im,
+                        at,
+                        s,
+                        u,
+                        cfg.clone(),
+                    );
+                }
+                flat += step;
+                let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
+                s = next_s;
+                u = next_u;
+            }
         }
     }
 }
@@ -1929,17 +2021,64 @@ fn store_tile_element<F: Float, N: Size>(
     u: usize,
     #[comptime] cfg: StageConfig,
 ) {
-    let out_seq = comptime![cfg.output_seq_len()];
-    let k = if comptime![cfg.store_walks_elements() && cfg.output != OutputForm::Untangled] {
+    let k = walked_output(u, cfg.clone());
+    let values = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+    write_walked_output::<F, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg);
+}
+
+/// The output a store walk's position `u` stands for: the element itself, or
+/// the sequence index the store window keeps at `u`.
+#[cube]
+fn walked_output(u: usize, #[comptime] cfg: StageConfig) -> usize {
+    if comptime![cfg.store_walks_elements() && cfg.output != OutputForm::Untangled] {
         u
     } else {
-        window_index(u, cfg.store, out_seq)
-    };
+        window_index(u, cfg.store, comptime![cfg.output_seq_len()])
+    }
+}
+
+/// What the store of output `k` of the tile's signal `s` reads from shared
+/// memory: the output `Z[k]`, and for twin spectra `Z[n-k]` beside it.
+#[cube]
+fn read_walked_output<F: Float>(
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    twiddles: &Array<F>,
+    factors: &Array<F>,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F, F, F) {
     let (zr, zi) = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+    let mut yr = F::new(0.0);
+    let mut yi = F::new(0.0);
+    if comptime![cfg.output == OutputForm::TwinSpectra] {
+        let mirror = select(k == 0, 0usize, comptime![cfg.n] - k);
+        let (mr, mi) = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, mirror, cfg.clone());
+        yr = mr;
+        yi = mi;
+    }
+    (zr, zi, yr, yi)
+}
+
+/// Stores output `k` of the tile's signal `s` from what
+/// [`read_walked_output`] read.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn write_walked_output<F: Float, N: Size>(
+    output: &mut Array<Vector<F, N>>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    values: (F, F, F, F),
+    #[comptime] cfg: StageConfig,
+) {
+    let (zr, zi, yr, yi) = values;
     if comptime![cfg.output == OutputForm::TwinSpectra] {
         // A[k] = (Z[k] + conj Z[n-k])/2 and B[k] = (Z[k] - conj Z[n-k])/2i.
-        let mirror = select(k == 0, 0usize, comptime![cfg.n] - k);
-        let (yr, yi) = tile_output::<F>(smem_re, smem_im, twiddles, factors, s, mirror, cfg.clone());
         let half = F::new(0.5);
         let a = ((zr + yr) * half, (zi - yi) * half);
         let b = ((zi + yi) * half, (yr - zr) * half);
