@@ -1607,3 +1607,41 @@ impl<R: Runtime> DeviceFft<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rader's table places input `k = g^-s` in slot `s` and takes output
+    /// `k = g^t` from the convolution's entry `t` (`x[0]` and `Σ a` in the
+    /// two slots after), as integer bit patterns the kernel reinterprets.
+    #[test]
+    fn rader_factors_hold_the_permutations_as_integer_slots() {
+        for p in [71usize, 211, 421, 4201] {
+            let m = p - 1;
+            let g = primitive_root(p);
+            let power = |e: usize| (0..e).fold(1usize, |acc, _| acc * g % p);
+            let factors = rader_factors(p, false);
+            assert_eq!(factors.len(), 2 * p + 2 * m);
+            let slot = |at: usize| factors[at].to_bits() as usize;
+            let (mut inputs, mut outputs) = (vec![false; m + 1], vec![false; m + 2]);
+            for k in 0..p {
+                let (input, output) = (slot(2 * k), slot(2 * k + 1));
+                if k == 0 {
+                    assert_eq!((input, output), (m, m + 1));
+                } else {
+                    assert_eq!(power((m - input) % m), k, "p = {p}: input {k} in slot {input}");
+                    assert_eq!(power(output), k, "p = {p}: output {k} from entry {output}");
+                }
+                assert!(
+                    !std::mem::replace(&mut inputs[input], true),
+                    "p = {p}: slot {input} twice"
+                );
+                assert!(
+                    !std::mem::replace(&mut outputs[output], true),
+                    "p = {p}: entry {output} twice"
+                );
+            }
+        }
+    }
+}
