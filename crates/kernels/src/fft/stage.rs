@@ -1556,8 +1556,8 @@ pub(crate) fn load_tile<F: Float, N: Size>(
         let threads = comptime![cfg.threads_per_signal];
         #[unroll]
         for round in 0..comptime![load_len.div_ceil(threads)] {
-            let k = thread + round * threads;
-            if comptime![(round + 1) * threads <= load_len] || k < load_len {
+            let (k, held) = unit_walk_element(thread, round, threads, load_len);
+            if held {
                 load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
             }
         }
@@ -1595,6 +1595,20 @@ fn load_tile_element<F: Float, N: Size>(
     let to = s * comptime![cfg.smem_stride] + input_slot::<F>(factors, k, cfg.clone());
     smem_re[to] = vr;
     smem_im[to] = packed_bin_imag::<F>(vi, k, cfg.clone());
+}
+
+/// Element `thread + round · threads` of a unit walk over `len` elements of
+/// a signal ([`walks_units`]), and whether the signal has it: always but in
+/// a ragged last round, where the check is the only one made at run time.
+#[cube]
+fn unit_walk_element(
+    thread: usize,
+    #[comptime] round: usize,
+    #[comptime] threads: usize,
+    #[comptime] len: usize,
+) -> (usize, bool) {
+    let k = thread + round * threads;
+    (k, comptime![(round + 1) * threads <= len] || k < len)
 }
 
 /// Most rounds of a unit walk, which unrolls them all.
@@ -1931,13 +1945,8 @@ pub(crate) fn store_tile<F: Float, N: Size>(
         #[unroll]
         for round in 0..rounds {
             // A ragged last round reads a real element and stores nothing of it.
-            let walked = thread + round * threads;
-            let u = if comptime![(round + 1) * threads <= per_signal] {
-                walked
-            } else {
-                select(walked < per_signal, walked, comptime![per_signal - 1])
-            };
-            let k = walked_output(u, cfg.clone());
+            let (walked, held) = unit_walk_element(thread, round, threads, per_signal);
+            let k = walked_output(select(held, walked, comptime![per_signal - 1]), cfg.clone());
             let (zr, zi, yr, yi) = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
             read[4 * round] = zr;
             read[4 * round + 1] = zi;
@@ -1946,8 +1955,8 @@ pub(crate) fn store_tile<F: Float, N: Size>(
         }
         #[unroll]
         for round in 0..rounds {
-            let u = thread + round * threads;
-            if comptime![(round + 1) * threads <= per_signal] || u < per_signal {
+            let (u, held) = unit_walk_element(thread, round, threads, per_signal);
+            if held {
                 let k = walked_output(u, cfg.clone());
                 let values = (
                     read[4 * round],
