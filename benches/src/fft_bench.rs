@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -11,6 +11,9 @@
 //! while transforming one (default auto), `--resident-cubes N` how many;
 //! `--odd-real` whether odd-length real transforms pair two signals per
 //! complex transform (twins, default) or widen each;
+//! `--butterfly-pairs N` the most output pairs a thread computes of a
+//! butterfly of an odd first pass from radix 17 on, split over threads
+//! (default 12; 0 splits none);
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
@@ -370,11 +373,17 @@ fn bench<R: Runtime>(
 
 /// The value of `--name N`, a positive integer, if given.
 fn positive_option(args: &[String], name: &str) -> Option<usize> {
+    count_option(args, name, 1)
+}
+
+/// The value of `--name N` for an integer `N ≥ least`; anything else exits
+/// with an error.
+fn count_option(args: &[String], name: &str, least: usize) -> Option<usize> {
     let value = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1))?;
     match value.parse::<usize>() {
-        Ok(n) if n > 0 => Some(n),
+        Ok(n) if n >= least => Some(n),
         _ => {
-            eprintln!("error: {name} {value:?} is not a positive integer");
+            eprintln!("error: {name} {value:?} is not an integer of at least {least}");
             std::process::exit(2);
         }
     }
@@ -446,6 +455,7 @@ fn main() {
         column_signals: positive_option(&args, "--column-signals"),
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),
+        butterfly_pairs: count_option(&args, "--butterfly-pairs", 0),
         odd_real,
         shared_layout,
         ..DeviceOptions::default()

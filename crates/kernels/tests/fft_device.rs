@@ -109,6 +109,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     resident_cubes: None,
     odd_real: OddReal::Twins,
     shared_layout: SharedLayout::Modelled,
+    butterfly_pairs: None,
 };
 /// The default options with every axis an FFT (no direct DFT of few modes).
 const FFT_ONLY: DeviceOptions = DeviceOptions {
@@ -613,7 +614,17 @@ fn large_prime_radices() {
         plane: PlaneFusion::Always,
         ..fft_only
     };
-    check_all("large_prime_radices", cases, &[fft_only, plane]);
+    // First passes split finer (four output pairs a thread: 47 over 6
+    // threads, 67 over 9) and none split.
+    let four_pairs = DeviceOptions {
+        butterfly_pairs: Some(4),
+        ..fft_only
+    };
+    let unsplit = DeviceOptions {
+        butterfly_pairs: Some(0),
+        ..fft_only
+    };
+    check_all("large_prime_radices", cases, &[fft_only, plane, four_pairs, unsplit]);
 }
 
 /// Primes above `MAX_PRIME_RADIX` whose predecessor is 7-smooth run through
@@ -1022,6 +1033,9 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
         FftDesc::new(&[7, 500], &[-1], FftKind::C2C, Direction::Inverse),
         // Odd rows: no two-pair copies.
         FftDesc::new(&[5, 375], &[-1], FftKind::C2C, Direction::Forward),
+        // First passes that split their butterflies, one pass and two.
+        FftDesc::new(&[9, 47], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[7, 85], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[3, 96, 21], &[1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[2, 1 << 15], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[4, 48, 40], &[-2, -1], FftKind::C2C, Direction::Forward),

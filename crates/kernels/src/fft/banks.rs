@@ -11,7 +11,8 @@
 //! [`stockham_passes`]: super::stage
 
 use super::stage::{
-    loads_directly, padded_len, stores_directly, untangled_units, walks_units, OutputForm, Round, StageConfig,
+    loads_directly, padded_len, pass_split, split_output, stores_directly, untangled_units, walks_units, OutputForm,
+    Round, StageConfig,
 };
 
 const BANKS: usize = 32;
@@ -136,6 +137,8 @@ fn walked_element(
 /// a convolution's turn).
 struct Pass {
     r: usize,
+    /// Threads each butterfly is split over (`stage::pass_split`).
+    split: usize,
     written_span: usize,
     reads: bool,
     writes: bool,
@@ -153,6 +156,7 @@ fn passes(cfg: &StageConfig, loads_global: bool, stores_global: bool) -> Vec<Pas
             let last = pass + 1 == count;
             Pass {
                 r,
+                split: pass_split(cfg, &forward, pass),
                 // A turning pass writes as the inverse's first pass (span 1) would.
                 written_span: if last && forward.turn { 1 } else { span },
                 reads: pass > 0 || !(loads_global || cfg.prefetch.is_some()),
@@ -166,6 +170,7 @@ fn passes(cfg: &StageConfig, loads_global: bool, stores_global: bool) -> Vec<Pas
             let (r, span) = inverse.radix_and_span(&cfg.radices, pass);
             Pass {
                 r,
+                split: pass_split(cfg, &inverse, pass),
                 written_span: span,
                 reads: true,
                 writes: true,
@@ -199,11 +204,16 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
     for pass in passes(cfg, loads_global, stores_global) {
         let Pass {
             r,
+            split,
             written_span,
             reads,
             writes,
         } = pass;
         let butterflies = n / r;
+        if split > 1 {
+            total += split_pass_traffic(cfg, r, split, reads, writes);
+            continue;
+        }
         // An untangling last pass gives each thread butterfly u and its mirror.
         let untangle = !writes && cfg.output == OutputForm::Untangled;
         let units = if untangle {
@@ -238,6 +248,43 @@ pub(crate) fn tile_traffic(cfg: &StageConfig) -> Traffic {
                         });
                     }
                 }
+            }
+        }
+    }
+    total
+}
+
+/// The traffic of a split first pass (`stage::split_first_pass`): the cube
+/// deals (chunk, signal, butterfly) units over its lanes, chunk slowest; each
+/// unit reads its butterfly's `r` inputs and writes its chunk's outputs.
+fn split_pass_traffic(cfg: &StageConfig, r: usize, split: usize, reads: bool, writes: bool) -> Traffic {
+    let butterflies = cfg.pass_len() / r;
+    let pairs = (r / 2).div_ceil(split);
+    let per_chunk = cfg.signals_per_cube * butterflies;
+    let threads = cfg.threads_per_cube();
+    let mut total = Traffic::default();
+    for q in 0..(per_chunk * split).div_ceil(threads) {
+        // (chunk, signal, butterfly) of lane `u` (see `stage::split_unit`).
+        let unit = |u: usize| {
+            let w = u + q * threads;
+            let rest = w % per_chunk;
+            let (s, i) = if cfg.load_signals_fastest {
+                (rest % cfg.signals_per_cube, rest / cfg.signals_per_cube)
+            } else {
+                (rest / butterflies, rest % butterflies)
+            };
+            (w < per_chunk * split).then_some((w / per_chunk, s, i))
+        };
+        if reads {
+            for j in 0..r {
+                total += cube_access(cfg, |u| unit(u).map(|(_, s, i)| word(cfg, s, i + j * butterflies)));
+            }
+        }
+        if writes {
+            for m in 0..2 * pairs + 1 {
+                total += cube_access(cfg, |u| {
+                    unit(u).and_then(|(c, s, i)| split_output(r, pairs, c, m, false).map(|t| word(cfg, s, i * r + t)))
+                });
             }
         }
     }
@@ -311,7 +358,7 @@ pub(crate) fn shared_layout(
 #[cfg(test)]
 mod tests {
     use super::super::device::whole_signal_stage;
-    use super::super::factor::default_max_radix;
+    use super::super::factor::{default_max_radix, BUTTERFLY_PAIRS};
     use super::super::stage::{Convolution, InputForm};
     use super::*;
 
@@ -336,7 +383,13 @@ mod tests {
     #[test]
     fn the_model_sees_the_conflicts_ncu_counted_for_rader_211_rows() {
         let forms = (InputForm::Complex, OutputForm::Complex);
-        let mut plain = whole_signal_stage(211, Some(Convolution::Rader), forms, default_max_radix(210));
+        let mut plain = whole_signal_stage(
+            211,
+            Some(Convolution::Rader),
+            forms,
+            default_max_radix(210),
+            BUTTERFLY_PAIRS,
+        );
         plain.signals_per_cube = 17;
         assert_eq!(
             (plain.radices.as_slice(), plain.threads_per_signal),
@@ -367,13 +420,19 @@ mod tests {
     #[test]
     fn tile_walks_take_every_element_once() {
         let forms = (InputForm::Complex, OutputForm::Complex);
-        let mut rows = whole_signal_stage(211, Some(Convolution::Rader), forms, default_max_radix(210));
+        let mut rows = whole_signal_stage(
+            211,
+            Some(Convolution::Rader),
+            forms,
+            default_max_radix(210),
+            BUTTERFLY_PAIRS,
+        );
         rows.threads_per_signal = 16;
         rows.signals_per_cube = 5;
         let mut columns = rows.clone();
         columns.load_signals_fastest = true;
         columns.store_signals_fastest = true;
-        let mut plain = whole_signal_stage(384, None, forms, default_max_radix(384));
+        let mut plain = whole_signal_stage(384, None, forms, default_max_radix(384), BUTTERFLY_PAIRS);
         plain.signals_per_cube = 3;
         for (cfg, by_units) in [(&rows, true), (&columns, false), (&plain, false)] {
             let len = cfg.n;

@@ -7,13 +7,13 @@ use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, is_smooth, primitive_root,
-    radices, threads_per_signal,
+    radices, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, stages_ahead, stores_directly, AxisFold, Convolution, InputForm, OutputForm,
-    PostTwiddle, StageConfig, StageLayout, TileFill,
+    fft_stage_kernel, smem_stride_for, splits_first_pass, stages_ahead, stores_directly, AxisFold, Convolution,
+    InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
@@ -198,6 +198,11 @@ pub struct DeviceOptions {
     pub odd_real: OddReal,
     /// How the signals of a one-launch stage bound by shared memory lie there.
     pub shared_layout: SharedLayout,
+    /// Most output pairs a thread computes of a butterfly of an odd first pass
+    /// of radix 17 or more, which is split over threads
+    /// ([`butterfly_split`](crate::fft::butterfly_split));
+    /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`].
+    pub butterfly_pairs: Option<usize>,
 }
 
 /// How the signals of a stage that runs in one launch and is bound by shared
@@ -349,22 +354,25 @@ fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> u
 
 /// A stage that transforms whole signals of length `n` (through a
 /// convolution's length when given) in one cube, one signal at a time, rows
-/// walked element first, whole sequences in and out: callers narrow it.
+/// walked element first, whole sequences in and out: callers narrow it. Its
+/// first pass splits its butterflies by `butterfly_pairs` where
+/// [`splits_first_pass`] allows (0: never).
 pub(super) fn whole_signal_stage(
     n: usize,
     convolution: Option<Convolution>,
     forms: (InputForm, OutputForm),
     max_radix: usize,
+    butterfly_pairs: usize,
 ) -> StageConfig {
     let pass_len = Convolution::pass_len(convolution, n);
     let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
-    let threads_per_signal = threads_per_signal(pass_len, &radix_list);
-    StageConfig {
+    let mut cfg = StageConfig {
         n,
         radices: radix_list,
         convolution,
-        threads_per_signal,
+        threads_per_signal: 1,
         signals_per_cube: 1,
+        butterfly_pairs,
         inverse: false,
         input: forms.0,
         output: forms.1,
@@ -387,7 +395,12 @@ pub(super) fn whole_signal_stage(
         vector_input: false,
         vector_output: false,
         prefetch: None,
+    };
+    if !splits_first_pass(&cfg) {
+        cfg.butterfly_pairs = 0;
     }
+    cfg.threads_per_signal = threads_per_signal(pass_len, &cfg.radices, cfg.butterfly_pairs);
+    cfg
 }
 
 /// Bluestein's factors of a length-`n` transform through length `m`: the `n`
@@ -467,6 +480,7 @@ pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
         convolution,
         (t.input, t.output),
         default_max_radix(Convolution::pass_len(convolution, t.n)),
+        0,
     );
     cfg.inverse = t.inverse;
     cfg.load = step.load;
@@ -600,9 +614,14 @@ impl<R: Runtime> Lowering<'_, R> {
         self.options.max_radix.unwrap_or_else(|| default_max_radix(len))
     }
 
-    /// Threads per signal for passes over `len` ([`threads_per_signal`]).
+    /// Threads per signal for passes over `len` ([`threads_per_signal`]), no
+    /// butterfly split (the plane launch's stages).
     fn threads_for(&self, len: usize) -> usize {
-        radices(len, self.max_radix(len)).map_or(1, |r| threads_per_signal(len, &r))
+        radices(len, self.max_radix(len)).map_or(1, |r| threads_per_signal(len, &r, 0))
+    }
+
+    fn butterfly_pairs(&self) -> usize {
+        self.options.butterfly_pairs.unwrap_or(BUTTERFLY_PAIRS)
     }
 
     fn upload(&self, values: &[f32]) -> (Handle, usize) {
@@ -637,6 +656,8 @@ impl<R: Runtime> Lowering<'_, R> {
         )
     }
 
+    /// A stage of whole signals over rows or columns, its first pass split by
+    /// `butterfly_pairs` where it may ([`whole_signal_stage`]).
     fn single_stage_config(
         &self,
         n: usize,
@@ -644,12 +665,14 @@ impl<R: Runtime> Lowering<'_, R> {
         forms: (InputForm, OutputForm),
         column: bool,
         signals_hint: usize,
+        butterfly_pairs: usize,
     ) -> StageConfig {
         let mut cfg = whole_signal_stage(
             n,
             convolution,
             forms,
             self.max_radix(Convolution::pass_len(convolution, n)),
+            butterfly_pairs,
         );
         if convolution.is_some() && !column {
             // A convolution's passes over rows run one butterfly of their
@@ -718,7 +741,7 @@ impl<R: Runtime> Lowering<'_, R> {
             None => vec![default_max_radix(t.n), 16],
         };
         caps.into_iter().find_map(|cap| {
-            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), cap);
+            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), cap, 0);
             let fits = signals * cfg.threads_per_signal <= self.max_threads
                 && 8 * signals * cfg.smem_stride <= self.shared_limit;
             fits.then(|| {
@@ -762,7 +785,7 @@ impl<R: Runtime> Lowering<'_, R> {
         // passes spill, so a wider radix halves the threads where it can.
         if self.options.max_radix.is_none() && cfg.threads_per_cube() > RESIDENT_THREADS {
             if let Some(wider) = radices(cfg.pass_len(), 2 * default_max_radix(cfg.pass_len())) {
-                let threads = threads_per_signal(cfg.pass_len(), &wider);
+                let threads = threads_per_signal(cfg.pass_len(), &wider, cfg.butterfly_pairs);
                 if threads * signals <= RESIDENT_THREADS {
                     cfg.radices = wider;
                     cfg.threads_per_signal = threads;
@@ -1009,7 +1032,7 @@ impl<R: Runtime> Lowering<'_, R> {
             return None;
         }
         let stage = |step: &AxisStep, t: &Transform, rows: bool, threads: usize| {
-            let mut cfg = self.single_stage_config(t.n, None, (t.input, t.output), !rows, 1);
+            let mut cfg = self.single_stage_config(t.n, None, (t.input, t.output), !rows, 1, 0);
             cfg.signals_per_cube = threads / cfg.threads_per_signal;
             cfg.inverse = t.inverse;
             cfg.load = step.load;
@@ -1124,8 +1147,12 @@ impl<R: Runtime> Lowering<'_, R> {
             _ => None,
         };
         let whole_rows = whole_row.is_some();
-        let mut cfg =
-            whole_row.unwrap_or_else(|| self.single_stage_config(t.n, convolution, (t.input, t.output), column, slots));
+        // Only rows split their first pass's butterflies: column tiles read
+        // global memory directly, where a split multiplies the loads.
+        let butterfly_pairs = if column { 0 } else { self.butterfly_pairs() };
+        let mut cfg = whole_row.unwrap_or_else(|| {
+            self.single_stage_config(t.n, convolution, (t.input, t.output), column, slots, butterfly_pairs)
+        });
         cfg.inverse = t.inverse;
         cfg.load = src.window;
         cfg.store = dst.window;
@@ -1207,6 +1234,7 @@ impl<R: Runtime> Lowering<'_, R> {
             (src.form, OutputForm::Complex),
             true,
             if column { inner } else { n2 },
+            0,
         );
         cfg.inverse = inverse;
         cfg.load = src.window;
@@ -1248,6 +1276,7 @@ impl<R: Runtime> Lowering<'_, R> {
             (InputForm::Complex, dst.form),
             column,
             if column { inner } else { n1 },
+            0,
         );
         cfg.store_signals_fastest = true;
         cfg.signals_per_cube = cfg

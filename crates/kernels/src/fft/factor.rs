@@ -196,25 +196,59 @@ fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
 /// Threads a cube may have on every backend we target.
 pub const MAX_SIGNAL_THREADS: usize = 1024;
 
-/// Threads a signal's Stockham passes over `len` run on: `len / r` for one of
-/// the radices `r` (divided into the fewest equal rounds that bring it within
-/// [`MAX_SIGNAL_THREADS`]), the one that leaves the fewest butterfly slots
-/// idle over all passes, then the fewest threads (more signals share a cube).
-/// For powers of two that is one butterfly of the largest radix per thread.
-/// On an H100, breaking ties towards more threads (fewer rounds) instead ran
-/// batched C2C 384 and 3072 at 2274 and 2126 GB/s, against 2506 and 2825 with
-/// this rule (benches/results/2026-11-24_composite_radices_h100.md).
-pub fn threads_per_signal(len: usize, radices: &[usize]) -> usize {
-    let cost = |threads: usize| {
-        let rounds = |r: usize| (len / r).div_ceil(threads);
-        (radices.iter().map(|&r| rounds(r) * threads).sum::<usize>(), threads)
-    };
-    radices
+/// Most output pairs `(y_k, y_{r-k})` of an odd radix's butterfly one thread
+/// computes in a split first pass ([`butterfly_split`]).
+pub const BUTTERFLY_PAIRS: usize = 12;
+
+/// Smallest radix whose first pass splits its butterflies.
+const MIN_SPLIT_RADIX: usize = 17;
+
+/// Threads the butterflies of a first pass of radix `r` are split over: for
+/// an odd `r` from [`MIN_SPLIT_RADIX`] on, at least two and enough that each
+/// computes at most `pairs` of its `(r−1)/2` output pairs; 1 for other
+/// radices or where `pairs` is 0. A split thread streams the input pairs
+/// `(x_j, x_{r-j})` through its accumulators instead of holding the whole
+/// butterfly (radix 47 took 128 registers a thread unsplit). On an H100
+/// splitting took batched C2C 47 from 1438 to 2152 GB/s (two threads a
+/// butterfly; three: 1770), 41 from 1536 to 2478 and 85 = 17·5 from 1294 to
+/// 2483; radix 15 split (Rader's 210 = 15·14) lost a quarter
+/// (benches/results/2026-11-25_split_butterflies_h100.md).
+pub fn butterfly_split(r: usize, pairs: usize) -> usize {
+    if pairs == 0 || r.is_multiple_of(2) || r < MIN_SPLIT_RADIX {
+        1
+    } else {
+        (r / 2).div_ceil(pairs).max(2)
+    }
+}
+
+/// Threads a signal's Stockham passes over `len` run on: the work units of
+/// one of the passes (its `len / r` butterflies, those of a split first pass
+/// times their [`butterfly_split`] over `pairs`), divided into the fewest
+/// equal rounds that bring it within [`MAX_SIGNAL_THREADS`]; the one that
+/// leaves the fewest units idle over all passes, then the fewest threads
+/// (more signals share a cube). For powers of two that is one butterfly of
+/// the largest radix per thread. On an H100, breaking ties towards more
+/// threads (fewer rounds) instead ran batched C2C 384 and 3072 at 2274 and
+/// 2126 GB/s, against 2506 and 2825 with this rule
+/// (benches/results/2026-11-24_composite_radices_h100.md).
+pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize {
+    let units: Vec<usize> = radices
         .iter()
-        .map(|&r| {
-            let butterflies = (len / r).max(1);
-            butterflies.div_ceil(butterflies.div_ceil(MAX_SIGNAL_THREADS))
+        .enumerate()
+        .map(|(pass, &r)| {
+            let split = if pass == 0 { butterfly_split(r, pairs) } else { 1 };
+            (len / r).max(1) * split
         })
+        .collect();
+    let cost = |threads: usize| {
+        (
+            units.iter().map(|&u| u.div_ceil(threads) * threads).sum::<usize>(),
+            threads,
+        )
+    };
+    units
+        .iter()
+        .map(|&u| u.div_ceil(u.div_ceil(MAX_SIGNAL_THREADS)))
         .min_by_key(|&threads| cost(threads))
         .unwrap_or(1)
 }
@@ -411,23 +445,34 @@ mod tests {
     #[test]
     fn threads_leave_the_fewest_butterflies_idle() {
         // Powers of two: one butterfly of the largest radix per thread.
-        assert_eq!(threads_per_signal(128, &[2, 8, 8]), 16);
-        assert_eq!(threads_per_signal(1024, &[4, 16, 16]), 64);
-        assert_eq!(threads_per_signal(192, &[3, 8, 8]), 24);
+        assert_eq!(threads_per_signal(128, &[2, 8, 8], BUTTERFLY_PAIRS), 16);
+        assert_eq!(threads_per_signal(1024, &[4, 16, 16], BUTTERFLY_PAIRS), 64);
+        assert_eq!(threads_per_signal(192, &[3, 8, 8], BUTTERFLY_PAIRS), 24);
         // 768 = 12·8·8: 96 threads run every pass in one round (64 would take two for the 8s).
-        assert_eq!(threads_per_signal(768, &[12, 8, 8]), 96);
-        assert_eq!(threads_per_signal(1000, &[5, 5, 5, 8]), 200);
+        assert_eq!(threads_per_signal(768, &[12, 8, 8], BUTTERFLY_PAIRS), 96);
+        assert_eq!(threads_per_signal(1000, &[5, 5, 5, 8], BUTTERFLY_PAIRS), 200);
         // Ties (as many idle slots) go to fewer threads: 384 = 6·8·8 on 48, not 64.
-        assert_eq!(threads_per_signal(384, &[6, 8, 8]), 48);
-        assert_eq!(threads_per_signal(3072, &[12, 16, 16]), 192);
-        assert_eq!(threads_per_signal(500, &[5, 5, 5, 4]), 100);
-        assert_eq!(threads_per_signal(1, &[]), 1);
+        assert_eq!(threads_per_signal(384, &[6, 8, 8], BUTTERFLY_PAIRS), 48);
+        assert_eq!(threads_per_signal(3072, &[12, 16, 16], BUTTERFLY_PAIRS), 192);
+        assert_eq!(threads_per_signal(500, &[5, 5, 5, 4], BUTTERFLY_PAIRS), 100);
+        assert_eq!(threads_per_signal(1, &[], BUTTERFLY_PAIRS), 1);
         // Bluestein's 8232 = 3·7·7·7·8 for n = 4099: every pass has over 1024
         // butterflies, so each thread takes several (1176 radix-7 ones in two rounds).
-        assert_eq!(threads_per_signal(8232, &[3, 7, 7, 7, 8]), 588);
+        assert_eq!(threads_per_signal(8232, &[3, 7, 7, 7, 8], BUTTERFLY_PAIRS), 588);
+        // A split first pass counts its units: 141 = 47·3 splits each radix-47
+        // butterfly's 23 pairs over 2 threads (6 a signal, 47 radix-3
+        // butterflies in 8 rounds); unsplit it runs on 3.
+        assert_eq!(threads_per_signal(141, &[47, 3], BUTTERFLY_PAIRS), 6);
+        assert_eq!(threads_per_signal(141, &[47, 3], 0), 3);
+        assert_eq!(threads_per_signal(47, &[47], BUTTERFLY_PAIRS), 2);
+        assert_eq!(threads_per_signal(85, &[17, 5], BUTTERFLY_PAIRS), 10);
+        let splits = [47, 17, 23, 67, 16, 15, 7].map(|r| butterfly_split(r, BUTTERFLY_PAIRS));
+        assert_eq!(splits, [2, 2, 2, 3, 1, 1, 1]);
+        assert_eq!([47, 67].map(|r| butterfly_split(r, 4)), [6, 9]);
+        assert_eq!(butterfly_split(47, 0), 1);
         assert!((1..=1 << 14)
             .filter_map(|n| radices(n, 16).map(|r| (n, r)))
-            .all(|(n, r)| threads_per_signal(n, &r) <= MAX_SIGNAL_THREADS));
+            .all(|(n, r)| threads_per_signal(n, &r, BUTTERFLY_PAIRS) <= MAX_SIGNAL_THREADS));
     }
 
     #[test]

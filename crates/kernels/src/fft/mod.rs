@@ -20,7 +20,7 @@ pub(crate) use device::{shared_stage, shared_stage_tables};
 pub use device::{
     DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch,
 };
-pub use factor::{default_max_radix, radices, MAX_PRIME_RADIX};
+pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
 pub use window::Window;
 
 use std::fmt;

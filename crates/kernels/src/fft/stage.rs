@@ -11,6 +11,7 @@
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
+use super::factor::butterfly_split;
 use super::window::Window;
 use crate::pairs::{read_float, read_pair, write_pair};
 
@@ -258,6 +259,9 @@ pub struct StageConfig {
     pub convolution: Option<Convolution>,
     pub threads_per_signal: usize,
     pub signals_per_cube: usize,
+    /// Output pairs a thread computes of an odd first pass's butterfly, whose
+    /// work is split over threads where it has more ([`butterfly_split`]).
+    pub butterfly_pairs: usize,
     pub inverse: bool,
     pub input: InputForm,
     pub output: OutputForm,
@@ -1024,8 +1028,15 @@ fn direct_runs_coalesce(cfg: &StageConfig, r: usize, signals_fastest: bool) -> b
 /// Whether the first pass reads global memory directly (not when the input
 /// must be whole in shared memory first: a convolution, a tile the caller
 /// fills, a packed Hermitian input spread over a four-step fold, reads that
-/// would not coalesce).
+/// would not coalesce, a split first pass whose threads each read the whole
+/// butterfly).
 pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
+    reads_global_unsplit(cfg) && pass_split(cfg, &Round::first(cfg), 0) == 1
+}
+
+/// Whether an unsplit first pass would read global memory directly
+/// ([`loads_directly`]).
+fn reads_global_unsplit(cfg: &StageConfig) -> bool {
     let folds_on_load =
         cfg.input != InputForm::HermitianPacked || (cfg.load_fold.is_none() && cfg.load_factor.is_none());
     !cfg.load_shared
@@ -1035,6 +1046,16 @@ pub(crate) fn loads_directly(cfg: &StageConfig) -> bool {
             .radices
             .first()
             .is_some_and(|&r| direct_runs_coalesce(cfg, r, cfg.load_signals_fastest))
+}
+
+/// Whether the stage's first pass splits its butterflies over threads
+/// ([`pass_split`]) where it would stage its tile in shared memory anyway: a
+/// split thread reads every input of its butterfly, and from global memory
+/// that cost up to half the speed on an H100 (R2C 141 1639 → 1120 GB/s,
+/// C2C 3008 2090 → 1559, rfft2 141² 674 → 342)
+/// (benches/results/2026-11-25_split_butterflies_h100.md).
+pub(crate) fn splits_first_pass(cfg: &StageConfig) -> bool {
+    !reads_global_unsplit(cfg) && pass_split(cfg, &Round::first(cfg), 0) > 1
 }
 
 /// Whether a resident cube can stage a tile of this stage ahead of time
@@ -1322,151 +1343,173 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     let exp_step = comptime![n / (span * r) * table_step];
     let base = signal * comptime![cfg.smem_stride];
 
-    let mut re = Array::<F>::new(comptime![per_thread * slots * r]);
-    let mut im = Array::<F>::new(comptime![per_thread * slots * r]);
+    if comptime![pass_split(&cfg, &round, pass) > 1] {
+        split_first_pass::<F, NI, NO>(
+            input,
+            staged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            r,
+            inverse,
+            cfg.clone(),
+        );
+    } else {
+        let mut re = Array::<F>::new(comptime![per_thread * slots * r]);
+        let mut im = Array::<F>::new(comptime![per_thread * slots * r]);
 
-    #[unroll]
-    for q in 0..per_thread {
-        let u = thread + q * threads;
-        let exists = !ragged || u < units;
         #[unroll]
-        for h in 0..slots {
-            // The mirror of butterfly 0 is itself; an even n/r pairs it with n/2r.
-            let i = if comptime![h == 0] {
-                u
-            } else {
-                select(u == 0, comptime![quarter_n / 2], quarter_n - u)
-            };
-            let mut needed = exists && (!to_global || untangle || butterfly_needed(i, cfg.clone(), r));
-            if comptime![h == 1 && quarter_n % 2 == 1] {
-                needed = needed && u != 0;
-            }
-            let at_slot = comptime![(q * slots + h) * r];
-            if needed {
-                let k = i % span;
-                // One table read per butterfly: W^j = (W^1)^j by recurrence.
-                let (w1r, w1i) = if comptime![span > 1] {
-                    table_twiddle::<F>(twiddles, k * exp_step, inverse)
+        for q in 0..per_thread {
+            let u = thread + q * threads;
+            let exists = !ragged || u < units;
+            #[unroll]
+            for h in 0..slots {
+                // The mirror of butterfly 0 is itself; an even n/r pairs it with n/2r.
+                let i = if comptime![h == 0] {
+                    u
                 } else {
-                    (F::new(1.0), F::new(0.0))
+                    select(u == 0, comptime![quarter_n / 2], quarter_n - u)
                 };
-                let mut wr = F::new(1.0);
-                let mut wi = F::new(0.0);
-                #[unroll]
-                for j in 0..r {
-                    let (mut xr, mut xi) = if from_staged {
-                        let v = staged[signal * comptime![cfg.load_len()] + i + j * quarter_n];
-                        (v[0], v[1])
-                    } else if from_global {
-                        load_pass_input::<F, NI>(input, factors, twiddles, at, signal, i + j * quarter_n, cfg.clone())
+                let mut needed = exists && (!to_global || untangle || butterfly_needed(i, cfg.clone(), r));
+                if comptime![h == 1 && quarter_n % 2 == 1] {
+                    needed = needed && u != 0;
+                }
+                let at_slot = comptime![(q * slots + h) * r];
+                if needed {
+                    let k = i % span;
+                    // One table read per butterfly: W^j = (W^1)^j by recurrence.
+                    let (w1r, w1i) = if comptime![span > 1] {
+                        table_twiddle::<F>(twiddles, k * exp_step, inverse)
                     } else {
-                        (
-                            smem_re[base + slot(i + j * quarter_n, cfg.padded_slots)],
-                            smem_im[base + slot(i + j * quarter_n, cfg.padded_slots)],
-                        )
+                        (F::new(1.0), F::new(0.0))
                     };
-                    if comptime![pass == 0] {
-                        match comptime![round.chirp] {
-                            Some(len) => {
-                                let e = i + j * quarter_n;
-                                let (fr, fi) = table_value::<F>(factors, select(e < len, e, 0usize));
-                                let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
-                                // `select`, not a product by zero: the slots past `len` were never written.
-                                let zero = F::new(0.0);
-                                xr = select(e < len, tr, zero);
-                                xi = select(e < len, ti, zero);
+                    let mut wr = F::new(1.0);
+                    let mut wi = F::new(0.0);
+                    #[unroll]
+                    for j in 0..r {
+                        let (mut xr, mut xi) = read_pass_element::<F, NI>(
+                            input,
+                            staged,
+                            factors,
+                            twiddles,
+                            smem_re,
+                            smem_im,
+                            at,
+                            signal,
+                            base,
+                            i,
+                            j * quarter_n,
+                            pass,
+                            cfg.clone(),
+                        );
+                        if comptime![pass == 0] {
+                            match comptime![round.chirp] {
+                                Some(len) => {
+                                    let e = i + j * quarter_n;
+                                    let (fr, fi) = table_value::<F>(factors, select(e < len, e, 0usize));
+                                    let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
+                                    // `select`, not a product by zero: the slots past `len` were never written.
+                                    let zero = F::new(0.0);
+                                    xr = select(e < len, tr, zero);
+                                    xi = select(e < len, ti, zero);
+                                }
+                                None => {}
                             }
-                            None => {}
+                        }
+                        if comptime![span > 1] && j > 0 {
+                            let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
+                            wr = nr;
+                            wi = ni;
+                            let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
+                            re[at_slot + j] = yr;
+                            im[at_slot + j] = yi;
+                        } else {
+                            re[at_slot + j] = xr;
+                            im[at_slot + j] = xi;
                         }
                     }
-                    if comptime![span > 1] && j > 0 {
-                        let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
-                        wr = nr;
-                        wi = ni;
-                        let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
-                        re[at_slot + j] = yr;
-                        im[at_slot + j] = yi;
-                    } else {
-                        re[at_slot + j] = xr;
-                        im[at_slot + j] = xi;
+                    small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
+                    if comptime![turn] {
+                        turn_to_inverse::<F>(
+                            &mut re,
+                            &mut im,
+                            factors,
+                            smem_re,
+                            smem_im,
+                            signal,
+                            i,
+                            at_slot,
+                            r,
+                            cfg.clone(),
+                        );
                     }
                 }
-                small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
-                if comptime![turn] {
-                    turn_to_inverse::<F>(
-                        &mut re,
-                        &mut im,
+                if to_global && !untangle && needed {
+                    // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
+                    #[unroll]
+                    for t in 0..r {
+                        store_slot_value::<F, NO>(
+                            output,
+                            post_coarse,
+                            post_fine,
+                            factors,
+                            at,
+                            signal,
+                            i + t * quarter_n,
+                            (re[at_slot + t], im[at_slot + t]),
+                            cfg.clone(),
+                        );
+                    }
+                }
+            }
+            // Only an untangling pass has the mirror slots this indexes.
+            if comptime![untangle] {
+                if exists {
+                    store_untangled_unit::<F, NO>(
+                        output,
+                        post_coarse,
+                        post_fine,
+                        twiddles,
                         factors,
-                        smem_re,
-                        smem_im,
+                        at,
                         signal,
-                        i,
-                        at_slot,
+                        u,
+                        &re,
+                        &im,
+                        comptime![q * slots * r],
                         r,
                         cfg.clone(),
                     );
                 }
             }
-            if to_global && !untangle && needed {
-                // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
-                #[unroll]
-                for t in 0..r {
-                    store_slot_value::<F, NO>(
-                        output,
-                        post_coarse,
-                        post_fine,
-                        factors,
-                        at,
-                        signal,
-                        i + t * quarter_n,
-                        (re[at_slot + t], im[at_slot + t]),
-                        cfg.clone(),
-                    );
+        }
+        if !to_global {
+            if !from_global {
+                // In place: every read of this pass must land before any write.
+                sync_cube();
+            }
+            #[unroll]
+            for q in 0..per_thread {
+                let i = thread + q * threads;
+                if !ragged || i < quarter_n {
+                    // A turning pass writes as the inverse's first pass (span 1) would.
+                    let written = comptime![if turn { 1usize } else { span }];
+                    let k = i % written;
+                    let dst = (i - k) * r + k;
+                    #[unroll]
+                    for t in 0..r {
+                        smem_re[base + slot(dst + t * written, cfg.padded_slots)] = re[q * r + t];
+                        smem_im[base + slot(dst + t * written, cfg.padded_slots)] = im[q * r + t];
+                    }
                 }
             }
-        }
-        // Only an untangling pass has the mirror slots this indexes.
-        if comptime![untangle] {
-            if exists {
-                store_untangled_unit::<F, NO>(
-                    output,
-                    post_coarse,
-                    post_fine,
-                    twiddles,
-                    factors,
-                    at,
-                    signal,
-                    u,
-                    &re,
-                    &im,
-                    comptime![q * slots * r],
-                    r,
-                    cfg.clone(),
-                );
-            }
-        }
-    }
-    if !to_global {
-        if !from_global {
-            // In place: every read of this pass must land before any write.
             sync_cube();
         }
-        #[unroll]
-        for q in 0..per_thread {
-            let i = thread + q * threads;
-            if !ragged || i < quarter_n {
-                // A turning pass writes as the inverse's first pass (span 1) would.
-                let written = comptime![if turn { 1usize } else { span }];
-                let k = i % written;
-                let dst = (i - k) * r + k;
-                #[unroll]
-                for t in 0..r {
-                    smem_re[base + slot(dst + t * written, cfg.padded_slots)] = re[q * r + t];
-                    smem_im[base + slot(dst + t * written, cfg.padded_slots)] = im[q * r + t];
-                }
-            }
-        }
-        sync_cube();
     }
 
     // After a turn the passes go on from the inverse's second.
@@ -1494,6 +1537,279 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             next_round,
             cfg,
         );
+    }
+}
+
+/// Element `i + offset` of the tile's signal `signal` as pass `pass` reads
+/// it: from the input a resident cube staged, from global memory (a first
+/// pass that loads directly) or from the tile in shared memory, where the
+/// signal starts at `base`. Each source adds the offset itself, as the
+/// unsplit pass always spelled it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn read_pass_element<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    staged: &SharedMemory<Vector<F, N>>,
+    factors: &Array<F>,
+    twiddles: &Array<F>,
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    base: usize,
+    i: usize,
+    offset: usize,
+    #[comptime] pass: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
+    let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
+    if from_staged {
+        let v = staged[signal * comptime![cfg.load_len()] + i + offset];
+        (v[0], v[1])
+    } else if from_global {
+        load_pass_input::<F, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
+    } else {
+        (
+            smem_re[base + slot(i + offset, cfg.padded_slots)],
+            smem_im[base + slot(i + offset, cfg.padded_slots)],
+        )
+    }
+}
+
+/// Threads each butterfly of pass `pass` of `round` is split over
+/// ([`split_first_pass`]): those of a first pass of a large odd radix
+/// ([`butterfly_split`]), unless the pass applies Bluestein's chirp, turns a
+/// convolution or untangles its store; 1 otherwise.
+pub(crate) fn pass_split(cfg: &StageConfig, round: &Round, pass: usize) -> usize {
+    if pass >= cfg.radices.len() {
+        return 1;
+    }
+    let (r, _) = round.radix_and_span(&cfg.radices, pass);
+    let last = pass + 1 == cfg.radices.len();
+    let untangles = last && stores_directly(cfg) && cfg.output == OutputForm::Untangled;
+    if pass == 0 && round.chirp.is_none() && !(last && round.turn) && !untangles {
+        butterfly_split(r, cfg.butterfly_pairs)
+    } else {
+        1
+    }
+}
+
+/// Output `t` of a butterfly of odd radix `r` that slot `m` of a split
+/// unit's outputs holds ([`split_first_pass`]): slot 0 is `y_0` (the first
+/// chunk's alone), slots `2p + 1` and `2p + 2` the pair of chunk entry `p`,
+/// `y_k` then `y_{r-k}` (swapped for the inverse), `k = chunk·pairs + p + 1`.
+pub(crate) fn split_output(r: usize, pairs: usize, chunk: usize, m: usize, inverse: bool) -> Option<usize> {
+    if m == 0 {
+        return (chunk == 0).then_some(0);
+    }
+    let k = chunk * pairs + (m - 1) / 2 + 1;
+    let first = m % 2 == 1;
+    (k <= r / 2).then_some(if first != inverse { k } else { r - k })
+}
+
+/// (chunk, signal, butterfly) of unit `w` of a split first pass with
+/// `butterflies` butterflies a signal: chunks slowest, so that a warp's
+/// lanes share one (its constants are compiled in), then butterflies (rows)
+/// or signals (columns) fastest, as the loads coalesce.
+#[cube]
+fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageConfig) -> (usize, usize, usize) {
+    let signals = comptime![cfg.signals_per_cube];
+    let per_chunk = comptime![cfg.signals_per_cube * butterflies];
+    let rest = w % per_chunk;
+    if comptime![cfg.load_signals_fastest] {
+        (w / per_chunk, rest % signals, rest / signals)
+    } else {
+        (w / per_chunk, rest / butterflies, rest % butterflies)
+    }
+}
+
+/// A first pass of odd radix `r` whose butterflies are split over
+/// [`butterfly_split`] threads each. The cube deals its units (signal,
+/// butterfly, chunk) over all its threads; unit `chunk` of a butterfly
+/// computes the output pairs `(y_k, y_{r-k})` of its chunk of `k` (and `y_0`
+/// for chunk 0) as [`small_odd_dft`] does, streaming the input pairs
+/// `(x_j, x_{r-j})` through its accumulators instead of holding all `r`
+/// values and outputs. The first pass has no twiddles. Outputs are held
+/// across the barrier where the pass reads the tile it overwrites.
+#[cube]
+// The cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::too_many_arguments, clippy::single_match)]
+fn split_first_pass<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    staged: &SharedMemory<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    #[comptime] r: usize,
+    #[comptime] inverse: bool,
+    #[comptime] cfg: StageConfig,
+) {
+    let butterflies = comptime![cfg.pass_len() / r];
+    let split = comptime![butterfly_split(r, cfg.butterfly_pairs)];
+    let pairs = comptime![(r / 2).div_ceil(split)];
+    let outputs = comptime![2 * pairs + 1];
+    let units = comptime![cfg.signals_per_cube * butterflies * split];
+    let threads = comptime![cfg.threads_per_cube()];
+    let rounds = comptime![units.div_ceil(threads)];
+    let to_global = comptime![cfg.radices.len() == 1 && stores_directly(&cfg)];
+    // As the unsplit pass: only a first pass that reads global memory itself
+    // writes the tile without a barrier first.
+    let from_global = comptime![loads_directly(&cfg) && cfg.prefetch.is_none()];
+    let lane = UNIT_POS as usize;
+    let mut out_re = Array::<F>::new(comptime![rounds * outputs]);
+    let mut out_im = Array::<F>::new(comptime![rounds * outputs]);
+    #[unroll]
+    for q in 0..rounds {
+        let w = lane + q * threads;
+        let (chunk, s, i) = split_unit(w, butterflies, cfg.clone());
+        let base = s * comptime![cfg.smem_stride];
+        #[unroll]
+        for c in 0..split {
+            if lane < threads && w < units && chunk == c {
+                let (x0r, x0i) = read_pass_element::<F, NI>(
+                    input,
+                    staged,
+                    factors,
+                    twiddles,
+                    smem_re,
+                    smem_im,
+                    at,
+                    s,
+                    base,
+                    i,
+                    0usize,
+                    0usize,
+                    cfg.clone(),
+                );
+                let first = comptime![c * pairs];
+                let count = comptime![pairs.min(r / 2 - c * pairs)];
+                // Per output pair: the cosine sums' re, im, the sine sums' re, im.
+                let mut acc = Array::<F>::new(comptime![4 * pairs]);
+                #[unroll]
+                for p in 0..count {
+                    acc[4 * p] = x0r;
+                    acc[4 * p + 1] = x0i;
+                    acc[4 * p + 2] = F::new(0.0);
+                    acc[4 * p + 3] = F::new(0.0);
+                }
+                let mut y0r = x0r;
+                let mut y0i = x0i;
+                #[unroll]
+                for j in 0..comptime![r / 2] {
+                    let (ar, ai) = read_pass_element::<F, NI>(
+                        input,
+                        staged,
+                        factors,
+                        twiddles,
+                        smem_re,
+                        smem_im,
+                        at,
+                        s,
+                        base,
+                        i,
+                        comptime![(j + 1) * butterflies],
+                        0usize,
+                        cfg.clone(),
+                    );
+                    let (br, bi) = read_pass_element::<F, NI>(
+                        input,
+                        staged,
+                        factors,
+                        twiddles,
+                        smem_re,
+                        smem_im,
+                        at,
+                        s,
+                        base,
+                        i,
+                        comptime![(r - 1 - j) * butterflies],
+                        0usize,
+                        cfg.clone(),
+                    );
+                    let (sum_r, sum_i, diff_r, diff_i) = (ar + br, ai + bi, ar - br, ai - bi);
+                    if comptime![c == 0] {
+                        y0r += sum_r;
+                        y0i += sum_i;
+                    }
+                    #[unroll]
+                    for p in 0..count {
+                        let angle = comptime![
+                            2.0 * core::f64::consts::PI * (((j + 1) * (first + p + 1)) % r) as f64 / r as f64
+                        ];
+                        let cos = F::new(comptime![angle.cos() as f32]);
+                        let sin = F::new(comptime![angle.sin() as f32]);
+                        acc[4 * p] += cos * sum_r;
+                        acc[4 * p + 1] += cos * sum_i;
+                        acc[4 * p + 2] += sin * diff_r;
+                        acc[4 * p + 3] += sin * diff_i;
+                    }
+                }
+                let held = comptime![q * outputs];
+                out_re[held] = y0r;
+                out_im[held] = y0i;
+                #[unroll]
+                for p in 0..count {
+                    // C ∓ i·S in slot 2p + 1, C ± i·S in 2p + 2 (see `split_output`).
+                    let (cr, ci, sr, si) = (acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
+                    out_re[held + 2 * p + 1] = cr + si;
+                    out_im[held + 2 * p + 1] = ci - sr;
+                    out_re[held + 2 * p + 2] = cr - si;
+                    out_im[held + 2 * p + 2] = ci + sr;
+                }
+            }
+        }
+    }
+    if comptime![!from_global && !to_global] {
+        // In place: every read of this pass must land before any write.
+        sync_cube();
+    }
+    #[unroll]
+    for q in 0..rounds {
+        let w = lane + q * threads;
+        let (chunk, s, i) = split_unit(w, butterflies, cfg.clone());
+        #[unroll]
+        for c in 0..split {
+            if lane < threads && w < units && chunk == c {
+                #[unroll]
+                for m in 0..outputs {
+                    match comptime![split_output(r, pairs, c, m, inverse)] {
+                        Some(t) => {
+                            let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
+                            if comptime![to_global] {
+                                if butterfly_needed(i, cfg.clone(), r) {
+                                    store_slot_value::<F, NO>(
+                                        output,
+                                        post_coarse,
+                                        post_fine,
+                                        factors,
+                                        at,
+                                        s,
+                                        i + comptime![t] * butterflies,
+                                        value,
+                                        cfg.clone(),
+                                    );
+                                }
+                            } else {
+                                // Span 1: output t of butterfly i goes to i·r + t.
+                                let to = s * comptime![cfg.smem_stride] + slot(i * r + comptime![t], cfg.padded_slots);
+                                smem_re[to] = value.0;
+                                smem_im[to] = value.1;
+                            }
+                        }
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+    if comptime![!to_global] {
+        sync_cube();
     }
 }
 
@@ -2534,6 +2850,31 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chunks of a split butterfly hold every output `0..r` once, in the
+    /// forward and the inverse order, however finely it is split.
+    #[test]
+    fn split_chunks_hold_every_output_once() {
+        for r in [17usize, 19, 23, 47, 61, 67] {
+            for pairs in [1usize, 4, 12, 33] {
+                let split = butterfly_split(r, pairs);
+                let per_chunk = (r / 2).div_ceil(split);
+                for inverse in [false, true] {
+                    let mut held: Vec<usize> = (0..split)
+                        .flat_map(|c| {
+                            (0..2 * per_chunk + 1).filter_map(move |m| split_output(r, per_chunk, c, m, inverse))
+                        })
+                        .collect();
+                    held.sort_unstable();
+                    assert_eq!(
+                        held,
+                        (0..r).collect::<Vec<_>>(),
+                        "r {r}, pairs {pairs}, inverse {inverse}"
+                    );
+                }
+            }
+        }
+    }
 
     /// Over all units of an untangling last pass, every bin `0..=n` is stored
     /// once, from the slots holding `Z[a]` and `Z[n-a]` (indices mod `n`).
