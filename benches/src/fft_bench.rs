@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -22,6 +22,7 @@
 //! `radix`: batched C2C and R2C on the primes 11…73 and lengths with such a
 //! factor (85, 141, 11·64, 47·64, …), each prime's own butterfly where
 //! `MAX_PRIME_RADIX` allows, Rader's or Bluestein's algorithm beyond.
+//! `smooth`: batched C2C and R2C on 7-smooth lengths (3·2^k, 360, 1215, …).
 //! `odd`: R2C and C2R of odd lengths, 1D, 2D and FNO layers on odd grids.
 //! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
 //! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
@@ -126,14 +127,37 @@ fn any_size_cases(total_log2: u32) -> Vec<Case> {
         out.extend(batched_1d(n, total));
     }
     for n in [85usize, 141, 211, 421] {
-        let batch = (total / (n * n)).max(1);
-        out.push(Case {
-            name: "rfft2",
-            desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
-            bytes: batch * n * n * 4 + batch * n * (n / 2 + 1) * 8,
-            prune: false,
-            direct: DirectDft::Auto,
-        });
+        out.push(rfft2_case(n, total));
+    }
+    out
+}
+
+/// A batched rfft2 of `n`² grids, about `total` samples.
+fn rfft2_case(n: usize, total: usize) -> Case {
+    let batch = (total / (n * n)).max(1);
+    Case {
+        name: "rfft2",
+        desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
+        bytes: batch * n * n * 4 + batch * n * (n / 2 + 1) * 8,
+        prune: false,
+        direct: DirectDft::Auto,
+    }
+}
+
+/// Batched C2C and R2C of 7-smooth lengths, `any`'s 3·2^k and products of 2,
+/// 3, 5 and 7 whose passes have unequal butterfly counts (some pass fills its
+/// threads' last round only in part), and rfft2 on such grids.
+fn smooth_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let three_pow2 = (5..=12).map(|k| 3usize << k);
+    let others = [
+        360usize, 504, 720, 1000, 1008, 1215, 1296, 1512, 1620, 2592, 3024, 3240, 3645,
+    ];
+    let mut lengths: Vec<usize> = three_pow2.chain(others).collect();
+    lengths.sort_unstable();
+    let mut out: Vec<Case> = lengths.into_iter().flat_map(|n| batched_1d(n, total)).collect();
+    for n in [96usize, 360, 384, 504] {
+        out.push(rfft2_case(n, total));
     }
     out
 }
@@ -158,14 +182,9 @@ fn odd_real_cases(total_log2: u32) -> Vec<Case> {
     }
     for n in [85usize, 141, 211, 421] {
         let batch = (total / (n * n)).max(1);
-        let bytes = batch * n * n * 4 + batch * n * (n / 2 + 1) * 8;
-        out.push(Case {
-            name: "rfft2",
-            desc: FftDesc::new(&[batch, n, n], &[-2, -1], FftKind::R2C, Direction::Forward),
-            bytes,
-            prune: false,
-            direct: DirectDft::Auto,
-        });
+        let rfft2 = rfft2_case(n, total);
+        let bytes = rfft2.bytes;
+        out.push(rfft2);
         out.push(Case {
             name: "irfft2",
             desc: FftDesc::new(&[batch, n, n / 2 + 1], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[n, n]),
@@ -475,8 +494,9 @@ fn main() {
         Some(s) if s == "fno" => fno_cases(),
         Some(s) if s == "radix" => prime_radix_cases(total_log2),
         Some(s) if s == "odd" => odd_real_cases(total_log2),
+        Some(s) if s == "smooth" => smooth_cases(total_log2),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, truncated, fno, radix or odd)");
+            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix or odd)");
             std::process::exit(2);
         }
     };

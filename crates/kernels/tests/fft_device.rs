@@ -929,6 +929,38 @@ fn real_transforms_untangle_in_registers_where_threads_pair_up() {
     );
 }
 
+/// Rows whose first pass would leave at least half of its threads idle in its
+/// last round start with a pass that fills whole rounds (384 = 6·8·8 on 48
+/// threads runs as 8·6·8, 504 = 6·6·14 on 36 as 14·6·6, R2C 768 packs into
+/// 384); a last round a third idle (192 = 3·8·8 on 24) and column tiles keep
+/// the plan. Every kind and window against the oracle.
+#[test]
+fn ragged_first_passes_trade_places_on_rows() {
+    let client = client();
+    let rows = |n: usize, kind: FftKind| FftDesc::new(&[3, n], &[-1], kind, Direction::Forward);
+    let planned = [
+        (rows(384, FftKind::C2C), vec![8, 6, 8]),
+        (rows(504, FftKind::C2C), vec![14, 6, 6]),
+        (rows(768, FftKind::R2C), vec![8, 6, 8]),
+        (rows(192, FftKind::C2C), vec![3, 8, 8]),
+        (
+            FftDesc::new(&[2, 384, 9], &[1], FftKind::C2C, Direction::Forward),
+            vec![6, 8, 8],
+        ),
+    ];
+    for (desc, radices) in &planned {
+        let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
+        assert_eq!(device.stage_radices(), std::slice::from_ref(radices), "{desc:?}");
+    }
+    let mut cases: Vec<FftDesc> = planned.into_iter().map(|(desc, _)| desc).collect();
+    cases.extend([
+        FftDesc::new(&[3, 504], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[3, 1008 / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[1008]),
+        rows(384, FftKind::C2C).modes(&[40]),
+    ]);
+    check_all("ragged_first_passes_trade_places_on_rows", cases, DEFAULT);
+}
+
 /// Real transforms of odd lengths run two signals per complex transform
 /// (`OddReal::Twins`): signal `2s` as the real part of slot `s`, `2s + 1` as
 /// its imaginary part, their spectra separated by symmetry. Odd batch counts

@@ -6,8 +6,8 @@ use cubecl::server::Handle;
 use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
-    bluestein_length, default_max_radix, four_step_split, has_radix_plan, is_rader_prime, is_smooth, primitive_root,
-    radices, threads_per_signal, BUTTERFLY_PAIRS,
+    bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split, has_radix_plan, is_rader_prime,
+    is_smooth, primitive_root, radices, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
@@ -818,7 +818,15 @@ impl<R: Runtime> Lowering<'_, R> {
         dst: (Buf, usize),
         factors: &[f32],
     ) {
-        let (cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout), &layout);
+        let (mut cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout), &layout);
+        // Rows whose first pass reads global memory, on the passes' own
+        // threads (a convolution's rows take more). Resident cubes read a
+        // staged tile, and column tiles walk signals fastest: on an H100
+        // reordered C2C 6144 (resident) lost 5 %, rfft2 360², 384² and 504²
+        // (columns) 5–6 % (benches/results/2026-11-26_first_pass_rounds_h100.md).
+        if cfg.prefetch.is_none() && cfg.convolution.is_none() && !cfg.load_signals_fastest {
+            cfg.radices = first_pass_in_whole_rounds(cfg.pass_len(), &cfg.radices, cfg.threads_per_signal);
+        }
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {

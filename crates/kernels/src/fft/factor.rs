@@ -253,6 +253,29 @@ pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize 
         .unwrap_or(1)
 }
 
+/// `radices` of a 7-smooth `len` reordered for a first pass that reads
+/// global memory: where the first pass's last round of butterflies leaves at
+/// least half of the `threads` idle, so that most threads have no loads in
+/// flight there, the first pass whose butterflies fill whole rounds trades
+/// places with it (the passes' product, and so the transform, does not depend
+/// on their order). On an H100 it took batched C2C 384 = 6·8·8 (48 threads,
+/// 64 radix-6 butterflies) from 2364 to 2898 GB/s as 8·6·8, 504 = 6·6·14 from
+/// 2262 to 2666 as 14·6·6, R2C 1008 (504 packed) from 2040 to 2322 and R2C
+/// 1296 from 2404 to 2640. A last round a third idle gained 2 % at most
+/// (C2C 1215, 1620) and lost 4 % in R2C 384 (192 = 3·8·8 on 24 threads)
+/// (benches/results/2026-11-26_first_pass_rounds_h100.md).
+pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize) -> Vec<usize> {
+    let mut ordered = radices.to_vec();
+    let last_round = |r: usize| (len / r) % threads;
+    let mostly_idle = |r: usize| last_round(r) != 0 && 2 * last_round(r) <= threads;
+    if is_smooth(len) && ordered.first().is_some_and(|&r| mostly_idle(r)) {
+        if let Some(pass) = ordered.iter().position(|&r| last_round(r) == 0) {
+            ordered.swap(0, pass);
+        }
+    }
+    ordered
+}
+
 /// True when `n` has no prime factor above 7.
 pub fn is_smooth(n: usize) -> bool {
     SmoothFactors::of(n).is_some()
@@ -473,6 +496,39 @@ mod tests {
         assert!((1..=1 << 14)
             .filter_map(|n| radices(n, 16).map(|r| (n, r)))
             .all(|(n, r)| threads_per_signal(n, &r, BUTTERFLY_PAIRS) <= MAX_SIGNAL_THREADS));
+    }
+
+    #[test]
+    fn first_passes_take_whole_rounds_where_a_pass_can() {
+        // 384 = 6·8·8 on 48 threads: 64 radix-6 butterflies would leave 32 of
+        // 48 threads idle in a second round; 48 radix-8 ones take one.
+        assert_eq!(first_pass_in_whole_rounds(384, &[6, 8, 8], 48), [8, 6, 8]);
+        assert_eq!(first_pass_in_whole_rounds(504, &[6, 6, 14], 36), [14, 6, 6]);
+        assert_eq!(first_pass_in_whole_rounds(1512, &[9, 12, 14], 126), [12, 9, 14]);
+        // Whole rounds already, a last round at most a third idle (192 = 3·8·8:
+        // 64 butterflies over 24 threads), or no pass whole: as planned.
+        assert_eq!(first_pass_in_whole_rounds(768, &[12, 8, 8], 64), [12, 8, 8]);
+        assert_eq!(first_pass_in_whole_rounds(192, &[3, 8, 8], 24), [3, 8, 8]);
+        assert_eq!(first_pass_in_whole_rounds(1215, &[9, 9, 15], 81), [9, 9, 15]);
+        assert_eq!(first_pass_in_whole_rounds(384, &[6, 8, 8], 40), [6, 8, 8]);
+        assert_eq!(first_pass_in_whole_rounds(1, &[], 1), Vec::<usize>::new());
+        // Prime radices above 7 stay first (their butterflies split there).
+        assert_eq!(first_pass_in_whole_rounds(141, &[47, 3], 6), [47, 3]);
+        for n in (2..=4096usize).filter(|&n| is_smooth(n)) {
+            let planned = radices(n, default_max_radix(n)).unwrap();
+            let threads = threads_per_signal(n, &planned, 0);
+            let ordered = first_pass_in_whole_rounds(n, &planned, threads);
+            let (mut a, mut b) = (planned.clone(), ordered.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "{n}: the same passes");
+            assert_eq!(threads_per_signal(n, &ordered, 0), threads, "{n}: the same threads");
+            if ordered != planned {
+                let last_round = |r: usize| (n / r) % threads;
+                assert_eq!(last_round(ordered[0]), 0, "{n}: {ordered:?}");
+                assert!(2 * last_round(planned[0]) <= threads, "{n}: {planned:?}");
+            }
+        }
     }
 
     #[test]
