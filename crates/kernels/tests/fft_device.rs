@@ -931,16 +931,18 @@ fn real_transforms_untangle_in_registers_where_threads_pair_up() {
 
 /// Rows whose first pass would leave at least half of its threads idle in its
 /// last round start with a pass that fills whole rounds (384 = 6·8·8 on 48
-/// threads runs as 8·6·8, 504 = 6·6·14 on 36 as 14·6·6, R2C 768 packs into
-/// 384); a last round a third idle (192 = 3·8·8 on 24) and column tiles keep
-/// the plan. Every kind and window against the oracle.
+/// threads runs as 8·6·8, 1296 = 9·12·12 on 108 as 12·9·12, R2C 768 packs
+/// into 384); a last round a third idle (192 = 3·8·8 on 24) and column tiles
+/// keep the plan. With the plans whose bits spread by thread-rounds (504 =
+/// 12·6·7, 756 = 9·12·7), every kind and window against the oracle.
 #[test]
 fn ragged_first_passes_trade_places_on_rows() {
     let client = client();
     let rows = |n: usize, kind: FftKind| FftDesc::new(&[3, n], &[-1], kind, Direction::Forward);
     let planned = [
         (rows(384, FftKind::C2C), vec![8, 6, 8]),
-        (rows(504, FftKind::C2C), vec![14, 6, 6]),
+        (rows(1296, FftKind::C2C), vec![12, 9, 12]),
+        (rows(504, FftKind::C2C), vec![12, 6, 7]),
         (rows(768, FftKind::R2C), vec![8, 6, 8]),
         (rows(192, FftKind::C2C), vec![3, 8, 8]),
         (
@@ -957,6 +959,8 @@ fn ragged_first_passes_trade_places_on_rows() {
         FftDesc::new(&[3, 504], &[-1], FftKind::C2C, Direction::Inverse),
         FftDesc::new(&[3, 1008 / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[1008]),
         rows(384, FftKind::C2C).modes(&[40]),
+        rows(756, FftKind::C2C),
+        rows(1512, FftKind::R2C),
     ]);
     check_all("ragged_first_passes_trade_places_on_rows", cases, DEFAULT);
 }

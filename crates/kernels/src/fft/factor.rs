@@ -89,6 +89,10 @@ struct SmoothFactors {
 }
 
 impl SmoothFactors {
+    fn product(&self) -> usize {
+        3usize.pow(self.threes as u32) * 5usize.pow(self.fives as u32) * 7usize.pow(self.sevens as u32) << self.bits
+    }
+
     fn of(n: usize) -> Option<Self> {
         if n == 0 {
             return None;
@@ -148,10 +152,15 @@ fn composite_room(r: usize) -> usize {
 }
 
 /// The plan with the fewest passes: odd primes paired into 9s and 15s where
-/// that helps, the bits spread one at a time over the odd radices with room
-/// (3 up to 12, 5 to 10, 7 to 14) once the power-of-two passes are full.
-/// Among equally short plans, the one with the fewest pairings (smaller
-/// butterflies, fewer registers).
+/// that helps, the bits spread over the odd radices with room (3 up to 12, 5
+/// to 10, 7 to 14) once the power-of-two passes are full. Among equally short
+/// plans, the one with the fewest pairings (smaller butterflies, fewer
+/// registers); among the ways to spread the bits, the one whose passes take
+/// the fewest thread-rounds ([`thread_rounds`]), one bit at a time round the
+/// odd radices where that ties, else the one with the largest first radix. On
+/// an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887 GB/s
+/// against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them idle
+/// (benches/results/2026-11-26_first_pass_rounds_h100.md).
 fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
         let threes = f.threes - 2 * nines - fifteens;
@@ -178,19 +187,57 @@ fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
             (odd.len() + pow2_passes(&odd), nines + fifteens)
         })
         .expect("the plan without pairings exists");
-    let mut odd = odd_radices(nines, fifteens);
+    let odd = odd_radices(nines, fifteens);
     let pow2_bits = f.bits.min(pow2_passes(&odd) * cap_bits);
-    let mut spare = f.bits - pow2_bits;
+    let spare = f.bits - pow2_bits;
+    let with_pow2 = |odd: Vec<usize>| -> Vec<usize> {
+        odd.into_iter()
+            .chain(power_of_two_passes(pow2_bits, cap_bits))
+            .collect()
+    };
+    let len = f.product();
+    let round_robin = with_pow2(spread_round_robin(&odd, spare));
+    bit_spreads(&odd, spare)
+        .into_iter()
+        .map(with_pow2)
+        .min_by_key(|plan| {
+            (
+                thread_rounds(len, plan),
+                *plan != round_robin,
+                std::cmp::Reverse(plan.first().copied()),
+            )
+        })
+        .unwrap_or(round_robin)
+}
+
+/// `odd` with `spare` bits given one at a time round the radices with room.
+fn spread_round_robin(odd: &[usize], mut spare: usize) -> Vec<usize> {
+    let mut out = odd.to_vec();
     while spare > 0 {
-        for r in odd.iter_mut().filter(|r| composite_room(**r) > 0) {
+        for r in out.iter_mut().filter(|r| composite_room(**r) > 0) {
             if spare > 0 {
                 *r *= 2;
                 spare -= 1;
             }
         }
     }
-    odd.extend(power_of_two_passes(pow2_bits, cap_bits));
-    odd
+    out
+}
+
+/// Every way to give `spare` bits to the radices of `odd`, each within its
+/// [`composite_room`].
+fn bit_spreads(odd: &[usize], spare: usize) -> Vec<Vec<usize>> {
+    let Some((&first, rest)) = odd.split_first() else {
+        return if spare == 0 { vec![Vec::new()] } else { Vec::new() };
+    };
+    (0..=composite_room(first).min(spare))
+        .flat_map(|bits| {
+            bit_spreads(rest, spare - bits).into_iter().map(move |mut tail| {
+                tail.insert(0, first << bits);
+                tail
+            })
+        })
+        .collect()
 }
 
 /// Threads a cube may have on every backend we target.
@@ -251,6 +298,17 @@ pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize 
         .map(|&u| u.div_ceil(u.div_ceil(MAX_SIGNAL_THREADS)))
         .min_by_key(|&threads| cost(threads))
         .unwrap_or(1)
+}
+
+/// Thread-rounds the unsplit passes `radices` over `len` take on their
+/// [`threads_per_signal`]: each pass's rounds times the threads, idle ones
+/// included.
+pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
+    let threads = threads_per_signal(len, radices, 0);
+    radices
+        .iter()
+        .map(|&r| (len / r).max(1).div_ceil(threads) * threads)
+        .sum()
 }
 
 /// `radices` of a 7-smooth `len` reordered for a first pass that reads
@@ -448,6 +506,12 @@ mod tests {
         assert_eq!(radices(420, 8), Some(vec![12, 5, 7]));
         assert_eq!(radices(864, 8), Some(vec![12, 12, 6]));
         assert_eq!(radices(8232, 16), Some(vec![6, 14, 14, 7]));
+        // The spread of the bits with the fewest thread-rounds: 3024 = 12·6·6·7
+        // on 252 threads (1764) rather than 6·6·6·14 on 504 (2016).
+        assert_eq!(radices(3024, 16), Some(vec![12, 6, 6, 7]));
+        assert_eq!(thread_rounds(3024, &[12, 6, 6, 7]), 1764);
+        assert_eq!(thread_rounds(3024, &[6, 6, 6, 14]), 2016);
+        assert_eq!(radices(504, 8), Some(vec![12, 6, 7]));
         assert_eq!(radices(19683, 16), Some(vec![9, 9, 9, 9, 3]));
         assert_eq!(radices(12, 16), Some(vec![12]));
         assert_eq!(radices(384, 8), Some(vec![6, 8, 8]));
@@ -496,6 +560,28 @@ mod tests {
         assert!((1..=1 << 14)
             .filter_map(|n| radices(n, 16).map(|r| (n, r)))
             .all(|(n, r)| threads_per_signal(n, &r, BUTTERFLY_PAIRS) <= MAX_SIGNAL_THREADS));
+    }
+
+    #[test]
+    fn bit_spreads_give_every_odd_radix_what_it_has_room_for() {
+        // 3·3·3·7 with 4 spare bits: each 3 takes up to 2 bits (12), 7 one (14).
+        let spreads = bit_spreads(&[3, 3, 3, 7], 4);
+        assert!(spreads.iter().all(|s| s.iter().product::<usize>() == 27 * 7 * 16));
+        assert!(spreads.iter().all(|s| s.iter().all(|&r| r <= MAX_COMPOSITE)));
+        assert_eq!(spreads.len(), 13);
+        assert!(spreads.contains(&vec![12, 6, 6, 7]) && spreads.contains(&vec![6, 6, 6, 14]));
+        assert_eq!(bit_spreads(&[5], 2), Vec::<Vec<usize>>::new());
+        assert_eq!(bit_spreads(&[], 0), vec![Vec::<usize>::new()]);
+        // Every fewest-pass plan multiplies to n and keeps each of its bits.
+        for n in (2..=16384usize).filter(|&n| is_smooth(n)) {
+            let f = SmoothFactors::of(n).unwrap();
+            for cap_bits in [3, 4] {
+                let plan = fewest_pass_radices(&f, cap_bits);
+                assert_eq!(plan.iter().product::<usize>(), n);
+                let bits = plan.iter().map(|r| r.trailing_zeros() as usize).sum::<usize>();
+                assert_eq!(bits, f.bits, "{n}: {plan:?}");
+            }
+        }
     }
 
     #[test]
