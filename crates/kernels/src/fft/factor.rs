@@ -90,7 +90,7 @@ struct SmoothFactors {
 
 impl SmoothFactors {
     fn product(&self) -> usize {
-        3usize.pow(self.threes as u32) * 5usize.pow(self.fives as u32) * 7usize.pow(self.sevens as u32) << self.bits
+        (3usize.pow(self.threes as u32) * 5usize.pow(self.fives as u32) * 7usize.pow(self.sevens as u32)) << self.bits
     }
 
     fn of(n: usize) -> Option<Self> {
