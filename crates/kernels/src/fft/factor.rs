@@ -58,7 +58,7 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     let factors = SmoothFactors::of(smooth)?;
     let cap_bits = max_radix.trailing_zeros() as usize;
     let tuned = tuned_radices(&factors, cap_bits);
-    let fewest = fewest_pass_radices(&factors, cap_bits);
+    let fewest = fewest_pass_radices(smooth, &factors, cap_bits);
     let smooth_plan = if fewest.len() < tuned.len() { fewest } else { tuned };
     Some(large_primes.into_iter().chain(smooth_plan).collect())
 }
@@ -89,10 +89,6 @@ struct SmoothFactors {
 }
 
 impl SmoothFactors {
-    fn product(&self) -> usize {
-        (3usize.pow(self.threes as u32) * 5usize.pow(self.fives as u32) * 7usize.pow(self.sevens as u32)) << self.bits
-    }
-
     fn of(n: usize) -> Option<Self> {
         if n == 0 {
             return None;
@@ -161,7 +157,7 @@ fn composite_room(r: usize) -> usize {
 /// an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887 GB/s
 /// against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them idle
 /// (benches/results/2026-11-26_first_pass_rounds_h100.md).
-fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
+fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
         let threes = f.threes - 2 * nines - fifteens;
         [
@@ -195,7 +191,6 @@ fn fewest_pass_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
             .chain(power_of_two_passes(pow2_bits, cap_bits))
             .collect()
     };
-    let len = f.product();
     let round_robin = with_pow2(spread_round_robin(&odd, spare));
     bit_spreads(&odd, spare)
         .into_iter()
@@ -287,12 +282,7 @@ pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize 
             (len / r).max(1) * split
         })
         .collect();
-    let cost = |threads: usize| {
-        (
-            units.iter().map(|&u| u.div_ceil(threads) * threads).sum::<usize>(),
-            threads,
-        )
-    };
+    let cost = |threads: usize| (slots(&units, threads), threads);
     units
         .iter()
         .map(|&u| u.div_ceil(u.div_ceil(MAX_SIGNAL_THREADS)))
@@ -304,11 +294,13 @@ pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize 
 /// [`threads_per_signal`]: each pass's rounds times the threads, idle ones
 /// included.
 pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
-    let threads = threads_per_signal(len, radices, 0);
-    radices
-        .iter()
-        .map(|&r| (len / r).max(1).div_ceil(threads) * threads)
-        .sum()
+    let units: Vec<usize> = radices.iter().map(|&r| (len / r).max(1)).collect();
+    slots(&units, threads_per_signal(len, radices, 0))
+}
+
+/// Thread-rounds passes of `units` work units each take on `threads` threads.
+fn slots(units: &[usize], threads: usize) -> usize {
+    units.iter().map(|&u| u.div_ceil(threads) * threads).sum()
 }
 
 /// `radices` of a 7-smooth `len` reordered for a first pass that reads
@@ -317,9 +309,8 @@ pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
 /// flight there, the first pass whose butterflies fill whole rounds trades
 /// places with it (the passes' product, and so the transform, does not depend
 /// on their order). On an H100 it took batched C2C 384 = 6·8·8 (48 threads,
-/// 64 radix-6 butterflies) from 2364 to 2898 GB/s as 8·6·8, 504 = 6·6·14 from
-/// 2262 to 2666 as 14·6·6, R2C 1008 (504 packed) from 2040 to 2322 and R2C
-/// 1296 from 2404 to 2640. A last round a third idle gained 2 % at most
+/// 64 radix-6 butterflies) from 2364 to 2898 GB/s as 8·6·8, 504 = 6·6·14 (its
+/// plan then) from 2262 to 2666 as 14·6·6 and R2C 1296 from 2404 to 2640. A last round a third idle gained 2 % at most
 /// (C2C 1215, 1620) and lost 4 % in R2C 384 (192 = 3·8·8 on 24 threads)
 /// (benches/results/2026-11-26_first_pass_rounds_h100.md).
 pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize) -> Vec<usize> {
@@ -576,7 +567,7 @@ mod tests {
         for n in (2..=16384usize).filter(|&n| is_smooth(n)) {
             let f = SmoothFactors::of(n).unwrap();
             for cap_bits in [3, 4] {
-                let plan = fewest_pass_radices(&f, cap_bits);
+                let plan = fewest_pass_radices(n, &f, cap_bits);
                 assert_eq!(plan.iter().product::<usize>(), n);
                 let bits = plan.iter().map(|r| r.trailing_zeros() as usize).sum::<usize>();
                 assert_eq!(bits, f.bits, "{n}: {plan:?}");
