@@ -555,16 +555,75 @@ fn sampled_lengths_every_kind() {
     );
 }
 
-/// The whole table: every kind on every length 1..=1024 (about 50 minutes of
-/// shader compilation on lavapipe; run with `--ignored`).
+/// Set in the child processes of [`every_length_to_1024_every_kind`]: the
+/// lengths `first-last` that one child checks.
+const LENGTHS_ENV: &str = "FNO_TEST_LENGTHS";
+/// Lengths a child process checks.
+const LENGTHS_PER_PROCESS: usize = 64;
+
+/// The whole table: every kind on every length 1..=1024 (run with
+/// `--ignored`). lavapipe keeps each compiled pipeline for the life of the
+/// process, and the table's thousands of kernels in one process exhausted a
+/// 24 GB machine, so the test runs itself again in child processes of
+/// `LENGTHS_PER_PROCESS` lengths each, as many at once as there are cores,
+/// and prints each child's worst error as it finishes.
 #[test]
 #[ignore]
 fn every_length_to_1024_every_kind() {
-    check_all(
-        "every_length_to_1024_every_kind",
-        (1..=1024).flat_map(every_kind),
-        DEFAULT,
-    );
+    const TABLE: std::ops::RangeInclusive<usize> = 1..=1024;
+    if let Ok(lengths) = std::env::var(LENGTHS_ENV) {
+        let (first, last) = lengths
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+            .unwrap_or_else(|| panic!("{LENGTHS_ENV}={lengths:?} is not first-last"));
+        check_all(
+            &format!("every_length_{first}_to_{last}_every_kind"),
+            (first..=last).flat_map(every_kind),
+            DEFAULT,
+        );
+        return;
+    }
+    let chunks: Vec<(usize, usize)> = TABLE
+        .step_by(LENGTHS_PER_PROCESS)
+        .map(|first| (first, (first + LENGTHS_PER_PROCESS - 1).min(*TABLE.end())))
+        .collect();
+    let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let exe = std::env::current_exe().unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            scope.spawn(|| {
+                while let Some(&(first, last)) = chunks.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let started = std::time::Instant::now();
+                    let child = std::process::Command::new(&exe)
+                        .args(["every_length_to_1024_every_kind", "--ignored", "--nocapture"])
+                        .env(LENGTHS_ENV, format!("{first}-{last}"))
+                        .output()
+                        .unwrap();
+                    let stdout = String::from_utf8_lossy(&child.stdout);
+                    let worst = stdout
+                        .lines()
+                        .find(|l| l.contains("worst relative"))
+                        .unwrap_or("no report");
+                    println!(
+                        "lengths {first}..={last}: {} in {:.0} s; {worst}",
+                        if child.status.success() { "passed" } else { "FAILED" },
+                        started.elapsed().as_secs_f64()
+                    );
+                    if !child.status.success() {
+                        let stderr = String::from_utf8_lossy(&child.stderr);
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("lengths {first}..={last}:\n{stdout}{stderr}"));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Lengths whose prime factors above 7 are at most `MAX_PRIME_RADIX` run as
