@@ -151,7 +151,7 @@ fn smooth_cases(total_log2: u32) -> Vec<Case> {
     let total = 1usize << total_log2;
     let three_pow2 = (5..=12).map(|k| 3usize << k);
     let others = [
-        360usize, 504, 720, 1000, 1008, 1176, 1215, 1296, 1512, 1620, 2592, 3024, 3240, 3645, 5040,
+        360usize, 504, 720, 1000, 1008, 1176, 1215, 1296, 1512, 1620, 2592, 3024, 3240, 3645, 5040, 6912, 7168, 10240,
     ];
     let mut lengths: Vec<usize> = three_pow2.chain(others).collect();
     lengths.sort_unstable();

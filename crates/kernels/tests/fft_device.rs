@@ -1024,6 +1024,43 @@ fn ragged_first_passes_trade_places_on_rows() {
     check_all("ragged_first_passes_trade_places_on_rows", cases, DEFAULT);
 }
 
+/// Stages that read a staged tile (resident cubes) or signals side by side
+/// (column tiles) run a first pass larger than their last one last, and
+/// resident ones take composites above 16 where those save a pass: the
+/// planner's radices asserted, the transforms against the oracle.
+#[test]
+fn staged_stages_take_their_largest_pass_last() {
+    let client = client();
+    let resident = DeviceOptions {
+        prefetch: TilePrefetch::Always,
+        resident_cubes: Some(3),
+        direct_dft: DirectDft::Never,
+        ..SEPARATE
+    };
+    let c2c = |shape: &[usize], axis: isize| FftDesc::new(shape, &[axis], FftKind::C2C, Direction::Forward);
+    let planned = [
+        (c2c(&[5, 192], -1), resident, vec![8, 24]),
+        (c2c(&[4, 224], -1), resident, vec![8, 28]),
+        // 7·2^5 over rows read from global memory: 7·4·8, no composite above 16.
+        (c2c(&[4, 224], -1), SEPARATE, vec![7, 4, 8]),
+        (c2c(&[2, 252, 9], 1), SEPARATE, vec![7, 3, 12]),
+        (c2c(&[2, 384, 9], 1), SEPARATE, vec![6, 8, 8]),
+    ];
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for (desc, options, radices) in planned {
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, options)
+            .unwrap();
+        assert_eq!(device.stage_radices(), [radices], "{desc:?}");
+        let e = check_with(&client, desc.clone(), &mut rng, options);
+        assert!(e <= BOUND, "{desc:?}: {e:.3e}");
+        errors.push((format!("{desc:?}"), e));
+    }
+    report("staged_stages_take_their_largest_pass_last", &errors);
+}
+
 /// Real transforms of odd lengths run two signals per complex transform
 /// (`OddReal::Twins`): signal `2s` as the real part of slot `s`, `2s + 1` as
 /// its imaginary part, their spectra separated by symmetry. Odd batch counts
@@ -1140,6 +1177,9 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
             .lengths(&[64]),
         FftDesc::new(&[10, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
         FftDesc::new(&[6, 256], &[-1], FftKind::R2C, Direction::Forward),
+        // Composites above 16 that save a pass, run last: 192 = 8·24, 224 = 8·28.
+        FftDesc::new(&[5, 192], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[4, 224], &[-1], FftKind::C2C, Direction::Forward),
     ];
     if long {
         cases.extend([
@@ -1225,6 +1265,12 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
         assert_eq!(device.resident_launches(), resident, "{desc:?}");
     }
+    // 6144 resident: a radix-24 pass saves one, and runs last.
+    let device = FftPlan::new(FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Forward))
+        .unwrap()
+        .on_device(&client)
+        .unwrap();
+    assert_eq!(device.stage_radices(), [vec![16, 16, 24]]);
 }
 
 /// Stages bound by shared memory (convolutions, prime radices above 7) lay

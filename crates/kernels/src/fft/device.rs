@@ -7,7 +7,8 @@ use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split, has_radix_plan, is_rader_prime,
-    is_smooth, primitive_root, radices, threads_per_signal, BUTTERFLY_PAIRS,
+    is_smooth, largest_first_pass_last, primitive_root, radices, radices_with, threads_per_signal, RadixRules,
+    BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
@@ -53,6 +54,12 @@ const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// radix-16 passes spilled registers in the resident loop (1414 GB/s), where
 /// 384 threads of radix 32 did not (2377 GB/s).
 const RESIDENT_THREADS: usize = 512;
+/// Largest product of an odd radix and a power of two in a resident stage's
+/// passes, where it saves a pass: on an H100 C2C 6144 ran as 3·8·16·16 at
+/// 2424 GB/s and as 16·16·24 at 2670, 7168 as 7·4·16·16 at 2175 and as
+/// 16·16·28 at 2520, 6912 as 12·6·6·16 at 2114 and as 24·24·12 at 2511
+/// (benches/results/2026-11-26_staged_pass_order_h100.md).
+const RESIDENT_COMPOSITE: usize = 32;
 /// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a
 /// bound on the resident cubes of a prefetching stage.
 const THREADS_PER_MULTIPROCESSOR: usize = 2048;
@@ -354,18 +361,18 @@ fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> u
 
 /// A stage that transforms whole signals of length `n` (through a
 /// convolution's length when given) in one cube, one signal at a time, rows
-/// walked element first, whole sequences in and out: callers narrow it. Its
-/// first pass splits its butterflies by `butterfly_pairs` where
-/// [`splits_first_pass`] allows (0: never).
+/// walked element first, whole sequences in and out, its passes planned by
+/// `rules`: callers narrow it. Its first pass splits its butterflies by
+/// `butterfly_pairs` where [`splits_first_pass`] allows (0: never).
 pub(super) fn whole_signal_stage(
     n: usize,
     convolution: Option<Convolution>,
     forms: (InputForm, OutputForm),
-    max_radix: usize,
+    rules: RadixRules,
     butterfly_pairs: usize,
 ) -> StageConfig {
     let pass_len = Convolution::pass_len(convolution, n);
-    let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
+    let radix_list = radices_with(pass_len, rules).expect("pass lengths have a radix plan");
     let mut cfg = StageConfig {
         n,
         radices: radix_list,
@@ -479,7 +486,7 @@ pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
         t.n,
         convolution,
         (t.input, t.output),
-        default_max_radix(Convolution::pass_len(convolution, t.n)),
+        RadixRules::new(default_max_radix(Convolution::pass_len(convolution, t.n))),
         0,
     );
     cfg.inverse = t.inverse;
@@ -671,7 +678,7 @@ impl<R: Runtime> Lowering<'_, R> {
             n,
             convolution,
             forms,
-            self.max_radix(Convolution::pass_len(convolution, n)),
+            RadixRules::new(self.max_radix(Convolution::pass_len(convolution, n))),
             butterfly_pairs,
         );
         if convolution.is_some() && !column {
@@ -741,7 +748,7 @@ impl<R: Runtime> Lowering<'_, R> {
             None => vec![default_max_radix(t.n), 16],
         };
         caps.into_iter().find_map(|cap| {
-            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), cap, 0);
+            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), RadixRules::new(cap), 0);
             let fits = signals * cfg.threads_per_signal <= self.max_threads
                 && 8 * signals * cfg.smem_stride <= self.shared_limit;
             fits.then(|| {
@@ -783,11 +790,26 @@ impl<R: Runtime> Lowering<'_, R> {
         // The resident loop keeps more values live across the passes: with
         // more than RESIDENT_THREADS threads (at most 80 registers each) the
         // passes spill, so a wider radix halves the threads where it can.
-        if self.options.max_radix.is_none() && cfg.threads_per_cube() > RESIDENT_THREADS {
-            if let Some(wider) = radices(cfg.pass_len(), 2 * default_max_radix(cfg.pass_len())) {
-                let threads = threads_per_signal(cfg.pass_len(), &wider, cfg.butterfly_pairs);
-                if threads * signals <= RESIDENT_THREADS {
-                    cfg.radices = wider;
+        // Composites up to RESIDENT_COMPOSITE take the plan where they save
+        // a pass within those threads, the default cap before the wider.
+        if self.options.max_radix.is_none() {
+            let len = cfg.pass_len();
+            let cap = default_max_radix(len);
+            let wider = [cap, 2 * cap]
+                .into_iter()
+                .filter_map(|max_radix| {
+                    let rules = RadixRules {
+                        max_composite: RESIDENT_COMPOSITE,
+                        ..RadixRules::new(max_radix)
+                    };
+                    let plan = radices_with(len, rules)?;
+                    let threads = threads_per_signal(len, &plan, cfg.butterfly_pairs);
+                    (threads * signals <= RESIDENT_THREADS).then_some((plan, threads))
+                })
+                .min_by_key(|(plan, _)| plan.len());
+            if let Some((plan, threads)) = wider {
+                if plan.len() < cfg.radices.len() || cfg.threads_per_cube() > RESIDENT_THREADS {
+                    cfg.radices = plan;
                     cfg.threads_per_signal = threads;
                 }
             }
@@ -820,12 +842,19 @@ impl<R: Runtime> Lowering<'_, R> {
     ) {
         let (mut cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout), &layout);
         // Rows whose first pass reads global memory, on the passes' own
-        // threads (a convolution's rows take more). Resident cubes read a
-        // staged tile, and column tiles walk signals fastest: on an H100
-        // reordered C2C 6144 (resident) lost 5 %, rfft2 360², 384² and 504²
-        // (columns) 5–6 % (benches/results/2026-11-26_first_pass_rounds_h100.md).
-        if cfg.prefetch.is_none() && cfg.convolution.is_none() && !cfg.load_signals_fastest {
-            cfg.radices = first_pass_in_whole_rounds(cfg.pass_len(), &cfg.radices, cfg.threads_per_signal);
+        // threads (a convolution's rows take more), start with a pass in
+        // whole rounds. Resident cubes read a staged tile, and column tiles
+        // walk signals fastest: there the first-pass reorder lost (on an
+        // H100 C2C 6144 (resident) 5 %, rfft2 360², 384² and 504² (columns)
+        // 5–6 %; benches/results/2026-11-26_first_pass_rounds_h100.md), and a
+        // larger first pass runs last instead.
+        if cfg.convolution.is_none() {
+            let staged = cfg.prefetch.is_some() || cfg.load_signals_fastest;
+            cfg.radices = if staged {
+                largest_first_pass_last(cfg.pass_len(), &cfg.radices)
+            } else {
+                first_pass_in_whole_rounds(cfg.pass_len(), &cfg.radices, cfg.threads_per_signal)
+            };
         }
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));

@@ -5,6 +5,26 @@
 /// Largest radix made of an odd radix and a power of two.
 pub const MAX_COMPOSITE: usize = 16;
 
+/// The largest radices a plan may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixRules {
+    /// Largest power-of-two radix (itself a power of two ≥ 2).
+    pub max_radix: usize,
+    /// Largest product of an odd radix and a power of two.
+    pub max_composite: usize,
+}
+
+impl RadixRules {
+    /// Power-of-two passes of at most `max_radix`, composites within
+    /// [`MAX_COMPOSITE`].
+    pub fn new(max_radix: usize) -> Self {
+        RadixRules {
+            max_radix,
+            max_composite: MAX_COMPOSITE,
+        }
+    }
+}
+
 /// Pass lengths from which the passes use radix 16 by default.
 const RADIX_16_FROM: usize = 1024;
 
@@ -50,6 +70,15 @@ pub const MAX_PRIME_RADIX: usize = 67;
 /// over several odd radices takes fewer passes, that plan runs instead:
 /// 1000 = 10·10·10 rather than 5·5·5·8, Rader's 210 = 15·14 rather than 6·5·7.
 pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
+    radices_with(n, RadixRules::new(max_radix))
+}
+
+/// [`radices`] with composites up to `rules.max_composite`.
+pub fn radices_with(n: usize, rules: RadixRules) -> Option<Vec<usize>> {
+    let RadixRules {
+        max_radix,
+        max_composite,
+    } = rules;
     assert!(
         max_radix >= 2 && max_radix.is_power_of_two(),
         "a radix cap of {max_radix} is not a power of two ≥ 2"
@@ -57,8 +86,8 @@ pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
     let (large_primes, smooth) = split_large_primes(n)?;
     let factors = SmoothFactors::of(smooth)?;
     let cap_bits = max_radix.trailing_zeros() as usize;
-    let tuned = tuned_radices(&factors, cap_bits);
-    let fewest = fewest_pass_radices(smooth, &factors, cap_bits);
+    let tuned = tuned_radices(&factors, cap_bits, max_composite);
+    let fewest = fewest_pass_radices(smooth, &factors, cap_bits, max_composite);
     let smooth_plan = if fewest.len() < tuned.len() { fewest } else { tuned };
     Some(large_primes.into_iter().chain(smooth_plan).collect())
 }
@@ -122,8 +151,8 @@ fn power_of_two_passes(bits: usize, cap_bits: usize) -> impl Iterator<Item = usi
 }
 
 /// The odd primes, then the power-of-two passes, whose leftover bits join the
-/// first odd radix when the product stays within [`MAX_COMPOSITE`].
-fn tuned_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
+/// first odd radix when the product stays within `max_composite`.
+fn tuned_radices(f: &SmoothFactors, cap_bits: usize, max_composite: usize) -> Vec<usize> {
     let mut out: Vec<usize> = [(3, f.threes), (5, f.fives), (7, f.sevens)]
         .into_iter()
         .flat_map(|(p, k)| std::iter::repeat_n(p, k))
@@ -133,7 +162,7 @@ fn tuned_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     let mut pow2_bits = f.bits;
     if let Some(odd) = out
         .first_mut()
-        .filter(|odd| leftover > 1 && **odd * leftover <= MAX_COMPOSITE)
+        .filter(|odd| leftover > 1 && **odd * leftover <= max_composite)
     {
         *odd *= leftover;
         pow2_bits = full_bits;
@@ -142,22 +171,24 @@ fn tuned_radices(f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
     out
 }
 
-/// Bits of a power of two that odd radix `r` can take within [`MAX_COMPOSITE`].
-fn composite_room(r: usize) -> usize {
-    (MAX_COMPOSITE / r).ilog2() as usize
+/// Bits of a power of two that odd radix `r` can take within `max_composite`.
+fn composite_room(r: usize, max_composite: usize) -> usize {
+    (max_composite / r).ilog2() as usize
 }
 
 /// The plan with the fewest passes: odd primes paired into 9s and 15s where
-/// that helps, the bits spread over the odd radices with room (3 up to 12, 5
-/// to 10, 7 to 14) once the power-of-two passes are full. Among equally short
-/// plans, the one with the fewest pairings (smaller butterflies, fewer
-/// registers); among the ways to spread the bits, the one whose passes take
-/// the fewest thread-rounds ([`thread_rounds`]), one bit at a time round the
-/// odd radices where that ties, else the one with the largest first radix. On
+/// that helps, the bits spread over the odd radices with room (within 16: 3 up
+/// to 12, 5 to 10, 7 to 14) once the power-of-two passes are full. Among
+/// equally short plans, the one with the fewest pairings (smaller butterflies,
+/// fewer registers); among the ways to spread the bits, the one whose passes
+/// take the fewest thread-rounds ([`thread_rounds`]), one bit at a time round
+/// the odd radices where that ties, else the one with the largest first
+/// radix. On
 /// an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887 GB/s
 /// against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them idle
 /// (benches/results/2026-11-26_first_pass_rounds_h100.md).
-fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize) -> Vec<usize> {
+fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize, max_composite: usize) -> Vec<usize> {
+    let room = |r: usize| composite_room(r, max_composite);
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
         let threes = f.threes - 2 * nines - fifteens;
         [
@@ -172,8 +203,8 @@ fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize) -> Vec<us
         .collect()
     };
     let pow2_passes = |odd: &[usize]| {
-        let room: usize = odd.iter().map(|&r| composite_room(r)).sum();
-        f.bits.saturating_sub(room).div_ceil(cap_bits)
+        let odd_room: usize = odd.iter().map(|&r| room(r)).sum();
+        f.bits.saturating_sub(odd_room).div_ceil(cap_bits)
     };
     let pairings = (0..=f.threes / 2)
         .flat_map(|nines| (0..=(f.threes - 2 * nines).min(f.fives)).map(move |fifteens| (nines, fifteens)));
@@ -191,8 +222,8 @@ fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize) -> Vec<us
             .chain(power_of_two_passes(pow2_bits, cap_bits))
             .collect()
     };
-    let round_robin = with_pow2(spread_round_robin(&odd, spare));
-    bit_spreads(&odd, spare)
+    let round_robin = with_pow2(spread_round_robin(&odd, spare, room));
+    bit_spreads(&odd, spare, room)
         .into_iter()
         .map(with_pow2)
         .min_by_key(|plan| {
@@ -205,11 +236,12 @@ fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize) -> Vec<us
         .unwrap_or(round_robin)
 }
 
-/// `odd` with `spare` bits given one at a time round the radices with room.
-fn spread_round_robin(odd: &[usize], mut spare: usize) -> Vec<usize> {
+/// `odd` with `spare` bits given one at a time round the radices with
+/// `room` for a bit.
+fn spread_round_robin(odd: &[usize], mut spare: usize, room: impl Fn(usize) -> usize) -> Vec<usize> {
     let mut out = odd.to_vec();
     while spare > 0 {
-        for r in out.iter_mut().filter(|r| composite_room(**r) > 0) {
+        for r in out.iter_mut().filter(|r| room(**r) > 0) {
             if spare > 0 {
                 *r *= 2;
                 spare -= 1;
@@ -220,14 +252,14 @@ fn spread_round_robin(odd: &[usize], mut spare: usize) -> Vec<usize> {
 }
 
 /// Every way to give `spare` bits to the radices of `odd`, each within its
-/// [`composite_room`].
-fn bit_spreads(odd: &[usize], spare: usize) -> Vec<Vec<usize>> {
+/// `room` (bits it can take).
+fn bit_spreads(odd: &[usize], spare: usize, room: impl Fn(usize) -> usize + Copy) -> Vec<Vec<usize>> {
     let Some((&first, rest)) = odd.split_first() else {
         return if spare == 0 { vec![Vec::new()] } else { Vec::new() };
     };
-    (0..=composite_room(first).min(spare))
+    (0..=room(first).min(spare))
         .flat_map(|bits| {
-            bit_spreads(rest, spare - bits).into_iter().map(move |mut tail| {
+            bit_spreads(rest, spare - bits, room).into_iter().map(move |mut tail| {
                 tail.insert(0, first << bits);
                 tail
             })
@@ -320,6 +352,26 @@ pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize)
     if is_smooth(len) && ordered.first().is_some_and(|&r| mostly_idle(r)) {
         if let Some(pass) = ordered.iter().position(|&r| last_round(r) == 0) {
             ordered.swap(0, pass);
+        }
+    }
+    ordered
+}
+
+/// `radices` of a 7-smooth `len` reordered for a stage whose first pass reads
+/// a staged tile (resident cubes) or signals side by side (column tiles):
+/// where the first pass's radix exceeds the last's, the two trade places, so
+/// that the plan's odd composite, which it puts first, runs last. On an H100
+/// resident C2C 6144 ran at 2425 GB/s as 3·8·16·16, at 2494–2552 as
+/// 24·16·16 and at 2609–2671 as 16·16·24, 7168 at 2351–2381 as 28·16·16 and
+/// 2520–2546 as 16·16·28; rfft2 504²'s column tiles at 972–976 as 12·6·7 and
+/// 1112–1119 as 7·6·12. Column tiles lost with their smallest radix last
+/// (rfft2 384² 1087 → 1008 GB/s as 8·8·6, 360² 1032 → 992 as 10·6·6)
+/// (benches/results/2026-11-26_staged_pass_order_h100.md).
+pub fn largest_first_pass_last(len: usize, radices: &[usize]) -> Vec<usize> {
+    let mut ordered = radices.to_vec();
+    if let (true, [first, .., last]) = (is_smooth(len), ordered.as_mut_slice()) {
+        if first > last {
+            std::mem::swap(first, last);
         }
     }
     ordered
@@ -556,18 +608,19 @@ mod tests {
     #[test]
     fn bit_spreads_give_every_odd_radix_what_it_has_room_for() {
         // 3·3·3·7 with 4 spare bits: each 3 takes up to 2 bits (12), 7 one (14).
-        let spreads = bit_spreads(&[3, 3, 3, 7], 4);
+        let room = |r| composite_room(r, MAX_COMPOSITE);
+        let spreads = bit_spreads(&[3, 3, 3, 7], 4, room);
         assert!(spreads.iter().all(|s| s.iter().product::<usize>() == 27 * 7 * 16));
         assert!(spreads.iter().all(|s| s.iter().all(|&r| r <= MAX_COMPOSITE)));
         assert_eq!(spreads.len(), 13);
         assert!(spreads.contains(&vec![12, 6, 6, 7]) && spreads.contains(&vec![6, 6, 6, 14]));
-        assert_eq!(bit_spreads(&[5], 2), Vec::<Vec<usize>>::new());
-        assert_eq!(bit_spreads(&[], 0), vec![Vec::<usize>::new()]);
+        assert_eq!(bit_spreads(&[5], 2, room), Vec::<Vec<usize>>::new());
+        assert_eq!(bit_spreads(&[], 0, room), vec![Vec::<usize>::new()]);
         // Every fewest-pass plan multiplies to n and keeps each of its bits.
         for n in (2..=16384usize).filter(|&n| is_smooth(n)) {
             let f = SmoothFactors::of(n).unwrap();
             for cap_bits in [3, 4] {
-                let plan = fewest_pass_radices(n, &f, cap_bits);
+                let plan = fewest_pass_radices(n, &f, cap_bits, MAX_COMPOSITE);
                 assert_eq!(plan.iter().product::<usize>(), n);
                 let bits = plan.iter().map(|r| r.trailing_zeros() as usize).sum::<usize>();
                 assert_eq!(bits, f.bits, "{n}: {plan:?}");
@@ -606,6 +659,48 @@ mod tests {
                 assert!(2 * last_round(planned[0]) <= threads, "{n}: {planned:?}");
             }
         }
+    }
+
+    #[test]
+    fn wider_composites_save_passes_where_they_can() {
+        let within = |max_radix, max_composite| RadixRules {
+            max_radix,
+            max_composite,
+        };
+        assert_eq!(radices_with(6144, within(16, 32)), Some(vec![24, 16, 16]));
+        assert_eq!(radices_with(7168, within(16, 32)), Some(vec![28, 16, 16]));
+        assert_eq!(radices_with(6912, within(16, 32)), Some(vec![24, 24, 12]));
+        assert_eq!(radices_with(12288, within(32, 32)), Some(vec![12, 32, 32]));
+        assert_eq!(radices_with(6144, RadixRules::new(16)), radices(6144, 16));
+        for n in (1..=16384usize).filter(|&n| is_smooth(n)) {
+            for max_radix in [8, 16, 32] {
+                let wide = radices_with(n, within(max_radix, 32)).unwrap();
+                let narrow = radices(n, max_radix).unwrap();
+                assert_eq!(wide.iter().product::<usize>(), n);
+                assert!(wide.len() <= narrow.len(), "{n}: {wide:?} against {narrow:?}");
+                assert!(
+                    wide.iter()
+                        .all(|&r| r <= 32 && (r <= max_radix || !r.is_power_of_two())),
+                    "{n}: {wide:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn staged_stages_run_a_larger_first_pass_last() {
+        assert_eq!(largest_first_pass_last(6144, &[24, 16, 16]), [16, 16, 24]);
+        assert_eq!(largest_first_pass_last(504, &[12, 6, 7]), [7, 6, 12]);
+        assert_eq!(largest_first_pass_last(6912, &[24, 24, 12]), [12, 24, 24]);
+        // A first pass no larger than the last stays: powers of two (their
+        // leftover bits first), 384 = 6·8·8, 1000 = 10·10·10.
+        assert_eq!(largest_first_pass_last(256, &[4, 8, 8]), [4, 8, 8]);
+        assert_eq!(largest_first_pass_last(384, &[6, 8, 8]), [6, 8, 8]);
+        assert_eq!(largest_first_pass_last(1000, &[10, 10, 10]), [10, 10, 10]);
+        assert_eq!(largest_first_pass_last(12, &[12]), [12]);
+        assert_eq!(largest_first_pass_last(1, &[]), Vec::<usize>::new());
+        // Prime radices above 7 keep their place.
+        assert_eq!(largest_first_pass_last(141, &[47, 3]), [47, 3]);
     }
 
     #[test]
