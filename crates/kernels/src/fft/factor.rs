@@ -183,10 +183,9 @@ fn composite_room(r: usize, max_composite: usize) -> usize {
 /// fewer registers); among the ways to spread the bits, the one whose passes
 /// take the fewest thread-rounds ([`thread_rounds`]), one bit at a time round
 /// the odd radices where that ties, else the one with the largest first
-/// radix. On
-/// an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887 GB/s
-/// against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them idle
-/// (benches/results/2026-11-26_first_pass_rounds_h100.md).
+/// radix. On an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887
+/// GB/s against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them
+/// idle (benches/results/2026-11-26_first_pass_rounds_h100.md).
 fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize, max_composite: usize) -> Vec<usize> {
     let room = |r: usize| composite_room(r, max_composite);
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
