@@ -566,7 +566,7 @@ const LENGTHS_PER_PROCESS: usize = 64;
 /// process, and the table's thousands of kernels in one process exhausted a
 /// 24 GB machine, so the test runs itself again in child processes of
 /// `LENGTHS_PER_PROCESS` lengths each, as many at once as there are cores,
-/// and prints each child's worst error as it finishes.
+/// prints each child's worst error as it finishes, and the table's at the end.
 #[test]
 #[ignore]
 fn every_length_to_1024_every_kind() {
@@ -590,6 +590,7 @@ fn every_length_to_1024_every_kind() {
     let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
+    let worst_errors = std::sync::Mutex::new(Vec::new());
     let exe = std::env::current_exe().unwrap();
     std::thread::scope(|scope| {
         for _ in 0..at_once {
@@ -606,6 +607,19 @@ fn every_length_to_1024_every_kind() {
                         .lines()
                         .find(|l| l.contains("worst relative"))
                         .unwrap_or("no report");
+                    // "…: N cases, worst relative L2 error E (case)"
+                    let cases_and_error = worst.split_once(": ").and_then(|(_, rest)| {
+                        let cases = rest.split_whitespace().next()?.parse::<usize>().ok()?;
+                        let error = rest
+                            .split("error ")
+                            .nth(1)?
+                            .split_whitespace()
+                            .next()?
+                            .parse::<f64>()
+                            .ok()?;
+                        Some((cases, error))
+                    });
+                    worst_errors.lock().unwrap().extend(cases_and_error);
                     println!(
                         "lengths {first}..={last}: {} in {:.0} s; {worst}",
                         if child.status.success() { "passed" } else { "FAILED" },
@@ -624,6 +638,11 @@ fn every_length_to_1024_every_kind() {
     });
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let worst_errors = worst_errors.into_inner().unwrap();
+    let cases: usize = worst_errors.iter().map(|(cases, _)| cases).sum();
+    let worst = worst_errors.iter().map(|(_, e)| *e).fold(0.0, f64::max);
+    assert_eq!(cases, 4 * TABLE.count(), "every length and kind reported");
+    println!("every_length_to_1024_every_kind: {cases} cases, worst relative L2 error {worst:.3e}");
 }
 
 /// Lengths whose prime factors above 7 are at most `MAX_PRIME_RADIX` run as
