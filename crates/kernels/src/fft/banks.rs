@@ -358,7 +358,7 @@ pub(crate) fn shared_layout(
 #[cfg(test)]
 mod tests {
     use super::super::device::whole_signal_stage;
-    use super::super::factor::{default_max_radix, RadixRules, BUTTERFLY_PAIRS};
+    use super::super::factor::{default_max_radix, BUTTERFLY_PAIRS};
     use super::super::stage::{Convolution, InputForm};
     use super::*;
 
@@ -387,7 +387,7 @@ mod tests {
             211,
             Some(Convolution::Rader),
             forms,
-            RadixRules::new(default_max_radix(210)),
+            default_max_radix(210),
             BUTTERFLY_PAIRS,
         );
         plain.signals_per_cube = 17;
@@ -424,7 +424,7 @@ mod tests {
             211,
             Some(Convolution::Rader),
             forms,
-            RadixRules::new(default_max_radix(210)),
+            default_max_radix(210),
             BUTTERFLY_PAIRS,
         );
         rows.threads_per_signal = 16;
@@ -432,13 +432,7 @@ mod tests {
         let mut columns = rows.clone();
         columns.load_signals_fastest = true;
         columns.store_signals_fastest = true;
-        let mut plain = whole_signal_stage(
-            384,
-            None,
-            forms,
-            RadixRules::new(default_max_radix(384)),
-            BUTTERFLY_PAIRS,
-        );
+        let mut plain = whole_signal_stage(384, None, forms, default_max_radix(384), BUTTERFLY_PAIRS);
         plain.signals_per_cube = 3;
         for (cfg, by_units) in [(&rows, true), (&columns, false), (&plain, false)] {
             let len = cfg.n;

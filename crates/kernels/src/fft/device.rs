@@ -7,8 +7,7 @@ use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split, has_radix_plan, is_rader_prime,
-    is_smooth, largest_first_pass_last, primitive_root, radices, radices_with, threads_per_signal, RadixRules,
-    BUTTERFLY_PAIRS,
+    is_smooth, largest_first_pass_last, primitive_root, radices, radices_within, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
@@ -361,18 +360,18 @@ fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> u
 
 /// A stage that transforms whole signals of length `n` (through a
 /// convolution's length when given) in one cube, one signal at a time, rows
-/// walked element first, whole sequences in and out, its passes planned by
-/// `rules`: callers narrow it. Its first pass splits its butterflies by
-/// `butterfly_pairs` where [`splits_first_pass`] allows (0: never).
+/// walked element first, whole sequences in and out: callers narrow it. Its
+/// first pass splits its butterflies by `butterfly_pairs` where
+/// [`splits_first_pass`] allows (0: never).
 pub(super) fn whole_signal_stage(
     n: usize,
     convolution: Option<Convolution>,
     forms: (InputForm, OutputForm),
-    rules: RadixRules,
+    max_radix: usize,
     butterfly_pairs: usize,
 ) -> StageConfig {
     let pass_len = Convolution::pass_len(convolution, n);
-    let radix_list = radices_with(pass_len, rules).expect("pass lengths have a radix plan");
+    let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
     let mut cfg = StageConfig {
         n,
         radices: radix_list,
@@ -486,7 +485,7 @@ pub(crate) fn shared_stage(step: &AxisStep) -> StageConfig {
         t.n,
         convolution,
         (t.input, t.output),
-        RadixRules::new(default_max_radix(Convolution::pass_len(convolution, t.n))),
+        default_max_radix(Convolution::pass_len(convolution, t.n)),
         0,
     );
     cfg.inverse = t.inverse;
@@ -678,7 +677,7 @@ impl<R: Runtime> Lowering<'_, R> {
             n,
             convolution,
             forms,
-            RadixRules::new(self.max_radix(Convolution::pass_len(convolution, n))),
+            self.max_radix(Convolution::pass_len(convolution, n)),
             butterfly_pairs,
         );
         if convolution.is_some() && !column {
@@ -748,7 +747,7 @@ impl<R: Runtime> Lowering<'_, R> {
             None => vec![default_max_radix(t.n), 16],
         };
         caps.into_iter().find_map(|cap| {
-            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), RadixRules::new(cap), 0);
+            let mut cfg = whole_signal_stage(t.n, None, (t.input, t.output), cap, 0);
             let fits = signals * cfg.threads_per_signal <= self.max_threads
                 && 8 * signals * cfg.smem_stride <= self.shared_limit;
             fits.then(|| {
@@ -798,11 +797,7 @@ impl<R: Runtime> Lowering<'_, R> {
             let wider = [cap, 2 * cap]
                 .into_iter()
                 .filter_map(|max_radix| {
-                    let rules = RadixRules {
-                        max_composite: RESIDENT_COMPOSITE,
-                        ..RadixRules::new(max_radix)
-                    };
-                    let plan = radices_with(len, rules)?;
+                    let plan = radices_within(len, max_radix, RESIDENT_COMPOSITE)?;
                     let threads = threads_per_signal(len, &plan, cfg.butterfly_pairs);
                     (threads * signals <= RESIDENT_THREADS).then_some((plan, threads))
                 })

@@ -5,26 +5,6 @@
 /// Largest radix made of an odd radix and a power of two.
 pub const MAX_COMPOSITE: usize = 16;
 
-/// The largest radices a plan may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RadixRules {
-    /// Largest power-of-two radix (itself a power of two ≥ 2).
-    pub max_radix: usize,
-    /// Largest product of an odd radix and a power of two.
-    pub max_composite: usize,
-}
-
-impl RadixRules {
-    /// Power-of-two passes of at most `max_radix`, composites within
-    /// [`MAX_COMPOSITE`].
-    pub fn new(max_radix: usize) -> Self {
-        RadixRules {
-            max_radix,
-            max_composite: MAX_COMPOSITE,
-        }
-    }
-}
-
 /// Pass lengths from which the passes use radix 16 by default.
 const RADIX_16_FROM: usize = 1024;
 
@@ -70,15 +50,12 @@ pub const MAX_PRIME_RADIX: usize = 67;
 /// over several odd radices takes fewer passes, that plan runs instead:
 /// 1000 = 10·10·10 rather than 5·5·5·8, Rader's 210 = 15·14 rather than 6·5·7.
 pub fn radices(n: usize, max_radix: usize) -> Option<Vec<usize>> {
-    radices_with(n, RadixRules::new(max_radix))
+    radices_within(n, max_radix, MAX_COMPOSITE)
 }
 
-/// [`radices`] with composites up to `rules.max_composite`.
-pub fn radices_with(n: usize, rules: RadixRules) -> Option<Vec<usize>> {
-    let RadixRules {
-        max_radix,
-        max_composite,
-    } = rules;
+/// [`radices`] with composites (an odd radix times a power of two) up to
+/// `max_composite` instead of [`MAX_COMPOSITE`].
+pub fn radices_within(n: usize, max_radix: usize, max_composite: usize) -> Option<Vec<usize>> {
     assert!(
         max_radix >= 2 && max_radix.is_power_of_two(),
         "a radix cap of {max_radix} is not a power of two ≥ 2"
@@ -341,8 +318,9 @@ fn slots(units: &[usize], threads: usize) -> usize {
 /// places with it (the passes' product, and so the transform, does not depend
 /// on their order). On an H100 it took batched C2C 384 = 6·8·8 (48 threads,
 /// 64 radix-6 butterflies) from 2364 to 2898 GB/s as 8·6·8, 504 = 6·6·14 (its
-/// plan then) from 2262 to 2666 as 14·6·6 and R2C 1296 from 2404 to 2640. A last round a third idle gained 2 % at most
-/// (C2C 1215, 1620) and lost 4 % in R2C 384 (192 = 3·8·8 on 24 threads)
+/// plan then) from 2262 to 2666 as 14·6·6 and R2C 1296 from 2404 to 2640. A
+/// last round a third idle gained 2 % at most (C2C 1215, 1620) and lost 4 % in
+/// R2C 384 (192 = 3·8·8 on 24 threads)
 /// (benches/results/2026-11-26_first_pass_rounds_h100.md).
 pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize) -> Vec<usize> {
     let mut ordered = radices.to_vec();
@@ -662,18 +640,14 @@ mod tests {
 
     #[test]
     fn wider_composites_save_passes_where_they_can() {
-        let within = |max_radix, max_composite| RadixRules {
-            max_radix,
-            max_composite,
-        };
-        assert_eq!(radices_with(6144, within(16, 32)), Some(vec![24, 16, 16]));
-        assert_eq!(radices_with(7168, within(16, 32)), Some(vec![28, 16, 16]));
-        assert_eq!(radices_with(6912, within(16, 32)), Some(vec![24, 24, 12]));
-        assert_eq!(radices_with(12288, within(32, 32)), Some(vec![12, 32, 32]));
-        assert_eq!(radices_with(6144, RadixRules::new(16)), radices(6144, 16));
+        assert_eq!(radices_within(6144, 16, 32), Some(vec![24, 16, 16]));
+        assert_eq!(radices_within(7168, 16, 32), Some(vec![28, 16, 16]));
+        assert_eq!(radices_within(6912, 16, 32), Some(vec![24, 24, 12]));
+        assert_eq!(radices_within(12288, 32, 32), Some(vec![12, 32, 32]));
+        assert_eq!(radices_within(6144, 16, MAX_COMPOSITE), radices(6144, 16));
         for n in (1..=16384usize).filter(|&n| is_smooth(n)) {
             for max_radix in [8, 16, 32] {
-                let wide = radices_with(n, within(max_radix, 32)).unwrap();
+                let wide = radices_within(n, max_radix, 32).unwrap();
                 let narrow = radices(n, max_radix).unwrap();
                 assert_eq!(wide.iter().product::<usize>(), n);
                 assert!(wide.len() <= narrow.len(), "{n}: {wide:?} against {narrow:?}");
