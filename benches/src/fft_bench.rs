@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -24,6 +24,8 @@
 //! `MAX_PRIME_RADIX` allows, Rader's or Bluestein's algorithm beyond.
 //! `smooth`: batched C2C and R2C on 7-smooth lengths (3·2^k, 360, 1215, …).
 //! `odd`: R2C and C2R of odd lengths, 1D, 2D and FNO layers on odd grids.
+//! `rader`: batched C2C, R2C and C2R on primes whose Rader convolution runs
+//! in two passes.
 //! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
 //! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
 
@@ -172,13 +174,7 @@ fn odd_real_cases(total_log2: u32) -> Vec<Case> {
         let batch = (total / n).max(1);
         let [_, r2c] = batched_1d(n, total);
         out.push(r2c);
-        out.push(Case {
-            name: "irfft_1d",
-            desc: FftDesc::new(&[batch, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
-            bytes: batch * n * 4 + batch * (n / 2 + 1) * 8,
-            prune: false,
-            direct: DirectDft::Auto,
-        });
+        out.push(irfft_1d_case(n, batch));
     }
     for n in [85usize, 141, 211, 421] {
         let batch = (total / (n * n)).max(1);
@@ -206,6 +202,33 @@ fn prime_radix_cases(total_log2: u32) -> Vec<Case> {
     let primes = (11usize..=73).filter(|&p| (2..p).all(|d| p % d != 0));
     let composites = [85usize, 141, 11 << 6, 13 * 96, 47 << 6, 61 * 48];
     primes.chain(composites).flat_map(|n| batched_1d(n, total)).collect()
+}
+
+/// Batched C2C, R2C and C2R on primes whose Rader convolution (of `p − 1`, a
+/// 7-smooth length) runs in two passes of radices up to 32 (193 = 12·16 + 1 …
+/// 811 = 27·30 + 1), the even and odd radices among them.
+fn rader_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let primes = [193usize, 257, 281, 337, 379, 421, 433, 541, 577, 701, 757, 811];
+    primes
+        .into_iter()
+        .flat_map(|n| {
+            let batch = (total / n).max(1);
+            let [c2c, r2c] = batched_1d(n, total);
+            [c2c, r2c, irfft_1d_case(n, batch)]
+        })
+        .collect()
+}
+
+/// A batched C2R of `n` real samples from `n/2 + 1` bins.
+fn irfft_1d_case(n: usize, batch: usize) -> Case {
+    Case {
+        name: "irfft_1d",
+        desc: FftDesc::new(&[batch, n / 2 + 1], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[n]),
+        bytes: batch * n * 4 + batch * (n / 2 + 1) * 8,
+        prune: false,
+        direct: DirectDft::Auto,
+    }
 }
 
 /// Truncated rows (R2C keeping `m` bins) and columns (C2C over an inner axis of
@@ -495,8 +518,11 @@ fn main() {
         Some(s) if s == "radix" => prime_radix_cases(total_log2),
         Some(s) if s == "odd" => odd_real_cases(total_log2),
         Some(s) if s == "smooth" => smooth_cases(total_log2),
+        Some(s) if s == "rader" => rader_cases(total_log2),
         Some(other) => {
-            eprintln!("error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix or odd)");
+            eprintln!(
+                "error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix, odd or rader)"
+            );
             std::process::exit(2);
         }
     };
