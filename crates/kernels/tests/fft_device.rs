@@ -768,6 +768,43 @@ fn rader_and_bluestein_primes() {
     check_all("rader_and_bluestein_primes", cases, &[FFT_ONLY, bluestein]);
 }
 
+/// Rader's rows whose convolution splits into two radices up to 24 run in
+/// those two passes, the smaller first (the larger first for R2C's twins),
+/// in cubes of at most 128 threads; 541 (540 = 20·27) and 211 (15·14
+/// already) keep their plans, and every plan matches the oracle.
+#[test]
+fn rader_rows_run_in_two_balanced_passes() {
+    let client = client();
+    let mut cases = Vec::new();
+    for (n, two_pass) in [
+        (193usize, Some([12, 16])),
+        (257, Some([16, 16])),
+        (421, Some([20, 21])),
+        (577, Some([24, 24])),
+        (541, None),
+        (211, None),
+    ] {
+        for desc in every_kind(n) {
+            let device = FftPlan::new(desc.clone())
+                .unwrap()
+                .on_device_with(&client, FFT_ONLY)
+                .unwrap();
+            assert_eq!(device.rader_launches(), 1, "{desc:?}");
+            let radices = &device.stage_radices()[0];
+            match two_pass {
+                Some([small, large]) if desc.kind == FftKind::R2C => assert_eq!(radices, &[large, small], "{desc:?}"),
+                Some(pair) => assert_eq!(radices, &pair, "{desc:?}"),
+                None if n == 211 => assert_eq!(radices, &[15, 14], "{desc:?}"),
+                None => assert_eq!(radices.len(), 3, "{desc:?}: {radices:?}"),
+            }
+            let threads = device.stage_threads()[0] * device.stage_tiles()[0];
+            assert!(threads <= 128, "{desc:?}: {threads} threads a cube");
+        }
+        cases.extend(every_kind(n));
+    }
+    check_all("rader_rows_run_in_two_balanced_passes", cases, &[FFT_ONLY]);
+}
+
 /// A column transform's tile takes every column of its row of tiles (one
 /// contiguous block) where one cube can hold them, through radix 16 when the
 /// default radix's threads are too many; against the oracle either way.
@@ -1271,10 +1308,15 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         };
         check_resident(&client, "resident_cubes_fill_the_next_tile_on_cuda", options, true);
     }
-    // The default takes long rows resident, and neither short rows nor FNO's column tiles.
+    // The default takes long rows resident (odd ones too, staged a pair a
+    // copy, against the oracle), and neither short rows nor FNO's column tiles.
+    let odd_rows = FftDesc::new(&[200, 141], &[-1], FftKind::C2C, Direction::Forward);
+    let e = check_with(&client, odd_rows.clone(), &mut Rng::seeded(), DeviceOptions::default());
+    assert!(e <= BOUND, "{odd_rows:?}: {e:.3e}");
     for (desc, resident) in [
         (FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Forward), 1),
         (FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Inverse), 1),
+        (odd_rows, 1),
         (FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Forward), 0),
         (
             FftDesc::new(&[2, 3, 256, 256], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[64, 33]),

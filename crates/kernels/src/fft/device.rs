@@ -6,8 +6,9 @@ use cubecl::server::Handle;
 use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
-    bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split, has_radix_plan, is_rader_prime,
-    is_smooth, largest_first_pass_last, primitive_root, radices, radices_within, threads_per_signal, BUTTERFLY_PAIRS,
+    balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split,
+    has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices, radices_within,
+    threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
@@ -25,6 +26,24 @@ const ROW_THREADS: usize = 256;
 /// measured even on an H100: FNO's 256² zero-padding column pass ran faster in
 /// tiles of 17 columns, its truncating one slower.
 const COLUMN_SIGNALS: usize = 8;
+/// Threads a cube of a convolution's rows aims for. Its two transforms keep
+/// more values live than one, and NVRTC gave Rader's 421 in two passes (21
+/// threads a signal) 96 registers in cubes of 63 or 126 threads but 118 in
+/// cubes of 252, where two cubes filled an H100 SM: C2C 421 ran at 1451
+/// GB/s in cubes of 12 signals, at 1957–1986 in cubes of 3 or 6. Rader's 211
+/// (15·14, 16 lanes a signal) ran C2C at 2097–2113 in cubes of 8 signals
+/// against 2091–2097 in cubes of 16, R2C at 1570–1591 against 1533
+/// (benches/results/2026-11-26_staged_pass_order_h100.md,
+/// 2026-11-26_rader_two_passes_h100.md).
+const CONVOLUTION_ROW_THREADS: usize = 128;
+/// Largest radix of Rader's two-pass rows ([`balanced_two_passes`]). On an
+/// H100 two passes of radices up to 24 took C2C 193 / 257 / 281 / 337 / 379
+/// / 421 / 433 / 577 from 1501–1835 to 1634–2411 GB/s (+7 to +31 %), R2C and
+/// C2R by −11 to +30 % (losses: R2C 257 −7 %, 577 −4 %; C2R 577 −11 %, 337
+/// and 379 −2 %); of 25 to 30 (541 = 20·27 + 1 … 811 = 27·30 + 1) they gained
+/// C2C at most 6 % and lost R2C 16–24 % and C2R up to 14 %
+/// (benches/results/2026-11-26_rader_two_passes_h100.md).
+const CONVOLUTION_COMPOSITE: usize = 24;
 /// Shared memory every backend we target gives a cube: the least a caller may
 /// set as `DeviceOptions::shared_limit`.
 const PORTABLE_SHARED: usize = 48 * 1024;
@@ -38,7 +57,7 @@ const SHARED_LIMIT: usize = 108 * 1024;
 const ELEMWISE_THREADS: usize = 256;
 /// The smallest tile (working shared memory of one cube) whose stage of whole
 /// rows runs on resident cubes that stage the next tile's input
-/// asynchronously, 16 bytes per copy ([`TilePrefetch::Auto`]). Such a cube
+/// asynchronously, 16 bytes per copy (odd rows 8) ([`TilePrefetch::Auto`]). Such a cube
 /// shares its SM with at most three others, which cannot hide its load. On an
 /// H100 resident cubes took C2C 6144 (51 KB tiles) from 2311 to 2401 GB/s and
 /// C2C 12288 (101 KB, radix 32) from 1941 to 2342, while C2C 1024 and 4096
@@ -46,7 +65,10 @@ const ELEMWISE_THREADS: usize = 256;
 /// one pair through the windowed index) stay one tile per cube: FNO's 256²
 /// column stages (67 KB tiles) ran 25–30 % slower resident, and Bluestein's
 /// 4099 (66 KB, eight passes) lost 5 % when it was tried
-/// (benches/results/2026-11-25_resident_cubes_h100.md).
+/// (benches/results/2026-11-25_resident_cubes_h100.md). Odd rows, staged one
+/// pair a copy, took C2C 141 = 47·3 (75 KB tiles, bound by the latency of its
+/// loads) from 1532–1537 to 1676–1681 GB/s
+/// (benches/results/2026-11-26_rader_two_passes_h100.md).
 const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// The most threads a resident cube takes when a wider radix allows (see
 /// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
@@ -680,6 +702,28 @@ impl<R: Runtime> Lowering<'_, R> {
             self.max_radix(Convolution::pass_len(convolution, n)),
             butterfly_pairs,
         );
+        let free_plan = self.options.max_radix.is_none();
+        if convolution == Some(Convolution::Rader) && !column && free_plan && cfg.radices.len() > 2 {
+            // Rader's rows in two passes, the most even split with radices up
+            // to CONVOLUTION_COMPOSITE, smaller radix first (forward real
+            // twins: larger first). On an H100 three-pass plans were bound by
+            // their instructions: C2C 421 ran as 12·5·7 (84 threads a signal)
+            // at 1560 GB/s and as 20·21 (21 threads) at 1972, a third fewer
+            // instructions. The order is measured, not modelled (the bank
+            // model counts both alike): C2C 421 as 21·20 ran at 1535–1547,
+            // R2C 421 as 20·21 at 1245–1272 and as 21·20 at 1545–1620. Both
+            // orders held at 337; at 281 (C2C) and 433 (R2C) the other order
+            // ran 3 % faster (benches/results/2026-11-26_rader_two_passes_h100.md).
+            // A caller's radix cap keeps the capped plan.
+            if let Some([small, large]) = balanced_two_passes(cfg.pass_len(), CONVOLUTION_COMPOSITE) {
+                cfg.radices = if forms.0 == InputForm::RealTwins {
+                    vec![large, small]
+                } else {
+                    vec![small, large]
+                };
+                cfg.butterfly_pairs = 0;
+            }
+        }
         if convolution.is_some() && !column {
             // A convolution's passes over rows run one butterfly of their
             // smallest radix per thread: two transforms, the permutations and
@@ -712,6 +756,8 @@ impl<R: Runtime> Lowering<'_, R> {
         let wanted = if column {
             let fewest = self.options.column_signals.unwrap_or(COLUMN_SIGNALS);
             fewest.max(ROW_THREADS / threads_per_signal)
+        } else if cfg.convolution.is_some() {
+            (CONVOLUTION_ROW_THREADS / threads_per_signal).max(1)
         } else {
             ROW_THREADS / threads_per_signal
         };
@@ -763,13 +809,15 @@ impl<R: Runtime> Lowering<'_, R> {
     /// Makes the stage's cubes resident and prefetching ([`TilePrefetch`])
     /// where the options and the device allow; returns the cubes to launch.
     fn with_prefetch(&self, mut cfg: StageConfig, layout: &StageLayout) -> (StageConfig, Option<usize>) {
-        // Rows read whole from contiguous, evenly placed signals stage two
-        // pairs (16 bytes) per copy; the launch checks the buffer's alignment.
+        // Rows read whole from contiguous signals; evenly placed ones stage
+        // two pairs (16 bytes) per copy, the launch checking the buffer's
+        // alignment, odd ones one pair.
         let extents = [layout.na, layout.nb, layout.nc];
         let whole_rows = !cfg.load_signals_fastest
             && cfg.load_fold.is_none()
             && matches!(cfg.load, Window::Prefix(len) if len >= cfg.n)
-            && layout.input[3] == 1
+            && layout.input[3] == 1;
+        let paired_rows = whole_rows
             && cfg.n.is_multiple_of(2)
             && (0..3).all(|d| extents[d] == 1 || layout.input[d].is_multiple_of(2));
         let tile_bytes = 8 * cfg.signals_per_cube * cfg.smem_stride;
@@ -811,7 +859,7 @@ impl<R: Runtime> Lowering<'_, R> {
         }
         cfg.prefetch = Some(if self.async_copies {
             TileFill::AsyncCopies {
-                pairs: if whole_rows { 2 } else { 1 },
+                pairs: if paired_rows { 2 } else { 1 },
             }
         } else {
             TileFill::Loads

@@ -354,6 +354,18 @@ pub fn largest_first_pass_last(len: usize, radices: &[usize]) -> Vec<usize> {
     ordered
 }
 
+/// The two radices `a ≤ b ≤ max_radix` with `a·b = len`, both 7-smooth, of
+/// the most even split: two passes whose butterfly counts (`b` and `a`) keep
+/// all of `b` threads but at most `b − a` busy. `None` where no such split
+/// exists.
+pub fn balanced_two_passes(len: usize, max_radix: usize) -> Option<[usize; 2]> {
+    (2..)
+        .take_while(|a| a * a <= len)
+        .filter(|&a| len.is_multiple_of(a) && len / a <= max_radix && is_smooth(a) && is_smooth(len / a))
+        .last()
+        .map(|a| [a, len / a])
+}
+
 /// True when `n` has no prime factor above 7.
 pub fn is_smooth(n: usize) -> bool {
     SmoothFactors::of(n).is_some()
@@ -440,6 +452,27 @@ pub fn four_step_split(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn balanced_two_passes_take_the_most_even_smooth_split() {
+        assert_eq!(balanced_two_passes(420, 24), Some([20, 21]));
+        assert_eq!(balanced_two_passes(210, 24), Some([14, 15]));
+        assert_eq!(balanced_two_passes(576, 24), Some([24, 24]));
+        assert_eq!(balanced_two_passes(280, 24), Some([14, 20]));
+        // 540 = 20·27 and 22 = 2·11: no split within the cap, or none smooth.
+        assert_eq!(balanced_two_passes(540, 24), None);
+        assert_eq!(balanced_two_passes(540, 32), Some([20, 27]));
+        assert_eq!(balanced_two_passes(22, 24), None);
+        // Against every split a·b = len, 2 ≤ a ≤ b ≤ 24, both 7-smooth: the largest a.
+        for len in 2usize..=1024 {
+            let most_even = (2..=24)
+                .filter(|&b| len.is_multiple_of(b))
+                .map(|b| [len / b, b])
+                .filter(|&[a, b]| 2 <= a && a <= b && is_smooth(a) && is_smooth(b))
+                .max_by_key(|&[a, _]| a);
+            assert_eq!(balanced_two_passes(len, 24), most_even, "{len}");
+        }
+    }
 
     #[test]
     fn rader_primes_and_their_primitive_roots() {
