@@ -747,9 +747,10 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     /// Signals a cube of `cfg` transforms side by side, of `signals_hint` in
-    /// a row of tiles: as many as fill [`ROW_THREADS`] threads (columns: at
-    /// least the fewest column signals), as far as shared memory and the
-    /// device's threads allow.
+    /// a row of tiles: as many as fill [`ROW_THREADS`] threads (a
+    /// convolution's rows [`CONVOLUTION_ROW_THREADS`]; columns: at least the
+    /// fewest column signals), as far as shared memory and the device's
+    /// threads allow.
     fn signals_per_cube(&self, cfg: &StageConfig, column: bool, signals_hint: usize) -> usize {
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;
