@@ -26,11 +26,12 @@ const ROW_THREADS: usize = 256;
 /// measured even on an H100: FNO's 256² zero-padding column pass ran faster in
 /// tiles of 17 columns, its truncating one slower.
 const COLUMN_SIGNALS: usize = 8;
-/// Threads a cube of a convolution's rows aims for. Its two transforms keep
-/// more values live than one, and NVRTC gave Rader's 421 in two passes (21
-/// threads a signal) 96 registers in cubes of 63 or 126 threads but 118 in
-/// cubes of 252, where two cubes filled an H100 SM: C2C 421 ran at 1451
-/// GB/s in cubes of 12 signals, at 1957–1986 in cubes of 3 or 6. Rader's 211
+/// Threads a cube of Rader's rows aims for (Bluestein's, unmeasured, keep
+/// [`ROW_THREADS`]). Its two transforms keep more values live than one, and
+/// NVRTC gave Rader's 421 in two passes (21 threads a signal) 96 registers in
+/// cubes of 63 or 126 threads but 118 in cubes of 252, where two cubes filled
+/// an H100 SM: C2C 421 ran at 1451 GB/s in cubes of 12 signals, at 1957–1986
+/// in cubes of 3 or 6. Rader's 211
 /// (15·14, 16 lanes a signal) ran C2C at 2097–2113 in cubes of 8 signals
 /// against 2091–2097 in cubes of 16, R2C at 1570–1591 against 1533
 /// (benches/results/2026-11-26_staged_pass_order_h100.md,
@@ -747,8 +748,8 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     /// Signals a cube of `cfg` transforms side by side, of `signals_hint` in
-    /// a row of tiles: as many as fill [`ROW_THREADS`] threads (a
-    /// convolution's rows [`CONVOLUTION_ROW_THREADS`]; columns: at least the
+    /// a row of tiles: as many as fill [`ROW_THREADS`] threads (Rader's rows
+    /// [`CONVOLUTION_ROW_THREADS`]; columns: at least the
     /// fewest column signals), as far as shared memory and the device's
     /// threads allow.
     fn signals_per_cube(&self, cfg: &StageConfig, column: bool, signals_hint: usize) -> usize {
@@ -757,7 +758,7 @@ impl<R: Runtime> Lowering<'_, R> {
         let wanted = if column {
             let fewest = self.options.column_signals.unwrap_or(COLUMN_SIGNALS);
             fewest.max(ROW_THREADS / threads_per_signal)
-        } else if cfg.convolution.is_some() {
+        } else if cfg.convolution == Some(Convolution::Rader) {
             (CONVOLUTION_ROW_THREADS / threads_per_signal).max(1)
         } else {
             ROW_THREADS / threads_per_signal
