@@ -205,8 +205,9 @@ fn prime_radix_cases(total_log2: u32) -> Vec<Case> {
 }
 
 /// Batched C2C, R2C and C2R on primes whose Rader convolution (of `p − 1`, a
-/// 7-smooth length) runs in two passes of radices up to 32 (193 = 12·16 + 1 …
-/// 811 = 27·30 + 1), the even and odd radices among them.
+/// 7-smooth length) splits into two radices up to 32 (193 = 12·16 + 1 …
+/// 811 = 27·30 + 1): the planner runs those up to 24 as two passes, and 541,
+/// 701, 757 and 811 (radices of 25 to 30) in three.
 fn rader_cases(total_log2: u32) -> Vec<Case> {
     let total = 1usize << total_log2;
     let primes = [193usize, 257, 281, 337, 379, 421, 433, 541, 577, 701, 757, 811];

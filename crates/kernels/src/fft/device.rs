@@ -31,10 +31,9 @@ const COLUMN_SIGNALS: usize = 8;
 /// NVRTC gave Rader's 421 in two passes (21 threads a signal) 96 registers in
 /// cubes of 63 or 126 threads but 118 in cubes of 252, where two cubes filled
 /// an H100 SM: C2C 421 ran at 1451 GB/s in cubes of 12 signals, at 1957–1986
-/// in cubes of 3 or 6. Rader's 211
-/// (15·14, 16 lanes a signal) ran C2C at 2097–2113 in cubes of 8 signals
-/// against 2091–2097 in cubes of 16, R2C at 1570–1591 against 1533
-/// (benches/results/2026-11-26_staged_pass_order_h100.md,
+/// in cubes of 3 or 6. Rader's 211 (15·14, 16 lanes a signal) ran C2C at
+/// 2097–2113 in cubes of 8 signals against 2091–2097 in cubes of 16, R2C at
+/// 1570–1591 against 1533 (benches/results/2026-11-26_staged_pass_order_h100.md,
 /// 2026-11-26_rader_two_passes_h100.md).
 const CONVOLUTION_ROW_THREADS: usize = 128;
 /// Largest radix of Rader's two-pass rows ([`balanced_two_passes`]). On an
@@ -58,8 +57,9 @@ const SHARED_LIMIT: usize = 108 * 1024;
 const ELEMWISE_THREADS: usize = 256;
 /// The smallest tile (working shared memory of one cube) whose stage of whole
 /// rows runs on resident cubes that stage the next tile's input
-/// asynchronously, 16 bytes per copy (odd rows 8) ([`TilePrefetch::Auto`]). Such a cube
-/// shares its SM with at most three others, which cannot hide its load. On an
+/// asynchronously, 16 bytes per copy (odd rows 8) ([`TilePrefetch::Auto`]).
+/// Such a cube shares its SM with at most three others, which cannot hide its
+/// load. On an
 /// H100 resident cubes took C2C 6144 (51 KB tiles) from 2311 to 2401 GB/s and
 /// C2C 12288 (101 KB, radix 32) from 1941 to 2342, while C2C 1024 and 4096
 /// (tiles of up to 33 KB) lost 12–16 % to the staging. Column tiles (copies of
@@ -722,6 +722,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 } else {
                     vec![small, large]
                 };
+                // Measured unsplit: an odd first radix from 17 on would split.
                 cfg.butterfly_pairs = 0;
             }
         }
@@ -749,9 +750,8 @@ impl<R: Runtime> Lowering<'_, R> {
 
     /// Signals a cube of `cfg` transforms side by side, of `signals_hint` in
     /// a row of tiles: as many as fill [`ROW_THREADS`] threads (Rader's rows
-    /// [`CONVOLUTION_ROW_THREADS`]; columns: at least the
-    /// fewest column signals), as far as shared memory and the device's
-    /// threads allow.
+    /// [`CONVOLUTION_ROW_THREADS`]; columns: at least the fewest column
+    /// signals), as far as shared memory and the device's threads allow.
     fn signals_per_cube(&self, cfg: &StageConfig, column: bool, signals_hint: usize) -> usize {
         let by_smem = (self.shared_limit / (8 * cfg.smem_stride)).max(1);
         let threads_per_signal = cfg.threads_per_signal;

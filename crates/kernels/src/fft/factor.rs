@@ -355,9 +355,9 @@ pub fn largest_first_pass_last(len: usize, radices: &[usize]) -> Vec<usize> {
 }
 
 /// The two radices `a ≤ b ≤ max_radix` with `a·b = len`, both 7-smooth, of
-/// the most even split: two passes whose butterfly counts (`b` and `a`) keep
-/// all of `b` threads but at most `b − a` busy. `None` where no such split
-/// exists.
+/// the most even split: on `b` threads, one butterfly each, the radix-`a`
+/// pass keeps all of them busy and the radix-`b` pass all but `b − a`.
+/// `None` where no such split exists.
 pub fn balanced_two_passes(len: usize, max_radix: usize) -> Option<[usize; 2]> {
     (2..)
         .take_while(|a| a * a <= len)
