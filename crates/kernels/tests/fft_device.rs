@@ -1236,6 +1236,12 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
         // Composites above 16 that save a pass, run last: 192 = 8·24, 224 = 8·28.
         FftDesc::new(&[5, 192], &[-1], FftKind::C2C, Direction::Inverse),
         FftDesc::new(&[4, 224], &[-1], FftKind::C2C, Direction::Forward),
+        // Rader's rows, their first pass gathering the staged input: two
+        // passes (211 = 15·14 + 1, 421 = 20·21 + 1) and three (541), several
+        // tiles a cube, so that a stale x[0] would show.
+        FftDesc::new(&[40, 211], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[13, 421], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[5, 541], &[-1], FftKind::C2C, Direction::Forward),
     ];
     if long {
         cases.extend([

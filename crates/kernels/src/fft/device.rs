@@ -446,18 +446,22 @@ fn bluestein_factors(n: usize, inverse: bool, m: usize) -> Vec<f32> {
 /// input `k` and of output `k` as integer bit patterns (see
 /// [`Convolution::Rader`]), then the spectrum of `b[t] = exp(∓2πi·(g^t mod
 /// p)/p)` over `p − 1` samples divided by `p − 1`, `g` the smallest primitive
-/// root. Phases are reduced in integers and the spectrum built in f64.
+/// root, then for each slot `s < p − 1` the input `g^-s` it holds (a resident
+/// cube's first pass gathers its staged input by it). Phases are reduced in
+/// integers and the spectrum built in f64.
 fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
     let len = p - 1;
     let g = primitive_root(p);
     // x[0] and X[0] sit in the two slots after the convolution's.
     let mut slots = vec![[len, len + 1]; p];
+    let mut sources = vec![0; len];
     let mut b = Vec::with_capacity(len);
     let sign = if inverse { 1.0 } else { -1.0 };
     let mut power = 1;
     for t in 0..len {
         // Input g^-s goes to slot s; output g^t is the convolution's entry t.
         slots[power] = [(len - t) % len, t];
+        sources[(len - t) % len] = power;
         let phase = sign * 2.0 * std::f64::consts::PI * power as f64 / p as f64;
         b.push(num_complex::Complex::from_polar(1.0, phase));
         power = power * g % p;
@@ -469,6 +473,7 @@ fn rader_factors(p: usize, inverse: bool) -> Vec<f32> {
         .flat_map(|pair| pair.map(|slot| f32::from_bits(slot as u32)))
         .collect();
     factors.extend(b.iter().flat_map(|v| [(v.re * scale) as f32, (v.im * scale) as f32]));
+    factors.extend(sources.iter().map(|&k| f32::from_bits(k as u32)));
     factors
 }
 
@@ -840,8 +845,9 @@ impl<R: Runtime> Lowering<'_, R> {
         // more than RESIDENT_THREADS threads (at most 80 registers each) the
         // passes spill, so a wider radix halves the threads where it can.
         // Composites up to RESIDENT_COMPOSITE take the plan where they save
-        // a pass within those threads, the default cap before the wider.
-        if self.options.max_radix.is_none() {
+        // a pass within those threads, the default cap before the wider. A
+        // convolution keeps its own plan.
+        if self.options.max_radix.is_none() && cfg.convolution.is_none() {
             let len = cfg.pass_len();
             let cap = default_max_radix(len);
             let wider = [cap, 2 * cap]
@@ -1733,8 +1739,12 @@ mod tests {
             let g = primitive_root(p);
             let power = |e: usize| (0..e).fold(1usize, |acc, _| acc * g % p);
             let factors = rader_factors(p, false);
-            assert_eq!(factors.len(), 2 * p + 2 * m);
+            assert_eq!(factors.len(), 2 * p + 3 * m);
             let slot = |at: usize| factors[at].to_bits() as usize;
+            for s in 0..m {
+                let source = slot(2 * p + 2 * m + s);
+                assert_eq!(slot(2 * source), s, "p = {p}: slot {s} gathers input {source}");
+            }
             let (mut inputs, mut outputs) = (vec![false; m + 1], vec![false; m + 2]);
             for k in 0..p {
                 let (input, output) = (slot(2 * k), slot(2 * k + 1));

@@ -163,7 +163,8 @@ pub enum Convolution {
     /// array holds, at entry `k < n`, the slot input `k` goes to and the slot
     /// output `k` comes from, as integer bit patterns (a table lookup replaces
     /// a logarithm, a remainder and a select per element), then the `n − 1`
-    /// bins of `K̂ = FFT(b)/(n − 1)`.
+    /// bins of `K̂ = FFT(b)/(n − 1)`, then for each slot `s < n − 1` the input
+    /// `g^-s` it holds (as bit patterns, for a resident cube's staged input).
     Rader,
 }
 
@@ -1065,9 +1066,20 @@ pub(crate) fn stages_ahead(cfg: &StageConfig) -> bool {
     cfg.input == InputForm::Complex
         && cfg.load_factor.is_none()
         && !cfg.load_shared
-        && cfg.convolution.is_none()
+        && stages_convolution(cfg)
         && !cfg.radices.is_empty()
         && cfg.vector_input
+}
+
+/// Whether a stage's convolution, if any, can read a staged tile: Rader's,
+/// whose unsplit first pass gathers its slots from the staged input through
+/// the factors table; not Bluestein's, whose chirp runs past the input.
+fn stages_convolution(cfg: &StageConfig) -> bool {
+    match cfg.convolution {
+        None => true,
+        Some(Convolution::Rader) => pass_split(cfg, &Round::first(cfg), 0) == 1,
+        Some(Convolution::Bluestein(_)) => false,
+    }
 }
 
 /// Whether a packed Hermitian input is folded in shared memory after a staged
@@ -1493,6 +1505,16 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 // In place: every read of this pass must land before any write.
                 sync_cube();
             }
+            if comptime![from_staged && cfg.rader()] {
+                // Rader's x[0], which no pass reads, into the slot after the
+                // convolution's; the staged tile is refilled after this pass.
+                if thread == 0 {
+                    let x0 = staged[signal * comptime![cfg.load_len()]];
+                    let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
+                    smem_re[at] = x0[0];
+                    smem_im[at] = x0[1];
+                }
+            }
             #[unroll]
             for q in 0..per_thread {
                 let i = thread + q * threads;
@@ -1565,7 +1587,12 @@ fn read_pass_element<F: Float, N: Size>(
     let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
     let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
     if from_staged {
-        let v = staged[signal * comptime![cfg.load_len()] + i + offset];
+        let k = if comptime![cfg.rader()] {
+            rader_source::<F>(factors, i + offset, cfg.clone())
+        } else {
+            i + offset
+        };
+        let v = staged[signal * comptime![cfg.load_len()] + k];
         (v[0], v[1])
     } else if from_global {
         load_pass_input::<F, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
@@ -2022,6 +2049,14 @@ fn stage_tile<F: Float, N: Size>(
 fn rader_slot<F: Float>(factors: &Array<F>, k: usize, #[comptime] output: bool) -> usize {
     let at = if comptime![output] { 2 * k + 1 } else { 2 * k };
     usize::cast_from(u32::reinterpret(factors[at]))
+}
+
+/// The input `g^-s` that slot `s` of a Rader stage's convolution holds, from
+/// the stage's factors (see [`Convolution::Rader`]).
+#[cube]
+fn rader_source<F: Float>(factors: &Array<F>, s: usize, #[comptime] cfg: StageConfig) -> usize {
+    let table = comptime![2 * cfg.n + 2 * cfg.pass_len()];
+    usize::cast_from(u32::reinterpret(factors[table + s]))
 }
 
 /// Where element `k` of a signal's input goes in its shared-memory tile:
@@ -2674,7 +2709,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             thread,
             0usize,
             1usize,
-            comptime![Round::plain(cfg.inverse)],
+            comptime![Round::first(&cfg)],
             cfg.clone(),
         );
         // Every read of the staged tile must be done before it is refilled: a
@@ -2702,7 +2737,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
                 thread,
                 1usize,
                 passes,
-                comptime![Round::plain(cfg.inverse)],
+                comptime![Round::first(&cfg)],
                 cfg.clone(),
             );
         }
