@@ -1286,6 +1286,14 @@ fn resident_cubes_fill_the_next_tile() {
         ..SEPARATE
     };
     check_resident(&client(), "resident_cubes_fill_the_next_tile", options, false);
+    // A resident first pass of few radix-47 butterflies a signal splits them
+    // over 4 threads (6 output pairs each); one of many stays unsplit.
+    for (n, radices, threads) in [(141, vec![47, 3], 12), (3008, vec![47, 4, 16], 64)] {
+        let desc = FftDesc::new(&[9, n], &[-1], FftKind::C2C, Direction::Forward);
+        let device = FftPlan::new(desc).unwrap().on_device_with(&client(), options).unwrap();
+        assert_eq!(device.stage_radices(), [radices], "{n}");
+        assert_eq!(device.stage_threads(), [threads], "{n}");
+    }
     // Never resident when told so.
     let never = DeviceOptions {
         prefetch: TilePrefetch::Never,
@@ -1315,15 +1323,20 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         check_resident(&client, "resident_cubes_fill_the_next_tile_on_cuda", options, true);
     }
     // The default takes long rows resident (odd ones too, staged a pair a
-    // copy, against the oracle), and neither short rows nor FNO's column tiles.
+    // copy, their radix-47 butterflies split over 4 threads, against the
+    // oracle), and neither short rows nor FNO's column tiles.
     let odd_rows = FftDesc::new(&[200, 141], &[-1], FftKind::C2C, Direction::Forward);
     let e = check_with(&client, odd_rows.clone(), &mut Rng::seeded(), DeviceOptions::default());
     assert!(e <= BOUND, "{odd_rows:?}: {e:.3e}");
+    let device = FftPlan::new(odd_rows.clone()).unwrap().on_device(&client).unwrap();
+    assert_eq!(device.stage_threads(), [12]);
     for (desc, resident) in [
         (FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Forward), 1),
         (FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Inverse), 1),
         (odd_rows, 1),
         (FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Forward), 0),
+        // Rader's rows stay off resident cubes.
+        (FftDesc::new(&[300, 421], &[-1], FftKind::C2C, Direction::Forward), 0),
         (
             FftDesc::new(&[2, 3, 256, 256], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[64, 33]),
             0,

@@ -6,15 +6,15 @@ use cubecl::server::Handle;
 use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
-    balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, four_step_split,
-    has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices, radices_within,
-    threads_per_signal, BUTTERFLY_PAIRS,
+    balanced_two_passes, bluestein_length, butterfly_split, default_max_radix, first_pass_in_whole_rounds,
+    four_step_split, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
+    radices_within, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
     fft_stage_kernel, smem_stride_for, splits_first_pass, stages_ahead, stores_directly, AxisFold, Convolution,
-    InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill,
+    InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill, MIN_DIRECT_RUN,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
@@ -82,6 +82,13 @@ const RESIDENT_THREADS: usize = 512;
 /// 16·16·28 at 2520, 6912 as 12·6·6·16 at 2114 and as 24·24·12 at 2511
 /// (benches/results/2026-11-26_staged_pass_order_h100.md).
 const RESIDENT_COMPOSITE: usize = 32;
+/// Output pairs a thread computes of a butterfly that a resident stage's
+/// first pass splits ([`Lowering::split_staged_first_pass`]): on an H100
+/// batched C2C 141 = 47·3 (64 signals a cube) ran at 1662–1683 GB/s unsplit,
+/// 1754–1768 with 12 pairs (radix 47 on 2 threads), 1800–1808 with 8 (3),
+/// 2015–2037 with 6 (4) and 1527–1566 with 4 (6, 48 signals)
+/// (benches/results/2026-11-26_resident_split_h100.md).
+const RESIDENT_BUTTERFLY_PAIRS: usize = 6;
 /// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a
 /// bound on the resident cubes of a prefetching stage.
 const THREADS_PER_MULTIPROCESSOR: usize = 2048;
@@ -855,7 +862,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 .filter_map(|max_radix| {
                     let plan = radices_within(len, max_radix, RESIDENT_COMPOSITE)?;
                     let threads = threads_per_signal(len, &plan, cfg.butterfly_pairs);
-                    (threads * signals <= RESIDENT_THREADS).then_some((plan, threads))
+                    (threads * cfg.signals_per_cube <= RESIDENT_THREADS).then_some((plan, threads))
                 })
                 .min_by_key(|(plan, _)| plan.len());
             if let Some((plan, threads)) = wider {
@@ -865,6 +872,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 }
             }
         }
+        self.split_staged_first_pass(&mut cfg);
         cfg.prefetch = Some(if self.async_copies {
             TileFill::AsyncCopies {
                 pairs: if paired_rows { 2 } else { 1 },
@@ -873,7 +881,7 @@ impl<R: Runtime> Lowering<'_, R> {
             TileFill::Loads
         });
         // Overestimating costs nothing: surplus cubes wait and walk fewer tiles.
-        let per_multiprocessor = (self.device_shared / (signals * signal_bytes))
+        let per_multiprocessor = (self.device_shared / (cfg.signals_per_cube * signal_bytes))
             .min(THREADS_PER_MULTIPROCESSOR / cfg.threads_per_cube())
             .max(1);
         let cubes = self
@@ -881,6 +889,31 @@ impl<R: Runtime> Lowering<'_, R> {
             .resident_cubes
             .or(self.multiprocessors.map(|sms| sms * per_multiprocessor));
         (cfg, cubes)
+    }
+
+    /// Splits the butterflies of a resident stage's first pass
+    /// ([`RESIDENT_BUTTERFLY_PAIRS`]) where it is of a prime radix above 7
+    /// with fewer than [`MIN_DIRECT_RUN`] butterflies a signal: unsplit, that
+    /// pass read global memory directly (a pass of such a radix through
+    /// shared memory would hold all its outputs across the barrier); a
+    /// resident pass reads the staged tile, where a split thread reading the
+    /// whole butterfly costs shared loads only. The cube keeps its signals,
+    /// even past [`RESIDENT_THREADS`]: on an H100 C2C 141 ran at 2029–2041
+    /// GB/s on 64 signals (768 threads) and at 1825–1834 on 42 (504 threads,
+    /// 118 registers, one cube an SM). A caller's `butterfly_pairs` holds
+    /// (0: unsplit).
+    fn split_staged_first_pass(&self, cfg: &mut StageConfig) {
+        let len = cfg.pass_len();
+        let Some(&r) = cfg.radices.first() else {
+            return;
+        };
+        let pairs = self.options.butterfly_pairs.unwrap_or(RESIDENT_BUTTERFLY_PAIRS);
+        let few = len / r < MIN_DIRECT_RUN;
+        if cfg.convolution.is_some() || is_smooth(r) || !few || butterfly_split(r, pairs) == 1 {
+            return;
+        }
+        cfg.butterfly_pairs = pairs;
+        cfg.threads_per_signal = threads_per_signal(len, &cfg.radices, pairs);
     }
 
     fn push_stage(

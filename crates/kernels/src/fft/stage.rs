@@ -1002,7 +1002,7 @@ fn store_slot_value<F: Float, N: Size>(
 /// Fewest butterflies per signal with which a first or last pass of a small
 /// radix touches global memory directly in a stage of its own; shorter runs go
 /// through shared memory in coalesced order.
-const MIN_DIRECT_RUN: usize = 8;
+pub(crate) const MIN_DIRECT_RUN: usize = 8;
 /// Largest radix whose pass may go through shared memory with several
 /// butterflies per signal: that pass works in place behind a barrier, so each
 /// thread holds every output of its butterfly across it.
@@ -1074,6 +1074,9 @@ pub(crate) fn stages_ahead(cfg: &StageConfig) -> bool {
 /// Whether a stage's convolution, if any, can read a staged tile: Rader's,
 /// whose unsplit first pass gathers its slots from the staged input through
 /// the factors table; not Bluestein's, whose chirp runs past the input.
+/// Only `TilePrefetch::Always` takes Rader's rows there: on an H100 C2C 193
+/// gained 16 % and 433 3 %, but 211, 257, 379, 421, 541 and 577 lost 7–23 %
+/// (421: 96 → 128 registers) (benches/results/2026-11-26_resident_split_h100.md).
 fn stages_convolution(cfg: &StageConfig) -> bool {
     match cfg.convolution {
         None => true,
