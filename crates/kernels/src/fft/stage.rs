@@ -158,8 +158,9 @@ pub enum Convolution {
     /// Rader's, for a prime `n`: with `g` a primitive root, input `x[g^-s]`
     /// goes to slot `s` and `X[g^q] = x[0] + (a ⊛ b)[q]` for
     /// `b[t] = exp(∓2πi·g^t/n)`, a convolution of length `n − 1`; `X[0] = x[0] +
-    /// Σ a`. Each signal keeps `x[0]` and `Σ a` in the two slots after the
-    /// convolution's, so that every output is `x[0]` plus one slot. The factors
+    /// Σ a`. Each signal keeps `x[0]` in the slot after the convolution's,
+    /// which the turn adds to `Σ a` in the next and the last pass to every
+    /// entry, so that every output is one slot. The factors
     /// array holds, at entry `k < n`, the slot input `k` goes to and the slot
     /// output `k` comes from, as integer bit patterns (a table lookup replaces
     /// a logarithm, a remainder and a select per element), then the `n − 1`
@@ -1080,7 +1081,9 @@ pub(crate) fn stages_ahead(cfg: &StageConfig) -> bool {
 fn stages_convolution(cfg: &StageConfig) -> bool {
     match cfg.convolution {
         None => true,
-        Some(Convolution::Rader) => pass_split(cfg, &Round::first(cfg), 0) == 1,
+        // x[0] lands in its slot as the first pass writes, after the turn of
+        // a one-pass plan would have read it.
+        Some(Convolution::Rader) => cfg.radices.len() > 1 && pass_split(cfg, &Round::first(cfg), 0) == 1,
         Some(Convolution::Bluestein(_)) => false,
     }
 }
@@ -1437,9 +1440,14 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                             }
                         }
                         if comptime![span > 1] && j > 0 {
-                            let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
-                            wr = nr;
-                            wi = ni;
+                            if comptime![j == 1] {
+                                wr = w1r;
+                                wi = w1i;
+                            } else {
+                                let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
+                                wr = nr;
+                                wi = ni;
+                            }
                             let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
                             re[at_slot + j] = yr;
                             im[at_slot + j] = yi;
@@ -1518,6 +1526,20 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     smem_im[at] = x0[1];
                 }
             }
+            // Rader's last inverse pass adds x[0] (in the slot after the
+            // convolution's) to every entry as it writes it, not the store to
+            // every output: on an H100 that took batched C2C 193 from 1937 to
+            // 2481–2492 GB/s and R2C 421 from 1561–1578 to 1682–1688, and C2C
+            // 421 from 1973–1978 to 1937–1942 (same 96 registers, 1 % more
+            // time in ncu) (benches/results/2026-11-26_resident_split_h100.md).
+            let adds_x0 = comptime![cfg.rader() && last && (round.reversed || cfg.radices.len() == 1)];
+            let mut x0r = F::new(0.0);
+            let mut x0i = F::new(0.0);
+            if comptime![adds_x0] {
+                let x0 = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
+                x0r = smem_re[x0];
+                x0i = smem_im[x0];
+            }
             #[unroll]
             for q in 0..per_thread {
                 let i = thread + q * threads;
@@ -1528,8 +1550,14 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     let dst = (i - k) * r + k;
                     #[unroll]
                     for t in 0..r {
-                        smem_re[base + slot(dst + t * written, cfg.padded_slots)] = re[q * r + t];
-                        smem_im[base + slot(dst + t * written, cfg.padded_slots)] = im[q * r + t];
+                        let at = base + slot(dst + t * written, cfg.padded_slots);
+                        if comptime![adds_x0] {
+                            smem_re[at] = re[q * r + t] + x0r;
+                            smem_im[at] = im[q * r + t] + x0i;
+                        } else {
+                            smem_re[at] = re[q * r + t];
+                            smem_im[at] = im[q * r + t];
+                        }
                     }
                 }
             }
@@ -1867,10 +1895,12 @@ fn turn_to_inverse<F: Float>(
     let kernel = comptime![cfg.n];
     if comptime![cfg.rader()] {
         if i == 0 {
+            // X[0] = x[0] + Σ a.
             let base = signal * comptime![cfg.smem_stride];
             let dc = base + slot(m + 1, cfg.padded_slots);
-            smem_re[dc] = re[at_slot];
-            smem_im[dc] = im[at_slot];
+            let x0 = base + slot(m, cfg.padded_slots);
+            smem_re[dc] = re[at_slot] + smem_re[x0];
+            smem_im[dc] = im[at_slot] + smem_im[x0];
         }
     }
     #[unroll]
@@ -2215,8 +2245,8 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
 
 /// Output `k` of the tile's signal `s` from its transform in shared memory: the
 /// value itself, the bin untangled from the half-length transform,
-/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`Σ a`
-/// in the place of `c` for `X[0]`).
+/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`x[0] +
+/// Σ a` for `X[0]`), which the passes summed in its slot.
 #[cube]
 pub(crate) fn tile_output<F: Float>(
     smem_re: &SharedMemory<F>,
@@ -2254,9 +2284,9 @@ pub(crate) fn tile_output<F: Float>(
             fi,
         )
     } else if comptime![cfg.rader()] {
+        // The passes added x[0] already.
         let at = base + slot(rader_slot::<F>(factors, k, true), cfg.padded_slots);
-        let x0 = base + slot(comptime![n - 1], cfg.padded_slots);
-        (smem_re[at] + smem_re[x0], smem_im[at] + smem_im[x0])
+        (smem_re[at], smem_im[at])
     } else {
         (
             smem_re[base + slot(k, cfg.padded_slots)],
