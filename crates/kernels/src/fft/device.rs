@@ -86,7 +86,7 @@ const RESIDENT_COMPOSITE: usize = 32;
 /// first pass splits ([`Lowering::split_staged_first_pass`]): on an H100
 /// batched C2C 141 = 47·3 (64 signals a cube) ran at 1662–1683 GB/s unsplit,
 /// 1754–1768 with 12 pairs (radix 47 on 2 threads), 1800–1808 with 8 (3),
-/// 2015–2037 with 6 (4) and 1527–1566 with 4 (6, 48 signals)
+/// 2015–2037 with 6 (4) and 1553–1566 with 4 (6; 48 signals, the most tried)
 /// (benches/results/2026-11-26_resident_split_h100.md).
 const RESIDENT_BUTTERFLY_PAIRS: usize = 6;
 /// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a

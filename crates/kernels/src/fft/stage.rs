@@ -1517,8 +1517,9 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 sync_cube();
             }
             if comptime![from_staged && cfg.rader()] {
-                // Rader's x[0], which no pass reads, into the slot after the
-                // convolution's; the staged tile is refilled after this pass.
+                // Rader's x[0], which the turn and the last pass add, into
+                // the slot after the convolution's before the staged tile is
+                // refilled after this pass.
                 if thread == 0 {
                     let x0 = staged[signal * comptime![cfg.load_len()]];
                     let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
