@@ -13,7 +13,7 @@
 //! complex transform (twins, default) or widen each;
 //! `--butterfly-pairs N` the most output pairs a thread computes of a
 //! butterfly of an odd first pass from radix 17 on, split over threads
-//! (default 12; 0 splits none);
+//! (default 12, 6 on resident cubes; 0 splits none);
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on

@@ -237,7 +237,8 @@ pub struct DeviceOptions {
     /// Most output pairs a thread computes of a butterfly of an odd first pass
     /// of radix 17 or more, which is split over threads
     /// ([`butterfly_split`](crate::fft::butterfly_split));
-    /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`].
+    /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`], or 6 where a
+    /// resident stage splits a first pass of few prime-radix butterflies.
     pub butterfly_pairs: Option<usize>,
 }
 

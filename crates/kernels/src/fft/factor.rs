@@ -254,7 +254,7 @@ pub const BUTTERFLY_PAIRS: usize = 12;
 const MIN_SPLIT_RADIX: usize = 17;
 
 /// Threads the butterflies of a first pass of radix `r` are split over: for
-/// an odd `r` from [`MIN_SPLIT_RADIX`] on, at least two and enough that each
+/// an odd `r` from `MIN_SPLIT_RADIX` (17) on, at least two and enough that each
 /// computes at most `pairs` of its `(r−1)/2` output pairs; 1 for other
 /// radices or where `pairs` is 0. A split thread streams the input pairs
 /// `(x_j, x_{r-j})` through its accumulators instead of holding the whole
