@@ -26,6 +26,7 @@ use cubecl::server::Handle;
 use cubecl::CubeElement;
 
 use crate::cgemm::{ModeBias, Strides};
+use crate::fft::factor::gcd;
 use crate::fft::stage::{
     fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
     packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
@@ -423,14 +424,6 @@ const MAX_ACCUMULATORS: usize = 32;
 /// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
 /// shrink until the grid has this many.
 const MIN_CUBES: usize = 132;
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
 
 /// One fused spectral convolution along one axis.
 #[derive(Clone, Debug)]

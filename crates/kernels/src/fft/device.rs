@@ -7,7 +7,7 @@ use super::banks::{shared_layout, Lanes};
 use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     balanced_two_passes, bluestein_length, butterfly_split, default_max_radix, first_pass_in_whole_rounds,
-    four_step_split, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
+    four_step_split, gcd, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
     radices_within, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::plane::{fft_plane_kernel, PlaneConfig};
@@ -1436,14 +1436,6 @@ impl<R: Runtime> Lowering<'_, R> {
         };
         self.push_stage(cfg, layout, scratch, dst.buf, dst.factor.as_deref().unwrap_or_default());
         Ok(())
-    }
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
     }
 }
 

@@ -413,6 +413,64 @@ pub fn is_rader_prime(n: usize) -> bool {
     n > 7 && prime_factors(n) == [n] && is_smooth(n - 1)
 }
 
+/// Greatest common divisor.
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// How an in-register DFT of composite length `first · second` runs: `second`
+/// DFTs of length `first`, then `first` of length `second`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DftSplit {
+    pub first: usize,
+    pub second: usize,
+    /// Good–Thomas (coprime factors, no twiddles between the layers) rather
+    /// than Cooley–Tukey (`(first − 1)(second − 1)` twiddles).
+    pub good_thomas: bool,
+}
+
+/// How an in-register DFT of length `r` splits, or `None` for a prime `r`,
+/// which runs directly. A direct odd DFT costs about `r²` multiply-adds
+/// against `r·(a + b)` split, so odd composites split: coprime factors by
+/// Good–Thomas (radix 21 as 3·7: 296 real operations instead of 500; radix 15
+/// took C2C 211 from 2097 to 2180 GB/s and radix 21 C2C 421 from 1940 to
+/// 2012–2045 on an H100), powers of a prime as p·(r/p) by Cooley–Tukey.
+/// Even lengths split by Cooley–Tukey, odd part first (6 = 3·2, 20 = 5·4,
+/// powers of two 4·(r/4)): Good–Thomas there executed fewer instructions but
+/// stalled longer on global loads, C2C 421's radix 20 lost 10 % and 5040
+/// (12·6·5·14) 5 % (benches/results/2026-11-26_good_thomas_h100.md).
+pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
+    let p = (2..=r).find(|p| r.is_multiple_of(*p))?;
+    if p == r {
+        return None;
+    }
+    let mut power = p;
+    while r.is_multiple_of(power * p) {
+        power *= p;
+    }
+    let (first, good_thomas) = if p == 2 {
+        (if power < r { r / power } else { 4 }, false)
+    } else if power < r {
+        (power, true)
+    } else {
+        (p, false)
+    };
+    Some(DftSplit {
+        first,
+        second: r / first,
+        good_thomas,
+    })
+}
+
+/// `x⁻¹ mod m` for `x` coprime to `m` (small moduli: a search).
+pub(crate) fn inverse_mod(x: usize, m: usize) -> usize {
+    (1..=m).find(|y| x * y % m == 1 % m).expect("x is coprime to m")
+}
+
 /// The smallest primitive root modulo the prime `p`: its powers run through
 /// every non-zero residue.
 pub fn primitive_root(p: usize) -> usize {
@@ -471,6 +529,49 @@ mod tests {
                 .filter(|&[a, b]| 2 <= a && a <= b && is_smooth(a) && is_smooth(b))
                 .max_by_key(|&[a, _]| a);
             assert_eq!(balanced_two_passes(len, 24), most_even, "{len}");
+        }
+    }
+
+    #[test]
+    fn register_dfts_split_coprime_first_and_primes_not_at_all() {
+        let split = |first, second, good_thomas| {
+            Some(DftSplit {
+                first,
+                second,
+                good_thomas,
+            })
+        };
+        for (r, expected) in [
+            (15, split(3, 5, true)),
+            (21, split(3, 7, true)),
+            (45, split(9, 5, true)),
+            (9, split(3, 3, false)),
+            (25, split(5, 5, false)),
+            (27, split(3, 9, false)),
+            (12, split(3, 4, false)),
+            (14, split(7, 2, false)),
+            (20, split(5, 4, false)),
+            (30, split(15, 2, false)),
+            (16, split(4, 4, false)),
+            (32, split(4, 8, false)),
+            (7, None),
+            (47, None),
+        ] {
+            assert_eq!(dft_split(r), expected, "radix {r}");
+        }
+        for r in 2..=64 {
+            match dft_split(r) {
+                Some(s) => {
+                    assert_eq!(s.first * s.second, r);
+                    assert!(!s.good_thomas || gcd(s.first, s.second) == 1, "radix {r}: {s:?}");
+                }
+                None => assert_eq!(prime_factors(r), [r]),
+            }
+        }
+        for m in 2..40 {
+            for x in (1..m).filter(|&x| gcd(x, m) == 1) {
+                assert_eq!(x * inverse_mod(x, m) % m, 1);
+            }
         }
     }
 

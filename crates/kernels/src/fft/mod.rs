@@ -10,7 +10,7 @@ mod banks;
 mod cpu;
 mod device;
 pub(crate) mod dft;
-mod factor;
+pub(crate) mod factor;
 mod plane;
 mod real;
 pub(crate) mod stage;

@@ -11,7 +11,7 @@
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
-use super::factor::butterfly_split;
+use super::factor::{butterfly_split, dft_split, inverse_mod};
 use super::window::Window;
 use crate::pairs::{read_float, read_pair, write_pair};
 
@@ -555,23 +555,29 @@ fn small_dft<F: Float>(
             re[base + j * stride] = tr[j];
             im[base + j * stride] = ti[j];
         }
-    } else if comptime![r % 2 == 1] {
-        small_odd_dft::<F>(re, im, base, stride, r, inverse);
-    } else if comptime![!r.is_power_of_two()] {
-        // An odd radix with a power of two (6, 10, 12, 14).
-        let odd = comptime![r >> r.trailing_zeros()];
-        composite_dft::<F>(re, im, base, stride, odd, comptime![r / odd], inverse);
-    } else if comptime![r.is_power_of_two()] {
-        composite_dft::<F>(re, im, base, stride, 4usize, comptime![r / 4], inverse);
+    } else if comptime![dft_split(r).is_none()] {
+        small_prime_dft::<F>(re, im, base, stride, r, inverse);
     } else {
-        comptime![panic!("unsupported radix {r}")];
+        let split = comptime![dft_split(r).unwrap()];
+        composite_dft::<F>(
+            re,
+            im,
+            base,
+            stride,
+            split.first,
+            split.second,
+            split.good_thomas,
+            inverse,
+        );
     }
 }
 
-/// In-register DFT of length `a·b` by one Cooley–Tukey split (`n = b·n1 + n2`,
-/// `k = k1 + a·k2`): `b` DFTs of length `a` over samples `n2 + b·n1`, the
-/// twiddles `W_ab^{n2·k1}`, `a` DFTs of length `b`, then the transpose into
-/// natural order. Radix 16 runs as two radix-4 layers this way.
+/// In-register DFT of length `a·b` as `b` DFTs of length `a`, then `a` of
+/// length `b` (see [`dft_split`]). Good–Thomas (coprime `a` and `b`): sample
+/// `(b·n1 + a·n2) mod ab` and output `k ≡ k1 (mod a)`, `k ≡ k2 (mod b)`,
+/// with no twiddles between the layers. Cooley–Tukey: sample `n2 + b·n1`,
+/// twiddles `W_ab^{n2·k1}`, output `k1 + a·k2`. The index maps are comptime,
+/// so the gather and scatter only rename registers.
 #[cube]
 fn composite_dft<F: Float>(
     re: &mut Array<F>,
@@ -580,54 +586,73 @@ fn composite_dft<F: Float>(
     stride: usize,
     #[comptime] a: usize,
     #[comptime] b: usize,
+    #[comptime] good_thomas: bool,
     #[comptime] inverse: bool,
 ) {
     let r = comptime![a * b];
-    #[unroll]
-    for n2 in 0..b {
-        small_dft::<F>(re, im, base + n2 * stride, b * stride, a, inverse);
-    }
-    // DFT output k1 of sample column n2 sits at n2 + b·k1.
-    #[unroll]
-    for n2 in 1..b {
-        #[unroll]
-        for k1 in 1..a {
-            let angle = comptime![2.0 * core::f64::consts::PI * ((n2 * k1) % r) as f64 / r as f64];
-            let c = F::new(comptime![angle.cos() as f32]);
-            let s = F::new(comptime![(if inverse { angle.sin() } else { -angle.sin() }) as f32]);
-            let at = base + (n2 + b * k1) * stride;
-            let (tr, ti) = complex_mul::<F>(re[at], im[at], c, s);
-            re[at] = tr;
-            im[at] = ti;
-        }
-    }
-    #[unroll]
-    for k1 in 0..a {
-        small_dft::<F>(re, im, base + b * k1 * stride, stride, b, inverse);
-    }
-    // Output k1 + a·k2 sits at b·k1 + k2.
+    // Output k1 + a·k2 of the Good–Thomas split is bin k1·ea + k2·eb (CRT).
+    let (ea, eb) = comptime![if good_thomas {
+        (b * inverse_mod(b % a, a), a * inverse_mod(a % b, b))
+    } else {
+        (0, 0)
+    }];
+    // Layer one: column n2 of length a at t[n2·a + n1].
     let mut tr = Array::<F>::new(r);
     let mut ti = Array::<F>::new(r);
+    #[unroll]
+    for n2 in 0..b {
+        #[unroll]
+        for n1 in 0..a {
+            let sample = comptime![if good_thomas {
+                (b * n1 + a * n2) % r
+            } else {
+                n2 + b * n1
+            }];
+            tr[n2 * a + n1] = re[base + sample * stride];
+            ti[n2 * a + n1] = im[base + sample * stride];
+        }
+        small_dft::<F>(&mut tr, &mut ti, n2 * a, 1usize, a, inverse);
+    }
+    if comptime![!good_thomas] {
+        #[unroll]
+        for n2 in 1..b {
+            #[unroll]
+            for k1 in 1..a {
+                let angle = comptime![2.0 * core::f64::consts::PI * ((n2 * k1) % r) as f64 / r as f64];
+                let c = F::new(comptime![angle.cos() as f32]);
+                let s = F::new(comptime![(if inverse { angle.sin() } else { -angle.sin() }) as f32]);
+                let at = n2 * a + k1;
+                let (wr, wi) = complex_mul::<F>(tr[at], ti[at], c, s);
+                tr[at] = wr;
+                ti[at] = wi;
+            }
+        }
+    }
+    // Layer two: row k1 of length b at t[k1 + a·n2], its output k2 at t[k1 + a·k2].
+    #[unroll]
+    for k1 in 0..a {
+        small_dft::<F>(&mut tr, &mut ti, k1, a, b, inverse);
+    }
     #[unroll]
     for k1 in 0..a {
         #[unroll]
         for k2 in 0..b {
-            tr[k1 + a * k2] = re[base + (b * k1 + k2) * stride];
-            ti[k1 + a * k2] = im[base + (b * k1 + k2) * stride];
+            let bin = comptime![if good_thomas {
+                (k1 * ea + k2 * eb) % r
+            } else {
+                k1 + a * k2
+            }];
+            re[base + bin * stride] = tr[k1 + a * k2];
+            im[base + bin * stride] = ti[k1 + a * k2];
         }
-    }
-    #[unroll]
-    for k in 0..r {
-        re[base + k * stride] = tr[k];
-        im[base + k * stride] = ti[k];
     }
 }
 
-/// DFT of odd length `r` (3, 5, 7) by pairing inputs `j` and `r - j`:
+/// DFT of prime length `r` by pairing inputs `j` and `r - j`:
 /// `y_k = x_0 + Σ_j cos(2πjk/r)·(x_j + x_{r-j}) ∓ i·Σ_j sin(2πjk/r)·(x_j - x_{r-j})`
 /// and `y_{r-k}` the same with the sign of the sine sum flipped.
 #[cube]
-fn small_odd_dft<F: Float>(
+fn small_prime_dft<F: Float>(
     re: &mut Array<F>,
     im: &mut Array<F>,
     base: usize,
@@ -1687,7 +1712,7 @@ fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageCo
 /// [`butterfly_split`] threads each. The cube deals its units (signal,
 /// butterfly, chunk) over all its threads; unit `chunk` of a butterfly
 /// computes the output pairs `(y_k, y_{r-k})` of its chunk of `k` (and `y_0`
-/// for chunk 0) as [`small_odd_dft`] does, streaming the input pairs
+/// for chunk 0) as [`small_prime_dft`] does, streaming the input pairs
 /// `(x_j, x_{r-j})` through its accumulators instead of holding all `r`
 /// values and outputs. The first pass has no twiddles. Outputs are held
 /// across the barrier where the pass reads the tile it overwrites.
