@@ -618,11 +618,21 @@ fn composite_dft<F: Float>(
         for n2 in 1..b {
             #[unroll]
             for k1 in 1..a {
-                let angle = comptime![2.0 * core::f64::consts::PI * ((n2 * k1) % r) as f64 / r as f64];
-                let c = F::new(comptime![angle.cos() as f32]);
-                let s = F::new(comptime![(if inverse { angle.sin() } else { -angle.sin() }) as f32]);
                 let at = n2 * a + k1;
-                let (wr, wi) = complex_mul::<F>(tr[at], ti[at], c, s);
+                // Quarter turns (W^{r/4}, W^{r/2}, W^{3r/4}) are exact and cost no multiply.
+                let quarter = comptime![if (4 * n2 * k1) % r == 0 { 4 * n2 * k1 / r } else { 0 }];
+                let (wr, wi) = if comptime![quarter == 1] {
+                    rotate_quarter::<F>(tr[at], ti[at], inverse)
+                } else if comptime![quarter == 2] {
+                    (F::new(0.0) - tr[at], F::new(0.0) - ti[at])
+                } else if comptime![quarter == 3] {
+                    rotate_quarter::<F>(tr[at], ti[at], !inverse)
+                } else {
+                    let angle = comptime![2.0 * core::f64::consts::PI * (n2 * k1) as f64 / r as f64];
+                    let c = F::new(comptime![angle.cos() as f32]);
+                    let s = F::new(comptime![(if inverse { angle.sin() } else { -angle.sin() }) as f32]);
+                    complex_mul::<F>(tr[at], ti[at], c, s)
+                };
                 tr[at] = wr;
                 ti[at] = wi;
             }
