@@ -440,7 +440,7 @@ pub(crate) struct DftSplit {
 /// took C2C 211 from 2097 to 2180 GB/s and radix 21 C2C 421 from 1940 to
 /// 2012–2045 on an H100), powers of a prime as p·(r/p) by Cooley–Tukey.
 /// Even lengths split by Cooley–Tukey, odd part first (6 = 3·2, 20 = 5·4,
-/// powers of two 4·(r/4)): Good–Thomas there executed fewer instructions but
+/// powers of two 4·(r/4), 4 as 2·2): Good–Thomas there executed fewer instructions but
 /// stalled longer on global loads, C2C 421's radix 20 lost 10 % and 5040
 /// (12·6·5·14) 5 % (benches/results/2026-11-26_good_thomas_h100.md).
 pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
@@ -453,7 +453,7 @@ pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
         power *= p;
     }
     let (first, good_thomas) = if p == 2 {
-        (if power < r { r / power } else { 4 }, false)
+        (if power < r { r / power } else { 4.min(r / 2) }, false)
     } else if power < r {
         (power, true)
     } else {
@@ -552,6 +552,8 @@ mod tests {
             (14, split(7, 2, false)),
             (20, split(5, 4, false)),
             (30, split(15, 2, false)),
+            (4, split(2, 2, false)),
+            (8, split(4, 2, false)),
             (16, split(4, 4, false)),
             (32, split(4, 8, false)),
             (7, None),
@@ -563,6 +565,7 @@ mod tests {
             match dft_split(r) {
                 Some(s) => {
                     assert_eq!(s.first * s.second, r);
+                    assert!(s.first > 1 && s.second > 1, "radix {r}: {s:?}");
                     assert!(!s.good_thomas || gcd(s.first, s.second) == 1, "radix {r}: {s:?}");
                 }
                 None => assert_eq!(prime_factors(r), [r]),
