@@ -433,6 +433,29 @@ pub(crate) struct DftSplit {
     pub good_thomas: bool,
 }
 
+impl DftSplit {
+    /// The sample that layer one's DFT `n2` takes as its input `n1`.
+    pub fn sample(&self, n1: usize, n2: usize) -> usize {
+        let (a, b) = (self.first, self.second);
+        if self.good_thomas {
+            (b * n1 + a * n2) % (a * b)
+        } else {
+            n2 + b * n1
+        }
+    }
+
+    /// The bin of layer two's output `k2` of its DFT `k1`: for Good–Thomas
+    /// the `k` with `k ≡ k1 (mod first)` and `k ≡ k2 (mod second)`.
+    pub fn bin(&self, k1: usize, k2: usize) -> usize {
+        let (a, b) = (self.first, self.second);
+        if self.good_thomas {
+            (k1 * b * inverse_mod(b % a, a) + k2 * a * inverse_mod(a % b, b)) % (a * b)
+        } else {
+            k1 + a * k2
+        }
+    }
+}
+
 /// How an in-register DFT of length `r` splits, or `None` for a prime `r`,
 /// which runs directly. A direct odd DFT costs about `r²` multiply-adds
 /// against `r·(a + b)` split, so odd composites split: coprime factors by
@@ -467,7 +490,7 @@ pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
 }
 
 /// `x⁻¹ mod m` for `x` coprime to `m` (small moduli: a search).
-pub(crate) fn inverse_mod(x: usize, m: usize) -> usize {
+fn inverse_mod(x: usize, m: usize) -> usize {
     (1..=m).find(|y| x * y % m == 1 % m).expect("x is coprime to m")
 }
 
@@ -570,6 +593,50 @@ mod tests {
                 }
                 None => assert_eq!(prime_factors(r), [r]),
             }
+        }
+        // The two layers through the index maps (and Cooley–Tukey's
+        // twiddles) against a naive DFT, as `stage::composite_dft` runs them.
+        use num_complex::Complex;
+        let dft = |x: &[Complex<f64>]| -> Vec<Complex<f64>> {
+            let n = x.len();
+            (0..n)
+                .map(|k| {
+                    x.iter()
+                        .enumerate()
+                        .map(|(j, v)| v * Complex::from_polar(1.0, -2.0 * PI * ((j * k) % n) as f64 / n as f64))
+                        .sum()
+                })
+                .collect()
+        };
+        use std::f64::consts::PI;
+        for r in 4..=64 {
+            let Some(s) = dft_split(r) else { continue };
+            let (a, b) = (s.first, s.second);
+            let x: Vec<Complex<f64>> = (0..r)
+                .map(|j| Complex::new((j * j % 7) as f64, j as f64 - 3.5))
+                .collect();
+            let mut t = vec![Complex::new(0.0, 0.0); r];
+            for n2 in 0..b {
+                let column: Vec<_> = (0..a).map(|n1| x[s.sample(n1, n2)]).collect();
+                for (k1, v) in dft(&column).into_iter().enumerate() {
+                    let twiddle = if s.good_thomas {
+                        0.0
+                    } else {
+                        -2.0 * PI * (n2 * k1) as f64 / r as f64
+                    };
+                    t[n2 * a + k1] = v * Complex::from_polar(1.0, twiddle);
+                }
+            }
+            let mut y = vec![Complex::new(0.0, 0.0); r];
+            for k1 in 0..a {
+                let row: Vec<_> = (0..b).map(|n2| t[n2 * a + k1]).collect();
+                for (k2, v) in dft(&row).into_iter().enumerate() {
+                    y[s.bin(k1, k2)] = v;
+                }
+            }
+            let expected = dft(&x);
+            let err = y.iter().zip(&expected).map(|(u, v)| (u - v).norm()).fold(0.0, f64::max);
+            assert!(err < 1e-9, "radix {r} as {s:?}: error {err:.2e}");
         }
         for m in 2..40 {
             for x in (1..m).filter(|&x| gcd(x, m) == 1) {

@@ -11,7 +11,7 @@
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
-use super::factor::{butterfly_split, dft_split, inverse_mod};
+use super::factor::{butterfly_split, dft_split, DftSplit};
 use super::window::Window;
 use crate::pairs::{read_float, read_pair, write_pair};
 
@@ -558,44 +558,26 @@ fn small_dft<F: Float>(
     } else if comptime![dft_split(r).is_none()] {
         small_prime_dft::<F>(re, im, base, stride, r, inverse);
     } else {
-        let split = comptime![dft_split(r).unwrap()];
-        composite_dft::<F>(
-            re,
-            im,
-            base,
-            stride,
-            split.first,
-            split.second,
-            split.good_thomas,
-            inverse,
-        );
+        composite_dft::<F>(re, im, base, stride, comptime![dft_split(r).unwrap()], inverse);
     }
 }
 
 /// In-register DFT of length `a·b` as `b` DFTs of length `a`, then `a` of
-/// length `b` (see [`dft_split`]). Good–Thomas (coprime `a` and `b`): sample
-/// `(b·n1 + a·n2) mod ab` and output `k ≡ k1 (mod a)`, `k ≡ k2 (mod b)`,
-/// with no twiddles between the layers. Cooley–Tukey: sample `n2 + b·n1`,
-/// twiddles `W_ab^{n2·k1}`, output `k1 + a·k2`. The index maps are comptime,
-/// so the gather and scatter only rename registers.
+/// length `b`, gathering and scattering by the split's index maps
+/// ([`DftSplit::sample`], [`DftSplit::bin`]); Cooley–Tukey multiplies the
+/// twiddles `W_ab^{n2·k1}` between the layers, Good–Thomas needs none. The
+/// maps are comptime, so the gather and scatter only rename registers.
 #[cube]
 fn composite_dft<F: Float>(
     re: &mut Array<F>,
     im: &mut Array<F>,
     base: usize,
     stride: usize,
-    #[comptime] a: usize,
-    #[comptime] b: usize,
-    #[comptime] good_thomas: bool,
+    #[comptime] split: DftSplit,
     #[comptime] inverse: bool,
 ) {
+    let (a, b) = comptime![(split.first, split.second)];
     let r = comptime![a * b];
-    // Output k1 + a·k2 of the Good–Thomas split is bin k1·ea + k2·eb (CRT).
-    let (ea, eb) = comptime![if good_thomas {
-        (b * inverse_mod(b % a, a), a * inverse_mod(a % b, b))
-    } else {
-        (0, 0)
-    }];
     // Layer one: column n2 of length a at t[n2·a + n1].
     let mut tr = Array::<F>::new(r);
     let mut ti = Array::<F>::new(r);
@@ -603,17 +585,13 @@ fn composite_dft<F: Float>(
     for n2 in 0..b {
         #[unroll]
         for n1 in 0..a {
-            let sample = comptime![if good_thomas {
-                (b * n1 + a * n2) % r
-            } else {
-                n2 + b * n1
-            }];
+            let sample = comptime![split.sample(n1, n2)];
             tr[n2 * a + n1] = re[base + sample * stride];
             ti[n2 * a + n1] = im[base + sample * stride];
         }
         small_dft::<F>(&mut tr, &mut ti, n2 * a, 1usize, a, inverse);
     }
-    if comptime![!good_thomas] {
+    if comptime![!split.good_thomas] {
         #[unroll]
         for n2 in 1..b {
             #[unroll]
@@ -647,11 +625,7 @@ fn composite_dft<F: Float>(
     for k1 in 0..a {
         #[unroll]
         for k2 in 0..b {
-            let bin = comptime![if good_thomas {
-                (k1 * ea + k2 * eb) % r
-            } else {
-                k1 + a * k2
-            }];
+            let bin = comptime![split.bin(k1, k2)];
             re[base + bin * stride] = tr[k1 + a * k2];
             im[base + bin * stride] = ti[k1 + a * k2];
         }
