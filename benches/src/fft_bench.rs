@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--planning rules|measured]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -14,6 +14,10 @@
 //! `--butterfly-pairs N` the most output pairs a thread computes of a
 //! butterfly of an odd first pass from radix 17 on, split over threads
 //! (default 12, 6 on resident cubes; 0 splits none);
+//! `--convolution-row-threads N` the threads a cube of Rader's rows aims for
+//! (default 128);
+//! `--planning measured` lowers each case with `FftPlan::on_device_measured`
+//! (times the candidates the rules cannot rank; default: rules);
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
@@ -340,6 +344,7 @@ fn bench<R: Runtime>(
     only: Option<&str>,
     // Choices from the command line; each case sets its own pruning and DFT choice.
     base: DeviceOptions,
+    planning: Planning,
 ) {
     // Options the library rejects (a radix cap that is not a power of two, too
     // little shared memory) end the run with its message instead of a panic.
@@ -369,7 +374,18 @@ fn bench<R: Runtime>(
             case.desc.shape
         );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
-        let device = plan.on_device_with(&client, options).expect("supported case");
+        let device = match planning {
+            Planning::Rules => plan.on_device_with(&client, options),
+            Planning::Measured => plan.on_device_measured(&client, options),
+        }
+        .expect("supported case");
+        // The timed candidates as [cube size of Rader's rows (0: the default), ms].
+        let measured: Vec<String> = device
+            .measurements()
+            .iter()
+            .map(|m| format!("[{}, {:.5}]", m.options.convolution_row_threads.unwrap_or(0), m.ms))
+            .collect();
+        let measured = format!("[{}]", measured.join(", "));
         let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
         let output = client.empty(plan.output_floats() * 4);
         for _ in 0..3 {
@@ -400,7 +416,7 @@ fn bench<R: Runtime>(
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"measured\": {measured}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.direct,
             device.launches(),
@@ -430,6 +446,14 @@ fn count_option(args: &[String], name: &str, least: usize) -> Option<usize> {
             std::process::exit(2);
         }
     }
+}
+
+/// How each case's plan is lowered: by the library's rules, or timing the
+/// candidates the rules cannot rank (`FftPlan::on_device_measured`).
+#[derive(Clone, Copy)]
+enum Planning {
+    Rules,
+    Measured,
 }
 
 /// The value of `--name WORD` among `choices` (the first is the default when
@@ -490,6 +514,11 @@ fn main() {
         "--shared-layout",
         &[("modelled", SharedLayout::Modelled), ("plain", SharedLayout::Plain)],
     );
+    let planning = choice_option(
+        &args,
+        "--planning",
+        &[("rules", Planning::Rules), ("measured", Planning::Measured)],
+    );
     let base = DeviceOptions {
         plane,
         primes,
@@ -499,6 +528,7 @@ fn main() {
         max_radix: positive_option(&args, "--max-radix"),
         shared_limit: positive_option(&args, "--shared-limit"),
         butterfly_pairs: count_option(&args, "--butterfly-pairs", 0),
+        convolution_row_threads: positive_option(&args, "--convolution-row-threads"),
         odd_real,
         shared_layout,
         ..DeviceOptions::default()
@@ -538,6 +568,7 @@ fn main() {
                 reps,
                 only,
                 base,
+                planning,
             )
         }
         #[cfg(feature = "cuda")]
@@ -550,6 +581,7 @@ fn main() {
                 reps,
                 only,
                 base,
+                planning,
             )
         }
         other => {

@@ -4,8 +4,8 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
-    DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal, PlaneFusion,
-    PrimeAlgorithm, SharedLayout, TilePrefetch,
+    DeviceFft, DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal,
+    PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -42,12 +42,19 @@ fn check(client: &ComputeClient<WgpuRuntime>, desc: FftDesc, rng: &mut Rng) -> f
 
 fn check_with<R: Runtime>(client: &ComputeClient<R>, desc: FftDesc, rng: &mut Rng, options: DeviceOptions) -> f64 {
     let plan = FftPlan::new(desc.clone()).unwrap_or_else(|e| panic!("{desc:?}: {e}"));
-    let input = rng.vec(plan.input_floats());
-    let input64: Vec<f64> = input.iter().map(|&v| v as f64).collect();
-    let expected = plan.execute_cpu(&input64).unwrap();
     let device = plan
         .on_device_with(client, options)
         .unwrap_or_else(|e| panic!("{desc:?}: {e}"));
+    error_of(client, &device, rng)
+}
+
+/// The relative L2 error of `device`'s plan run on fresh inputs against the f64 oracle.
+fn error_of<R: Runtime>(client: &ComputeClient<R>, device: &DeviceFft<R>, rng: &mut Rng) -> f64 {
+    let plan = device.plan();
+    let desc = plan.desc();
+    let input = rng.vec(plan.input_floats());
+    let input64: Vec<f64> = input.iter().map(|&v| v as f64).collect();
+    let expected = plan.execute_cpu(&input64).unwrap();
     let in_h = client.create_from_slice(f32::as_bytes(&input));
     let out_h = client.create_from_slice(f32::as_bytes(&vec![POISON; plan.output_floats()]));
     device.execute(&in_h, &out_h).unwrap();
@@ -110,6 +117,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     odd_real: OddReal::Twins,
     shared_layout: SharedLayout::Modelled,
     butterfly_pairs: None,
+    convolution_row_threads: None,
 };
 /// The default options with every axis an FFT (no direct DFT of few modes).
 const FFT_ONLY: DeviceOptions = DeviceOptions {
@@ -215,7 +223,11 @@ fn invalid_device_options_are_errors() {
         shared_limit: Some(bytes),
         ..PLANE
     });
-    for options in radix_caps.into_iter().chain(shared_limits) {
+    let no_threads = DeviceOptions {
+        convolution_row_threads: Some(0),
+        ..PLANE
+    };
+    for options in radix_caps.into_iter().chain(shared_limits).chain([no_threads]) {
         let result = plan.on_device_with(&client, options);
         assert!(matches!(result, Err(FftError::Invalid(_))), "{options:?}");
     }
@@ -803,6 +815,56 @@ fn rader_rows_run_in_two_balanced_passes() {
         cases.extend(every_kind(n));
     }
     check_all("rader_rows_run_in_two_balanced_passes", cases, &[FFT_ONLY]);
+}
+
+/// Measured planning lowers Rader's rows in cubes of each candidate size,
+/// times them and keeps the fastest, which matches the oracle; a plan without
+/// Rader's rows, or whose cube size the caller fixed, times nothing.
+#[test]
+fn measured_plans_time_the_cube_sizes_of_rader_rows() {
+    let client = client();
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for desc in [
+        FftDesc::new(&[64, 211], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[64, 421], &[-1], FftKind::R2C, Direction::Forward),
+    ] {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let device = plan.on_device_measured(&client, FFT_ONLY).unwrap();
+        let timed = device.measurements();
+        let cubes: Vec<(Vec<usize>, Vec<usize>)> = timed
+            .iter()
+            .map(|m| {
+                let lowered = plan.on_device_with(&client, m.options).unwrap();
+                (lowered.stage_tiles(), lowered.stage_threads())
+            })
+            .collect();
+        assert!(timed.len() >= 2, "{desc:?}: {timed:?}");
+        for (i, c) in cubes.iter().enumerate() {
+            assert!(!cubes[..i].contains(c), "{desc:?}: {cubes:?} timed twice");
+        }
+        assert!(timed.iter().all(|m| m.ms > 0.0 && m.ms.is_finite()), "{timed:?}");
+        let fastest = timed.iter().min_by(|a, b| a.ms.total_cmp(&b.ms)).unwrap();
+        assert_eq!(device.options(), fastest.options, "{desc:?}");
+        let e = error_of(&client, &device, &mut rng);
+        assert!(e <= BOUND, "{desc:?}: {e:.3e}");
+        errors.push((format!("{desc:?}"), e));
+    }
+    let fixed = DeviceOptions {
+        convolution_row_threads: Some(64),
+        ..FFT_ONLY
+    };
+    for (n, options) in [(256, FFT_ONLY), (211, fixed)] {
+        let plan = FftPlan::new(FftDesc::new(&[64, n], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
+        let device = plan.on_device_measured(&client, options).unwrap();
+        assert!(device.measurements().is_empty(), "{n}");
+        assert_eq!(device.options(), options);
+        if n == 211 {
+            let threads = device.stage_threads()[0] * device.stage_tiles()[0];
+            assert!(threads <= 64, "{threads} threads a cube of 211's rows");
+        }
+    }
+    report("measured_plans_time_the_cube_sizes_of_rader_rows", &errors);
 }
 
 /// A column transform's tile takes every column of its row of tiles (one

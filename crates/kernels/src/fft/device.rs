@@ -10,6 +10,7 @@ use super::factor::{
     four_step_split, gcd, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
     radices_within, threads_per_signal, BUTTERFLY_PAIRS,
 };
+use super::measure::Measurement;
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
@@ -35,7 +36,7 @@ const COLUMN_SIGNALS: usize = 8;
 /// 2097–2113 in cubes of 8 signals against 2091–2097 in cubes of 16, R2C at
 /// 1570–1591 against 1533 (benches/results/2026-11-26_staged_pass_order_h100.md,
 /// 2026-11-26_rader_two_passes_h100.md).
-const CONVOLUTION_ROW_THREADS: usize = 128;
+pub(crate) const CONVOLUTION_ROW_THREADS: usize = 128;
 /// Largest radix of Rader's two-pass rows ([`balanced_two_passes`]). On an
 /// H100 two passes of radices up to 24 took C2C 193 / 257 / 281 / 337 / 379
 /// / 421 / 433 / 577 from 1501–1835 to 1634–2411 GB/s (+7 to +31 %), R2C and
@@ -175,8 +176,10 @@ struct Pass {
 pub struct DeviceFft<R: Runtime> {
     client: ComputeClient<R>,
     plan: FftPlan,
+    options: DeviceOptions,
     passes: Vec<Pass>,
     temps: Vec<usize>,
+    measurements: Vec<Measurement>,
 }
 
 impl FftPlan {
@@ -240,6 +243,11 @@ pub struct DeviceOptions {
     /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`], or 6 where a
     /// resident stage splits a first pass of few prime-radix butterflies.
     pub butterfly_pairs: Option<usize>,
+    /// Threads a cube of Rader's rows aims for, at least 1 (it holds this
+    /// over a signal's threads signals, at least one); `None`:
+    /// [`CONVOLUTION_ROW_THREADS`]. The fastest count moves with the code the
+    /// compiler generates, so [`FftPlan::on_device_measured`] times several.
+    pub convolution_row_threads: Option<usize>,
 }
 
 /// How the signals of a stage that runs in one launch and is bound by shared
@@ -772,7 +780,8 @@ impl<R: Runtime> Lowering<'_, R> {
             let fewest = self.options.column_signals.unwrap_or(COLUMN_SIGNALS);
             fewest.max(ROW_THREADS / threads_per_signal)
         } else if cfg.convolution == Some(Convolution::Rader) {
-            (CONVOLUTION_ROW_THREADS / threads_per_signal).max(1)
+            let threads = self.options.convolution_row_threads.unwrap_or(CONVOLUTION_ROW_THREADS);
+            (threads / threads_per_signal).max(1)
         } else {
             ROW_THREADS / threads_per_signal
         };
@@ -1453,6 +1462,9 @@ impl<R: Runtime> DeviceFft<R> {
         if let Some(r) = options.max_radix.filter(|&r| r < 2 || !r.is_power_of_two()) {
             return Err(FftError::Invalid(format!("max_radix {r} is not a power of two ≥ 2")));
         }
+        if options.convolution_row_threads == Some(0) {
+            return Err(FftError::Invalid("convolution_row_threads must be at least 1".into()));
+        }
         if let Some(bytes) = options.shared_limit.filter(|&b| b < PORTABLE_SHARED) {
             return Err(FftError::Invalid(format!(
                 "shared_limit {bytes} is below the {PORTABLE_SHARED} bytes every backend gives a cube"
@@ -1507,13 +1519,31 @@ impl<R: Runtime> DeviceFft<R> {
         Ok(DeviceFft {
             client,
             plan,
+            options,
             passes,
             temps,
+            measurements: Vec::new(),
         })
+    }
+
+    pub(super) fn with_measurements(mut self, measurements: Vec<Measurement>) -> Self {
+        self.measurements = measurements;
+        self
     }
 
     pub fn plan(&self) -> &FftPlan {
         &self.plan
+    }
+
+    /// The lowering choices this plan was built with.
+    pub fn options(&self) -> DeviceOptions {
+        self.options
+    }
+
+    /// The candidates timed to choose this plan, fastest or not
+    /// ([`FftPlan::on_device_measured`]); empty where none were.
+    pub fn measurements(&self) -> &[Measurement] {
+        &self.measurements
     }
 
     /// Number of kernel launches one execution makes.

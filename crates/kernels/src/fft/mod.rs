@@ -11,6 +11,7 @@ mod cpu;
 mod device;
 pub(crate) mod dft;
 pub(crate) mod factor;
+mod measure;
 mod plane;
 mod real;
 pub(crate) mod stage;
@@ -21,6 +22,7 @@ pub use device::{
     DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch,
 };
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
+pub use measure::Measurement;
 pub use window::Window;
 
 use std::fmt;

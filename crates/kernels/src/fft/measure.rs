@@ -1,0 +1,118 @@
+//! Plans chosen by timing candidates on the device, where the lowering's rules
+//! cannot rank them ahead of time (FFTW's "measure" planning).
+
+use std::time::{Duration, Instant};
+
+use cubecl::prelude::*;
+
+use super::device::{DeviceFft, DeviceOptions, CONVOLUTION_ROW_THREADS};
+use super::{FftError, FftPlan};
+
+/// Cube sizes timed for Rader's rows. How many signals a cube suits moved
+/// with NVRTC's output rather than with anything the plans show: on an H100
+/// C2C 211 (16 lanes a signal) ran 4 % faster in cubes of 256 threads than of
+/// 128 and C2C 421 (21) 4 % faster in cubes of 64, while 64 lost C2C 193,
+/// 337, 433 and 577 6–11 % (benches/results/2026-11-26_good_thomas_h100.md).
+const CONVOLUTION_ROW_CANDIDATES: [usize; 3] = [64, CONVOLUTION_ROW_THREADS, 256];
+/// Rounds of timed groups, the candidates taking turns within each, so that
+/// a drift in the device's clocks falls on all of them.
+const ROUNDS: usize = 5;
+/// About how long one timed group of back-to-back executions lasts.
+const GROUP: Duration = Duration::from_millis(2);
+const MAX_REPS: usize = 64;
+
+/// One candidate lowering and its time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measurement {
+    pub options: DeviceOptions,
+    /// The fastest of its timed groups, milliseconds per execution.
+    pub ms: f64,
+}
+
+impl FftPlan {
+    /// [`Self::on_device_with`], where the candidate lowerings differ (Rader's
+    /// rows, unless `options` fixes their cube size) timing each on
+    /// `client`'s device over the plan's own shape and keeping the fastest.
+    /// It costs each candidate's kernel compilations and a few dozen
+    /// executions, once per plan; the measurements come with the plan
+    /// ([`DeviceFft::measurements`]). Every candidate computes the same
+    /// transform.
+    pub fn on_device_measured<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        options: DeviceOptions,
+    ) -> Result<DeviceFft<R>, FftError> {
+        let mut candidates = vec![self.on_device_with(client, options)?];
+        if options.convolution_row_threads.is_none() && candidates[0].rader_launches() > 0 {
+            for threads in CONVOLUTION_ROW_CANDIDATES {
+                let lowered = self.on_device_with(
+                    client,
+                    DeviceOptions {
+                        convolution_row_threads: Some(threads),
+                        ..options
+                    },
+                )?;
+                // Counts that give the same cubes give the same launches.
+                if !candidates.iter().any(|c| same_cubes(c, &lowered)) {
+                    candidates.push(lowered);
+                }
+            }
+        }
+        if candidates.len() == 1 {
+            return Ok(candidates.remove(0));
+        }
+        let times = time_each(client, &candidates)?;
+        let measurements: Vec<Measurement> = candidates
+            .iter()
+            .zip(&times)
+            .map(|(c, &ms)| Measurement {
+                options: c.options(),
+                ms,
+            })
+            .collect();
+        let fastest = (0..times.len())
+            .min_by(|&a, &b| times[a].total_cmp(&times[b]))
+            .expect("candidates");
+        Ok(candidates.swap_remove(fastest).with_measurements(measurements))
+    }
+}
+
+fn same_cubes<R: Runtime>(a: &DeviceFft<R>, b: &DeviceFft<R>) -> bool {
+    a.stage_tiles() == b.stage_tiles() && a.stage_threads() == b.stage_threads()
+}
+
+/// Milliseconds per execution of each candidate: the fastest of [`ROUNDS`]
+/// groups, each about [`GROUP`] long.
+fn time_each<R: Runtime>(client: &ComputeClient<R>, candidates: &[DeviceFft<R>]) -> Result<Vec<f64>, FftError> {
+    let plan = candidates[0].plan();
+    // The values do not change the work; a pattern avoids zeros' special cases.
+    let values: Vec<f32> = (0..plan.input_floats()).map(|i| (i % 7) as f32 - 3.0).collect();
+    let input = client.create_from_slice(f32::as_bytes(&values));
+    let output = client.empty(plan.output_floats() * 4);
+    let sync = || {
+        cubecl::future::block_on(client.sync())
+            .map_err(|e| FftError::Unsupported(format!("the device failed while timing plans: {e:?}")))
+    };
+    // Compiles every candidate's kernels before any timing.
+    for candidate in candidates {
+        candidate.execute(&input, &output)?;
+    }
+    sync()?;
+    let start = Instant::now();
+    candidates[0].execute(&input, &output)?;
+    sync()?;
+    let once = start.elapsed().as_secs_f64().max(1e-6);
+    let reps = ((GROUP.as_secs_f64() / once).ceil() as usize).clamp(1, MAX_REPS);
+    let mut fastest = vec![f64::INFINITY; candidates.len()];
+    for _ in 0..ROUNDS {
+        for (candidate, best) in candidates.iter().zip(&mut fastest) {
+            let start = Instant::now();
+            for _ in 0..reps {
+                candidate.execute(&input, &output)?;
+            }
+            sync()?;
+            *best = best.min(start.elapsed().as_secs_f64() * 1e3 / reps as f64);
+        }
+    }
+    Ok(fastest)
+}
