@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--planning rules|measured]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -16,6 +16,8 @@
 //! (default 12, 6 on resident cubes; 0 splits none);
 //! `--convolution-row-threads N` the threads a cube of Rader's rows aims for
 //! (default 128);
+//! `--unit-strides compiled` compiles contiguous axes' stride into the
+//! stage kernels (default: runtime);
 //! `--planning measured` lowers each case with `FftPlan::on_device_measured`
 //! (times the candidates the rules cannot rank; default: rules);
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
@@ -38,7 +40,7 @@ use std::time::Instant;
 use cubecl::prelude::*;
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, PrimeAlgorithm,
-    SharedLayout, TilePrefetch,
+    SharedLayout, TilePrefetch, UnitStrides,
 };
 use fno_kernels::testing::uniform_f32;
 
@@ -379,11 +381,19 @@ fn bench<R: Runtime>(
             Planning::Measured => plan.on_device_measured(&client, options),
         }
         .expect("supported case");
-        // The timed candidates as [cube size of Rader's rows (0: the default), ms].
+        // The timed candidates as [cube size of Rader's rows (0: the default),
+        // strides compiled (1) or not, ms].
         let measured: Vec<String> = device
             .measurements()
             .iter()
-            .map(|m| format!("[{}, {:.5}]", m.options.convolution_row_threads.unwrap_or(0), m.ms))
+            .map(|m| {
+                format!(
+                    "[{}, {}, {:.5}]",
+                    m.options.convolution_row_threads.unwrap_or(0),
+                    u8::from(m.options.unit_strides == UnitStrides::Compiled),
+                    m.ms
+                )
+            })
             .collect();
         let measured = format!("[{}]", measured.join(", "));
         let input = client.create_from_slice(f32::as_bytes(&uniform_f32(plan.input_floats(), 7)));
@@ -514,6 +524,11 @@ fn main() {
         "--shared-layout",
         &[("modelled", SharedLayout::Modelled), ("plain", SharedLayout::Plain)],
     );
+    let unit_strides = choice_option(
+        &args,
+        "--unit-strides",
+        &[("runtime", UnitStrides::Runtime), ("compiled", UnitStrides::Compiled)],
+    );
     let planning = choice_option(
         &args,
         "--planning",
@@ -529,6 +544,7 @@ fn main() {
         shared_limit: positive_option(&args, "--shared-limit"),
         butterfly_pairs: count_option(&args, "--butterfly-pairs", 0),
         convolution_row_threads: positive_option(&args, "--convolution-row-threads"),
+        unit_strides,
         odd_real,
         shared_layout,
         ..DeviceOptions::default()

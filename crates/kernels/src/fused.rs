@@ -585,8 +585,8 @@ impl FusedSpectralConv {
             }
         };
         let (fp, ip) = (entry_floats(&forward).0, entry_floats(&inverse).1);
-        forward = forward.with_pair_vectors(&layout(self.x, fp, self.cin));
-        inverse = inverse.with_pair_vectors(&layout(self.y, ip, self.cout));
+        forward = forward.with_layout(&layout(self.x, fp, self.cin), false);
+        inverse = inverse.with_layout(&layout(self.y, ip, self.cout), false);
         // The forward's output and the inverse's input stay in shared memory.
         forward.vector_output = false;
         inverse.vector_input = false;

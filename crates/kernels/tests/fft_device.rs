@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
     DeviceFft, DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal,
-    PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch,
+    PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -118,6 +118,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     shared_layout: SharedLayout::Modelled,
     butterfly_pairs: None,
     convolution_row_threads: None,
+    unit_strides: UnitStrides::Runtime,
 };
 /// The default options with every axis an FFT (no direct DFT of few modes).
 const FFT_ONLY: DeviceOptions = DeviceOptions {
@@ -133,6 +134,14 @@ const SEPARATE: DeviceOptions = DeviceOptions {
     ..PLANE
 };
 const DEFAULT: &[DeviceOptions] = &[PLANE];
+/// The defaults, and contiguous axes' strides compiled into the kernels.
+const RUNTIME_OR_COMPILED_STRIDES: &[DeviceOptions] = &[
+    PLANE,
+    DeviceOptions {
+        unit_strides: UnitStrides::Compiled,
+        ..PLANE
+    },
+];
 /// The last two axes in one plane launch wherever it fits, and one launch per axis.
 const PLANE_OR_SEPARATE: &[DeviceOptions] = &[ALWAYS_PLANE, SEPARATE];
 /// Besides those, one launch per axis with column tiles of 32 signals, in as
@@ -146,8 +155,9 @@ const PLANE_SEPARATE_OR_WIDE_COLUMNS: &[DeviceOptions] = &[
         ..SEPARATE
     },
 ];
-/// The FFT kernels, unpruned and pruned, in plane and per-axis launches, where the planner might
-/// otherwise choose a direct DFT: the cases of the window tests exercise all of them.
+/// The FFT kernels, unpruned and pruned (contiguous strides compiled in), in
+/// plane and per-axis launches, where the planner might otherwise choose a
+/// direct DFT: the cases of the window tests exercise all of them.
 const FFT_PRUNED_OR_NOT: &[DeviceOptions] = &[
     DeviceOptions {
         direct_dft: DirectDft::Never,
@@ -156,6 +166,7 @@ const FFT_PRUNED_OR_NOT: &[DeviceOptions] = &[
     DeviceOptions {
         prune: true,
         direct_dft: DirectDft::Never,
+        unit_strides: UnitStrides::Compiled,
         ..ALWAYS_PLANE
     },
     DeviceOptions {
@@ -316,7 +327,7 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[64]),
         FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
     ];
-    // The pruned kernels must compute the same function.
+    // The pruned kernels (strides compiled in) must compute the same function.
     check_all("truncation_and_zero_padding_windows", cases, FFT_PRUNED_OR_NOT);
 }
 
@@ -563,7 +574,7 @@ fn sampled_lengths_every_kind() {
     check_all(
         "sampled_lengths_every_kind",
         lengths.flat_map(|n| every_kind(n).into_iter().skip(1)),
-        DEFAULT,
+        RUNTIME_OR_COMPILED_STRIDES,
     );
 }
 
@@ -817,11 +828,12 @@ fn rader_rows_run_in_two_balanced_passes() {
     check_all("rader_rows_run_in_two_balanced_passes", cases, &[FFT_ONLY]);
 }
 
-/// Measured planning lowers Rader's rows in cubes of each candidate size,
-/// times them and keeps the fastest, which matches the oracle; a plan without
-/// Rader's rows, or whose cube size the caller fixed, times nothing.
+/// Measured planning lowers each candidate (Rader's rows in cubes of each
+/// size, contiguous strides at run time and compiled in), times them and
+/// keeps the fastest, which matches the oracle; a plan whose choices the
+/// caller fixed times nothing.
 #[test]
-fn measured_plans_time_the_cube_sizes_of_rader_rows() {
+fn measured_plans_time_their_candidate_lowerings() {
     let client = client();
     let mut rng = Rng::seeded();
     let mut errors = Vec::new();
@@ -832,14 +844,19 @@ fn measured_plans_time_the_cube_sizes_of_rader_rows() {
         let plan = FftPlan::new(desc.clone()).unwrap();
         let device = plan.on_device_measured(&client, FFT_ONLY).unwrap();
         let timed = device.measurements();
-        let cubes: Vec<(Vec<usize>, Vec<usize>)> = timed
+        let cubes: Vec<(Vec<usize>, Vec<usize>, usize)> = timed
             .iter()
             .map(|m| {
                 let lowered = plan.on_device_with(&client, m.options).unwrap();
-                (lowered.stage_tiles(), lowered.stage_threads())
+                (
+                    lowered.stage_tiles(),
+                    lowered.stage_threads(),
+                    lowered.unit_stride_launches(),
+                )
             })
             .collect();
-        assert!(timed.len() >= 2, "{desc:?}: {timed:?}");
+        // Three cube sizes, each with strides at run time and compiled.
+        assert_eq!(timed.len(), 6, "{desc:?}: {timed:?}");
         for (i, c) in cubes.iter().enumerate() {
             assert!(!cubes[..i].contains(c), "{desc:?}: {cubes:?} timed twice");
         }
@@ -850,21 +867,28 @@ fn measured_plans_time_the_cube_sizes_of_rader_rows() {
         assert!(e <= BOUND, "{desc:?}: {e:.3e}");
         errors.push((format!("{desc:?}"), e));
     }
+    // Without Rader's rows only the strides vary.
+    let plan = FftPlan::new(FftDesc::new(&[64, 256], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
+    let device = plan.on_device_measured(&client, FFT_ONLY).unwrap();
+    let strides: Vec<UnitStrides> = device.measurements().iter().map(|m| m.options.unit_strides).collect();
+    assert_eq!(strides, [UnitStrides::Runtime, UnitStrides::Compiled]);
+    errors.push(("measured C2C 256".into(), error_of(&client, &device, &mut rng)));
     let fixed = DeviceOptions {
         convolution_row_threads: Some(64),
+        unit_strides: UnitStrides::Compiled,
         ..FFT_ONLY
     };
-    for (n, options) in [(256, FFT_ONLY), (211, fixed)] {
-        let plan = FftPlan::new(FftDesc::new(&[64, n], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
-        let device = plan.on_device_measured(&client, options).unwrap();
-        assert!(device.measurements().is_empty(), "{n}");
-        assert_eq!(device.options(), options);
-        if n == 211 {
-            let threads = device.stage_threads()[0] * device.stage_tiles()[0];
-            assert!(threads <= 64, "{threads} threads a cube of 211's rows");
-        }
+    let plan = FftPlan::new(FftDesc::new(&[64, 211], &[-1], FftKind::C2C, Direction::Forward)).unwrap();
+    let device = plan.on_device_measured(&client, fixed).unwrap();
+    assert!(device.measurements().is_empty());
+    assert_eq!(device.options(), fixed);
+    assert_eq!(device.unit_stride_launches(), 1);
+    let threads = device.stage_threads()[0] * device.stage_tiles()[0];
+    assert!(threads <= 64, "{threads} threads a cube of 211's rows");
+    for (case, e) in &errors {
+        assert!(*e <= BOUND, "{case}: {e:.3e}");
     }
-    report("measured_plans_time_the_cube_sizes_of_rader_rows", &errors);
+    report("measured_plans_time_their_candidate_lowerings", &errors);
 }
 
 /// A column transform's tile takes every column of its row of tiles (one

@@ -248,6 +248,25 @@ pub struct DeviceOptions {
     /// [`CONVOLUTION_ROW_THREADS`]. The fastest count moves with the code the
     /// compiler generates, so [`FftPlan::on_device_measured`] times several.
     pub convolution_row_threads: Option<usize>,
+    /// Whether a stage whose transformed axis is contiguous in global memory
+    /// compiles that stride in.
+    pub unit_strides: UnitStrides,
+}
+
+/// Whether a stage reading (writing) a contiguous axis has its stride of 1
+/// compiled into its kernel, or takes it at run time like any other. Both
+/// compute the same transform. Compiled strides drop a multiply (and a
+/// constant load) from each element's address, which NVRTC repays unevenly:
+/// on an H100 they took C2C 211's instructions down 2.5 % and batched R2C 421
+/// from 1688–1732 to 1854–1856 GB/s and C2C 12288 from 2361–2387 to
+/// 2523–2591, but C2C 421 from 2016–2017 to 1942–1960 and C2C 1215 from
+/// 2728–2748 to 2628–2682 (benches/results/2026-11-26_measured_planning_h100.md).
+/// [`FftPlan::on_device_measured`] times both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnitStrides {
+    #[default]
+    Runtime,
+    Compiled,
 }
 
 /// How the signals of a stage that runs in one launch and is bound by shared
@@ -436,9 +455,11 @@ pub(super) fn whole_signal_stage(
         store_factor: None,
         load_shared: false,
         store_shared: false,
-        // Set once the layout is known (`StageConfig::with_pair_vectors`).
+        // Set once the layout is known (`StageConfig::with_layout`).
         vector_input: false,
         vector_output: false,
+        unit_input_axis: false,
+        unit_output_axis: false,
         prefetch: None,
     };
     if !splits_first_pass(&cfg) {
@@ -934,7 +955,10 @@ impl<R: Runtime> Lowering<'_, R> {
         dst: (Buf, usize),
         factors: &[f32],
     ) {
-        let (mut cfg, resident_cubes) = self.with_prefetch(cfg.with_pair_vectors(&layout), &layout);
+        let (mut cfg, resident_cubes) = self.with_prefetch(
+            cfg.with_layout(&layout, self.options.unit_strides == UnitStrides::Compiled),
+            &layout,
+        );
         // Rows whose first pass reads global memory, on the passes' own
         // threads (a convolution's rows take more), start with a pass in
         // whole rounds. Resident cubes read a staged tile, and column tiles
@@ -1592,6 +1616,14 @@ impl<R: Runtime> DeviceFft<R> {
     pub fn rader_launches(&self) -> usize {
         self.stage_configs()
             .filter(|cfg| cfg.convolution == Some(Convolution::Rader))
+            .count()
+    }
+
+    /// Number of stage launches with a contiguous axis's stride compiled in
+    /// ([`UnitStrides::Compiled`]).
+    pub fn unit_stride_launches(&self) -> usize {
+        self.stage_configs()
+            .filter(|cfg| cfg.unit_input_axis || cfg.unit_output_axis)
             .count()
     }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use cubecl::prelude::*;
 
-use super::device::{DeviceFft, DeviceOptions, CONVOLUTION_ROW_THREADS};
+use super::device::{DeviceFft, DeviceOptions, UnitStrides, CONVOLUTION_ROW_THREADS};
 use super::{FftError, FftPlan};
 
 /// Cube sizes timed for Rader's rows. How many signals a cube suits moved
@@ -30,9 +30,12 @@ pub struct Measurement {
 }
 
 impl FftPlan {
-    /// [`Self::on_device_with`], where the candidate lowerings differ (Rader's
-    /// rows, unless `options` fixes their cube size) timing each on
-    /// `client`'s device over the plan's own shape and keeping the fastest.
+    /// [`Self::on_device_with`], where the candidate lowerings differ timing
+    /// each on `client`'s device over the plan's own shape and keeping the
+    /// fastest. The candidates: contiguous axes' strides at run time or
+    /// compiled in ([`UnitStrides`]), and for Rader's rows cubes of 64, 128
+    /// and 256 threads; a choice `options` fixes (a cube size given, or
+    /// strides compiled) is not varied.
     /// It costs each candidate's kernel compilations and a few dozen
     /// executions, once per plan; the measurements come with the plan
     /// ([`DeviceFft::measurements`]). Every candidate computes the same
@@ -43,17 +46,28 @@ impl FftPlan {
         options: DeviceOptions,
     ) -> Result<DeviceFft<R>, FftError> {
         let mut candidates = vec![self.on_device_with(client, options)?];
-        if options.convolution_row_threads.is_none() && candidates[0].rader_launches() > 0 {
-            for threads in CONVOLUTION_ROW_CANDIDATES {
+        let row_threads: Vec<Option<usize>> =
+            if options.convolution_row_threads.is_none() && candidates[0].rader_launches() > 0 {
+                CONVOLUTION_ROW_CANDIDATES.into_iter().map(Some).collect()
+            } else {
+                vec![options.convolution_row_threads]
+            };
+        let strides: &[UnitStrides] = match options.unit_strides {
+            UnitStrides::Runtime => &[UnitStrides::Runtime, UnitStrides::Compiled],
+            UnitStrides::Compiled => &[UnitStrides::Compiled],
+        };
+        for &unit_strides in strides {
+            for &convolution_row_threads in &row_threads {
                 let lowered = self.on_device_with(
                     client,
                     DeviceOptions {
-                        convolution_row_threads: Some(threads),
+                        convolution_row_threads,
+                        unit_strides,
                         ..options
                     },
                 )?;
-                // Counts that give the same cubes give the same launches.
-                if !candidates.iter().any(|c| same_cubes(c, &lowered)) {
+                // Choices that give the same cubes and strides give the same launches.
+                if !candidates.iter().any(|c| same_launches(c, &lowered)) {
                     candidates.push(lowered);
                 }
             }
@@ -77,8 +91,10 @@ impl FftPlan {
     }
 }
 
-fn same_cubes<R: Runtime>(a: &DeviceFft<R>, b: &DeviceFft<R>) -> bool {
-    a.stage_tiles() == b.stage_tiles() && a.stage_threads() == b.stage_threads()
+fn same_launches<R: Runtime>(a: &DeviceFft<R>, b: &DeviceFft<R>) -> bool {
+    a.stage_tiles() == b.stage_tiles()
+        && a.stage_threads() == b.stage_threads()
+        && a.unit_stride_launches() == b.unit_stride_launches()
 }
 
 /// Milliseconds per execution of each candidate: the fastest of [`ROUNDS`]

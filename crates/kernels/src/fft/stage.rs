@@ -297,10 +297,16 @@ pub struct StageConfig {
     pub store_shared: bool,
     /// Pairs of input floats (a complex value, two real samples) are read as
     /// one 8-byte vector: the input array is bound with vector size 2 (see
-    /// [`StageConfig::with_pair_vectors`]).
+    /// [`StageConfig::with_layout`]).
     pub vector_input: bool,
     /// Likewise for the output's pairs.
     pub vector_output: bool,
+    /// The transformed axis of the input is contiguous (stride 1), known when
+    /// the kernel compiles: address arithmetic then needs no runtime stride
+    /// (see [`StageConfig::with_layout`]).
+    pub unit_input_axis: bool,
+    /// Likewise for the output's axis.
+    pub unit_output_axis: bool,
     /// Resident cubes that walk the tiles, staging the next tile's input in
     /// shared memory while they transform the current one (see
     /// [`fft_stage_kernel`]); `None`: one tile per cube, whose first pass
@@ -381,12 +387,17 @@ impl StageConfig {
         }
     }
 
-    /// Turns on 8-byte pair I/O wherever every pair the stage reads (writes)
-    /// is two adjacent floats at an even offset: always for complex values;
-    /// for real pairs when the axis is contiguous, every batch stride even and
-    /// the window keeps whole pairs. One vector load replaces two 4-byte loads
-    /// at an 8-byte stride, halving the L1 wavefronts of the row transforms.
-    pub fn with_pair_vectors(mut self, layout: &StageLayout) -> Self {
+    /// Takes in what the global layout fixes: whether the transformed axes
+    /// are contiguous, and 8-byte pair I/O wherever every pair the stage
+    /// reads (writes) is two adjacent floats at an even offset: always for
+    /// complex values; for real pairs when the axis is contiguous, every batch
+    /// stride even and the window keeps whole pairs. One vector load replaces
+    /// two 4-byte loads at an 8-byte stride, halving the L1 wavefronts of the
+    /// row transforms.
+    /// `unit_strides`: whether a contiguous axis compiles its stride in.
+    pub fn with_layout(mut self, layout: &StageLayout, unit_strides: bool) -> Self {
+        self.unit_input_axis = unit_strides && layout.input[3] == 1;
+        self.unit_output_axis = unit_strides && layout.output[3] == 1;
         let extents = [layout.na, layout.nb, layout.nc];
         let real_pairs_whole = |strides: &[usize; 4], window: Window, seq_len: usize, fold: Option<AxisFold>| {
             let even_batches = (0..3).all(|d| extents[d] == 1 || strides[d].is_multiple_of(2));
@@ -723,6 +734,17 @@ pub(crate) struct TileCoords {
     pub nc: usize,
 }
 
+/// Offset of index `j` along an axis of the given stride, the stride a
+/// compile-time 1 where `unit`.
+#[cube]
+fn axis_offset(j: usize, stride: usize, #[comptime] unit: bool) -> usize {
+    if comptime![unit] {
+        j
+    } else {
+        j * stride
+    }
+}
+
 /// Reads complex entry `e` of a table of precomputed factors.
 #[cube]
 fn table_value<F: Float>(table: &Array<F>, e: usize) -> (F, F) {
@@ -802,10 +824,10 @@ fn load_element<F: Float, N: Size>(
         InputForm::RealTwins => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                vr = read_float::<F, N>(input, sig + j * at.in_axis);
+                vr = read_float::<F, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
             if held && twin_inside {
-                vi = read_float::<F, N>(input, sig + at.in_sc + j * at.in_axis);
+                vi = read_float::<F, N>(input, sig + at.in_sc + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
         }
         InputForm::HermitianTwins => {
@@ -814,12 +836,20 @@ fn load_element<F: Float, N: Size>(
             let (bin, mirrored) = hermitian_bin(axis, len);
             let (held, j) = window_position(bin, cfg.load, in_seq);
             if held && inside {
-                let (ar, ai) = read_pair::<F, N>(input, sig + j * at.in_axis, cfg.vector_input);
+                let (ar, ai) = read_pair::<F, N>(
+                    input,
+                    sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
+                    cfg.vector_input,
+                );
                 vr = ar;
                 vi = hermitian_imag::<F>(ai, bin, mirrored, len);
             }
             if held && twin_inside {
-                let (br, bi) = read_pair::<F, N>(input, sig + at.in_sc + j * at.in_axis, cfg.vector_input);
+                let (br, bi) = read_pair::<F, N>(
+                    input,
+                    sig + at.in_sc + axis_offset(j, at.in_axis, cfg.unit_input_axis),
+                    cfg.vector_input,
+                );
                 vr -= hermitian_imag::<F>(bi, bin, mirrored, len);
                 vi += br;
             }
@@ -837,17 +867,17 @@ fn load_element<F: Float, N: Size>(
             } else {
                 let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
                 if held0 && inside {
-                    vr = read_float::<F, N>(input, sig + j0 * at.in_axis);
+                    vr = read_float::<F, N>(input, sig + axis_offset(j0, at.in_axis, cfg.unit_input_axis));
                 }
                 if held1 && inside {
-                    vi = read_float::<F, N>(input, sig + j1 * at.in_axis);
+                    vi = read_float::<F, N>(input, sig + axis_offset(j1, at.in_axis, cfg.unit_input_axis));
                 }
             }
         }
         InputForm::Real => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                vr = read_float::<F, N>(input, sig + j * at.in_axis);
+                vr = read_float::<F, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
         }
         InputForm::Hermitian => {
@@ -855,7 +885,11 @@ fn load_element<F: Float, N: Size>(
             let (bin, mirrored) = hermitian_bin(axis, len);
             let (held, j) = window_position(bin, cfg.load, in_seq);
             if held && inside {
-                let (a, b) = read_pair::<F, N>(input, sig + j * at.in_axis, cfg.vector_input);
+                let (a, b) = read_pair::<F, N>(
+                    input,
+                    sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
+                    cfg.vector_input,
+                );
                 vr = a;
                 vi = hermitian_imag::<F>(b, bin, mirrored, len);
             }
@@ -863,7 +897,11 @@ fn load_element<F: Float, N: Size>(
         _ => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                let (a, b) = read_pair::<F, N>(input, sig + j * at.in_axis, cfg.vector_input);
+                let (a, b) = read_pair::<F, N>(
+                    input,
+                    sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
+                    cfg.vector_input,
+                );
                 vr = a;
                 vi = b;
             }
@@ -942,23 +980,29 @@ fn store_element<F: Float, N: Size>(
             } else {
                 let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
                 if held0 && inside {
-                    output[sig + j0 * at.out_axis] = Vector::new(vr * scale);
+                    output[sig + axis_offset(j0, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
                 }
                 if held1 && inside {
-                    output[sig + j1 * at.out_axis] = Vector::new(vi * scale);
+                    output[sig + axis_offset(j1, at.out_axis, cfg.unit_output_axis)] = Vector::new(vi * scale);
                 }
             }
         }
         OutputForm::RealPart | OutputForm::TwinReals => {
             let (held, j) = window_position(axis, cfg.store, out_seq);
             if held && inside {
-                output[sig + j * at.out_axis] = Vector::new(vr * scale);
+                output[sig + axis_offset(j, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
             }
         }
         _ => {
             let (held, j) = window_position(axis, cfg.store, out_seq);
             if held && inside {
-                write_pair::<F, N>(output, sig + j * at.out_axis, vr * scale, vi * scale, cfg.vector_output);
+                write_pair::<F, N>(
+                    output,
+                    sig + axis_offset(j, at.out_axis, cfg.unit_output_axis),
+                    vr * scale,
+                    vi * scale,
+                    cfg.vector_output,
+                );
             }
         }
     }
@@ -2062,7 +2106,7 @@ fn stage_tile<F: Float, N: Size>(
             let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
             let (held, j) = window_position(axis, cfg.load, in_seq);
             let valid = held && inside;
-            let from = select(valid, sig + j * at.in_axis, 0usize);
+            let from = select(valid, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis), 0usize);
             let to = s * load_len + k;
             if comptime![pairs == 1] {
                 // A source of no elements zero-fills the pair.
