@@ -258,9 +258,9 @@ pub struct DeviceOptions {
 /// compute the same transform. Compiled strides drop a multiply (and a
 /// constant load) from each element's address, which NVRTC repays unevenly:
 /// on an H100 they took C2C 211's instructions down 2.5 % and batched R2C 421
-/// from 1688–1732 to 1854–1856 GB/s and C2C 12288 from 2361–2387 to
-/// 2523–2591, but C2C 421 from 2016–2017 to 1942–1960 and C2C 1215 from
-/// 2728–2748 to 2628–2682 (benches/results/2026-11-26_measured_planning_h100.md).
+/// from 1688–1732 to 1854–1856 GB/s, but C2C 421 from 2016–2017 to
+/// 1942–1960 and C2C 1215 from 2728–2748 to 2628–2682
+/// (benches/results/2026-11-26_measured_planning_h100.md).
 /// [`FftPlan::on_device_measured`] times both.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnitStrides {
