@@ -39,8 +39,8 @@ use std::time::Instant;
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{
-    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, PrimeAlgorithm,
-    SharedLayout, TilePrefetch, UnitStrides,
+    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, Planning,
+    PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
 };
 use fno_kernels::testing::uniform_f32;
 
@@ -376,11 +376,9 @@ fn bench<R: Runtime>(
             case.desc.shape
         );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
-        let device = match planning {
-            Planning::Rules => plan.on_device_with(&client, options),
-            Planning::Measured => plan.on_device_measured(&client, options),
-        }
-        .expect("supported case");
+        let device = plan
+            .on_device_planned(&client, options, planning)
+            .expect("supported case");
         // The timed candidates as [cube size of Rader's rows (0: the default),
         // strides compiled (1) or not, ms].
         let measured: Vec<String> = device
@@ -456,14 +454,6 @@ fn count_option(args: &[String], name: &str, least: usize) -> Option<usize> {
             std::process::exit(2);
         }
     }
-}
-
-/// How each case's plan is lowered: by the library's rules, or timing the
-/// candidates the rules cannot rank (`FftPlan::on_device_measured`).
-#[derive(Clone, Copy)]
-enum Planning {
-    Rules,
-    Measured,
 }
 
 /// The value of `--name WORD` among `choices` (the first is the default when

@@ -30,6 +30,11 @@ pub struct InferArgs {
     /// Where to run: auto (CUDA, then a real wgpu GPU, then CPU), cuda, wgpu or cpu.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// How the unfused kernel path lowers its FFT plans: rules, or measured
+    /// (times each plan's candidate lowerings on the device once per shape
+    /// and keeps the fastest; same results).
+    #[arg(long, default_value = "rules")]
+    fft_planning: String,
     /// Samples per forward pass.
     #[arg(long, default_value_t = 16)]
     batch_size: usize,
@@ -48,6 +53,7 @@ fn parse_impl(name: &str) -> Result<SpectralImpl, String> {
 
 pub fn run(args: InferArgs) -> Result<(), String> {
     let imp = args.imp.as_deref().map(parse_impl).transpose()?;
+    fno_ops::set_fft_planning(crate::train_cmd::parse_planning(&args.fft_planning)?);
     if args.batch_size == 0 {
         return Err("--batch-size must be positive".into());
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use burn::backend::{Autodiff, NdArray};
 use clap::Args;
 use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::fft::Planning;
 use fno_models::Fno;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::{EpochMetrics, TrainingState};
@@ -33,6 +34,11 @@ pub struct TrainArgs {
     /// auto (CUDA, then a real wgpu GPU, then the CPU), cuda, wgpu or cpu.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// How the unfused kernel path lowers its FFT plans: rules, or measured
+    /// (times each plan's candidate lowerings on the device once per shape
+    /// and keeps the fastest; same results).
+    #[arg(long, default_value = "rules")]
+    fft_planning: String,
     /// Continue from OUT/last.state where a run stopped.
     #[arg(long)]
     resume: bool,
@@ -74,6 +80,10 @@ fn parse_impl(name: Option<&str>, backend: Backend) -> Result<SpectralImpl, Stri
         None => Ok(SpectralImpl::Unfused),
         Some(n) => n.parse::<SpectralImpl>().map_err(|e| format!("--impl: {e}")),
     }
+}
+
+pub(crate) fn parse_planning(name: &str) -> Result<Planning, String> {
+    name.parse::<Planning>().map_err(|e| format!("--fft-planning: {e}"))
 }
 
 /// Progress bars for generation and batches, one summary line per epoch.
@@ -146,6 +156,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let backend = args.backend.parse::<BackendChoice>()?.resolve()?;
     let imp = parse_impl(args.imp.as_deref(), backend)?;
+    fno_ops::set_fft_planning(parse_planning(&args.fft_planning)?);
     let cache = cfg
         .run
         .out_dir

@@ -103,6 +103,10 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             vec!["--checkpoint", &model, "--input", &x, "--batch-size", "0"],
             "positive",
         ),
+        (
+            vec!["--checkpoint", &model, "--input", &x, "--fft-planning", "fast"],
+            "unknown planning",
+        ),
     ];
     for (args, expected) in cases {
         let out_path = scratch("must-not-exist.npy");

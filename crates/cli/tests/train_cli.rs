@@ -148,6 +148,22 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
         err.starts_with("error: ") && err.contains("bad.toml") && err.contains("layers"),
         "{err}"
     );
+    std::fs::write(&config, TINY).unwrap();
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--fft-planning",
+        "fastest",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--fft-planning") && err.contains("unknown planning"),
+        "{err}"
+    );
     let not_trained = dir.join("plain.safetensors");
     std::fs::write(&not_trained, b"\x02\x00\x00\x00\x00\x00\x00\x00{}").unwrap();
     let out = fno(&[

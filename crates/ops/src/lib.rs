@@ -18,6 +18,7 @@ use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::{SpectralConvBackend, SpectralGrads};
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
+pub use plan_cache::{fft_planning, set_fft_planning};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 

@@ -4,20 +4,43 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use burn_cubecl::CubeRuntime;
 use cubecl::prelude::ComputeClient;
-use fno_kernels::fft::{DeviceFft, FftDesc, FftPlan};
+use fno_kernels::fft::{DeviceFft, DeviceOptions, FftDesc, FftPlan, Planning};
 use fno_kernels::fused::{FusedSpectralConv, FusedTables};
 
 use crate::spec::SpectralError;
 
-/// What is cached: a plan, or the tables of a fused kernel's two transforms.
+/// What is cached: a plan lowered as planned, or the tables of a fused
+/// kernel's two transforms.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Lowered {
-    Fft(FftDesc),
+    Fft(FftDesc, Planning),
     Fused(FftDesc, FftDesc),
+}
+
+static MEASURED: AtomicBool = AtomicBool::new(false);
+
+/// How the unfused kernel path lowers the FFT plans it builds from now on
+/// (default [`Planning::Rules`]). [`Planning::Measured`] times each plan's
+/// candidate lowerings on the device the first time a shape runs
+/// ([`FftPlan::on_device_measured`]): a few kernel compilations and dozens
+/// of executions once per shape, for the fastest lowering after. Plans
+/// already built keep their lowering; both compute the same transform.
+pub fn set_fft_planning(planning: Planning) {
+    MEASURED.store(planning == Planning::Measured, Ordering::Relaxed);
+}
+
+/// The planning [`set_fft_planning`] last set.
+pub fn fft_planning() -> Planning {
+    if MEASURED.load(Ordering::Relaxed) {
+        Planning::Measured
+    } else {
+        Planning::Rules
+    }
 }
 
 type Key = (TypeId, String, Lowered);
@@ -46,15 +69,17 @@ fn cached<R: CubeRuntime, T: Send + Sync + 'static>(
     Ok(built)
 }
 
-/// The lowered plan of `desc` on `device`, built on first use.
+/// The lowered plan of `desc` on `device`, built on first use as
+/// [`fft_planning`] says.
 pub fn device_fft<R: CubeRuntime>(
     client: &ComputeClient<R>,
     device: &R::Device,
     desc: FftDesc,
 ) -> Result<Arc<DeviceFft<R>>, SpectralError> {
-    cached::<R, _>(device, Lowered::Fft(desc.clone()), || {
+    let planning = fft_planning();
+    cached::<R, _>(device, Lowered::Fft(desc.clone(), planning), || {
         FftPlan::new(desc)
-            .and_then(|plan| plan.on_device(client))
+            .and_then(|plan| plan.on_device_planned(client, DeviceOptions::default(), planning))
             .map_err(fft_error)
     })
 }
@@ -72,4 +97,33 @@ pub fn fused_problem<R: CubeRuntime>(
     let problem = FusedSpectralConv::new(&plan(&forward)?, &plan(&inverse)?, weight).map_err(fft_error)?;
     let tables = cached::<R, _>(device, Lowered::Fused(forward, inverse), || Ok(problem.tables(client)))?;
     Ok((problem, tables))
+}
+
+#[cfg(all(test, feature = "wgpu"))]
+mod tests {
+    use super::*;
+    use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    use cubecl::Runtime;
+    use fno_kernels::fft::{Direction, FftKind};
+
+    /// Measured planning times the candidates of a Rader length once and
+    /// caches that plan apart from the rules' one, which stays as it was.
+    #[test]
+    fn measured_plans_are_timed_and_cached_apart_from_the_rules() {
+        let device = WgpuDevice::default();
+        let client = WgpuRuntime::client(&device);
+        let desc = FftDesc::new(&[8, 211], &[-1], FftKind::C2C, Direction::Forward);
+        assert_eq!(fft_planning(), Planning::Rules);
+        let rules = device_fft::<WgpuRuntime>(&client, &device, desc.clone()).unwrap();
+        assert!(rules.measurements().is_empty());
+        set_fft_planning(Planning::Measured);
+        let measured = device_fft::<WgpuRuntime>(&client, &device, desc.clone());
+        let again = device_fft::<WgpuRuntime>(&client, &device, desc.clone());
+        set_fft_planning(Planning::Rules);
+        let (measured, again) = (measured.unwrap(), again.unwrap());
+        assert!(measured.measurements().len() >= 2, "{:?}", measured.measurements());
+        assert!(Arc::ptr_eq(&measured, &again), "a measured plan is built once");
+        let rules_again = device_fft::<WgpuRuntime>(&client, &device, desc).unwrap();
+        assert!(Arc::ptr_eq(&rules, &rules_again));
+    }
 }

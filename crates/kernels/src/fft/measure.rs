@@ -21,6 +21,29 @@ const ROUNDS: usize = 5;
 const GROUP: Duration = Duration::from_millis(2);
 const MAX_REPS: usize = 64;
 
+/// How a plan is lowered for a device: by the lowering's rules alone
+/// ([`FftPlan::on_device_with`]), or timing the candidates the rules cannot
+/// rank ([`FftPlan::on_device_measured`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Planning {
+    #[default]
+    Rules,
+    Measured,
+}
+
+impl std::str::FromStr for Planning {
+    type Err = FftError;
+    fn from_str(s: &str) -> Result<Self, FftError> {
+        match s {
+            "rules" => Ok(Planning::Rules),
+            "measured" => Ok(Planning::Measured),
+            other => Err(FftError::Invalid(format!(
+                "unknown planning '{other}' (expected rules or measured)"
+            ))),
+        }
+    }
+}
+
 /// One candidate lowering and its time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measurement {
@@ -30,6 +53,19 @@ pub struct Measurement {
 }
 
 impl FftPlan {
+    /// [`Self::on_device_with`] or [`Self::on_device_measured`], as `planning` says.
+    pub fn on_device_planned<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        options: DeviceOptions,
+        planning: Planning,
+    ) -> Result<DeviceFft<R>, FftError> {
+        match planning {
+            Planning::Rules => self.on_device_with(client, options),
+            Planning::Measured => self.on_device_measured(client, options),
+        }
+    }
+
     /// [`Self::on_device_with`], where the candidate lowerings differ timing
     /// each on `client`'s device over the plan's own shape and keeping the
     /// fastest. The candidates: contiguous axes' strides at run time or

@@ -22,7 +22,7 @@ pub use device::{
     DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
 };
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
-pub use measure::Measurement;
+pub use measure::{Measurement, Planning};
 pub use window::Window;
 
 use std::fmt;
