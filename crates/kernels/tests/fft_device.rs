@@ -1236,6 +1236,51 @@ fn odd_real_transforms_pair_signals_on_cuda() {
     );
 }
 
+/// Compiled unit strides on CUDA, where they run one-cube Rader, Bluestein
+/// and resident stages lavapipe does not: every kind of the benchmark's
+/// lengths against the oracle, and measured plans of the Rader lengths.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn compiled_unit_strides_and_measured_plans_on_cuda() {
+    let client = crate::cuda_client_with_async_copies();
+    let compiled = DeviceOptions {
+        unit_strides: UnitStrides::Compiled,
+        ..FFT_ONLY
+    };
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for n in [85usize, 141, 211, 421, 1000, 4099, 6144, 12288] {
+        for desc in every_kind(n) {
+            let bound = if n > 4096 { LONG_BOUND } else { BOUND };
+            let plan = FftPlan::new(desc.clone()).unwrap();
+            let device = plan.on_device_with(&client, compiled).unwrap();
+            assert!(device.unit_stride_launches() >= 1, "{desc:?}");
+            let e = error_of(&client, &device, &mut rng);
+            assert!(e <= bound, "{desc:?} compiled strides: {e:.3e}");
+            errors.push((format!("{desc:?} compiled strides"), e));
+        }
+    }
+    for n in [211, 421] {
+        for kind in [FftKind::C2C, FftKind::R2C] {
+            let desc = FftDesc::new(&[64, n], &[-1], kind, Direction::Forward);
+            let measured = FftPlan::new(desc.clone())
+                .unwrap()
+                .on_device_measured(&client, FFT_ONLY)
+                .unwrap();
+            assert!(
+                measured.measurements().len() >= 4,
+                "{desc:?}: {:?}",
+                measured.measurements()
+            );
+            let e = error_of(&client, &measured, &mut rng);
+            assert!(e <= BOUND, "{desc:?} measured: {e:.3e}");
+            errors.push((format!("{desc:?} measured"), e));
+        }
+    }
+    report("compiled_unit_strides_and_measured_plans_on_cuda", &errors);
+}
+
 /// Checks the twin cases, and `extra` ones that must run in twins too, on `client`.
 fn check_odd_real<R: Runtime>(client: &ComputeClient<R>, test: &str, extra: &[FftDesc]) {
     let r2c = |shape: &[usize], axis: isize| FftDesc::new(shape, &[axis], FftKind::R2C, Direction::Forward);
