@@ -376,9 +376,13 @@ fn bench<R: Runtime>(
             case.desc.shape
         );
         let plan = FftPlan::new(case.desc.clone()).expect("valid case");
+        // Lowering time: uploads, and for measured plans the candidates'
+        // compilations (the rule's kernels compiled already by `verify`) and timings.
+        let planned = Instant::now();
         let device = plan
             .on_device_planned(&client, options, planning)
             .expect("supported case");
+        let plan_ms = planned.elapsed().as_secs_f64() * 1e3;
         // The timed candidates as [cube size of Rader's rows (0: the default),
         // strides compiled (1) or not, ms].
         let measured: Vec<String> = device
@@ -424,7 +428,7 @@ fn bench<R: Runtime>(
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"measured\": {measured}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.direct,
             device.launches(),
