@@ -243,8 +243,8 @@ pub struct DeviceOptions {
     /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`], or 6 where a
     /// resident stage splits a first pass of few prime-radix butterflies.
     pub butterfly_pairs: Option<usize>,
-    /// Threads a cube of Rader's rows aims for, at least 1 (it holds this
-    /// over a signal's threads signals, at least one); `None`:
+    /// Threads a cube of Rader's rows aims for, at least 1: it holds as many
+    /// signals as fit them (one at least); `None`:
     /// [`CONVOLUTION_ROW_THREADS`]. The fastest count moves with the code the
     /// compiler generates, so [`FftPlan::on_device_measured`] times several.
     pub convolution_row_threads: Option<usize>,
