@@ -94,14 +94,16 @@ impl FftPlan {
         };
         for &unit_strides in strides {
             for &convolution_row_threads in &row_threads {
-                let lowered = self.on_device_with(
-                    client,
-                    DeviceOptions {
-                        convolution_row_threads,
-                        unit_strides,
-                        ..options
-                    },
-                )?;
+                let choice = DeviceOptions {
+                    convolution_row_threads,
+                    unit_strides,
+                    ..options
+                };
+                // `options` itself is lowered already.
+                if choice == options {
+                    continue;
+                }
+                let lowered = self.on_device_with(client, choice)?;
                 // Choices that give the same cubes and strides give the same launches.
                 if !candidates.iter().any(|c| same_launches(c, &lowered)) {
                     candidates.push(lowered);

@@ -387,14 +387,13 @@ impl StageConfig {
         }
     }
 
-    /// Takes in what the global layout fixes: whether the transformed axes
-    /// are contiguous, and 8-byte pair I/O wherever every pair the stage
-    /// reads (writes) is two adjacent floats at an even offset: always for
-    /// complex values; for real pairs when the axis is contiguous, every batch
-    /// stride even and the window keeps whole pairs. One vector load replaces
-    /// two 4-byte loads at an 8-byte stride, halving the L1 wavefronts of the
-    /// row transforms.
-    /// `unit_strides`: whether a contiguous axis compiles its stride in.
+    /// Takes in what the global layout fixes. Where `unit_strides`, a
+    /// contiguous transformed axis compiles its stride in. Pairs go through
+    /// 8-byte I/O wherever every pair the stage reads (writes) is two
+    /// adjacent floats at an even offset: always for complex values; for real
+    /// pairs when the axis is contiguous, every batch stride even and the
+    /// window keeps whole pairs. One vector load replaces two 4-byte loads at
+    /// an 8-byte stride, halving the L1 wavefronts of the row transforms.
     pub fn with_layout(mut self, layout: &StageLayout, unit_strides: bool) -> Self {
         self.unit_input_axis = unit_strides && layout.input[3] == 1;
         self.unit_output_axis = unit_strides && layout.output[3] == 1;
