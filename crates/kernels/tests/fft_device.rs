@@ -828,6 +828,36 @@ fn rader_rows_run_in_two_balanced_passes() {
     check_all("rader_rows_run_in_two_balanced_passes", cases, &[FFT_ONLY]);
 }
 
+/// Row stages whose tiles go through shared memory both ways (Rader's C2C
+/// 211, R2C 211's twins) find their tiles' coordinates without a division; a
+/// stage storing from registers (85's rows) and a column stage over two batch
+/// extents keep the general form. Every plan, with a ragged last tile,
+/// matches the oracle.
+#[test]
+fn one_row_of_tiles_takes_coordinates_without_division() {
+    let client = client();
+    let c2c = |shape: &[usize], axes: &[isize]| FftDesc::new(shape, axes, FftKind::C2C, Direction::Forward);
+    let cases = [
+        (c2c(&[37, 211], &[-1]), 1),
+        (c2c(&[37, 85], &[-1]), 0),
+        (c2c(&[5, 211, 6], &[-2]), 0),
+        (FftDesc::new(&[37, 211], &[-1], FftKind::R2C, Direction::Forward), 1),
+    ];
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for (desc, one_row) in cases {
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, FFT_ONLY)
+            .unwrap();
+        assert_eq!(device.one_row_launches(), one_row, "{desc:?}");
+        let e = error_of(&client, &device, &mut rng);
+        assert!(e <= BOUND, "{desc:?}: {e:.3e}");
+        errors.push((format!("{desc:?}"), e));
+    }
+    report("one_row_of_tiles_takes_coordinates_without_division", &errors);
+}
+
 /// Measured planning lowers each candidate (Rader's rows in cubes of each
 /// size, contiguous strides at run time and compiled in), times them and
 /// keeps the fastest, which matches the oracle; a plan whose choices the

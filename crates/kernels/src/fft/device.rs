@@ -14,8 +14,8 @@ use super::measure::Measurement;
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    fft_stage_kernel, smem_stride_for, splits_first_pass, stages_ahead, stores_directly, AxisFold, Convolution,
-    InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill, MIN_DIRECT_RUN,
+    coordinates_pay, fft_stage_kernel, smem_stride_for, splits_first_pass, stages_ahead, stores_directly, AxisFold,
+    Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill, MIN_DIRECT_RUN,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
@@ -455,11 +455,12 @@ pub(super) fn whole_signal_stage(
         store_factor: None,
         load_shared: false,
         store_shared: false,
-        // Set once the layout is known (`StageConfig::with_layout`).
+        // Set once the layout is known (`StageConfig::with_layout`, `push_stage`).
         vector_input: false,
         vector_output: false,
         unit_input_axis: false,
         unit_output_axis: false,
+        one_tile_row: false,
         prefetch: None,
     };
     if !splits_first_pass(&cfg) {
@@ -974,6 +975,7 @@ impl<R: Runtime> Lowering<'_, R> {
                 first_pass_in_whole_rounds(cfg.pass_len(), &cfg.radices, cfg.threads_per_signal)
             };
         }
+        cfg.one_tile_row = layout.na == 1 && layout.nb == 1 && coordinates_pay(&cfg);
         let table_len = cfg.pass_len() * cfg.twiddle_table_step();
         let (twiddles, twiddle_floats) = self.upload(&twiddle_table(table_len, table_len.max(1)));
         let post = cfg.post_twiddle.map(|pt| {
@@ -1625,6 +1627,12 @@ impl<R: Runtime> DeviceFft<R> {
         self.stage_configs()
             .filter(|cfg| cfg.unit_input_axis || cfg.unit_output_axis)
             .count()
+    }
+
+    /// Number of stage launches whose tiles take their coordinates without a
+    /// runtime division (one row of tiles; see `stage::coordinates_pay`).
+    pub fn one_row_launches(&self) -> usize {
+        self.stage_configs().filter(|cfg| cfg.one_tile_row).count()
     }
 
     /// Number of stage launches whose cubes stay resident and fill their next

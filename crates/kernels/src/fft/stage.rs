@@ -307,6 +307,10 @@ pub struct StageConfig {
     pub unit_input_axis: bool,
     /// Likewise for the output's axis.
     pub unit_output_axis: bool,
+    /// The tiles form one row along `c` (the batch extents `a` and `b` are 1),
+    /// known when the kernel compiles: a tile's coordinates then need no
+    /// runtime division; set where that pays ([`coordinates_pay`]).
+    pub one_tile_row: bool,
     /// Resident cubes that walk the tiles, staging the next tile's input in
     /// shared memory while they transform the current one (see
     /// [`fft_stage_kernel`]); `None`: one tile per cube, whose first pass
@@ -417,6 +421,20 @@ impl StageConfig {
         };
         self
     }
+}
+
+/// Whether a stage's tiles take their coordinates without a runtime division
+/// when they form one row ([`StageConfig::one_tile_row`]): resident cubes,
+/// which find them for every tile they walk, and one-tile cubes whose tile
+/// goes through shared memory both ways. On an H100 that took batched C2C 211
+/// / 421 from 2150–2166 / 2002–2031 to 2247–2297 / 2071–2107 GB/s, R2C 211
+/// from 1609–1617 to 1658–1671 and resident C2C 12288 from 2338–2345 to
+/// 2481–2590 (one of three runs read 2546 before). Passes that read or write
+/// global memory directly bought nothing (141, 1000), and C2C 85, whose last
+/// pass stores from registers, lost 14 % as NVRTC gave it 32 registers instead
+/// of 40 (benches/results/2026-11-26_tile_coordinates_h100.md).
+pub(crate) fn coordinates_pay(cfg: &StageConfig) -> bool {
+    cfg.prefetch.is_some() || !(loads_directly(cfg) || stores_directly(cfg))
 }
 
 /// Shared-memory distance between two signals of `slots` complex values: one
@@ -2686,12 +2704,14 @@ struct TileGrid {
 // Runtime integer `div_ceil` has no cube expansion.
 #[cube]
 #[allow(clippy::manual_div_ceil)]
-fn tile_coords(tile: usize, grid: TileGrid, #[comptime] signals: usize) -> TileCoords {
-    let tiles_c = (grid.nc + signals - 1) / signals;
-    let c0 = (tile % tiles_c) * signals;
-    let ab = tile / tiles_c;
-    let b = ab % grid.nb;
-    let a = ab / grid.nb;
+fn tile_coords(tile: usize, grid: TileGrid, #[comptime] signals: usize, #[comptime] one_row: bool) -> TileCoords {
+    let (a, b, c0) = if comptime![one_row] {
+        (0usize, 0usize, tile * signals)
+    } else {
+        let tiles_c = (grid.nc + signals - 1) / signals;
+        let ab = tile / tiles_c;
+        (ab / grid.nb, ab % grid.nb, (tile % tiles_c) * signals)
+    };
     TileCoords {
         in_base: a * grid.in_sa + b * grid.in_sb + c0 * grid.in_sc,
         out_base: a * grid.out_sa + b * grid.out_sb + c0 * grid.out_sc,
@@ -2774,11 +2794,16 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
     let mut tile = CUBE_POS;
-    stage_tile::<F, NI>(input, tile_coords(tile, grid, per_tile), &mut staged, cfg.clone());
+    stage_tile::<F, NI>(
+        input,
+        tile_coords(tile, grid, per_tile, cfg.one_tile_row),
+        &mut staged,
+        cfg.clone(),
+    );
     landed.commit();
     while tile < grid.num_tiles {
         let following = tile + CUBE_COUNT;
-        let at = tile_coords(tile, grid, per_tile);
+        let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
         landed.wait();
         stockham_passes::<F, NI, NO>(
             input,
@@ -2804,7 +2829,12 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             sync_cube();
         }
         if following < grid.num_tiles {
-            stage_tile::<F, NI>(input, tile_coords(following, grid, per_tile), &mut staged, cfg.clone());
+            stage_tile::<F, NI>(
+                input,
+                tile_coords(following, grid, per_tile, cfg.one_tile_row),
+                &mut staged,
+                cfg.clone(),
+            );
             landed.commit();
         }
         if comptime![passes > 1] {
@@ -2931,7 +2961,7 @@ pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
         if tile >= num_tiles {
             terminate!();
         }
-        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()]);
+        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
         if comptime![!loads_directly(&cfg)] {
             load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
         }
