@@ -858,6 +858,39 @@ fn one_row_of_tiles_takes_coordinates_without_division() {
     report("one_row_of_tiles_takes_coordinates_without_division", &errors);
 }
 
+/// Convolution rows whose input is not a Hermitian spectrum (Rader's C2C and
+/// R2C 211, Bluestein's C2C 1019) issue every load of their walk before
+/// placing any value; the irfft's Hermitian bins and rows that are not a
+/// convolution's (85) place each value as it lands. Every plan, with a ragged
+/// last tile, matches the oracle.
+#[test]
+fn convolution_rows_issue_their_loads_ahead() {
+    let client = client();
+    let cases = [
+        (FftDesc::new(&[37, 211], &[-1], FftKind::C2C, Direction::Forward), 1),
+        (FftDesc::new(&[37, 211], &[-1], FftKind::R2C, Direction::Forward), 1),
+        (FftDesc::new(&[5, 1019], &[-1], FftKind::C2C, Direction::Inverse), 1),
+        (
+            FftDesc::new(&[37, 106], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[211]),
+            0,
+        ),
+        (FftDesc::new(&[37, 85], &[-1], FftKind::C2C, Direction::Forward), 0),
+    ];
+    let mut rng = Rng::seeded();
+    let mut errors = Vec::new();
+    for (desc, ahead) in cases {
+        let device = FftPlan::new(desc.clone())
+            .unwrap()
+            .on_device_with(&client, FFT_ONLY)
+            .unwrap();
+        assert_eq!(device.loads_ahead_launches(), ahead, "{desc:?}");
+        let e = error_of(&client, &device, &mut rng);
+        assert!(e <= BOUND, "{desc:?}: {e:.3e}");
+        errors.push((format!("{desc:?}"), e));
+    }
+    report("convolution_rows_issue_their_loads_ahead", &errors);
+}
+
 /// Measured planning lowers each candidate (Rader's rows in cubes of each
 /// size, contiguous strides at run time and compiled in), times them and
 /// keeps the fastest, which matches the oracle; a plan whose choices the

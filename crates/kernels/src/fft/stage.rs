@@ -2001,11 +2001,16 @@ pub(crate) fn load_tile<F: Float, N: Size>(
     if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
         let (s, thread) = unit_in_tile(cfg.clone());
         let threads = comptime![cfg.threads_per_signal];
-        #[unroll]
-        for round in 0..comptime![load_len.div_ceil(threads)] {
-            let (k, held) = unit_walk_element(thread, round, threads, load_len);
-            if held {
-                load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+        let rounds = comptime![load_len.div_ceil(threads)];
+        if comptime![loads_ahead(&cfg)] {
+            load_rounds_ahead::<F, N>(input, factors, at, smem_re, smem_im, s, thread, cfg.clone());
+        } else {
+            #[unroll]
+            for round in 0..rounds {
+                let (k, held) = unit_walk_element(thread, round, threads, load_len);
+                if held {
+                    load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+                }
             }
         }
     } else {
@@ -2024,6 +2029,44 @@ pub(crate) fn load_tile<F: Float, N: Size>(
     sync_cube();
 }
 
+/// A unit walk's load of its signal's elements ([`walks_units`]) that issues
+/// every round's global load before it places any value in shared memory, so
+/// that the loads' latencies overlap ([`loads_ahead`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_rounds_ahead<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    factors: &Array<F>,
+    at: TileCoords,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    s: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let load_len = comptime![cfg.load_len()];
+    let threads = comptime![cfg.threads_per_signal];
+    let rounds = comptime![load_len.div_ceil(threads)];
+    let mut re = Array::<F>::new(rounds);
+    let mut im = Array::<F>::new(rounds);
+    #[unroll]
+    for round in 0..rounds {
+        let (k, held) = unit_walk_element(thread, round, threads, load_len);
+        if held {
+            let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+            re[round] = vr;
+            im[round] = vi;
+        }
+    }
+    #[unroll]
+    for round in 0..rounds {
+        let (k, held) = unit_walk_element(thread, round, threads, load_len);
+        if held {
+            place_element::<F>(factors, smem_re, smem_im, s, k, re[round], im[round], cfg.clone());
+        }
+    }
+}
+
 /// Element `k` of the tile's signal `s` from global memory to its slot in
 /// shared memory (see [`load_tile`]).
 #[cube]
@@ -2039,9 +2082,26 @@ fn load_tile_element<F: Float, N: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+    place_element::<F>(factors, smem_re, smem_im, s, k, vr, vi, cfg);
+}
+
+/// Writes loaded element `k` of the tile's signal `s` to its slot in shared
+/// memory (see [`load_tile`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn place_element<F: Float>(
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    s: usize,
+    k: usize,
+    vr: F,
+    vi: F,
+    #[comptime] cfg: StageConfig,
+) {
     let to = s * comptime![cfg.smem_stride] + input_slot::<F>(factors, k, cfg.clone());
     smem_re[to] = vr;
-    smem_im[to] = packed_bin_imag::<F>(vi, k, cfg.clone());
+    smem_im[to] = packed_bin_imag::<F>(vi, k, cfg);
 }
 
 /// Element `thread + round · threads` of a unit walk over `len` elements of
@@ -2080,6 +2140,23 @@ pub(crate) fn walks_units(cfg: &StageConfig, len: usize, signals_fastest: bool) 
     rows && cfg.convolution.is_some()
         && cfg.threads_per_signal >= 8
         && len.div_ceil(cfg.threads_per_signal) <= MAX_UNIT_WALK_ROUNDS
+}
+
+/// Whether a unit walk's load issues all its rounds' global loads before it
+/// places any value ([`load_rounds_ahead`]), rather than placing each as it
+/// lands: every input but a Hermitian spectrum's. On an H100 that took
+/// Rader's and Bluestein's batched R2C 211 / 421 / 4099 from 1668 / 1720 /
+/// 517 to 2057 / 1918 / 589 GB/s (R2C 193 and 257 +28 % and +21 %), C2C 211
+/// / 421 from 2268 / 2085 to 2377 / 2160 (337 and 379 +5 % and +6 %), rfft2
+/// 211² / 421² from 898 / 840 to 992 / 885; C2C 4099 lost 3 % (611 → 595).
+/// The irfft's Hermitian bins lost up to 15 % (257, 337, 379, 433), so they
+/// keep placing each value as it lands
+/// (benches/results/2026-11-26_loads_ahead_h100.md).
+pub(crate) fn loads_ahead(cfg: &StageConfig) -> bool {
+    !matches!(
+        cfg.input,
+        InputForm::Hermitian | InputForm::HermitianPacked | InputForm::HermitianTwins
+    )
 }
 
 /// Starts staging the complex input of the tile's signals in `staged`, as it
