@@ -858,13 +858,14 @@ fn one_row_of_tiles_takes_coordinates_without_division() {
     report("one_row_of_tiles_takes_coordinates_without_division", &errors);
 }
 
-/// Convolution rows whose input is not a Hermitian spectrum (Rader's C2C and
-/// R2C 211, Bluestein's C2C 1019) issue every load of their walk before
-/// placing any value; the irfft's Hermitian bins and rows that are not a
-/// convolution's (85) place each value as it lands. Every plan, with a ragged
-/// last tile, matches the oracle.
+/// Tile loads whose input is not a Hermitian spectrum issue every load of
+/// their walk before placing any value: convolution rows (Rader's C2C and R2C
+/// 211, Bluestein's C2C 1019) walking units, R2C 85's real twins and Rader's
+/// 211 columns walking the tile flat. The irfft's Hermitian bins and C2C
+/// 85's rows of complex pairs place each value as it lands. Every plan, with
+/// a ragged last tile, matches the oracle.
 #[test]
-fn convolution_rows_issue_their_loads_ahead() {
+fn tile_loads_issue_their_rounds_ahead() {
     let client = client();
     let cases = [
         (FftDesc::new(&[37, 211], &[-1], FftKind::C2C, Direction::Forward), 1),
@@ -875,6 +876,8 @@ fn convolution_rows_issue_their_loads_ahead() {
             0,
         ),
         (FftDesc::new(&[37, 85], &[-1], FftKind::C2C, Direction::Forward), 0),
+        (FftDesc::new(&[37, 85], &[-1], FftKind::R2C, Direction::Forward), 1),
+        (FftDesc::new(&[3, 211, 9], &[-2], FftKind::C2C, Direction::Forward), 1),
     ];
     let mut rng = Rng::seeded();
     let mut errors = Vec::new();
@@ -888,7 +891,7 @@ fn convolution_rows_issue_their_loads_ahead() {
         assert!(e <= BOUND, "{desc:?}: {e:.3e}");
         errors.push((format!("{desc:?}"), e));
     }
-    report("convolution_rows_issue_their_loads_ahead", &errors);
+    report("tile_loads_issue_their_rounds_ahead", &errors);
 }
 
 /// Measured planning lowers each candidate (Rader's rows in cubes of each

@@ -2013,6 +2013,8 @@ pub(crate) fn load_tile<F: Float, N: Size>(
                 }
             }
         }
+    } else if comptime![flat_loads_ahead(&cfg)] {
+        load_flat_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
     } else {
         let step = comptime![cfg.threads_per_cube()];
         let fastest = comptime![cfg.load_signals_fastest];
@@ -2027,6 +2029,51 @@ pub(crate) fn load_tile<F: Float, N: Size>(
         }
     }
     sync_cube();
+}
+
+/// A flat walk's load of the tile (see [`load_tile`]) unrolled over its
+/// rounds, issuing every round's global load before it places any value
+/// ([`flat_loads_ahead`]).
+#[cube]
+fn load_flat_ahead<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    factors: &Array<F>,
+    at: TileCoords,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    #[comptime] cfg: StageConfig,
+) {
+    let load_len = comptime![cfg.load_len()];
+    let signals = comptime![cfg.signals_per_cube];
+    let total = comptime![load_len * signals];
+    let step = comptime![cfg.threads_per_cube()];
+    let fastest = comptime![cfg.load_signals_fastest];
+    let rounds = comptime![total.div_ceil(step)];
+    let first = UNIT_POS as usize;
+    let mut re = Array::<F>::new(rounds);
+    let mut im = Array::<F>::new(rounds);
+    let (mut s, mut k) = split_flat(first, load_len, signals, fastest);
+    #[unroll]
+    for round in 0..rounds {
+        if comptime![(round + 1) * step <= total] || first + round * step < total {
+            let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+            re[round] = vr;
+            im[round] = vi;
+        }
+        let (next_s, next_k) = advance_flat(s, k, step, load_len, signals, fastest);
+        s = next_s;
+        k = next_k;
+    }
+    let (mut s, mut k) = split_flat(first, load_len, signals, fastest);
+    #[unroll]
+    for round in 0..rounds {
+        if comptime![(round + 1) * step <= total] || first + round * step < total {
+            place_element::<F>(factors, smem_re, smem_im, s, k, re[round], im[round], cfg.clone());
+        }
+        let (next_s, next_k) = advance_flat(s, k, step, load_len, signals, fastest);
+        s = next_s;
+        k = next_k;
+    }
 }
 
 /// A unit walk's load of its signal's elements ([`walks_units`]) that issues
@@ -2157,6 +2204,23 @@ pub(crate) fn loads_ahead(cfg: &StageConfig) -> bool {
         cfg.input,
         InputForm::Hermitian | InputForm::HermitianPacked | InputForm::HermitianTwins
     )
+}
+
+/// Most rounds a flat walk's load holds in registers ([`flat_loads_ahead`]).
+const MAX_FLAT_ROUNDS_AHEAD: usize = 16;
+
+/// Whether a flat walk's load (not a unit walk's) unrolls its rounds and
+/// issues all their loads before placing any value ([`load_flat_ahead`]):
+/// an input [`loads_ahead`] takes, in at most [`MAX_FLAT_ROUNDS_AHEAD`]
+/// rounds, but for rows of complex pairs. On an H100 that took R2C 85 (odd
+/// real twins) from about 1795 to 2100–2180 GB/s (+18 to +21 %), rfft2 211²
+/// / 421² (their column stages) +5–6 % / +4 % and irfft2 211² / 421² +5 % /
+/// +3 %; C2C 85's rows of pairs lost 4 % with it, so they keep the loop
+/// (benches/results/2026-11-26_loads_ahead_h100.md).
+pub(crate) fn flat_loads_ahead(cfg: &StageConfig) -> bool {
+    let rounds = (cfg.load_len() * cfg.signals_per_cube).div_ceil(cfg.threads_per_cube());
+    let rows_of_pairs = cfg.input == InputForm::Complex && !cfg.load_signals_fastest;
+    loads_ahead(cfg) && !rows_of_pairs && rounds <= MAX_FLAT_ROUNDS_AHEAD
 }
 
 /// Starts staging the complex input of the tile's signals in `staged`, as it
