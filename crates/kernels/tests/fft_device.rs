@@ -835,7 +835,6 @@ fn rader_rows_run_in_two_balanced_passes() {
 /// matches the oracle.
 #[test]
 fn one_row_of_tiles_takes_coordinates_without_division() {
-    let client = client();
     let c2c = |shape: &[usize], axes: &[isize]| FftDesc::new(shape, axes, FftKind::C2C, Direction::Forward);
     let cases = [
         (c2c(&[37, 211], &[-1]), 1),
@@ -843,19 +842,11 @@ fn one_row_of_tiles_takes_coordinates_without_division() {
         (c2c(&[5, 211, 6], &[-2]), 0),
         (FftDesc::new(&[37, 211], &[-1], FftKind::R2C, Direction::Forward), 1),
     ];
-    let mut rng = Rng::seeded();
-    let mut errors = Vec::new();
-    for (desc, one_row) in cases {
-        let device = FftPlan::new(desc.clone())
-            .unwrap()
-            .on_device_with(&client, FFT_ONLY)
-            .unwrap();
-        assert_eq!(device.one_row_launches(), one_row, "{desc:?}");
-        let e = error_of(&client, &device, &mut rng);
-        assert!(e <= BOUND, "{desc:?}: {e:.3e}");
-        errors.push((format!("{desc:?}"), e));
-    }
-    report("one_row_of_tiles_takes_coordinates_without_division", &errors);
+    check_launch_counts(
+        "one_row_of_tiles_takes_coordinates_without_division",
+        &cases,
+        DeviceFft::one_row_launches,
+    );
 }
 
 /// Tile loads whose input is not a Hermitian spectrum issue every load of
@@ -866,7 +857,6 @@ fn one_row_of_tiles_takes_coordinates_without_division() {
 /// a ragged last tile, matches the oracle.
 #[test]
 fn tile_loads_issue_their_rounds_ahead() {
-    let client = client();
     let cases = [
         (FftDesc::new(&[37, 211], &[-1], FftKind::C2C, Direction::Forward), 1),
         (FftDesc::new(&[37, 211], &[-1], FftKind::R2C, Direction::Forward), 1),
@@ -879,19 +869,30 @@ fn tile_loads_issue_their_rounds_ahead() {
         (FftDesc::new(&[37, 85], &[-1], FftKind::R2C, Direction::Forward), 1),
         (FftDesc::new(&[3, 211, 9], &[-2], FftKind::C2C, Direction::Forward), 1),
     ];
+    check_launch_counts(
+        "tile_loads_issue_their_rounds_ahead",
+        &cases,
+        DeviceFft::loads_ahead_launches,
+    );
+}
+
+/// Lowers each plan with the default rules, asserts how many of its launches
+/// `count` finds, and checks the transform against the oracle.
+fn check_launch_counts(name: &str, cases: &[(FftDesc, usize)], count: fn(&DeviceFft<WgpuRuntime>) -> usize) {
+    let client = client();
     let mut rng = Rng::seeded();
     let mut errors = Vec::new();
-    for (desc, ahead) in cases {
+    for (desc, expected) in cases {
         let device = FftPlan::new(desc.clone())
             .unwrap()
             .on_device_with(&client, FFT_ONLY)
             .unwrap();
-        assert_eq!(device.loads_ahead_launches(), ahead, "{desc:?}");
+        assert_eq!(count(&device), *expected, "{desc:?}");
         let e = error_of(&client, &device, &mut rng);
         assert!(e <= BOUND, "{desc:?}: {e:.3e}");
         errors.push((format!("{desc:?}"), e));
     }
-    report("tile_loads_issue_their_rounds_ahead", &errors);
+    report(name, &errors);
 }
 
 /// Measured planning lowers each candidate (Rader's rows in cubes of each

@@ -14,9 +14,9 @@ use super::measure::Measurement;
 use super::plane::{fft_plane_kernel, PlaneConfig};
 use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
-    coordinates_pay, fft_stage_kernel, flat_loads_ahead, loads_ahead, loads_directly, smem_stride_for,
-    splits_first_pass, stages_ahead, stores_directly, walks_units, AxisFold, Convolution, InputForm, OutputForm,
-    PostTwiddle, StageConfig, StageLayout, TileFill, MIN_DIRECT_RUN,
+    coordinates_pay, fft_stage_kernel, loads_directly, smem_stride_for, splits_first_pass, stages_ahead,
+    stores_directly, tile_loads_ahead, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig,
+    StageLayout, TileFill, MIN_DIRECT_RUN,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
@@ -1637,18 +1637,10 @@ impl<R: Runtime> DeviceFft<R> {
     }
 
     /// Number of stage launches whose tile load issues all its rounds' loads
-    /// before placing any value (see `stage::loads_ahead` for a unit walk,
-    /// `stage::flat_loads_ahead` for a flat one).
+    /// before placing any value (see `stage::tile_loads_ahead`).
     pub fn loads_ahead_launches(&self) -> usize {
         self.stage_configs()
-            .filter(|cfg| {
-                let ahead = if walks_units(cfg, cfg.load_len(), cfg.load_signals_fastest) {
-                    loads_ahead(cfg)
-                } else {
-                    flat_loads_ahead(cfg)
-                };
-                cfg.prefetch.is_none() && !loads_directly(cfg) && ahead
-            })
+            .filter(|cfg| cfg.prefetch.is_none() && !loads_directly(cfg) && tile_loads_ahead(cfg))
             .count()
     }
 

@@ -1998,23 +1998,22 @@ pub(crate) fn load_tile<F: Float, N: Size>(
 ) {
     let signals = comptime![cfg.signals_per_cube];
     let load_len = comptime![cfg.load_len()];
-    if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
+    if comptime![tile_loads_ahead(&cfg)] {
+        if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
+            load_rounds_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
+        } else {
+            load_flat_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
+        }
+    } else if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
         let (s, thread) = unit_in_tile(cfg.clone());
         let threads = comptime![cfg.threads_per_signal];
-        let rounds = comptime![load_len.div_ceil(threads)];
-        if comptime![loads_ahead(&cfg)] {
-            load_rounds_ahead::<F, N>(input, factors, at, smem_re, smem_im, s, thread, cfg.clone());
-        } else {
-            #[unroll]
-            for round in 0..rounds {
-                let (k, held) = unit_walk_element(thread, round, threads, load_len);
-                if held {
-                    load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
-                }
+        #[unroll]
+        for round in 0..comptime![load_len.div_ceil(threads)] {
+            let (k, held) = unit_walk_element(thread, round, threads, load_len);
+            if held {
+                load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
             }
         }
-    } else if comptime![flat_loads_ahead(&cfg)] {
-        load_flat_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
     } else {
         let step = comptime![cfg.threads_per_cube()];
         let fastest = comptime![cfg.load_signals_fastest];
@@ -2080,17 +2079,15 @@ fn load_flat_ahead<F: Float, N: Size>(
 /// every round's global load before it places any value in shared memory, so
 /// that the loads' latencies overlap ([`loads_ahead`]).
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn load_rounds_ahead<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     factors: &Array<F>,
     at: TileCoords,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
-    s: usize,
-    thread: usize,
     #[comptime] cfg: StageConfig,
 ) {
+    let (s, thread) = unit_in_tile(cfg.clone());
     let load_len = comptime![cfg.load_len()];
     let threads = comptime![cfg.threads_per_signal];
     let rounds = comptime![load_len.div_ceil(threads)];
@@ -2199,7 +2196,7 @@ pub(crate) fn walks_units(cfg: &StageConfig, len: usize, signals_fastest: bool) 
 /// The irfft's Hermitian bins lost up to 15 % (257, 337, 379, 433), so they
 /// keep placing each value as it lands
 /// (benches/results/2026-11-26_loads_ahead_h100.md).
-pub(crate) fn loads_ahead(cfg: &StageConfig) -> bool {
+fn loads_ahead(cfg: &StageConfig) -> bool {
     !matches!(
         cfg.input,
         InputForm::Hermitian | InputForm::HermitianPacked | InputForm::HermitianTwins
@@ -2217,10 +2214,20 @@ const MAX_FLAT_ROUNDS_AHEAD: usize = 16;
 /// / 421² (their column stages) +5–6 % / +4 % and irfft2 211² / 421² +5 % /
 /// +3 %; C2C 85's rows of pairs lost 4 % with it, so they keep the loop
 /// (benches/results/2026-11-26_loads_ahead_h100.md).
-pub(crate) fn flat_loads_ahead(cfg: &StageConfig) -> bool {
+fn flat_loads_ahead(cfg: &StageConfig) -> bool {
     let rounds = (cfg.load_len() * cfg.signals_per_cube).div_ceil(cfg.threads_per_cube());
     let rows_of_pairs = cfg.input == InputForm::Complex && !cfg.load_signals_fastest;
     loads_ahead(cfg) && !rows_of_pairs && rounds <= MAX_FLAT_ROUNDS_AHEAD
+}
+
+/// Whether [`load_tile`] issues every round's load before it places any
+/// value: [`loads_ahead`] for a unit walk, [`flat_loads_ahead`] for a flat one.
+pub(crate) fn tile_loads_ahead(cfg: &StageConfig) -> bool {
+    if walks_units(cfg, cfg.load_len(), cfg.load_signals_fastest) {
+        loads_ahead(cfg)
+    } else {
+        flat_loads_ahead(cfg)
+    }
 }
 
 /// Starts staging the complex input of the tile's signals in `staged`, as it
