@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader|plane] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -32,6 +32,8 @@
 //! `odd`: R2C and C2R of odd lengths, 1D, 2D and FNO layers on odd grids.
 //! `rader`: batched C2C, R2C and C2R on primes whose Rader convolution runs
 //! in two passes.
+//! `plane`: rfft2 and irfft2 on square grids from 48² to 155², smooth and
+//! not, whose image fits one plane launch.
 //! `truncated`: few retained modes of rows (R2C) and of inner-axis columns
 //! (C2C), each as a direct DFT and as an FFT, to place the planner's choice.
 
@@ -187,16 +189,26 @@ fn odd_real_cases(total_log2: u32) -> Vec<Case> {
         let rfft2 = rfft2_case(n, total);
         let bytes = rfft2.bytes;
         out.push(rfft2);
-        out.push(Case {
-            name: "irfft2",
-            desc: FftDesc::new(&[batch, n, n / 2 + 1], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[n, n]),
-            bytes,
-            prune: false,
-            direct: DirectDft::Auto,
-        });
+        out.push(irfft2_case(n, batch, bytes));
     }
     for (batch, channels, n, m) in [(32, 32, 85, 24), (16, 64, 141, 32), (16, 64, 211, 48), (8, 64, 421, 48)] {
         out.extend(fno_layer_cases(batch, channels, n, m));
+    }
+    out
+}
+
+/// Whole rfft2 and irfft2 on the square grids whose image fits a plane launch
+/// (both axes in one cube), smooth and not: where `--plane always` and
+/// `--plane never` place the planner's rule.
+fn plane_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let mut out = Vec::new();
+    for n in [
+        48usize, 64, 75, 85, 96, 100, 105, 112, 120, 128, 135, 141, 147, 150, 155,
+    ] {
+        let rfft2 = rfft2_case(n, total);
+        out.push(irfft2_case(n, (total / (n * n)).max(1), rfft2.bytes));
+        out.push(rfft2);
     }
     out
 }
@@ -228,6 +240,17 @@ fn rader_cases(total_log2: u32) -> Vec<Case> {
 }
 
 /// A batched C2R of `n` real samples from `n/2 + 1` bins.
+/// A batched irfft2 to `n`² grids, moving `bytes`.
+fn irfft2_case(n: usize, batch: usize, bytes: usize) -> Case {
+    Case {
+        name: "irfft2",
+        desc: FftDesc::new(&[batch, n, n / 2 + 1], &[-2, -1], FftKind::C2R, Direction::Inverse).lengths(&[n, n]),
+        bytes,
+        prune: false,
+        direct: DirectDft::Auto,
+    }
+}
+
 fn irfft_1d_case(n: usize, batch: usize) -> Case {
     Case {
         name: "irfft_1d",
@@ -384,15 +407,16 @@ fn bench<R: Runtime>(
             .expect("supported case");
         let plan_ms = planned.elapsed().as_secs_f64() * 1e3;
         // The timed candidates as [cube size of Rader's rows (0: the default),
-        // strides compiled (1) or not, ms].
+        // strides compiled (1) or not, the plane option ("Auto" or "Never"), ms].
         let measured: Vec<String> = device
             .measurements()
             .iter()
             .map(|m| {
                 format!(
-                    "[{}, {}, {:.5}]",
+                    "[{}, {}, \"{:?}\", {:.5}]",
                     m.options.convolution_row_threads.unwrap_or(0),
                     u8::from(m.options.unit_strides == UnitStrides::Compiled),
+                    m.options.plane,
                     m.ms
                 )
             })
@@ -428,7 +452,7 @@ fn bench<R: Runtime>(
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"loads_ahead\": {}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"loads_ahead\": {}, \"plane_threads\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.direct,
             device.launches(),
@@ -437,6 +461,7 @@ fn bench<R: Runtime>(
             device.stage_tiles(),
             device.one_row_launches(),
             device.loads_ahead_launches(),
+            device.plane_threads(),
             case.bytes as f64 / ms / 1e6
         );
         drop((input, output));
@@ -562,9 +587,10 @@ fn main() {
         Some(s) if s == "odd" => odd_real_cases(total_log2),
         Some(s) if s == "smooth" => smooth_cases(total_log2),
         Some(s) if s == "rader" => rader_cases(total_log2),
+        Some(s) if s == "plane" => plane_cases(total_log2),
         Some(other) => {
             eprintln!(
-                "error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix, odd or rader)"
+                "error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix, odd, rader or plane)"
             );
             std::process::exit(2);
         }

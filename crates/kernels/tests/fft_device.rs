@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::{
     DeviceFft, DeviceOptions, DirectDft, Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm, OddReal,
-    PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
+    PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides, MIN_PLANE_THREADS,
 };
 
 fn client() -> ComputeClient<WgpuRuntime> {
@@ -356,6 +356,11 @@ fn last_two_axes_in_one_plane_launch() {
             FftDesc::new(&[2, 24, 40], &[-1, -2], FftKind::C2C, Direction::Inverse),
             true,
         ),
+        // Odd smooth rows, which separate launches pair as twins.
+        (
+            FftDesc::new(&[3, 45, 45], &[-2, -1], FftKind::R2C, Direction::Forward),
+            false,
+        ),
         (
             FftDesc::new(&[4, 32, 32], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
             false,
@@ -424,6 +429,30 @@ fn last_two_axes_in_one_plane_launch() {
         cases.into_iter().map(|(desc, _)| desc),
         &[PLANE, ALWAYS_PLANE, pruned, SEPARATE],
     );
+}
+
+/// Where the image leaves a plane cube room for fewer than
+/// `MIN_PLANE_THREADS` threads (85² on lavapipe; not on an H100), the planner
+/// keeps separate launches unless asked for a plane; both match the oracle.
+#[test]
+fn thin_plane_cubes_only_when_asked() {
+    let cases = [
+        FftDesc::new(&[2, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 85, 43], &[-2, -1], FftKind::C2C, Direction::Inverse),
+    ];
+    let client = client();
+    for desc in &cases {
+        let plan = FftPlan::new(desc.clone()).unwrap();
+        let asked = plan.on_device_with(&client, ALWAYS_PLANE).unwrap().plane_threads();
+        assert_eq!(asked.len(), 1, "{desc:?}: asked for a plane launch");
+        let by_default = plan.on_device_with(&client, PLANE).unwrap().plane_launches();
+        assert_eq!(
+            by_default == 1,
+            asked[0] >= MIN_PLANE_THREADS,
+            "{desc:?}: {asked:?} threads"
+        );
+    }
+    check_all("thin_plane_cubes_only_when_asked", cases, PLANE_OR_SEPARATE);
 }
 
 #[test]
@@ -896,7 +925,8 @@ fn check_launch_counts(name: &str, cases: &[(FftDesc, usize)], count: fn(&Device
 }
 
 /// Measured planning lowers each candidate (Rader's rows in cubes of each
-/// size, contiguous strides at run time and compiled in), times them and
+/// size, contiguous strides at run time and compiled in, a plane launch or
+/// separate ones), times them and
 /// keeps the fastest, which matches the oracle; a plan whose choices the
 /// caller fixed times nothing.
 #[test]
@@ -940,6 +970,24 @@ fn measured_plans_time_their_candidate_lowerings() {
     let strides: Vec<UnitStrides> = device.measurements().iter().map(|m| m.options.unit_strides).collect();
     assert_eq!(strides, [UnitStrides::Runtime, UnitStrides::Compiled]);
     errors.push(("measured C2C 256".into(), error_of(&client, &device, &mut rng)));
+    // A plane the rules take is timed against separate launches with both
+    // strides (the plane kernel has no compiled strides); a plane asked for is not.
+    let plan = FftPlan::new(FftDesc::new(&[8, 32, 48], &[-2, -1], FftKind::R2C, Direction::Forward)).unwrap();
+    assert_eq!(plan.on_device_with(&client, FFT_ONLY).unwrap().plane_launches(), 1);
+    let device = plan.on_device_measured(&client, FFT_ONLY).unwrap();
+    let planes: Vec<PlaneFusion> = device.measurements().iter().map(|m| m.options.plane).collect();
+    assert_eq!(planes, [PlaneFusion::Auto, PlaneFusion::Never, PlaneFusion::Never]);
+    errors.push(("measured rfft2 32×48".into(), error_of(&client, &device, &mut rng)));
+    let always = DeviceOptions {
+        plane: PlaneFusion::Always,
+        ..FFT_ONLY
+    };
+    let device = plan.on_device_measured(&client, always).unwrap();
+    assert!(device
+        .measurements()
+        .iter()
+        .all(|m| m.options.plane == PlaneFusion::Always));
+    assert_eq!(device.plane_launches(), 1);
     let fixed = DeviceOptions {
         convolution_row_threads: Some(64),
         unit_strides: UnitStrides::Compiled,

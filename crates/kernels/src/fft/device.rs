@@ -96,6 +96,12 @@ const RESIDENT_BUTTERFLY_PAIRS: usize = 6;
 const THREADS_PER_MULTIPROCESSOR: usize = 2048;
 /// Threads a plane cube aims for.
 const PLANE_THREADS: usize = 512;
+/// Fewest threads of a plane cube the planner takes on its own
+/// ([`PlaneFusion::Auto`]) where the image leaves room for no more: on an
+/// H100 the 141² rfft2's plane cubes of 87 threads (two an SM) ran 672 GB/s
+/// against 867 for two launches, 155²'s of 65 threads 629 against 998
+/// (benches/results/2026-11-26_plane_rules_h100.md).
+pub const MIN_PLANE_THREADS: usize = 128;
 /// Shared memory a plane cube may take: its image and work tile; two such
 /// cubes fit on an H100 SM. On backends with less the limit is theirs.
 const PLANE_SHARED_LIMIT: usize = 112 * 1024;
@@ -343,9 +349,15 @@ pub enum PrimeAlgorithm {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PlaneFusion {
     /// When the intermediate is the largest of input, intermediate and output
-    /// (no truncation between the axes): on an H100 the plane ran 64² and 128²
-    /// rfft2 1.5× and 1.2× faster than two launches, and FNO's truncating
-    /// 128²/256² transforms 1.1–1.4× slower.
+    /// (no truncation between the axes), the rows are not odd real signals
+    /// that separate launches pair as twins, and the cube gets at least
+    /// `MIN_PLANE_THREADS` threads. On an H100 the plane ran 64² rfft2 /
+    /// irfft2 1.18× / 1.26× faster than two launches, FNO's truncating
+    /// 128²/256² transforms 1.1–1.4× slower, and the odd smooth rfft2 75²,
+    /// 105², 135², 147², whose separate rows pair as twins, 1.19–1.60× slower
+    /// (benches/results/2026-11-26_plane_rules_h100.md).
+    /// [`Planning::Measured`](super::Planning) times a plane the rules take
+    /// against separate launches.
     #[default]
     Auto,
     /// Wherever both axes are single-cube FFTs whose image fits shared memory.
@@ -1186,7 +1198,11 @@ impl<R: Runtime> Lowering<'_, R> {
         let real_input = t1.input.is_real();
         let intermediate_largest = floats(image, true) >= floats(input, !real_input)
             && floats(image, true) >= floats(output, !t2.output.is_real());
-        if self.options.plane == PlaneFusion::Auto && !intermediate_largest {
+        let auto = self.options.plane == PlaneFusion::Auto;
+        // The plane widens real rows, where separate launches of odd smooth
+        // lengths pair them two to a complex transform ([`Self::twinned`]).
+        let pairs_twins = |t: &Transform| self.twinned(t, None, 2).input != t.input;
+        if auto && (!intermediate_largest || pairs_twins(&t1) || pairs_twins(&t2)) {
             return None;
         }
         let stage = |step: &AxisStep, t: &Transform, rows: bool, threads: usize| {
@@ -1218,30 +1234,35 @@ impl<R: Runtime> Lowering<'_, R> {
                 cfg
             }
         };
-        (1..=most / step).rev().map(|k| k * step).find_map(|threads| {
-            let mut first_stage = stage(first, &t1, rows_first, threads);
-            first_stage.store_shared = true;
-            let mut second_stage = stage(second, &t2, !rows_first, threads);
-            second_stage.load_shared = true;
-            let plain = PlaneConfig {
-                first: first_stage.clone(),
-                second: second_stage.clone(),
-                rows_first,
-                input,
-                image,
-                output,
-            };
-            let modelled = PlaneConfig {
-                first: lay_out(first_stage, &t1, threads),
-                second: lay_out(second_stage, &t2, threads),
-                ..plain.clone()
-            };
-            // Tiles the modelled layout widens past the shared memory fall
-            // back to the plain layout rather than cost the cube threads.
-            [modelled, plain]
-                .into_iter()
-                .find(|cfg| cfg.shared_bytes() <= self.plane_shared_limit)
-        })
+        let fewest = if auto { MIN_PLANE_THREADS.min(most) } else { step };
+        (1..=most / step)
+            .rev()
+            .map(|k| k * step)
+            .take_while(|&threads| threads >= fewest)
+            .find_map(|threads| {
+                let mut first_stage = stage(first, &t1, rows_first, threads);
+                first_stage.store_shared = true;
+                let mut second_stage = stage(second, &t2, !rows_first, threads);
+                second_stage.load_shared = true;
+                let plain = PlaneConfig {
+                    first: first_stage.clone(),
+                    second: second_stage.clone(),
+                    rows_first,
+                    input,
+                    image,
+                    output,
+                };
+                let modelled = PlaneConfig {
+                    first: lay_out(first_stage, &t1, threads),
+                    second: lay_out(second_stage, &t2, threads),
+                    ..plain.clone()
+                };
+                // Tiles the modelled layout widens past the shared memory fall
+                // back to the plain layout rather than cost the cube threads.
+                [modelled, plain]
+                    .into_iter()
+                    .find(|cfg| cfg.shared_bytes() <= self.plane_shared_limit)
+            })
     }
 
     fn push_plane(&mut self, cfg: PlaneConfig, images: usize, src: (Buf, usize), dst: (Buf, usize)) {
@@ -1607,6 +1628,17 @@ impl<R: Runtime> DeviceFft<R> {
             .iter()
             .filter(|pass| matches!(pass.launch, Launch::Plane { .. }))
             .count()
+    }
+
+    /// Threads of each plane launch's cubes, in launch order.
+    pub fn plane_threads(&self) -> Vec<usize> {
+        self.passes
+            .iter()
+            .filter_map(|pass| match &pass.launch {
+                Launch::Plane { cfg, .. } => Some(cfg.threads()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Number of stage launches that transform two real signals per complex

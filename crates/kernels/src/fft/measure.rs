@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use cubecl::prelude::*;
 
-use super::device::{DeviceFft, DeviceOptions, UnitStrides, CONVOLUTION_ROW_THREADS};
+use super::device::{DeviceFft, DeviceOptions, PlaneFusion, UnitStrides, CONVOLUTION_ROW_THREADS};
 use super::{FftError, FftPlan};
 
 /// Cube sizes timed for Rader's rows. How many signals a cube suits moved
@@ -69,9 +69,13 @@ impl FftPlan {
     /// [`Self::on_device_with`], where the candidate lowerings differ timing
     /// each on `client`'s device over the plan's own shape and keeping the
     /// fastest. The candidates: contiguous axes' strides at run time or
-    /// compiled in ([`UnitStrides`]), and for Rader's rows cubes of 64, 128
-    /// and 256 threads; a choice `options` fixes (a cube size given, or
-    /// strides compiled) is not varied.
+    /// compiled in ([`UnitStrides`]), for Rader's rows cubes of 64, 128
+    /// and 256 threads, and where the rules take a plane launch, separate
+    /// launches instead ([`PlaneFusion`]): on an H100 the plane's gain moved
+    /// with the grid in ways its rules do not see (irfft2 64² 1.26× faster
+    /// than two launches, 96² and 120² 1.4× slower, rfft2 100² 1.7× faster,
+    /// 112² 1.2× slower). A choice `options` fixes (a cube size given,
+    /// strides compiled, a plane always or never) is not varied.
     /// It costs each candidate's kernel compilations and a few dozen
     /// executions, once per plan; the measurements come with the plan
     /// ([`DeviceFft::measurements`]). Every candidate computes the same
@@ -88,25 +92,33 @@ impl FftPlan {
             } else {
                 vec![options.convolution_row_threads]
             };
+        let planes: &[PlaneFusion] = if options.plane == PlaneFusion::Auto && candidates[0].plane_launches() > 0 {
+            &[PlaneFusion::Auto, PlaneFusion::Never]
+        } else {
+            &[options.plane]
+        };
         let strides: &[UnitStrides] = match options.unit_strides {
             UnitStrides::Runtime => &[UnitStrides::Runtime, UnitStrides::Compiled],
             UnitStrides::Compiled => &[UnitStrides::Compiled],
         };
-        for &unit_strides in strides {
-            for &convolution_row_threads in &row_threads {
-                let choice = DeviceOptions {
-                    convolution_row_threads,
-                    unit_strides,
-                    ..options
-                };
-                // `options` itself is lowered already.
-                if choice == options {
-                    continue;
-                }
-                let lowered = self.on_device_with(client, choice)?;
-                // Choices that give the same cubes and strides give the same launches.
-                if !candidates.iter().any(|c| same_launches(c, &lowered)) {
-                    candidates.push(lowered);
+        for &plane in planes {
+            for &unit_strides in strides {
+                for &convolution_row_threads in &row_threads {
+                    let choice = DeviceOptions {
+                        convolution_row_threads,
+                        unit_strides,
+                        plane,
+                        ..options
+                    };
+                    // `options` itself is lowered already.
+                    if choice == options {
+                        continue;
+                    }
+                    let lowered = self.on_device_with(client, choice)?;
+                    // Choices that give the same cubes and strides give the same launches.
+                    if !candidates.iter().any(|c| same_launches(c, &lowered)) {
+                        candidates.push(lowered);
+                    }
                 }
             }
         }
@@ -132,6 +144,7 @@ impl FftPlan {
 fn same_launches<R: Runtime>(a: &DeviceFft<R>, b: &DeviceFft<R>) -> bool {
     a.stage_tiles() == b.stage_tiles()
         && a.stage_threads() == b.stage_threads()
+        && a.plane_threads() == b.plane_threads()
         && a.unit_stride_launches() == b.unit_stride_launches()
 }
 

@@ -20,6 +20,7 @@ mod window;
 pub(crate) use device::{shared_stage, shared_stage_tables};
 pub use device::{
     DeviceFft, DeviceOptions, DirectDft, OddReal, PlaneFusion, PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
+    MIN_PLANE_THREADS,
 };
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
 pub use measure::{Measurement, Planning};
