@@ -239,7 +239,6 @@ fn rader_cases(total_log2: u32) -> Vec<Case> {
         .collect()
 }
 
-/// A batched C2R of `n` real samples from `n/2 + 1` bins.
 /// A batched irfft2 to `n`² grids, moving `bytes`.
 fn irfft2_case(n: usize, batch: usize, bytes: usize) -> Case {
     Case {
@@ -251,6 +250,7 @@ fn irfft2_case(n: usize, batch: usize, bytes: usize) -> Case {
     }
 }
 
+/// A batched C2R of `n` real samples from `n/2 + 1` bins.
 fn irfft_1d_case(n: usize, batch: usize) -> Case {
     Case {
         name: "irfft_1d",

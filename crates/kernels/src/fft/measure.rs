@@ -115,7 +115,7 @@ impl FftPlan {
                         continue;
                     }
                     let lowered = self.on_device_with(client, choice)?;
-                    // Choices that give the same cubes and strides give the same launches.
+                    // Choices that give the same cubes, planes and strides give the same launches.
                     if !candidates.iter().any(|c| same_launches(c, &lowered)) {
                         candidates.push(lowered);
                     }
