@@ -1393,6 +1393,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
+    held: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
     at: TileCoords,
@@ -1471,7 +1472,10 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 if needed {
                     let k = i % span;
                     // One table read per butterfly: W^j = (W^1)^j by recurrence.
-                    let (w1r, w1i) = if comptime![span > 1] {
+                    let (w1r, w1i) = if comptime![span > 1 && holds_twiddles(&cfg)] {
+                        let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
+                        (held[at_held], held[at_held + 1])
+                    } else if comptime![span > 1] {
                         table_twiddle::<F>(twiddles, k * exp_step, inverse)
                     } else {
                         (F::new(1.0), F::new(0.0))
@@ -1651,6 +1655,7 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
             post_coarse,
             post_fine,
             factors,
+            held,
             smem_re,
             smem_im,
             at,
@@ -2441,6 +2446,8 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
         let round = comptime![Round::first(&cfg)];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
         let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
+        // Nor do other cubes hold twiddles (see `held_twiddles`).
+        let unheld = Array::<F>::new(1usize);
         stockham_passes::<F, NI, NO>(
             input,
             &unstaged,
@@ -2449,6 +2456,7 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
             post_coarse,
             post_fine,
             factors,
+            &unheld,
             smem_re,
             smem_im,
             at,
@@ -2913,6 +2921,76 @@ impl TileLanding for LoadsLanded {
     fn wait(&self) {}
 }
 
+/// The most twiddles (complex values, two registers each) a resident cube's
+/// thread holds.
+const MAX_HELD_TWIDDLES: usize = 8;
+
+/// The most threads of a resident cube whose threads hold their twiddles.
+/// ptxas gives a cube of up to 8 warps as many as 255 registers a thread,
+/// but caps one of 9 to 12 warps at 168 (some SM sub-partition holds 3 of
+/// them), where the resident stages of 12·24·24, 10·32·32 and 12·32·32
+/// already sat. On an H100 held twiddles took batched C2C 7168 (16·16·28 on
+/// 256 threads) from 2501–2558 to 2608–2717 GB/s, and spilled C2C 6912,
+/// 10240 and 12288 (−38 to −45 %)
+/// (benches/results/2026-11-26_register_cap_h100.md).
+const HELD_TWIDDLE_THREADS: usize = 256;
+
+/// Whether a resident cube's threads hold their passes' twiddles in
+/// registers ([`held_twiddles`]): a cube of at most [`HELD_TWIDDLE_THREADS`]
+/// threads, a transform without a convolution (one round of passes) and
+/// without an untangling last pass, at most [`MAX_HELD_TWIDDLES`] a thread.
+pub(crate) fn holds_twiddles(cfg: &StageConfig) -> bool {
+    let passes = cfg.radices.len();
+    cfg.prefetch.is_some()
+        && cfg.threads_per_cube() <= HELD_TWIDDLE_THREADS
+        && cfg.convolution.is_none()
+        && cfg.output != OutputForm::Untangled
+        && held_twiddle_offset(cfg, passes) <= MAX_HELD_TWIDDLES
+}
+
+/// Twiddles a thread holds for the passes before `pass`: one for each of its
+/// butterflies in every pass after the first (whose span is 1).
+pub(crate) fn held_twiddle_offset(cfg: &StageConfig, pass: usize) -> usize {
+    let n = cfg.pass_len();
+    (1..pass)
+        .map(|p| (n / cfg.radices[p]).div_ceil(cfg.threads_per_signal))
+        .sum()
+}
+
+/// The first twiddle `W^k` of each butterfly this thread runs in each pass
+/// after the first, which is the same for every tile a resident cube walks:
+/// held in registers, the passes wait on no table read (the table could
+/// alias the output, so the compiler cannot hoist those reads itself).
+#[cube]
+fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: StageConfig) -> Array<F> {
+    let held_len = comptime![if holds_twiddles(&cfg) {
+        held_twiddle_offset(&cfg, cfg.radices.len())
+    } else {
+        0
+    }];
+    let mut held = Array::<F>::new(comptime![2 * held_len.max(1)]);
+    if comptime![holds_twiddles(&cfg)] {
+        let round = comptime![Round::first(&cfg)];
+        let n = comptime![cfg.pass_len()];
+        let threads = comptime![cfg.threads_per_signal];
+        let table_step = comptime![cfg.twiddle_table_step()];
+        #[unroll]
+        for pass in 1..comptime![cfg.radices.len()] {
+            let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
+            let exp_step = comptime![n / (span * r) * table_step];
+            #[unroll]
+            for q in 0..comptime![(n / r).div_ceil(threads)] {
+                let k = (thread + q * threads) % span;
+                let (wr, wi) = table_twiddle::<F>(twiddles, k * exp_step, round.inverse);
+                let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
+                held[at_held] = wr;
+                held[at_held + 1] = wi;
+            }
+        }
+    }
+    held
+}
+
 /// A resident cube's walk over the tiles `CUBE_POS, CUBE_POS + CUBE_COUNT, …`:
 /// each tile's input is staged while the tile before runs its passes after
 /// the first, and the first pass reads it from there instead of from global
@@ -2941,6 +3019,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
     let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
+    let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
     let mut tile = CUBE_POS;
     stage_tile::<F, NI>(
         input,
@@ -2961,6 +3040,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             post_coarse,
             post_fine,
             factors,
+            &held,
             smem_re,
             smem_im,
             at,
@@ -2994,6 +3074,7 @@ fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
                 post_coarse,
                 post_fine,
                 factors,
+                &held,
                 smem_re,
                 smem_im,
                 at,
@@ -3173,6 +3254,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Resident cubes of up to 8 warps hold one twiddle per butterfly of
+    /// each pass after the first; larger cubes, which ptxas holds to 168
+    /// registers a thread, and one-tile cubes read the table.
+    #[test]
+    fn resident_threads_hold_twiddles_only_where_registers_allow() {
+        use super::super::device::whole_signal_stage;
+        use super::super::factor::BUTTERFLY_PAIRS;
+        let forms = (InputForm::Complex, OutputForm::Complex);
+        let resident = |n: usize, radices: &[usize], threads: usize| {
+            let mut cfg = whole_signal_stage(n, None, forms, 16, BUTTERFLY_PAIRS);
+            cfg.radices = radices.to_vec();
+            cfg.threads_per_signal = threads;
+            cfg.signals_per_cube = 1;
+            cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 2 });
+            cfg
+        };
+        // 7168 / 16 = 448 butterflies on 256 threads: two each; 7168 / 28 = 256: one.
+        let mut cfg = resident(7168, &[16, 16, 28], 256);
+        assert!(holds_twiddles(&cfg));
+        assert_eq!(held_twiddle_offset(&cfg, 2), 2);
+        assert_eq!(held_twiddle_offset(&cfg, 3), 3);
+        cfg.prefetch = None;
+        assert!(!holds_twiddles(&cfg));
+        assert!(!holds_twiddles(&resident(6912, &[12, 24, 24], 288)));
+        assert!(!holds_twiddles(&resident(12288, &[12, 32, 32], 384)));
     }
 
     /// Over all units of an untangling last pass, every bin `0..=n` is stored
