@@ -2969,7 +2969,7 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
         0
     }];
     let mut held = Array::<F>::new(comptime![2 * held_len.max(1)]);
-    if comptime![holds_twiddles(&cfg)] {
+    if comptime![held_len > 0] {
         let round = comptime![Round::first(&cfg)];
         let n = comptime![cfg.pass_len()];
         let threads = comptime![cfg.threads_per_signal];
@@ -2979,7 +2979,7 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
             let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
             let exp_step = comptime![n / (span * r) * table_step];
             #[unroll]
-            for q in 0..comptime![(n / r).div_ceil(threads)] {
+            for q in 0..comptime![held_twiddle_offset(&cfg, pass + 1) - held_twiddle_offset(&cfg, pass)] {
                 let k = (thread + q * threads) % span;
                 let (wr, wi) = table_twiddle::<F>(twiddles, k * exp_step, round.inverse);
                 let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
