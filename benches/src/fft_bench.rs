@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|truncated|fno|radix|odd|rader|plane] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|resident|truncated|fno|radix|odd|rader|plane] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -29,6 +29,9 @@
 //! factor (85, 141, 11·64, 47·64, …), each prime's own butterfly where
 //! `MAX_PRIME_RADIX` allows, Rader's or Bluestein's algorithm beyond.
 //! `smooth`: batched C2C and R2C on 7-smooth lengths (3·2^k, 360, 1215, …).
+//! `resident`: batched C2C on the 7-smooth lengths from 6144 to 12960 whose
+//! rows run on resident cubes, one signal a cube (and R2C 12288 and 13824,
+//! whose packed halves do).
 //! `odd`: R2C and C2R of odd lengths, 1D, 2D and FNO layers on odd grids.
 //! `rader`: batched C2C, R2C and C2R on primes whose Rader convolution runs
 //! in two passes.
@@ -169,6 +172,28 @@ fn smooth_cases(total_log2: u32) -> Vec<Case> {
     for n in [96usize, 360, 384, 504] {
         out.push(rfft2_case(n, total));
     }
+    out
+}
+
+/// Batched C2C on 7-smooth lengths whose stage takes one signal a resident
+/// cube (tiles from 48 KB to what fits twice in shared memory), their plans
+/// of three passes on up to 512 threads, and R2C of twice two of them.
+fn resident_cases(total_log2: u32) -> Vec<Case> {
+    let total = 1usize << total_log2;
+    let c2c = [
+        6144usize, 6400, 6720, 6912, 7168, 7680, 8000, 8192, 8640, 9216, 10240, 10368, 12288, 12960,
+    ];
+    let mut out: Vec<Case> = c2c
+        .into_iter()
+        .map(|n| {
+            let [c2c, _] = batched_1d(n, total);
+            c2c
+        })
+        .collect();
+    out.extend([12288usize, 13824].into_iter().map(|n| {
+        let [_, r2c] = batched_1d(n, total);
+        r2c
+    }));
     out
 }
 
@@ -586,11 +611,12 @@ fn main() {
         Some(s) if s == "radix" => prime_radix_cases(total_log2),
         Some(s) if s == "odd" => odd_real_cases(total_log2),
         Some(s) if s == "smooth" => smooth_cases(total_log2),
+        Some(s) if s == "resident" => resident_cases(total_log2),
         Some(s) if s == "rader" => rader_cases(total_log2),
         Some(s) if s == "plane" => plane_cases(total_log2),
         Some(other) => {
             eprintln!(
-                "error: unknown --sizes {other:?} (expected pow2, any, smooth, truncated, fno, radix, odd, rader or plane)"
+                "error: unknown --sizes {other:?} (expected pow2, any, smooth, resident, truncated, fno, radix, odd, rader or plane)"
             );
             std::process::exit(2);
         }

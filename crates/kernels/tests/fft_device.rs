@@ -1493,6 +1493,8 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
         cases.extend([
             FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Inverse),
             FftDesc::new(&[5, 6144], &[-1], FftKind::C2C, Direction::Forward),
+            // 16·16·27 on 8 warps.
+            FftDesc::new(&[3, 6912], &[-1], FftKind::C2C, Direction::Inverse),
             FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Inverse),
         ]);
     }
@@ -1591,12 +1593,21 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
         let device = FftPlan::new(desc.clone()).unwrap().on_device(&client).unwrap();
         assert_eq!(device.resident_launches(), resident, "{desc:?}");
     }
-    // 6144 resident: a radix-24 pass saves one, and runs last.
-    let device = FftPlan::new(FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Forward))
-        .unwrap()
-        .on_device(&client)
-        .unwrap();
-    assert_eq!(device.stage_radices(), [vec![16, 16, 24]]);
+    // 6144 resident: a radix-24 pass saves one, and runs last; 6144 and
+    // 6912 on 8 warps (27 one radix), 12288 on 12 (two extra rounds on 8
+    // would be too many).
+    for (n, radices, threads) in [
+        (6144, vec![16, 16, 24], 256),
+        (6912, vec![16, 16, 27], 256),
+        (12288, vec![12, 32, 32], 384),
+    ] {
+        let device = FftPlan::new(FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward))
+            .unwrap()
+            .on_device(&client)
+            .unwrap();
+        assert_eq!(device.stage_radices(), [radices], "{n}");
+        assert_eq!(device.stage_threads(), [threads], "{n}");
+    }
 }
 
 /// Stages bound by shared memory (convolutions, prime radices above 7) lay

@@ -8,7 +8,7 @@ use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     balanced_two_passes, bluestein_length, butterfly_split, default_max_radix, first_pass_in_whole_rounds,
     four_step_split, gcd, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
-    radices_within, threads_per_signal, BUTTERFLY_PAIRS,
+    radices_within, smooth_plans, thread_rounds_on, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::measure::Measurement;
 use super::plane::{fft_plane_kernel, PlaneConfig};
@@ -16,7 +16,7 @@ use super::real::{fold_kernel, untangle_kernel, HalfSpectrumConfig};
 use super::stage::{
     coordinates_pay, fft_stage_kernel, loads_directly, smem_stride_for, splits_first_pass, stages_ahead,
     stores_directly, tile_loads_ahead, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig,
-    StageLayout, TileFill, MIN_DIRECT_RUN,
+    StageLayout, TileFill, HELD_TWIDDLE_THREADS, MIN_DIRECT_RUN,
 };
 use super::{AxisKind, AxisStep, FftError, FftPlan, Window};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
@@ -84,6 +84,17 @@ const RESIDENT_THREADS: usize = 512;
 /// 16·16·28 at 2520, 6912 as 12·6·6·16 at 2114 and as 24·24·12 at 2511
 /// (benches/results/2026-11-26_staged_pass_order_h100.md).
 const RESIDENT_COMPOSITE: usize = 32;
+/// Rounds of butterflies beyond one a pass that a resident plan on at most 8
+/// warps may take a thread ([`full_register_plan`]). On an H100, plans of
+/// three passes in 5 rounds beat those the planner had made on more threads
+/// (runs 96–97, GB/s): C2C 6144 2585–2611 → 2643–2701 as 16·16·24 on 256
+/// threads (384 before), 6400 2273–2296 → 2508–2803 as 16·16·25, 6720
+/// 2330–2558 → 2532–2606 as 15·16·28 on 240, 6912 2358–2573 → 2496–2759 as
+/// 16·16·27, 7680 2406–2549 → 2495–2670 as 16·16·30. In 6 rounds or more
+/// they lost: 8000 2445 → 2023 as 20·20·20 on 200, 8640 2509 → 1589 as
+/// 18·20·24 on 240, 9216 2459 → 1708, 12288 2492–2608 → 2138–2348, 12960
+/// 2057 → 836; 10240 held (benches/results/2026-11-27_eight_warp_plans_h100.md).
+const RESIDENT_EXTRA_ROUNDS: usize = 2;
 /// Output pairs a thread computes of a butterfly that a resident stage's
 /// first pass splits ([`Lowering::split_staged_first_pass`]): on an H100
 /// batched C2C 141 = 47·3 (64 signals a cube) ran at 1662–1683 GB/s unsplit,
@@ -420,6 +431,40 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
     let scale = 1.0 / m as f64;
     b.iter_mut().for_each(|v| *v *= scale);
     interleave(&b)
+}
+
+/// A plan of `passes` passes over a 7-smooth `len` on at most
+/// [`HELD_TWIDDLE_THREADS`] threads a cube of `signals` signals, and its
+/// threads a signal, for a resident stage planned on more: ptxas gives such
+/// a cube up to 255 registers a thread, where it caps one of 9 to 12 warps at
+/// 168, and its threads hold their twiddles. The plan takes the fewest rounds
+/// of butterflies a thread, at most [`RESIDENT_EXTRA_ROUNDS`] more than one a
+/// pass; then the fewest thread-rounds, then the smallest largest radix. Odd
+/// composites up to [`RESIDENT_COMPOSITE`] include 27 and 25, which the
+/// fewest-pass factoring never forms.
+fn full_register_plan(len: usize, passes: usize, signals: usize) -> Option<(Vec<usize>, usize)> {
+    let max_threads = HELD_TWIDDLE_THREADS / signals;
+    if max_threads == 0 {
+        return None;
+    }
+    let rounds = |plan: &[usize], threads: usize| plan.iter().map(|&r| (len / r).div_ceil(threads)).sum::<usize>();
+    smooth_plans(len, passes, 2 * default_max_radix(len), RESIDENT_COMPOSITE)
+        .into_iter()
+        .map(|plan| {
+            let fewest = rounds(&plan, max_threads);
+            let threads = (1..=max_threads)
+                .find(|&threads| rounds(&plan, threads) == fewest)
+                .expect("max_threads takes the fewest rounds");
+            let key = (
+                fewest,
+                thread_rounds_on(len, &plan, threads),
+                plan.iter().max().copied(),
+            );
+            (key, plan, threads)
+        })
+        .filter(|((rounds, _, _), _, _)| *rounds <= passes + RESIDENT_EXTRA_ROUNDS)
+        .min_by_key(|(key, _, _)| *key)
+        .map(|(_, plan, threads)| (plan, threads))
 }
 
 /// Complex values a signal's tile holds: its input, the passes' sequence, and
@@ -912,6 +957,12 @@ impl<R: Runtime> Lowering<'_, R> {
                 .min_by_key(|(plan, _)| plan.len());
             if let Some((plan, threads)) = wider {
                 if plan.len() < cfg.radices.len() || cfg.threads_per_cube() > RESIDENT_THREADS {
+                    cfg.radices = plan;
+                    cfg.threads_per_signal = threads;
+                }
+            }
+            if cfg.threads_per_cube() > HELD_TWIDDLE_THREADS {
+                if let Some((plan, threads)) = full_register_plan(len, cfg.radices.len(), cfg.signals_per_cube) {
                     cfg.radices = plan;
                     cfg.threads_per_signal = threads;
                 }
@@ -1866,9 +1917,30 @@ impl<R: Runtime> DeviceFft<R> {
 mod tests {
     use super::*;
 
-    /// Rader's table places input `k = g^-s` in slot `s` and takes output
-    /// `k = g^t` from the convolution's entry `t` (`x[0]` and `Σ a` in the
-    /// two slots after), as integer bit patterns the kernel reinterprets.
+    /// Resident stages on more than 8 warps move to a plan of as many passes
+    /// on at most 8 where it takes at most two extra rounds: 27 = 3·9 as one
+    /// radix where three 3s would not fit three passes on 256 threads, and a
+    /// cube of two signals gets half the threads each.
+    #[test]
+    fn resident_plans_move_to_eight_warps_within_two_extra_rounds() {
+        let plan = |len, signals| full_register_plan(len, 3, signals);
+        assert_eq!(plan(6912, 1), Some((vec![27, 16, 16], 256)));
+        assert_eq!(plan(6144, 1), Some((vec![24, 16, 16], 256)));
+        assert_eq!(plan(6720, 1), Some((vec![28, 16, 15], 240)));
+        assert_eq!(plan(1536, 2), Some((vec![16, 16, 6], 128)));
+        // Three passes of two rounds each (20·20·20 on 200 threads), or a
+        // prime factor above 7: no plan.
+        assert_eq!(plan(8000, 1), None);
+        assert_eq!(plan(11 * 512, 1), None);
+        assert_eq!(plan(6144, 512), None);
+        for (len, signals) in [(6912, 1), (6144, 1), (6720, 1), (1536, 2)] {
+            let (radices, threads) = plan(len, signals).unwrap();
+            assert_eq!(radices.iter().product::<usize>(), len);
+            assert!(threads * signals <= HELD_TWIDDLE_THREADS);
+            assert!(radices.iter().all(|&r| r <= RESIDENT_COMPOSITE));
+        }
+    }
+
     #[test]
     fn rader_factors_hold_the_permutations_as_integer_slots() {
         for p in [71usize, 211, 421, 4201] {

@@ -69,6 +69,50 @@ pub fn radices_within(n: usize, max_radix: usize, max_composite: usize) -> Optio
     Some(large_primes.into_iter().chain(smooth_plan).collect())
 }
 
+/// Every plan of exactly `passes` passes over a 7-smooth `n`, each multiset
+/// of radices once, in non-increasing order: radices that are powers of two
+/// up to `max_radix`, the others 7-smooth up to `max_composite` (27 = 3·9
+/// and 25 included, which [`radices_within`] never forms). None where `n` is
+/// not 7-smooth.
+pub fn smooth_plans(n: usize, passes: usize, max_radix: usize, max_composite: usize) -> Vec<Vec<usize>> {
+    let allowed = |r: usize| {
+        if r.is_power_of_two() {
+            r <= max_radix
+        } else {
+            r <= max_composite && is_smooth(r)
+        }
+    };
+    let mut plans = Vec::new();
+    let mut plan = Vec::with_capacity(passes);
+    collect_plans(n, passes, max_radix.max(max_composite), &allowed, &mut plan, &mut plans);
+    plans
+}
+
+/// Extends `plan` by `passes` radices of at most `largest` whose product is
+/// `rest`, pushing each completed plan.
+fn collect_plans(
+    rest: usize,
+    passes: usize,
+    largest: usize,
+    allowed: &impl Fn(usize) -> bool,
+    plan: &mut Vec<usize>,
+    plans: &mut Vec<Vec<usize>>,
+) {
+    if passes == 0 {
+        if rest == 1 {
+            plans.push(plan.clone());
+        }
+        return;
+    }
+    for r in (2..=largest.min(rest)).rev() {
+        if rest.is_multiple_of(r) && allowed(r) {
+            plan.push(r);
+            collect_plans(rest / r, passes - 1, r, allowed, plan, plans);
+            plan.pop();
+        }
+    }
+}
+
 /// The prime factors of `n` above 7 (with multiplicity, largest first) and the
 /// 7-smooth rest; `None` when one of them is above [`MAX_PRIME_RADIX`].
 fn split_large_primes(n: usize) -> Option<(Vec<usize>, usize)> {
@@ -298,12 +342,16 @@ pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize 
         .unwrap_or(1)
 }
 
-/// Thread-rounds the unsplit passes `radices` over `len` take on their
-/// [`threads_per_signal`]: each pass's rounds times the threads, idle ones
-/// included.
-pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
+/// Thread-rounds the unsplit passes `radices` over `len` take on `threads`
+/// threads: each pass's rounds times the threads, idle ones included.
+pub fn thread_rounds_on(len: usize, radices: &[usize], threads: usize) -> usize {
     let units: Vec<usize> = radices.iter().map(|&r| (len / r).max(1)).collect();
-    slots(&units, threads_per_signal(len, radices, 0))
+    slots(&units, threads)
+}
+
+/// [`thread_rounds_on`] the plan's [`threads_per_signal`].
+pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
+    thread_rounds_on(len, radices, threads_per_signal(len, radices, 0))
 }
 
 /// Thread-rounds passes of `units` work units each take on `threads` threads.
@@ -533,6 +581,20 @@ pub fn four_step_split(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each multiset of allowed radices once: 6144 = 2^11·3 in three passes
+    /// has one radix with the 3 (6, 12 or 24) and powers of two up to the cap.
+    #[test]
+    fn smooth_plans_list_each_multiset_of_allowed_radices() {
+        assert_eq!(
+            smooth_plans(6144, 3, 32, 32),
+            [vec![32, 32, 6], vec![32, 24, 8], vec![32, 16, 12], vec![24, 16, 16]]
+        );
+        assert_eq!(smooth_plans(6144, 3, 16, 32), [vec![24, 16, 16]]);
+        assert_eq!(smooth_plans(6912, 3, 32, 32)[0], [32, 27, 8]);
+        assert!(smooth_plans(6144, 2, 32, 32).is_empty());
+        assert!(smooth_plans(11 * 512, 3, 32, 32).is_empty());
+    }
 
     #[test]
     fn balanced_two_passes_take_the_most_even_smooth_split() {

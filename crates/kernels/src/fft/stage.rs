@@ -2933,7 +2933,7 @@ const MAX_HELD_TWIDDLES: usize = 8;
 /// 256 threads) from 2501–2558 to 2608–2717 GB/s, and spilled C2C 6912,
 /// 10240 and 12288 (−38 to −45 %)
 /// (benches/results/2026-11-26_register_cap_h100.md).
-const HELD_TWIDDLE_THREADS: usize = 256;
+pub(crate) const HELD_TWIDDLE_THREADS: usize = 256;
 
 /// Whether a resident cube's threads hold their passes' twiddles in
 /// registers ([`held_twiddles`]): a cube of at most [`HELD_TWIDDLE_THREADS`]
