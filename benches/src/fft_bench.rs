@@ -181,7 +181,8 @@ fn smooth_cases(total_log2: u32) -> Vec<Case> {
 fn resident_cases(total_log2: u32) -> Vec<Case> {
     let total = 1usize << total_log2;
     let c2c = [
-        6144usize, 6400, 6720, 6912, 7168, 7680, 8000, 8192, 8640, 9216, 10240, 10368, 12288, 12960,
+        6144usize, 6400, 6720, 6912, 7168, 7680, 7776, 8000, 8192, 8640, 9072, 9216, 9408, 9600, 10080, 10240, 10368,
+        10752, 12096, 12288, 12960,
     ];
     let mut out: Vec<Case> = c2c
         .into_iter()

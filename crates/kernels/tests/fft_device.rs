@@ -1493,8 +1493,9 @@ fn resident_cases(long: bool) -> Vec<FftDesc> {
         cases.extend([
             FftDesc::new(&[7, 1000], &[-1], FftKind::C2C, Direction::Inverse),
             FftDesc::new(&[5, 6144], &[-1], FftKind::C2C, Direction::Forward),
-            // 16·16·27 on 8 warps.
+            // 16·16·27 on 8 warps, 16·21·32 on 336 threads.
             FftDesc::new(&[3, 6912], &[-1], FftKind::C2C, Direction::Inverse),
+            FftDesc::new(&[2, 10752], &[-1], FftKind::C2C, Direction::Forward),
             FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Inverse),
         ]);
     }
@@ -1595,11 +1596,12 @@ fn resident_cubes_fill_the_next_tile_on_cuda() {
     }
     // 6144 resident: a radix-24 pass saves one, and runs last; 6144 and
     // 6912 on 8 warps (27 one radix), 12288 on 12 (two extra rounds on 8
-    // would be too many).
+    // would be too many), 10752 from 14 warps to 11.
     for (n, radices, threads) in [
         (6144, vec![16, 16, 24], 256),
         (6912, vec![16, 16, 27], 256),
         (12288, vec![12, 32, 32], 384),
+        (10752, vec![16, 21, 32], 336),
     ] {
         let device = FftPlan::new(FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward))
             .unwrap()

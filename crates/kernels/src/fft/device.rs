@@ -85,7 +85,7 @@ const RESIDENT_THREADS: usize = 512;
 /// (benches/results/2026-11-26_staged_pass_order_h100.md).
 const RESIDENT_COMPOSITE: usize = 32;
 /// Rounds of butterflies beyond one a pass that a resident plan on at most 8
-/// warps may take a thread ([`full_register_plan`]). On an H100, plans of
+/// or 12 warps may take a thread ([`plan_within`]). On an H100, plans of
 /// three passes in 5 rounds beat those the planner had made on more threads
 /// (runs 96–97, GB/s): C2C 6144 2585–2611 → 2643–2701 as 16·16·24 on 256
 /// threads (384 before), 6400 2273–2296 → 2508–2803 as 16·16·25, 6720
@@ -95,6 +95,16 @@ const RESIDENT_COMPOSITE: usize = 32;
 /// 18·20·24 on 240, 9216 2459 → 1708, 12288 2492–2608 → 2138–2348, 12960
 /// 2057 → 836; 10240 held (benches/results/2026-11-27_eight_warp_plans_h100.md).
 const RESIDENT_EXTRA_ROUNDS: usize = 2;
+/// The most threads of a cube that ptxas lets take 168 registers each (12
+/// warps; 13 to 16 get 128), where a resident stage on more moves if its
+/// plan loops ([`plan_on_fewer_warps`]). On an H100 (runs 99–100, GB/s): C2C
+/// 10080 2225–2364 → 2508–2552 as 16·21·30 on 336 threads, 10368 1855–2018
+/// → 2104–2321 as 18·18·32 on 324, 10752 1807–1991 → 2323–2461 as 16·21·32
+/// on 336; 9408 (12·28·28 on 336) +2 to +3 %, 12096 (18·21·32 on 378) −1 to
+/// +2 %. A plan of one round a pass did not gain: 7776 (18·18·24 on 432)
+/// 2457–2522 → 2287–2426 as 12·24·27 on 324, 9072 −1 %, 8000 and 9600 level
+/// (benches/results/2026-11-27_eight_warp_plans_h100.md).
+const CAPPED_REGISTER_THREADS: usize = 384;
 /// Output pairs a thread computes of a butterfly that a resident stage's
 /// first pass splits ([`Lowering::split_staged_first_pass`]): on an H100
 /// batched C2C 141 = 47·3 (64 signals a cube) ran at 1662–1683 GB/s unsplit,
@@ -433,17 +443,34 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
     interleave(&b)
 }
 
-/// A plan of `passes` passes over a 7-smooth `len` on at most
-/// [`HELD_TWIDDLE_THREADS`] threads a cube of `signals` signals, and its
-/// threads a signal, for a resident stage planned on more: ptxas gives such
-/// a cube up to 255 registers a thread, where it caps one of 9 to 12 warps at
-/// 168, and its threads hold their twiddles. The plan takes the fewest rounds
-/// of butterflies a thread, at most [`RESIDENT_EXTRA_ROUNDS`] more than one a
-/// pass; then the fewest thread-rounds, then the smallest largest radix. Odd
-/// composites up to [`RESIDENT_COMPOSITE`] include 27 and 25, which the
-/// fewest-pass factoring never forms.
-fn full_register_plan(len: usize, passes: usize, signals: usize) -> Option<(Vec<usize>, usize)> {
-    let max_threads = HELD_TWIDDLE_THREADS / signals;
+/// For a resident stage of a 7-smooth `len` whose cube of `signals` signals
+/// runs the passes `radices` on `threads` threads each, more than 8 warps in
+/// all, a plan of as many passes on fewer warps, and its threads a signal.
+/// ptxas caps a cube's registers a thread by the warps one SM sub-partition
+/// holds of it: 255 up to 8 warps, 168 up to 12, 128 up to 16; on at most 8
+/// ([`HELD_TWIDDLE_THREADS`]) the threads also hold their twiddles. The cube
+/// moves to 8 warps where [`plan_within`] finds a plan there, else from more
+/// than 12 warps to 12 ([`CAPPED_REGISTER_THREADS`]) where its own plan
+/// already takes a thread more than one round in some pass: where each pass
+/// took one round, the extra warps paid for themselves.
+fn plan_on_fewer_warps(len: usize, radices: &[usize], threads: usize, signals: usize) -> Option<(Vec<usize>, usize)> {
+    let cube_threads = threads * signals;
+    let loops = radices.iter().any(|&r| len / r > threads);
+    [(HELD_TWIDDLE_THREADS, true), (CAPPED_REGISTER_THREADS, loops)]
+        .into_iter()
+        .filter(|&(fewer, applies)| applies && cube_threads > fewer)
+        .find_map(|(fewer, _)| plan_within(len, radices.len(), signals, fewer))
+}
+
+/// A plan of `passes` passes over a 7-smooth `len` on at most `cube_threads`
+/// threads a cube of `signals` signals, and its threads a signal. It takes
+/// the fewest rounds of butterflies a thread, at most
+/// [`RESIDENT_EXTRA_ROUNDS`] more than one a pass; then the fewest
+/// thread-rounds, then the smallest largest radix. Odd composites up to
+/// [`RESIDENT_COMPOSITE`] include 27 and 25, which the fewest-pass factoring
+/// never forms.
+fn plan_within(len: usize, passes: usize, signals: usize, cube_threads: usize) -> Option<(Vec<usize>, usize)> {
+    let max_threads = cube_threads / signals;
     if max_threads == 0 {
         return None;
     }
@@ -961,11 +988,11 @@ impl<R: Runtime> Lowering<'_, R> {
                     cfg.threads_per_signal = threads;
                 }
             }
-            if cfg.threads_per_cube() > HELD_TWIDDLE_THREADS {
-                if let Some((plan, threads)) = full_register_plan(len, cfg.radices.len(), cfg.signals_per_cube) {
-                    cfg.radices = plan;
-                    cfg.threads_per_signal = threads;
-                }
+            if let Some((plan, threads)) =
+                plan_on_fewer_warps(len, &cfg.radices, cfg.threads_per_signal, cfg.signals_per_cube)
+            {
+                cfg.radices = plan;
+                cfg.threads_per_signal = threads;
             }
         }
         self.split_staged_first_pass(&mut cfg);
@@ -1923,7 +1950,7 @@ mod tests {
     /// cube of two signals gets half the threads each.
     #[test]
     fn resident_plans_move_to_eight_warps_within_two_extra_rounds() {
-        let plan = |len, signals| full_register_plan(len, 3, signals);
+        let plan = |len, signals| plan_within(len, 3, signals, HELD_TWIDDLE_THREADS);
         assert_eq!(plan(6912, 1), Some((vec![27, 16, 16], 256)));
         assert_eq!(plan(6144, 1), Some((vec![24, 16, 16], 256)));
         assert_eq!(plan(6720, 1), Some((vec![28, 16, 15], 240)));
@@ -1939,6 +1966,19 @@ mod tests {
             assert!(threads * signals <= HELD_TWIDDLE_THREADS);
             assert!(radices.iter().all(|&r| r <= RESIDENT_COMPOSITE));
         }
+    }
+
+    /// A cube of more than 12 warps whose plan loops moves to 12 when no
+    /// plan fits 8; one whose every pass is one round stays.
+    #[test]
+    fn resident_cubes_past_twelve_warps_move_only_where_their_plan_loops() {
+        let fewer = |len, radices: &[usize], threads| plan_on_fewer_warps(len, radices, threads, 1);
+        assert_eq!(fewer(6912, &[12, 24, 24], 288), Some((vec![27, 16, 16], 256)));
+        assert_eq!(fewer(10752, &[16, 28, 24], 448), Some((vec![32, 21, 16], 336)));
+        assert_eq!(fewer(10368, &[18, 24, 24], 432), Some((vec![32, 18, 18], 324)));
+        assert_eq!(fewer(7776, &[18, 18, 24], 432), None);
+        assert_eq!(fewer(7168, &[16, 16, 28], 256), None);
+        assert_eq!(fewer(12288, &[12, 32, 32], 384), None);
     }
 
     #[test]
