@@ -1981,6 +1981,9 @@ mod tests {
         assert_eq!(fewer(12288, &[12, 32, 32], 384), None);
     }
 
+    /// Rader's table places input `k = g^-s` in slot `s` and takes output
+    /// `k = g^t` from the convolution's entry `t` (`x[0]` and `Σ a` in the
+    /// two slots after), as integer bit patterns the kernel reinterprets.
     #[test]
     fn rader_factors_hold_the_permutations_as_integer_slots() {
         for p in [71usize, 211, 421, 4201] {
