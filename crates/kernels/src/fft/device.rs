@@ -8,7 +8,7 @@ use super::dft::{dft_kernel, DftConfig, DftShape, MAX_MATRIX};
 use super::factor::{
     balanced_two_passes, bluestein_length, butterfly_split, default_max_radix, first_pass_in_whole_rounds,
     four_step_split, gcd, has_radix_plan, is_rader_prime, is_smooth, largest_first_pass_last, primitive_root, radices,
-    radices_within, smooth_plans, thread_rounds_on, threads_per_signal, BUTTERFLY_PAIRS,
+    radices_within, rounds_per_thread, smooth_plans, thread_rounds_on, threads_per_signal, BUTTERFLY_PAIRS,
 };
 use super::measure::Measurement;
 use super::plane::{fft_plane_kernel, PlaneConfig};
@@ -455,7 +455,7 @@ fn bluestein_kernel_spectrum(chirp: &[num_complex::Complex<f64>], m: usize) -> V
 /// took one round, the extra warps paid for themselves.
 fn plan_on_fewer_warps(len: usize, radices: &[usize], threads: usize, signals: usize) -> Option<(Vec<usize>, usize)> {
     let cube_threads = threads * signals;
-    let loops = radices.iter().any(|&r| len / r > threads);
+    let loops = rounds_per_thread(len, radices, threads) > radices.len();
     [(HELD_TWIDDLE_THREADS, true), (CAPPED_REGISTER_THREADS, loops)]
         .into_iter()
         .filter(|&(fewer, applies)| applies && cube_threads > fewer)
@@ -474,7 +474,7 @@ fn plan_within(len: usize, passes: usize, signals: usize, cube_threads: usize) -
     if max_threads == 0 {
         return None;
     }
-    let rounds = |plan: &[usize], threads: usize| plan.iter().map(|&r| (len / r).div_ceil(threads)).sum::<usize>();
+    let rounds = |plan: &[usize], threads: usize| rounds_per_thread(len, plan, threads);
     smooth_plans(len, passes, 2 * default_max_radix(len), RESIDENT_COMPOSITE)
         .into_iter()
         .map(|plan| {

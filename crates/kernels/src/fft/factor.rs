@@ -349,6 +349,13 @@ pub fn thread_rounds_on(len: usize, radices: &[usize], threads: usize) -> usize 
     slots(&units, threads)
 }
 
+/// Rounds of butterflies one of `threads` threads runs over the unsplit
+/// passes `radices` over `len`: each pass's `len / r` butterflies, a round
+/// per `threads` of them.
+pub fn rounds_per_thread(len: usize, radices: &[usize], threads: usize) -> usize {
+    radices.iter().map(|&r| (len / r).div_ceil(threads)).sum()
+}
+
 /// [`thread_rounds_on`] the plan's [`threads_per_signal`].
 pub fn thread_rounds(len: usize, radices: &[usize]) -> usize {
     thread_rounds_on(len, radices, threads_per_signal(len, radices, 0))

@@ -11,7 +11,7 @@
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
-use super::factor::{butterfly_split, dft_split, DftSplit};
+use super::factor::{butterfly_split, dft_split, rounds_per_thread, DftSplit};
 use super::window::Window;
 use crate::pairs::{read_float, read_pair, write_pair};
 
@@ -2951,10 +2951,8 @@ pub(crate) fn holds_twiddles(cfg: &StageConfig) -> bool {
 /// Twiddles a thread holds for the passes before `pass`: one for each of its
 /// butterflies in every pass after the first (whose span is 1).
 pub(crate) fn held_twiddle_offset(cfg: &StageConfig, pass: usize) -> usize {
-    let n = cfg.pass_len();
-    (1..pass)
-        .map(|p| (n / cfg.radices[p]).div_ceil(cfg.threads_per_signal))
-        .sum()
+    let later = &cfg.radices[1.min(pass)..pass];
+    rounds_per_thread(cfg.pass_len(), later, cfg.threads_per_signal)
 }
 
 /// The first twiddle `W^k` of each butterfly this thread runs in each pass
