@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 pub mod batch;
 pub mod dataset;
 pub mod generate;
+#[cfg(feature = "hdf5")]
+pub mod hdf5_file;
+#[cfg(not(feature = "hdf5"))]
+#[path = "hdf5_unavailable.rs"]
 pub mod hdf5_file;
 pub mod load;
 pub mod mat_file;
@@ -14,8 +18,11 @@ pub mod npy;
 pub mod safetensors_file;
 pub mod torch;
 
+/// Whether this build reads and writes HDF5 files (the `hdf5` feature).
+pub const HDF5: bool = cfg!(feature = "hdf5");
+
 pub use dataset::{Array, PdeDataset};
-pub use load::{check_output, load, read_tensors, save, LoadOptions};
+pub use load::{check_output, load, read_input, read_tensors, save, LoadOptions};
 
 /// The tensors of a file by name, and its metadata.
 pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);

@@ -122,6 +122,47 @@ fn read_npz(path: &Path) -> Result<Tensors, DataError> {
     Ok((out, metadata))
 }
 
+/// The key `chosen`, or else the first of `defaults` the file holds.
+fn pick_key(
+    path: &Path,
+    tensors: &BTreeMap<String, StoredTensor>,
+    chosen: Option<&str>,
+    defaults: &[&str],
+) -> Result<String, DataError> {
+    let available = || tensors.keys().cloned().collect::<Vec<_>>().join(", ");
+    match chosen {
+        Some(k) if tensors.contains_key(k) => Ok(k.to_string()),
+        Some(k) => Err(err(path, format!("no tensor '{k}' (the file holds: {})", available()))),
+        None => defaults
+            .iter()
+            .find(|k| tensors.contains_key(**k))
+            .map(|k| k.to_string())
+            .ok_or_else(|| {
+                err(
+                    path,
+                    format!(
+                        "none of the keys {defaults:?} (the file holds: {}); name the key to use",
+                        available()
+                    ),
+                )
+            }),
+    }
+}
+
+/// The model input a file holds, as stored: the tensor `key`, or else the
+/// file's only tensor or the first of the usual input names (`x`, `a`,
+/// `coeff`, `input`, `inputs`) it holds. Any format [`read_tensors`] reads.
+pub fn read_input(path: impl AsRef<Path>, key: Option<&str>) -> Result<(String, StoredTensor), DataError> {
+    let path = path.as_ref();
+    let (mut tensors, _) = read_tensors(path)?;
+    let key = match (key, tensors.len()) {
+        (None, 1) => tensors.keys().next().expect("one key").clone(),
+        _ => pick_key(path, &tensors, key, &INPUT_KEYS)?,
+    };
+    let tensor = tensors.remove(&key).expect("picked from the keys");
+    Ok((key, tensor))
+}
+
 /// A dataset from `path` (see [`LoadOptions`]).
 pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset, DataError> {
     let path = path.as_ref();
@@ -129,29 +170,9 @@ pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset,
         return hdf5_file::load(path, options);
     }
     let (mut tensors, metadata) = read_tensors(path)?;
-    let available = || tensors.keys().cloned().collect::<Vec<_>>().join(", ");
-    let pick = |chosen: &Option<String>, defaults: &[&str]| -> Result<String, DataError> {
-        match chosen {
-            Some(k) if tensors.contains_key(k) => Ok(k.clone()),
-            Some(k) => Err(err(path, format!("no tensor '{k}' (the file holds: {})", available()))),
-            None => defaults
-                .iter()
-                .find(|k| tensors.contains_key(**k))
-                .map(|k| k.to_string())
-                .ok_or_else(|| {
-                    err(
-                        path,
-                        format!(
-                            "none of the keys {defaults:?} (the file holds: {}); name the key to use",
-                            available()
-                        ),
-                    )
-                }),
-        }
-    };
     let (xk, yk) = (
-        pick(&options.input_key, &INPUT_KEYS)?,
-        pick(&options.output_key, &OUTPUT_KEYS)?,
+        pick_key(path, &tensors, options.input_key.as_deref(), &INPUT_KEYS)?,
+        pick_key(path, &tensors, options.output_key.as_deref(), &OUTPUT_KEYS)?,
     );
     let has_channels = options
         .channel_dim
@@ -204,8 +225,13 @@ pub fn save(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> 
 /// long work can be refused before it starts.
 pub fn check_output(path: impl AsRef<Path>) -> Result<(), DataError> {
     let path = path.as_ref();
-    if !matches!(extension(path).as_str(), "safetensors" | "npz" | "h5" | "hdf5") {
-        return Err(err(path, "unknown output format: expected .safetensors, .npz or .h5"));
+    match extension(path).as_str() {
+        "safetensors" | "npz" => {}
+        #[cfg(feature = "hdf5")]
+        "h5" | "hdf5" => {}
+        #[cfg(not(feature = "hdf5"))]
+        "h5" | "hdf5" => return Err(hdf5_file::unavailable(path)),
+        _ => return Err(err(path, "unknown output format: expected .safetensors, .npz or .h5")),
     }
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(dir) if !dir.is_dir() => Err(err(path, format!("directory {} does not exist", dir.display()))),
@@ -220,8 +246,7 @@ fn write_npz(path: &Path, data: &PdeDataset) -> Result<(), DataError> {
         let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
         for (name, a) in [("x", &data.inputs), ("y", &data.outputs)] {
             zip.start_file(format!("{name}.npy"), stored)?;
-            let arr = npy::NpyArray::new(a.shape.clone(), npy::DType::F32, a.data.clone());
-            std::io::Write::write_all(&mut zip, &npy::to_bytes(&arr))?;
+            npy::write_to(&mut zip, &a.shape, npy::DType::F32, &a.data)?;
         }
         zip.start_file(NPZ_METADATA, stored)?;
         std::io::Write::write_all(&mut zip, &serde_json::to_vec(&data.metadata)?)?;

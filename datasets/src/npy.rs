@@ -1,11 +1,21 @@
-//! NumPy `.npy` arrays of float32 (`<f4`) and complex64 (`<c8`), C order.
+//! NumPy `.npy` arrays through the `npyz` crate: read as float32 (any real
+//! dtype widened or narrowed to f32) or complex64 (complex128 narrowed), in
+//! either byte order and either memory order; written as float32 (`<f4`) or
+//! complex64 (`<c8`), C order.
 //!
 //! Complex data are kept interleaved (re, im), the layout of
 //! `torch.view_as_real`, so a `<c8` array of shape `S` holds `2·prod(S)` floats.
+//!
+//! Before npyz sees a header, its length and its shape are checked against the
+//! file: a corrupt or hostile header is an error, never a panic (npyz multiplies
+//! the dims unchecked) or an allocation of the size it claims.
 
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use npyz::{Order, TypeChar, TypeStr, WriterBuilder};
+use num_complex::Complex;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NpyError {
@@ -17,7 +27,7 @@ pub enum NpyError {
     },
     #[error("{path}: not a valid .npy file: {reason}")]
     Format { path: PathBuf, reason: String },
-    #[error("{path}: dtype '{dtype}' is not supported (expected float32 '<f4' or complex64 '<c8')")]
+    #[error("{path}: dtype '{dtype}' is not supported (expected a float, integer, bool or complex dtype)")]
     Dtype { path: PathBuf, dtype: String },
 }
 
@@ -64,8 +74,7 @@ impl NpyArray {
     }
 }
 
-const MAGIC: &[u8] = b"\x93NUMPY";
-
+/// Reads a real or complex array (see the module's documentation).
 pub fn read(path: impl AsRef<Path>) -> Result<NpyArray, NpyError> {
     let path = path.as_ref();
     let bytes = fs::read(path).map_err(|source| NpyError::Io {
@@ -84,147 +93,210 @@ pub fn read(path: impl AsRef<Path>) -> Result<NpyArray, NpyError> {
     })
 }
 
+#[derive(Debug)]
 enum ParseError {
     Format(String),
     Dtype(String),
 }
 
-/// A parsed header: the element type's descr, order and shape, and where the data start.
-struct Header {
-    descr: String,
-    fortran: bool,
+/// An array's values as f32, in C order, and what the file said of them.
+struct Decoded {
+    /// numpy's name of the stored dtype (`float64`, `complex64`, ...).
+    name: &'static str,
     shape: Vec<usize>,
-    data_start: usize,
+    complex: bool,
+    data: Vec<f32>,
 }
 
-fn parse_header(bytes: &[u8]) -> Result<Header, ParseError> {
-    let fmt = |m: &str| ParseError::Format(m.to_string());
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err(fmt("missing the \\x93NUMPY magic"));
-    }
-    let (header_len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 => {
-            if bytes.len() < 12 {
-                return Err(fmt("truncated header"));
-            }
-            (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            )
-        }
-        v => return Err(ParseError::Format(format!("unknown format version {v}"))),
-    };
-    let header = bytes
-        .get(start..start + header_len)
-        .ok_or_else(|| fmt("truncated header"))?;
-    let header = std::str::from_utf8(header).map_err(|_| fmt("header is not text"))?;
-    let descr = dict_value(header, "descr").ok_or_else(|| fmt("header has no 'descr'"))?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"').to_string();
-    let fortran = match dict_value(header, "fortran_order").as_deref() {
-        Some("False") => false,
-        Some("True") => true,
-        _ => return Err(fmt("header has no valid 'fortran_order'")),
-    };
-    let shape_text = dict_value(header, "shape").ok_or_else(|| fmt("header has no 'shape'"))?;
-    let inner = shape_text
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| fmt("'shape' is not a tuple"))?;
-    let shape = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<usize>()
-                .map_err(|_| ParseError::Format(format!("bad dimension '{s}' in shape")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Header {
-        descr,
-        fortran,
-        shape,
-        data_start: start + header_len,
+/// numpy's name of a scalar dtype we read, and whether it is complex.
+fn dtype_name(t: &TypeStr) -> Option<(&'static str, bool)> {
+    Some(match (t.type_char(), t.size_field()) {
+        (TypeChar::Float, 2) => ("float16", false),
+        (TypeChar::Float, 4) => ("float32", false),
+        (TypeChar::Float, 8) => ("float64", false),
+        (TypeChar::Int, 1) => ("int8", false),
+        (TypeChar::Int, 2) => ("int16", false),
+        (TypeChar::Int, 4) => ("int32", false),
+        (TypeChar::Int, 8) => ("int64", false),
+        (TypeChar::Uint, 1) => ("uint8", false),
+        (TypeChar::Uint, 2) => ("uint16", false),
+        (TypeChar::Uint, 4) => ("uint32", false),
+        (TypeChar::Uint, 8) => ("uint64", false),
+        (TypeChar::Bool, 1) => ("bool", false),
+        (TypeChar::Complex, 8) => ("complex64", true),
+        (TypeChar::Complex, 16) => ("complex128", true),
+        _ => return None,
     })
 }
 
-/// The data of `header`, `width` bytes per value, decoded to f32 in C order
-/// (`parts` values per element).
-fn decode(
-    bytes: &[u8],
-    header: &Header,
-    width: usize,
-    parts: usize,
-    value: impl Fn(&[u8]) -> f32,
-) -> Result<Vec<f32>, ParseError> {
-    let count = header
-        .shape
+/// Checks what npyz would trust: that the header lies within the file, and
+/// that no product of the shape's dims overflows.
+fn check_header(bytes: &[u8]) -> Result<(), ParseError> {
+    let fmt = |m: String| ParseError::Format(m);
+    if bytes.len() < 10 || !bytes.starts_with(b"\x93NUMPY") {
+        return Err(fmt("missing the \\x93NUMPY magic".into()));
+    }
+    let (len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 => match bytes.get(8..12) {
+            Some(b) => (u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize, 12),
+            None => return Err(fmt("truncated header".into())),
+        },
+        // npyz names it.
+        _ => return Ok(()),
+    };
+    let text = bytes.get(start..start + len).ok_or_else(|| {
+        fmt(format!(
+            "truncated header ({len} bytes declared, {} present)",
+            bytes.len() - start
+        ))
+    })?;
+    // Anything npyz would reject, npyz names; only a parsed shape is checked here.
+    let Some(dict) = std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.trim_end().parse::<py_literal::Value>().ok())
+    else {
+        return Ok(());
+    };
+    let py_literal::Value::Dict(entries) = dict else {
+        return Ok(());
+    };
+    // Every "shape" entry: npyz keeps the last of repeated keys.
+    for (key, value) in &entries {
+        let (py_literal::Value::String(key), py_literal::Value::Tuple(dims) | py_literal::Value::List(dims)) =
+            (key, value)
+        else {
+            continue;
+        };
+        // Negative, over-long or non-integer dims: npyz names them.
+        let shape: Option<Vec<u64>> = dims
+            .iter()
+            .map(|d| match d {
+                py_literal::Value::Integer(d) => u64::try_from(d).ok(),
+                _ => None,
+            })
+            .collect();
+        let Some(shape) = shape.filter(|_| key == "shape") else {
+            continue;
+        };
+        // Zero dims skipped: npyz forms the strides, partial products in both directions.
+        if shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d.max(1)))
+            .is_none()
+        {
+            return Err(fmt(format!("shape {shape:?} overflows")));
+        }
+    }
+    Ok(())
+}
+
+fn invalid(e: io::Error) -> ParseError {
+    ParseError::Format(e.to_string())
+}
+
+fn decode(bytes: &[u8]) -> Result<Decoded, ParseError> {
+    check_header(bytes)?;
+    let mut data = bytes;
+    let header = npyz::NpyHeader::from_reader(&mut data).map_err(invalid)?;
+    let npy_dtype = header.dtype();
+    let descr = npy_dtype.descr().trim_matches('\'').to_string();
+    let npyz::DType::Plain(type_str) = &npy_dtype else {
+        return Err(ParseError::Dtype(descr));
+    };
+    let (name, complex) = dtype_name(type_str).ok_or_else(|| ParseError::Dtype(descr.clone()))?;
+    let shape = header
+        .shape()
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|_| ParseError::Format(format!("shape {:?} does not fit in memory", header.shape())))?;
+    // Checked before anything is allocated: the data must be exactly what the shape needs.
+    let need = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .and_then(|c| c.checked_mul(parts))
-        .ok_or_else(|| ParseError::Format("shape overflows".into()))?;
-    let body = &bytes[header.data_start..];
-    if body.len() != count * width {
+        .and_then(|count| count.checked_mul(type_str.num_bytes()?))
+        .ok_or_else(|| ParseError::Format(format!("shape {shape:?} overflows")))?;
+    if data.len() != need {
         return Err(ParseError::Format(format!(
-            "data holds {} bytes, shape {:?} of {} needs {}",
-            body.len(),
-            header.shape,
-            header.descr,
-            count * width
+            "data holds {} bytes, shape {shape:?} of {descr} needs {need}",
+            data.len()
         )));
     }
-    let data: Vec<f32> = body.chunks_exact(width).map(value).collect();
-    Ok(if header.fortran {
-        fortran_to_c(&data, &header.shape, parts)
-    } else {
-        data
-    })
-}
-
-fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
-    let header = parse_header(bytes)?;
-    let dtype = match header.descr.as_str() {
-        "<f4" | "|f4" => DType::F32,
-        "<c8" => DType::C64,
-        other => return Err(ParseError::Dtype(other.to_string())),
+    let fortran = header.order() == Order::Fortran;
+    let file = npyz::NpyFile::with_header(header, data);
+    fn widen<T: npyz::Deserialize>(file: npyz::NpyFile<&[u8]>, f: impl Fn(T) -> f32) -> Result<Vec<f32>, ParseError> {
+        // Element by element into the f32 vector: no copy of the stored type.
+        let reader = file.data::<T>().map_err(|e| ParseError::Format(e.to_string()))?;
+        let mut out = Vec::with_capacity(reader.total_len() as usize);
+        for v in reader {
+            out.push(f(v.map_err(invalid)?));
+        }
+        Ok(out)
+    }
+    let values = match name {
+        "float16" => widen(file, |v: half::f16| v.to_f32())?,
+        "float32" => file.into_vec::<f32>().map_err(invalid)?,
+        "float64" => widen(file, |v: f64| v as f32)?,
+        "int8" => widen(file, |v: i8| v as f32)?,
+        "int16" => widen(file, |v: i16| v as f32)?,
+        "int32" => widen(file, |v: i32| v as f32)?,
+        "int64" => widen(file, |v: i64| v as f32)?,
+        "uint8" => widen(file, |v: u8| v as f32)?,
+        "uint16" => widen(file, |v: u16| v as f32)?,
+        "uint32" => widen(file, |v: u32| v as f32)?,
+        "uint64" => widen(file, |v: u64| v as f32)?,
+        "bool" => widen(file, |v: bool| v as u8 as f32)?,
+        "complex64" => interleave(file.into_vec::<Complex<f32>>().map_err(invalid)?),
+        "complex128" => interleave(
+            file.into_vec::<Complex<f64>>()
+                .map_err(invalid)?
+                .into_iter()
+                .map(|c| Complex::new(c.re as f32, c.im as f32))
+                .collect(),
+        ),
+        _ => unreachable!("every name of dtype_name"),
     };
-    let data = decode(bytes, &header, 4, dtype.floats(), |c| {
-        f32::from_le_bytes(c.try_into().unwrap())
-    })?;
-    Ok(NpyArray {
-        shape: header.shape,
-        dtype,
+    let parts = if complex { 2 } else { 1 };
+    let data = if fortran {
+        fortran_to_c(&values, &shape, parts)
+    } else {
+        values
+    };
+    Ok(Decoded {
+        name,
+        shape,
+        complex,
         data,
     })
 }
 
-/// Any real little-endian array (float16/32/64, signed and unsigned integers,
-/// bool), its values widened to f32: the dataset loaders' reader. Returns the
-/// numpy dtype's name beside the values.
+fn interleave(values: Vec<Complex<f32>>) -> Vec<f32> {
+    values.into_iter().flat_map(|c| [c.re, c.im]).collect()
+}
+
+fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
+    let d = decode(bytes)?;
+    Ok(NpyArray {
+        shape: d.shape,
+        dtype: if d.complex { DType::C64 } else { DType::F32 },
+        data: d.data,
+    })
+}
+
+/// Any real array (float16/32/64, signed and unsigned integers, bool; either
+/// byte order; C or Fortran order), its values as f32 in C order: the dataset
+/// loaders' reader. Returns the numpy dtype's name beside the values.
 pub fn parse_real(bytes: &[u8]) -> Result<(String, Vec<usize>, Vec<f32>), String> {
     let fail = |e: ParseError| match e {
         ParseError::Format(reason) => format!("not a valid .npy array: {reason}"),
         ParseError::Dtype(d) => format!("dtype '{d}' is not supported"),
     };
-    let header = parse_header(bytes).map_err(fail)?;
-    type Decoder = fn(&[u8]) -> f32;
-    let (name, width, value): (&str, usize, Decoder) = match header.descr.trim_start_matches(['<', '|', '=']) {
-        "f2" => ("float16", 2, |c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
-        "f4" => ("float32", 4, |c| f32::from_le_bytes(c.try_into().unwrap())),
-        "f8" => ("float64", 8, |c| f64::from_le_bytes(c.try_into().unwrap()) as f32),
-        "i1" => ("int8", 1, |c| c[0] as i8 as f32),
-        "i2" => ("int16", 2, |c| i16::from_le_bytes([c[0], c[1]]) as f32),
-        "i4" => ("int32", 4, |c| i32::from_le_bytes(c.try_into().unwrap()) as f32),
-        "i8" => ("int64", 8, |c| i64::from_le_bytes(c.try_into().unwrap()) as f32),
-        "u1" => ("uint8", 1, |c| c[0] as f32),
-        "u2" => ("uint16", 2, |c| u16::from_le_bytes([c[0], c[1]]) as f32),
-        "u4" => ("uint32", 4, |c| u32::from_le_bytes(c.try_into().unwrap()) as f32),
-        "u8" => ("uint64", 8, |c| u64::from_le_bytes(c.try_into().unwrap()) as f32),
-        "b1" => ("bool", 1, |c| (c[0] != 0) as u8 as f32),
-        other => return Err(fail(ParseError::Dtype(other.to_string()))),
-    };
-    let data = decode(bytes, &header, width, 1, value).map_err(fail)?;
-    Ok((name.to_string(), header.shape, data))
+    let d = decode(bytes).map_err(fail)?;
+    if d.complex {
+        return Err(format!("dtype {} is not supported (a real array is needed)", d.name));
+    }
+    Ok((d.name.to_string(), d.shape, d.data))
 }
 
 /// Reorders column-major (Fortran) data of `shape`, `parts` floats per element,
@@ -249,47 +321,35 @@ pub(crate) fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f
     out
 }
 
-/// The raw text of `'key': value` in a header dict (tuples kept whole).
-fn dict_value(header: &str, key: &str) -> Option<String> {
-    let at = header.find(&format!("'{key}'"))?;
-    let rest = header[at + key.len() + 2..]
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start();
-    let end = if rest.starts_with('(') {
-        rest.find(')')? + 1
-    } else {
-        rest.find([',', '}']).unwrap_or(rest.len())
-    };
-    Some(rest[..end].trim().to_string())
+/// Writes `data`, C order, little-endian, as `dtype`: npyz's header (version
+/// 1.0 where it fits, data 64-byte aligned), then the values.
+pub(crate) fn write_to(w: impl Write, shape: &[usize], dtype: DType, data: &[f32]) -> io::Result<()> {
+    fn write_all<T: npyz::Serialize>(
+        w: impl Write,
+        shape: &[usize],
+        dtype: DType,
+        values: impl Iterator<Item = T>,
+    ) -> io::Result<()> {
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+        let npy_dtype = npyz::DType::new_scalar(dtype.descr().parse().expect("a valid type string"));
+        let mut out = npyz::WriteOptions::<T>::new()
+            .dtype(npy_dtype)
+            .shape(&shape)
+            .writer(w)
+            .begin_nd()?;
+        out.extend(values)?;
+        out.finish()
+    }
+    match dtype {
+        DType::F32 => write_all(w, shape, dtype, data.iter().copied()),
+        DType::C64 => write_all(w, shape, dtype, data.chunks_exact(2).map(|c| Complex::new(c[0], c[1]))),
+    }
 }
 
-/// Serialises an array in format version 1.0.
+/// Serialises an array.
 pub fn to_bytes(array: &NpyArray) -> Vec<u8> {
-    let shape = match array.shape.len() {
-        1 => format!("({},)", array.shape[0]),
-        _ => format!(
-            "({})",
-            array.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
-        ),
-    };
-    let mut header = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-        array.dtype.descr(),
-        shape
-    );
-    // Pad with spaces so the data starts 64-byte aligned; the header ends in '\n'.
-    let unpadded = MAGIC.len() + 4 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + array.data.len() * 4);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[1, 0]);
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in &array.data {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
+    let mut out = Vec::with_capacity(128 + array.data.len() * 4);
+    write_to(&mut out, &array.shape, array.dtype, &array.data).expect("NpyArray::new checked the length");
     out
 }
 
@@ -304,7 +364,11 @@ pub fn write(path: impl AsRef<Path>, array: &NpyArray) -> Result<(), NpyError> {
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
     let result = fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(&to_bytes(array)).and_then(|_| f.sync_all()))
+        .and_then(|f| {
+            let mut w = io::BufWriter::new(f);
+            write_to(&mut w, &array.shape, array.dtype, &array.data)?;
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        })
         .and_then(|_| fs::rename(&tmp, path));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -316,6 +380,19 @@ pub fn write(path: impl AsRef<Path>, array: &NpyArray) -> Result<(), NpyError> {
 mod tests {
     use super::*;
 
+    /// A `.npy` file's bytes with a hand-written header (as numpy writes it).
+    fn npy(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = header.to_string();
+        let unpadded = 10 + header.len() + 1;
+        header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        bytes.extend(data);
+        bytes
+    }
+
     #[test]
     fn round_trip_both_dtypes() {
         for (shape, dtype) in [(vec![3, 4], DType::F32), (vec![5], DType::C64), (vec![], DType::F32)] {
@@ -324,43 +401,86 @@ mod tests {
             let a = NpyArray::new(shape, dtype, data);
             let bytes = to_bytes(&a);
             assert_eq!((bytes.len() - a.data.len() * 4) % 64, 0);
-            let b = match parse(&bytes) {
-                Ok(b) => b,
-                Err(_) => panic!("round trip failed"),
-            };
-            assert_eq!(a, b);
+            assert_eq!(parse(&bytes).unwrap(), a);
         }
     }
 
     #[test]
     fn reads_fortran_ordered_arrays_in_c_order() {
         // np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)) stores 0 3 1 4 2 5.
-        let mut bytes = b"\x93NUMPY\x01\x00v\x00".to_vec();
-        let mut header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }".to_string();
-        header.push_str(&" ".repeat(118 - header.len() - 1));
-        header.push('\n');
-        bytes.extend_from_slice(header.as_bytes());
-        for v in [0.0f32, 3.0, 1.0, 4.0, 2.0, 5.0] {
-            bytes.extend(v.to_le_bytes());
-        }
-        let a = parse(&bytes).ok().unwrap();
+        let data: Vec<u8> = [0.0f32, 3.0, 1.0, 4.0, 2.0, 5.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let a = parse(&npy(
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+            &data,
+        ))
+        .unwrap();
         assert_eq!(a.shape, vec![2, 3]);
         assert_eq!(a.data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        // Complex too: each (re, im) pair moves whole.
+        let data: Vec<u8> = [0.0f32, 0.5, 2.0, 2.5, 1.0, 1.5, 3.0, 3.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let a = parse(&npy(
+            "{'descr': '<c8', 'fortran_order': True, 'shape': (2, 2), }",
+            &data,
+        ))
+        .unwrap();
+        assert_eq!(a.data, vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]);
     }
 
     #[test]
     fn reads_numpy_written_header() {
         // Header exactly as numpy 1.x writes np.zeros((2, 3), np.complex64).
-        let mut bytes = b"\x93NUMPY\x01\x00v\x00".to_vec();
-        let mut header = "{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }".to_string();
-        header.push_str(&" ".repeat(118 - header.len() - 1));
-        header.push('\n');
-        bytes.extend_from_slice(header.as_bytes());
-        bytes.extend(std::iter::repeat_n(0u8, 2 * 3 * 8));
-        let a = parse(&bytes).ok().unwrap();
+        let a = parse(&npy(
+            "{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }",
+            &[0; 2 * 3 * 8],
+        ))
+        .unwrap();
         assert_eq!(a.shape, vec![2, 3]);
         assert_eq!(a.dtype, DType::C64);
         assert_eq!(a.data.len(), 12);
+    }
+
+    #[test]
+    fn widens_float64_and_other_dtypes() {
+        let values = [1.5f64, -2.25, 1e-3, 3.0e10];
+        let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+        let want: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        for (descr, data) in [("<f8", &le), (">f8", &be)] {
+            let bytes = npy(
+                &format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2, 2), }}"),
+                data,
+            );
+            let a = parse(&bytes).unwrap();
+            assert_eq!(
+                (a.dtype, &a.shape, &a.data),
+                (DType::F32, &vec![2, 2], &want),
+                "{descr}"
+            );
+            let (name, shape, data) = parse_real(&bytes).unwrap();
+            assert_eq!((name.as_str(), shape, data), ("float64", vec![2, 2], want.clone()));
+        }
+        let ints: Vec<u8> = [-3i16, 7].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let (name, _, data) =
+            parse_real(&npy("{'descr': '>i2', 'fortran_order': False, 'shape': (2,), }", &ints)).unwrap();
+        assert_eq!((name.as_str(), data), ("int16", vec![-3.0, 7.0]));
+        let (name, _, data) = parse_real(&npy(
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+            &[1, 0, 1],
+        ))
+        .unwrap();
+        assert_eq!((name.as_str(), data), ("bool", vec![1.0, 0.0, 1.0]));
+        // complex128 narrows to complex64; parse_real wants a real array.
+        let c: Vec<u8> = [1.0f64, -1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bytes = npy("{'descr': '<c16', 'fortran_order': False, 'shape': (), }", &c);
+        let a = parse(&bytes).unwrap();
+        assert_eq!((a.dtype, a.shape.len(), a.data), (DType::C64, 0, vec![1.0, -1.0]));
+        assert!(parse_real(&bytes).unwrap_err().contains("complex128"));
     }
 
     #[test]
@@ -373,13 +493,38 @@ mod tests {
         };
         assert!(err(&good[..good.len() - 1]).contains("needs 16"));
         assert!(err(b"PK\x03\x04 not numpy").contains("magic"));
+        // Every truncation is an error.
+        for cut in 0..good.len() {
+            err(&good[..cut]);
+        }
         let replace = |from: &[u8], to: &[u8]| {
             let at = good.windows(from.len()).position(|w| w == from).unwrap();
             let mut b = good.clone();
             b[at..at + to.len()].copy_from_slice(to);
             b
         };
-        assert!(err(&replace(b"<f4", b"<f8")).contains("dtype <f8"));
+        assert!(err(&replace(b"<f4", b"<U4")).contains("dtype <U4"));
         assert!(err(&replace(b"False", b"Maybe")).contains("fortran_order"));
+        // A shape whose product overflows, or that the data cannot hold: errors
+        // before anything of that size is allocated.
+        for shape in ["(4294967296, 4294967296, 16)", "(0, 4294967296, 4294967296, 2)"] {
+            let m = err(&npy(
+                &format!("{{'descr': '<f4', 'fortran_order': True, 'shape': {shape}, }}"),
+                &[0; 16],
+            ));
+            assert!(m.contains("overflows"), "{m}");
+        }
+        let m = err(&npy(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }",
+            &[0; 16],
+        ));
+        assert!(m.contains("needs 8000000000000"), "{m}");
+        // A header longer than the file.
+        let mut b = good.clone();
+        b[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert!(err(&b).contains("truncated header"));
+        let mut b = b"\x93NUMPY\x02\x00".to_vec();
+        b.extend(u32::MAX.to_le_bytes());
+        assert!(err(&b).contains("truncated header"));
     }
 }

@@ -2,11 +2,19 @@
 //! `[N, Cout, *grid]` (F32, or any float/int dtype when written by others),
 //! the dataset's metadata in the header. [`SafetensorsSamples`] reads samples
 //! on demand, seeking to each, so a file larger than memory can be trained on.
+//!
+//! The header is read and validated by the `safetensors` crate's [`Metadata`]
+//! and files are written by `safetensors::serialize_to_file`; the data are read
+//! here, by byte ranges, so that no file need fit in memory.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use safetensors::tensor::Metadata;
+use safetensors::{Dtype, View};
 
 use crate::dataset::{Array, PdeDataset};
 use crate::{DataError, StoredTensor, Tensors};
@@ -18,37 +26,38 @@ fn err(path: &Path, reason: impl Into<String>) -> DataError {
     }
 }
 
-/// One entry of the header: dtype, shape and where its data start in the file.
+/// One tensor of the header: dtype, shape and where its data start in the file.
 #[derive(Clone, Debug)]
 struct Entry {
-    dtype: String,
+    dtype: Dtype,
     shape: Vec<usize>,
     start: u64,
 }
 
-fn width(dtype: &str) -> Option<usize> {
+/// Bytes per value of the dtypes we read.
+fn width(dtype: Dtype) -> Option<usize> {
     Some(match dtype {
-        "F64" | "I64" | "U64" => 8,
-        "F32" | "I32" | "U32" => 4,
-        "F16" | "BF16" | "I16" | "U16" => 2,
-        "I8" | "U8" | "BOOL" => 1,
+        Dtype::F64 | Dtype::I64 | Dtype::U64 => 8,
+        Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
+        Dtype::F16 | Dtype::BF16 | Dtype::I16 | Dtype::U16 => 2,
+        Dtype::I8 | Dtype::U8 | Dtype::BOOL => 1,
         _ => return None,
     })
 }
 
-fn decode(dtype: &str, c: &[u8]) -> f32 {
+fn decode(dtype: Dtype, c: &[u8]) -> f32 {
     match dtype {
-        "F64" => f64::from_le_bytes(c.try_into().unwrap()) as f32,
-        "F32" => f32::from_le_bytes(c.try_into().unwrap()),
-        "F16" => half::f16::from_le_bytes([c[0], c[1]]).to_f32(),
-        "BF16" => half::bf16::from_le_bytes([c[0], c[1]]).to_f32(),
-        "I64" => i64::from_le_bytes(c.try_into().unwrap()) as f32,
-        "U64" => u64::from_le_bytes(c.try_into().unwrap()) as f32,
-        "I32" => i32::from_le_bytes(c.try_into().unwrap()) as f32,
-        "U32" => u32::from_le_bytes(c.try_into().unwrap()) as f32,
-        "I16" => i16::from_le_bytes([c[0], c[1]]) as f32,
-        "U16" => u16::from_le_bytes([c[0], c[1]]) as f32,
-        "I8" => c[0] as i8 as f32,
+        Dtype::F64 => f64::from_le_bytes(c.try_into().unwrap()) as f32,
+        Dtype::F32 => f32::from_le_bytes(c.try_into().unwrap()),
+        Dtype::F16 => half::f16::from_le_bytes([c[0], c[1]]).to_f32(),
+        Dtype::BF16 => half::bf16::from_le_bytes([c[0], c[1]]).to_f32(),
+        Dtype::I64 => i64::from_le_bytes(c.try_into().unwrap()) as f32,
+        Dtype::U64 => u64::from_le_bytes(c.try_into().unwrap()) as f32,
+        Dtype::I32 => i32::from_le_bytes(c.try_into().unwrap()) as f32,
+        Dtype::U32 => u32::from_le_bytes(c.try_into().unwrap()) as f32,
+        Dtype::I16 => i16::from_le_bytes([c[0], c[1]]) as f32,
+        Dtype::U16 => u16::from_le_bytes([c[0], c[1]]) as f32,
+        Dtype::I8 => c[0] as i8 as f32,
         _ => c[0] as f32, // U8, BOOL
     }
 }
@@ -56,6 +65,12 @@ fn decode(dtype: &str, c: &[u8]) -> f32 {
 /// Header of a safetensors file: its entries and metadata.
 type Header = (BTreeMap<String, Entry>, BTreeMap<String, String>);
 
+/// The safetensors crate's limit on a header's size.
+const MAX_HEADER: u64 = 100_000_000;
+
+/// Reads and validates the header alone (the safetensors crate's [`Metadata`]:
+/// offsets contiguous and matching each shape and dtype), then checks that the
+/// file holds all the data it declares, so the data can be read on demand.
 fn read_header(path: &Path, file: &mut File) -> Result<Header, DataError> {
     let size = file.metadata().map_err(|e| err(path, e.to_string()))?.len();
     let mut len = [0u8; 8];
@@ -65,72 +80,53 @@ fn read_header(path: &Path, file: &mut File) -> Result<Header, DataError> {
     if header_len > size - 8 {
         return Err(err(
             path,
-            format!("header of {header_len} bytes runs past the end of the file"),
+            format!("header of {header_len} bytes runs past the end of the file (truncated or not safetensors)"),
         ));
+    }
+    if header_len > MAX_HEADER {
+        return Err(err(path, format!("header of {header_len} bytes is too large")));
     }
     let mut header = vec![0u8; header_len as usize];
     file.read_exact(&mut header).map_err(|e| err(path, e.to_string()))?;
-    let header: serde_json::Map<String, serde_json::Value> =
+    let metadata: Metadata =
         serde_json::from_slice(&header).map_err(|e| err(path, format!("unreadable header: {e}")))?;
     let data_start = 8 + header_len;
-    let (mut entries, mut metadata) = (BTreeMap::new(), BTreeMap::new());
-    for (name, value) in header {
-        if name == "__metadata__" {
-            metadata = serde_json::from_value(value).map_err(|e| err(path, format!("metadata: {e}")))?;
-            continue;
-        }
-        let entry: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_value(value).map_err(|e| err(path, format!("{name}: {e}")))?;
-        let dtype = entry
-            .get("dtype")
-            .and_then(|d| d.as_str())
-            .unwrap_or_default()
-            .to_string();
-        let shape: Option<Vec<usize>> = entry
-            .get("shape")
-            .and_then(|s| s.as_array())
-            .and_then(|s| s.iter().map(|d| d.as_u64().map(|d| d as usize)).collect());
-        let offsets: Option<Vec<u64>> = entry
-            .get("data_offsets")
-            .and_then(|s| s.as_array())
-            .and_then(|s| s.iter().map(|d| d.as_u64()).collect());
-        let (Some(shape), Some(offsets)) = (shape, offsets) else {
-            return Err(err(path, format!("{name}: header entry lacks a shape or data_offsets")));
-        };
-        let w = width(&dtype).ok_or_else(|| err(path, format!("{name}: dtype {dtype} is not supported")))?;
-        let [start, end] = offsets[..] else {
-            return Err(err(path, format!("{name}: data_offsets must be [start, end]")));
-        };
-        let want = shape.iter().product::<usize>() as u64 * w as u64;
-        if end < start || end - start != want || data_start + end > size {
-            return Err(err(
-                path,
-                format!(
-                    "{name}: {dtype} {shape:?} needs {want} bytes at [{start}, {end}) of a {}-byte data section (truncated or corrupt)",
-                    size - data_start
-                ),
-            ));
+    let data_len = metadata.data_len() as u64;
+    if data_start + data_len != size {
+        return Err(err(
+            path,
+            format!(
+                "the header declares {data_len} bytes of data, the file holds {} (truncated or corrupt)",
+                size - data_start
+            ),
+        ));
+    }
+    let mut entries = BTreeMap::new();
+    for (name, info) in metadata.tensors() {
+        if width(info.dtype).is_none() {
+            return Err(err(path, format!("{name}: dtype {} is not supported", info.dtype)));
         }
         entries.insert(
             name,
             Entry {
-                dtype,
-                shape,
-                start: data_start + start,
+                dtype: info.dtype,
+                shape: info.shape.clone(),
+                start: data_start + info.data_offsets.0 as u64,
             },
         );
     }
+    let metadata = metadata.metadata().clone().unwrap_or_default().into_iter().collect();
     Ok((entries, metadata))
 }
 
 /// Positional reads (no shared cursor), so one open file serves many threads.
 fn read_values(path: &Path, file: &File, e: &Entry, from: u64, count: usize) -> Result<Vec<f32>, DataError> {
     use std::os::unix::fs::FileExt;
-    let w = width(&e.dtype).expect("checked with the header");
+    let w = width(e.dtype).expect("checked with the header");
     let mut bytes = vec![0u8; count * w];
     file.read_exact_at(&mut bytes, from)
         .map_err(|x| err(path, x.to_string()))?;
-    Ok(bytes.chunks_exact(w).map(|c| decode(&e.dtype, c)).collect())
+    Ok(bytes.chunks_exact(w).map(|c| decode(e.dtype, c)).collect())
 }
 
 /// Every tensor of a safetensors file, widened to f32, and its metadata.
@@ -145,7 +141,7 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
         out.insert(
             name,
             StoredTensor {
-                dtype: e.dtype.clone(),
+                dtype: e.dtype.to_string(),
                 array: Array::new(e.shape.clone(), data)?,
             },
         );
@@ -153,41 +149,56 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
     Ok((out, metadata))
 }
 
+/// An F32 tensor to write: its values' bytes borrowed on little-endian machines.
+struct F32View<'a> {
+    shape: &'a [usize],
+    data: &'a [f32],
+}
+
+impl View for F32View<'_> {
+    fn dtype(&self) -> Dtype {
+        Dtype::F32
+    }
+
+    fn shape(&self) -> &[usize] {
+        self.shape
+    }
+
+    fn data(&self) -> Cow<'_, [u8]> {
+        if cfg!(target_endian = "little") {
+            Cow::Borrowed(bytemuck::cast_slice(self.data))
+        } else {
+            Cow::Owned(self.data.iter().flat_map(|v| v.to_le_bytes()).collect())
+        }
+    }
+
+    fn data_len(&self) -> usize {
+        4 * self.data.len()
+    }
+}
+
 /// Writes `data` as `x`, `y` (F32) with its metadata, atomically (a temporary
 /// file renamed into place).
 pub fn write(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
     let path = path.as_ref();
-    let mut header = serde_json::Map::new();
-    header.insert(
-        "__metadata__".into(),
-        serde_json::to_value(&data.metadata).expect("strings"),
-    );
-    let mut offset = 0;
-    for (name, a) in [("x", &data.inputs), ("y", &data.outputs)] {
-        let bytes = a.data.len() * 4;
-        header.insert(
-            name.into(),
-            serde_json::json!({"dtype": "F32", "shape": a.shape, "data_offsets": [offset, offset + bytes]}),
-        );
-        offset += bytes;
-    }
-    let mut text = serde_json::to_vec(&header).expect("JSON");
-    text.resize(text.len().next_multiple_of(8), b' ');
-    let tmp = tmp_path(path);
-    let result = File::create(&tmp).and_then(|f| {
-        let mut w = std::io::BufWriter::new(f);
-        w.write_all(&(text.len() as u64).to_le_bytes())?;
-        w.write_all(&text)?;
-        for a in [&data.inputs, &data.outputs] {
-            for v in &a.data {
-                w.write_all(&v.to_le_bytes())?;
-            }
-        }
-        w.into_inner()?.sync_all()
+    let tensors = [("x", &data.inputs), ("y", &data.outputs)].map(|(name, a)| {
+        (
+            name,
+            F32View {
+                shape: &a.shape,
+                data: &a.data,
+            },
+        )
     });
-    result.and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
+    let metadata: HashMap<String, String> = data.metadata.clone().into_iter().collect();
+    let tmp = tmp_path(path);
+    let result = safetensors::serialize_to_file(tensors, Some(metadata), &tmp)
+        .map_err(|e| e.to_string())
+        .and_then(|_| File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| e.to_string()))
+        .and_then(|_| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
+    result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        err(path, e.to_string())
+        err(path, e)
     })
 }
 
@@ -258,7 +269,7 @@ impl SafetensorsSamples {
         let (path, file) = (&self.path, &self.file);
         let one = |e: &Entry| {
             let n: usize = e.shape[1..].iter().product();
-            let from = e.start + (i * n * width(&e.dtype).expect("checked")) as u64;
+            let from = e.start + (i * n * width(e.dtype).expect("checked")) as u64;
             read_values(path, file, e, from, n)
         };
         Ok((one(&self.x)?, one(&self.y)?))

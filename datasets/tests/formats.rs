@@ -167,3 +167,135 @@ fn bad_files_and_keys_are_named() {
     .to_string();
     assert!(e.contains("bad.safetensors") && e.contains("3..9"), "{e}");
 }
+
+#[test]
+fn our_safetensors_read_back_through_the_safetensors_crate() {
+    let d = dataset();
+    let path = scratch("crate.safetensors");
+    save(&path, &d).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    for (name, a) in [("x", &d.inputs), ("y", &d.outputs)] {
+        let t = st.tensor(name).unwrap();
+        assert_eq!((t.dtype(), t.shape()), (safetensors::Dtype::F32, &a.shape[..]));
+        let values: Vec<f32> = t
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(values, a.data, "{name}");
+    }
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let metadata = header.metadata().clone().unwrap();
+    assert_eq!(metadata["pde"], "test");
+    assert_eq!(metadata["layout"], "samples,channels,grid");
+}
+
+#[test]
+fn damaged_safetensors_are_errors_naming_the_file() {
+    let d = dataset();
+    let path = scratch("whole.safetensors");
+    save(&path, &d).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = scratch("truncated.safetensors");
+    // Every length short of the whole: inside the length, the header, the data.
+    for len in [0, 5, 8, 20, 100, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(&cut, &bytes[..len]).unwrap();
+        let e = read_tensors(&cut).unwrap_err().to_string();
+        assert!(e.contains("truncated.safetensors"), "{len}: {e}");
+        assert!(SafetensorsSamples::open(&cut).is_err(), "{len}");
+    }
+    // A header whose dtype we do not know, and one whose offsets do not fit its shape.
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
+    for (from, to, says) in [("\"F32\"", "\"Q32\"", "Q32"), ("[5,2,6,4]", "[5,2,6,5]", "header")] {
+        assert!(header.contains(from), "{header}");
+        let mut damaged = bytes.clone();
+        damaged[8..8 + header_len].copy_from_slice(header.replacen(from, to, 1).as_bytes());
+        std::fs::write(&cut, &damaged).unwrap();
+        let e = read_tensors(&cut).unwrap_err().to_string();
+        assert!(e.contains("truncated.safetensors") && e.contains(says), "{e}");
+    }
+}
+
+#[test]
+fn npy_files_written_by_npyz_read_as_f32_in_c_order() {
+    use fno_datasets::npy;
+    use npyz::WriterBuilder;
+    // float64 (numpy's default), big-endian, Fortran order: element (i, j) of
+    // a 2x3 array is 10 i + j + 0.5, stored column by column.
+    let fortran: Vec<f64> = (0..3)
+        .flat_map(|j| (0..2).map(move |i| 10.0 * i as f64 + j as f64 + 0.5))
+        .collect();
+    let mut bytes = Vec::new();
+    let mut w = npyz::WriteOptions::<f64>::new()
+        .dtype(npyz::DType::new_scalar(">f8".parse().unwrap()))
+        .order(npyz::Order::Fortran)
+        .shape(&[2, 3])
+        .writer(&mut bytes)
+        .begin_nd()
+        .unwrap();
+    w.extend(fortran.iter().copied()).unwrap();
+    w.finish().unwrap();
+    let path = scratch("f64_fortran.npy");
+    std::fs::write(&path, &bytes).unwrap();
+    let want = vec![0.5f32, 1.5, 2.5, 10.5, 11.5, 12.5];
+    let a = npy::read(&path).unwrap();
+    assert_eq!((a.dtype, &a.shape, &a.data), (npy::DType::F32, &vec![2, 3], &want));
+    let (tensors, _) = read_tensors(&path).unwrap();
+    let t = &tensors["f64_fortran"];
+    assert_eq!(
+        (t.dtype.as_str(), &t.array.shape, &t.array.data),
+        ("float64", &vec![2, 3], &want)
+    );
+
+    // What npy::write writes, npyz reads.
+    let ours = scratch("ours.npy");
+    npy::write(&ours, &npy::NpyArray::new(vec![2, 3], npy::DType::F32, want.clone())).unwrap();
+    let ours = std::fs::read(&ours).unwrap();
+    let file = npyz::NpyFile::new(&ours[..]).unwrap();
+    assert_eq!(file.shape(), &[2, 3]);
+    assert_eq!(file.into_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn damaged_npy_files_are_errors_naming_the_file() {
+    use fno_datasets::npy;
+    let path = scratch("whole.npy");
+    npy::write(&path, &npy::NpyArray::new(vec![4, 4], npy::DType::F32, vec![1.0; 16])).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = scratch("truncated.npy");
+    for len in [0, 6, 9, 40, 127, 128, bytes.len() - 1] {
+        std::fs::write(&cut, &bytes[..len]).unwrap();
+        let e = npy::read(&cut).unwrap_err().to_string();
+        assert!(e.contains("truncated.npy"), "{len}: {e}");
+        let e = read_tensors(&cut).unwrap_err().to_string();
+        assert!(e.contains("truncated.npy"), "{len}: {e}");
+    }
+    // A header claiming far more than the file holds (or than fits in memory):
+    // an error, before anything of that size is allocated.
+    let data_start = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    for shape in [
+        "(100000000000, 100000)",
+        "(18446744073709551615, 3)",
+        "(4294967296, 4294967296, 2)",
+    ] {
+        let mut text = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+        while (10 + text.len() + 1) % 64 != 0 {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut huge = b"\x93NUMPY\x01\x00".to_vec();
+        huge.extend((text.len() as u16).to_le_bytes());
+        huge.extend(text.as_bytes());
+        huge.extend(&bytes[data_start..]);
+        let big = scratch("huge.npy");
+        std::fs::write(&big, &huge).unwrap();
+        let e = npy::read(&big).unwrap_err().to_string();
+        assert!(
+            e.contains("huge.npy") && e.contains(shape.trim_matches(['(', ')']).split(',').next().unwrap()),
+            "{e}"
+        );
+        assert!(read_tensors(&big).is_err());
+    }
+}

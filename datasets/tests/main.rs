@@ -7,6 +7,7 @@ mod generate_burgers;
 mod generate_darcy;
 mod generate_darcy_speed;
 mod generate_navier_stokes;
+#[cfg(feature = "hdf5")]
 mod hdf5;
 mod matlab;
 mod torch_pt;

@@ -7,11 +7,13 @@
 //! header's metadata. Every key is checked: missing, unexpected and mis-shaped
 //! keys are all reported together, and nothing is loaded unless all match.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use fno_ops::SpectralConvBackend;
+use safetensors::{Dtype, SafeTensorError, SafeTensors, View};
 
 use crate::config::{FnoConfig, SkipKind};
 use crate::factorized::{ExpectedKey, WeightFormat};
@@ -26,7 +28,8 @@ pub struct StoredTensor {
     pub data: Vec<f32>,
 }
 
-/// Tensors and header metadata of a safetensors file.
+/// Tensors and header metadata of a safetensors file, read and written
+/// through the `safetensors` crate.
 #[derive(Clone, Debug, Default)]
 pub struct SafeTensorsFile {
     pub tensors: BTreeMap<String, StoredTensor>,
@@ -37,120 +40,121 @@ fn bad(m: impl Into<String>) -> ModelError {
     ModelError::Checkpoint(m.into())
 }
 
+/// The safetensors crate's error, said of a checkpoint (`bytes`, when read).
+fn unreadable(e: SafeTensorError, bytes: &[u8]) -> ModelError {
+    use SafeTensorError::*;
+    let declared = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    bad(match (&e, declared) {
+        (HeaderTooSmall, _) => "not a safetensors file (shorter than its header length)".to_string(),
+        (HeaderTooLarge | InvalidHeaderLength, Some(n)) if n > bytes.len() as u64 - 8 => {
+            format!("header of {n} bytes runs past the end of the file (truncated or not safetensors)")
+        }
+        (MetadataIncompleteBuffer, _) => {
+            "the data do not fill the file as its header declares (truncated or corrupt)".to_string()
+        }
+        _ => format!("not a readable safetensors file: {e}"),
+    })
+}
+
+/// An F32 tensor to write: its values' bytes borrowed on little-endian machines.
+struct F32View<'a>(&'a StoredTensor);
+
+impl View for F32View<'_> {
+    fn dtype(&self) -> Dtype {
+        Dtype::F32
+    }
+
+    fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    fn data(&self) -> Cow<'_, [u8]> {
+        if cfg!(target_endian = "little") {
+            Cow::Borrowed(bytemuck::cast_slice(&self.0.data))
+        } else {
+            Cow::Owned(self.0.data.iter().flat_map(|v| v.to_le_bytes()).collect())
+        }
+    }
+
+    fn data_len(&self) -> usize {
+        4 * self.0.data.len()
+    }
+}
+
 impl SafeTensorsFile {
-    /// Parses a safetensors file: an 8-byte header length, a JSON header, the data.
+    /// Parses a safetensors file (header and offsets validated by the
+    /// `safetensors` crate); every floating-point dtype is widened to f32, C64
+    /// kept as interleaved pairs.
     pub fn parse(bytes: &[u8]) -> Result<Self, ModelError> {
-        let len_bytes: [u8; 8] = bytes
-            .get(..8)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| bad("not a safetensors file (shorter than its header length)"))?;
-        let header_len = u64::from_le_bytes(len_bytes) as usize;
-        let header = bytes
-            .get(8..8usize.saturating_add(header_len))
-            .ok_or_else(|| bad(format!("header of {header_len} bytes runs past the end of the file")))?;
-        let header: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(header).map_err(|e| bad(format!("unreadable header: {e}")))?;
+        let (header_len, header) = SafeTensors::read_metadata(bytes).map_err(|e| unreadable(e, bytes))?;
+        // Validated: every tensor's offsets lie in the data, which end the file.
         let data = &bytes[8 + header_len..];
-        let mut file = SafeTensorsFile::default();
-        for (name, entry) in header {
-            if name == "__metadata__" {
-                file.metadata = serde_json::from_value(entry).map_err(|e| bad(format!("metadata: {e}")))?;
-                continue;
-            }
-            let field = |key: &str| {
-                entry
-                    .get(key)
-                    .ok_or_else(|| bad(format!("{name}: no {key} in the header")))
-            };
-            let dtype = field("dtype")?.as_str().unwrap_or_default().to_string();
-            let shape: Vec<usize> =
-                serde_json::from_value(field("shape")?.clone()).map_err(|e| bad(format!("{name}: shape: {e}")))?;
-            let [start, end]: [usize; 2] = serde_json::from_value(field("data_offsets")?.clone())
-                .map_err(|e| bad(format!("{name}: data_offsets: {e}")))?;
-            let raw = data
-                .get(start..end)
-                .filter(|_| start <= end)
-                .ok_or_else(|| bad(format!("{name}: data offsets {start}..{end} outside the file")))?;
-            let elements: usize = shape.iter().product();
-            let (values, complex) = decode(&dtype, raw).map_err(|m| bad(format!("{name}: {m}")))?;
-            let mut shape = shape;
+        let mut file = SafeTensorsFile {
+            metadata: header.metadata().clone().unwrap_or_default(),
+            ..Default::default()
+        };
+        for (name, info) in header.tensors() {
+            let (start, end) = info.data_offsets;
+            let (values, complex) = decode(info.dtype, &data[start..end]).map_err(|m| bad(format!("{name}: {m}")))?;
+            let mut shape = info.shape.clone();
             if complex {
                 shape.push(2);
-            }
-            if values.len() != elements * if complex { 2 } else { 1 } {
-                return Err(bad(format!(
-                    "{name}: {} bytes of {dtype} for shape {shape:?}",
-                    raw.len()
-                )));
             }
             file.tensors.insert(name, StoredTensor { shape, data: values });
         }
         Ok(file)
     }
 
-    /// Serialises F32 tensors (sorted by name) and the metadata.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut header = serde_json::Map::new();
-        header.insert("__metadata__".into(), serde_json::json!(self.metadata));
-        let mut offset = 0usize;
+    /// Serialises the tensors as F32 (sorted by name) with the metadata, or
+    /// names a tensor whose values do not fill its shape.
+    pub fn try_to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         for (name, t) in &self.tensors {
-            let end = offset + 4 * t.data.len();
-            header.insert(
-                name.clone(),
-                serde_json::json!({"dtype": "F32", "shape": t.shape, "data_offsets": [offset, end]}),
-            );
-            offset = end;
+            let count = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            if count != Some(t.data.len()) {
+                return Err(bad(format!("{name}: {} values for shape {:?}", t.data.len(), t.shape)));
+            }
         }
-        let mut header = serde_json::to_vec(&header).expect("a JSON map serialises");
-        // Pad the header so the data starts 8-byte aligned, as the format recommends.
-        header.resize(header.len().next_multiple_of(8), b' ');
-        let mut out = (header.len() as u64).to_le_bytes().to_vec();
-        out.extend(header);
-        for t in self.tensors.values() {
-            out.extend(t.data.iter().flat_map(|v| v.to_le_bytes()));
-        }
-        out
+        let views = self.tensors.iter().map(|(name, t)| (name, F32View(t)));
+        safetensors::serialize(views, Some(self.metadata.clone()))
+            .map_err(|e| bad(format!("cannot write the checkpoint: {e}")))
+    }
+
+    /// [`Self::try_to_bytes`] of tensors known to fill their shapes.
+    ///
+    /// # Panics
+    /// If a tensor's values do not fill its shape.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.try_to_bytes().unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
 /// Little-endian values of `dtype` as f32; complex dtypes interleaved (and flagged).
-fn decode(dtype: &str, raw: &[u8]) -> Result<(Vec<f32>, bool), String> {
-    let words = |size: usize| {
-        if raw.len().is_multiple_of(size) {
-            Ok(raw.chunks_exact(size))
-        } else {
-            Err(format!("{} bytes is not a whole number of {dtype} values", raw.len()))
-        }
+/// The crate has checked that `raw` holds exactly the shape's values.
+fn decode(dtype: Dtype, raw: &[u8]) -> Result<(Vec<f32>, bool), String> {
+    let f32s = || {
+        raw.chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
     };
     Ok(match dtype {
-        "F32" => (
-            words(4)?.map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
-            false,
-        ),
-        "C64" => (
-            words(4)?.map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
-            true,
-        ),
-        "F64" => (
-            words(8)?
+        Dtype::F32 => (f32s(), false),
+        Dtype::C64 => (f32s(), true),
+        Dtype::F64 => (
+            raw.chunks_exact(8)
                 .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
                 .collect(),
             false,
         ),
-        "C128" => (
-            words(8)?
-                .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
-                .collect(),
-            true,
-        ),
-        "F16" => (
-            words(2)?
+        Dtype::F16 => (
+            raw.chunks_exact(2)
                 .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
             false,
         ),
-        "BF16" => (
-            words(2)?
+        Dtype::BF16 => (
+            raw.chunks_exact(2)
                 .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
             false,

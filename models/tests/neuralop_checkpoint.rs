@@ -219,3 +219,62 @@ fn wrong_inputs_are_errors() {
     let one_d = Tensor::<NdArray, 3>::zeros([1, 1, 16], &device);
     assert!(matches!(model.forward(one_d), Err(ModelError::Input(_))));
 }
+
+#[test]
+fn our_checkpoints_read_back_through_the_safetensors_crate() {
+    let model =
+        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+    let saved = model.save_safetensors();
+    let (_, header) = safetensors::SafeTensors::read_metadata(&saved).unwrap();
+    let metadata = header.metadata().clone().unwrap();
+    assert_eq!(metadata["format"], "fno-models");
+    let saved_config = FnoConfig::from_json(&metadata["config"]).unwrap();
+    assert_eq!(saved_config.n_modes, config().n_modes);
+    let st = safetensors::SafeTensors::deserialize(&saved).unwrap();
+    let ours = SafeTensorsFile::parse(&saved).unwrap();
+    assert_eq!(st.len(), ours.tensors.len());
+    for (name, t) in &ours.tensors {
+        let view = st.tensor(name).unwrap();
+        assert_eq!(
+            (view.dtype(), view.shape()),
+            (safetensors::Dtype::F32, &t.shape[..]),
+            "{name}"
+        );
+        let values: Vec<f32> = view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(values, t.data, "{name}");
+    }
+    // The native C64 export reads as the F32 [..., 2] one: the same pairs.
+    let c64 = SafeTensorsFile::parse(&read("model.safetensors")).unwrap();
+    let real = SafeTensorsFile::parse(&read("model_real.safetensors")).unwrap();
+    assert_eq!(c64.tensors, real.tensors);
+    // A tensor whose values do not fill its shape is named, not written.
+    let mut bad = ours.clone();
+    bad.tensors.get_mut("projection.fcs.1.bias").unwrap().data.push(0.0);
+    let e = bad.try_to_bytes().unwrap_err().to_string();
+    assert!(e.contains("projection.fcs.1.bias"), "{e}");
+}
+
+#[test]
+fn truncated_checkpoints_are_clean_errors() {
+    let bytes = read("model.safetensors");
+    for cut in [0, 7, 8, 100, bytes.len() / 2, bytes.len() - 1] {
+        match SafeTensorsFile::parse(&bytes[..cut]) {
+            Err(ModelError::Checkpoint(m)) => assert!(
+                m.contains("truncated") || m.contains("not a safetensors file"),
+                "{cut}: {m}"
+            ),
+            other => panic!("{cut}: expected a checkpoint error, got {other:?}"),
+        }
+    }
+    // An unknown dtype in the header is named.
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[8..8 + header_len].copy_from_slice(header.replacen("\"F32\"", "\"Q32\"", 1).as_bytes());
+    let e = SafeTensorsFile::parse(&damaged).unwrap_err().to_string();
+    assert!(e.contains("Q32"), "{e}");
+}

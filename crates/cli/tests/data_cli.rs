@@ -75,7 +75,7 @@ fn generate_writes_a_loadable_data_set_with_progress() {
                 "--dt",
                 "1e-3",
             ],
-            "ns.h5",
+            "ns.safetensors",
             vec![3, 1, 8, 8],
             vec![3, 2, 8, 8],
         ),
@@ -110,20 +110,23 @@ fn generate_refuses_bad_requests_before_working() {
             "unknown output format",
         ),
         (
-            &["darcy", "--n", "2", "--res", "9", "--out", "/no/such/dir/d.h5"],
+            &["darcy", "--n", "2", "--res", "9", "--out", "/no/such/dir/d.npz"],
             "does not exist",
         ),
         (
-            &["darcy", "--n", "2", "--res", "9", "--time", "1", "--out", "d.h5"],
+            &["darcy", "--n", "2", "--res", "9", "--time", "1", "--out", "d.npz"],
             "not darcy",
         ),
         (
-            &["darcy", "--n", "2", "--res", "9", "--fine", "20", "--out", "d.h5"],
+            &["darcy", "--n", "2", "--res", "9", "--fine", "20", "--out", "d.npz"],
             "not a subsampling",
         ),
-        (&["burgers", "--n", "2", "--res", "100", "--out", "b.h5"], "must divide"),
         (
-            &["navier-stokes", "--n", "0", "--res", "8", "--out", "n.h5"],
+            &["burgers", "--n", "2", "--res", "100", "--out", "b.npz"],
+            "must divide",
+        ),
+        (
+            &["navier-stokes", "--n", "0", "--res", "8", "--out", "n.npz"],
             "number of samples",
         ),
     ];
@@ -137,5 +140,33 @@ fn generate_refuses_bad_requests_before_working() {
             stderr.starts_with("error: ") && stderr.contains(message),
             "{args:?}: {stderr}"
         );
+    }
+}
+
+/// With the `hdf5` feature an `.h5` file round-trips through `generate` and
+/// `info`; without it both refuse it in one line that names the feature.
+#[test]
+fn hdf5_files_work_with_the_feature_and_name_it_without() {
+    let path = std::env::temp_dir().join(format!("fno-data-h5-{}.h5", std::process::id()));
+    let out = path.to_str().unwrap();
+    let generate = fno(&["data", "generate", "darcy", "--n", "2", "--res", "9", "--out", out]);
+    let info = fno(&["data", "info", out]);
+    if fno_datasets::HDF5 {
+        assert!(
+            generate.status.success(),
+            "{}",
+            String::from_utf8_lossy(&generate.stderr)
+        );
+        let text = String::from_utf8(info.stdout).unwrap();
+        assert!(text.contains("[2, 1, 9, 9]"), "{text}");
+        std::fs::remove_file(&path).unwrap();
+    } else {
+        for run in [generate, info] {
+            let err = String::from_utf8(run.stderr).unwrap();
+            assert_eq!(run.status.code(), Some(2), "{err}");
+            assert!(err.starts_with("error: ") && err.contains("`hdf5` feature"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        assert!(!path.exists());
     }
 }
