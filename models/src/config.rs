@@ -239,6 +239,17 @@ impl FnoConfig {
             .collect()
     }
 
+    /// Whether the spectral weights are stored factorized (Tucker, CP,
+    /// tensor-train) or separable rather than as dense tensors; such models
+    /// load from neuraloperator checkpoints but are not trained here yet.
+    pub fn factorized_weights(&self) -> bool {
+        self.separable
+            || !matches!(
+                Factorization::parse(self.factorization.as_deref()),
+                Some(Factorization::Dense)
+            )
+    }
+
     /// Rejects what this crate does not implement, naming the argument.
     pub fn validate(&self) -> Result<(), ModelError> {
         let bad = |m: String| Err(ModelError::Config(m));

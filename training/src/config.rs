@@ -63,8 +63,9 @@ pub struct DataConfig {
     pub encoding: String,
 }
 
+/// Missing keys take [`OptimConfig::default`]'s values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct OptimConfig {
     pub epochs: usize,
     pub batch_size: usize,
@@ -99,8 +100,9 @@ impl Default for OptimConfig {
     }
 }
 
+/// Missing keys take [`RunConfig::default`]'s values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Where checkpoints, metrics and the plot go.
     pub out_dir: PathBuf,
@@ -189,6 +191,14 @@ impl TrainConfig {
     /// Checks everything that can be checked before any data are read.
     pub fn validate(&self) -> Result<(), String> {
         self.model.validate().map_err(|e| format!("model: {e}"))?;
+        if self.model.factorized_weights() {
+            return Err(format!(
+                "model: factorization = {:?}, separable = {}: factorized and separable spectral weights cannot be \
+                 trained yet (only dense ones); such neuraloperator checkpoints still load for `fno infer`",
+                self.model.factorization.as_deref().unwrap_or("dense"),
+                self.model.separable
+            ));
+        }
         let o = &self.optim;
         if o.epochs == 0 || o.batch_size == 0 {
             return Err("optim: epochs and batch_size must be positive".into());

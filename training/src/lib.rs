@@ -8,6 +8,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod inference;
 pub mod loss;
 pub mod plot;
 pub mod schedule;
@@ -15,7 +16,8 @@ pub mod trainer;
 
 pub use config::TrainConfig;
 pub use data::PreparedData;
-pub use trainer::{train, RunOptions, TrainObserver, TrainSummary};
+pub use inference::Predictor;
+pub use trainer::{check_start, train, RunOptions, Start, TrainObserver, TrainSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
@@ -27,6 +29,9 @@ pub enum TrainError {
     Io(String),
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The output directory does not fit the run asked for (an earlier run, or none to resume).
+    #[error("{0}")]
+    OutDir(String),
     #[error("training diverged: {0}")]
     Diverged(String),
     #[error(transparent)]

@@ -13,7 +13,6 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
 use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
-use fno_datasets::normalize::UnitGaussianNormalizer;
 use fno_datasets::PdeDataset;
 use fno_models::Fno;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
@@ -44,14 +43,65 @@ pub struct TrainSummary {
     pub history: Vec<EpochMetrics>,
 }
 
+/// How a run treats the output directory's earlier run (its `last.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// A new run; refused where the directory already holds one.
+    Fresh,
+    /// Continue the run the directory holds; refused where it holds none.
+    Resume,
+    /// A new run in place of the one the directory holds, whose files go.
+    Overwrite,
+}
+
 /// Options of one invocation (not part of the configuration).
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub spectral_impl: SpectralImpl,
-    /// Continue from `<out_dir>/last.state` if it exists.
-    pub resume: bool,
+    pub start: Start,
     /// Stop after this many epochs of this invocation (tests; a killed run).
     pub stop_after: Option<usize>,
+}
+
+/// The files a run writes into its directory.
+const RUN_FILES: [&str; 6] = [
+    "last.state",
+    "last.safetensors",
+    "best.state",
+    "best.safetensors",
+    "metrics.jsonl",
+    "predictions.png",
+];
+
+/// Checks `start` against what `out_dir` holds, before any data are read:
+/// a fresh run must not mix its files with an earlier run's, a resumed one
+/// needs a state. [`train`] checks again and clears the directory for
+/// [`Start::Overwrite`].
+pub fn check_start(out_dir: &Path, start: Start) -> Result<(), TrainError> {
+    let last = checkpoint::state_path(out_dir, "last");
+    match start {
+        Start::Resume if !last.exists() => Err(TrainError::OutDir(format!(
+            "nothing to resume: {} does not exist (start without `--resume`)",
+            last.display()
+        ))),
+        Start::Fresh if last.exists() => {
+            let held = match checkpoint::read_state(&last) {
+                Ok((state, _, _)) if state.epoch >= state.config.optim.epochs => {
+                    format!("a finished run ({} epochs)", state.epoch)
+                }
+                Ok((state, _, _)) => format!(
+                    "a run stopped after epoch {} of {}",
+                    state.epoch, state.config.optim.epochs
+                ),
+                Err(_) => "an unreadable run state".to_string(),
+            };
+            Err(TrainError::OutDir(format!(
+                "{} holds {held}: continue it with `--resume` or start again with `--overwrite`",
+                out_dir.display()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Trains `cfg.model` on `data`, writing into `cfg.run.out_dir`.
@@ -95,7 +145,17 @@ where
     ) -> Result<Self, TrainError> {
         cfg.validate().map_err(TrainError::Config)?;
         let out_dir = cfg.run.out_dir.as_path();
-        std::fs::create_dir_all(out_dir).map_err(|e| TrainError::Io(format!("{}: {e}", out_dir.display())))?;
+        check_start(out_dir, options.start)?;
+        let io = |e: std::io::Error, path: &Path| TrainError::Io(format!("{}: {e}", path.display()));
+        std::fs::create_dir_all(out_dir).map_err(|e| io(e, out_dir))?;
+        if options.start == Start::Overwrite {
+            for name in RUN_FILES {
+                let path = out_dir.join(name);
+                if path.exists() {
+                    std::fs::remove_file(&path).map_err(|e| io(e, &path))?;
+                }
+            }
+        }
         Ok(Run {
             cfg,
             data,
@@ -124,7 +184,7 @@ where
             config: cfg.clone(),
         };
         let last = checkpoint::state_path(self.out_dir, "last");
-        if self.options.resume && last.exists() {
+        if self.options.start == Start::Resume {
             let (saved, model_bytes, optim_bytes) = checkpoint::read_state(&last)?;
             check_resumable(&saved, &state)?;
             (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
@@ -303,35 +363,19 @@ pub fn predict<B: SpectralConvBackend>(
     prepared: &PreparedData,
     device: &B::Device,
 ) -> Result<fno_datasets::Array, TrainError> {
-    predict_with(
+    crate::inference::predict(
         model,
-        data,
+        &data.inputs,
         prepared.input_normalizer.as_ref(),
         prepared.output_normalizer.as_ref(),
+        EVAL_BATCH,
         device,
+        |_, _| {},
     )
 }
 
-pub fn predict_with<B: SpectralConvBackend>(
-    model: &Fno<B>,
-    data: &PdeDataset,
-    input_normalizer: Option<&UnitGaussianNormalizer>,
-    output_normalizer: Option<&UnitGaussianNormalizer>,
-    device: &B::Device,
-) -> Result<fno_datasets::Array, TrainError> {
-    let mut inputs = data.inputs.clone();
-    if let Some(n) = input_normalizer {
-        n.encode(&mut inputs)?;
-    }
-    let values = fno_models::infer(model, &inputs.data, &inputs.shape, 50, device, |_, _| {})?;
-    let mut shape = data.outputs.shape.clone();
-    shape[1] = model.config().out_channels;
-    let mut outputs = fno_datasets::Array::new(shape, values)?;
-    if let Some(n) = output_normalizer {
-        n.decode(&mut outputs)?;
-    }
-    Ok(outputs)
-}
+/// Samples per forward pass in evaluation.
+const EVAL_BATCH: usize = 50;
 
 /// The errors per sample of the model's predictions on `data`.
 pub fn evaluate<B: SpectralConvBackend, const D: usize>(

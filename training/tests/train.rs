@@ -13,7 +13,7 @@ use fno_ops::SpectralImpl;
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
 use fno_training::data::DataProgress;
-use fno_training::{train, PreparedData, RunOptions, TrainConfig, TrainError, TrainObserver};
+use fno_training::{train, PreparedData, RunOptions, Start, TrainConfig, TrainError, TrainObserver};
 
 type B = Autodiff<NdArray>;
 
@@ -72,13 +72,13 @@ fn tiny(dir: &Path, epochs: usize) -> TrainConfig {
 /// would draw each other's initial weights: one run at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run(cfg: &TrainConfig, resume: bool, stop_after: Option<usize>) -> Result<fno_training::TrainSummary, TrainError> {
+fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno_training::TrainSummary, TrainError> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cfg.run.out_dir.parent().unwrap().join("cache");
     let data = PreparedData::prepare(cfg, &cache, &mut Quiet)?;
     let options = RunOptions {
         spectral_impl: SpectralImpl::Reference,
-        resume,
+        start,
         stop_after,
     };
     train::<B>(cfg, &data, &options, &Default::default(), &mut Quiet)
@@ -88,7 +88,7 @@ fn run(cfg: &TrainConfig, resume: bool, stop_after: Option<usize>) -> Result<fno
 fn loss_falls_and_every_file_is_written() {
     let dir = scratch("falls");
     let cfg = tiny(&dir, 8);
-    let summary = run(&cfg, false, None).unwrap();
+    let summary = run(&cfg, Start::Fresh, None).unwrap();
     let h = &summary.history;
     assert_eq!(h.len(), 8);
     assert!(h[7].train_loss < 0.6 * h[0].train_loss, "{h:?}");
@@ -115,11 +115,11 @@ fn weights(path: &Path) -> Vec<(String, Vec<f32>)> {
 #[test]
 fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     let straight = tiny(&scratch("straight"), 3);
-    let a = run(&straight, false, None).unwrap();
+    let a = run(&straight, Start::Fresh, None).unwrap();
     let interrupted = tiny(&scratch("interrupted"), 3);
-    let first = run(&interrupted, false, Some(1)).unwrap();
+    let first = run(&interrupted, Start::Fresh, Some(1)).unwrap();
     assert_eq!(first.history.len(), 1);
-    let b = run(&interrupted, true, None).unwrap();
+    let b = run(&interrupted, Start::Resume, None).unwrap();
     assert_eq!(b.history.len(), 3);
     // NdArray's parallel reductions may round differently run to run, so
     // "exactly" is to f32 rounding: a lost optimiser state or a different
@@ -146,8 +146,56 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     let mut changed = interrupted.clone();
     changed.optim.lr = 2e-2;
     changed.optim.epochs = 4;
-    let err = run(&changed, true, None).unwrap_err().to_string();
+    let err = run(&changed, Start::Resume, None).unwrap_err().to_string();
     assert!(err.contains("different configuration"), "{err}");
+    // A fresh run does not mix its files with a finished one; overwriting
+    // starts again with only its own epochs on record.
+    let err = run(&interrupted, Start::Fresh, None).unwrap_err().to_string();
+    assert!(
+        err.contains("finished run (3 epochs)") && err.contains("--overwrite"),
+        "{err}"
+    );
+    let mut shorter = interrupted.clone();
+    shorter.optim.epochs = 1;
+    let again = run(&shorter, Start::Overwrite, None).unwrap();
+    assert_eq!(again.history.len(), 1);
+    let metrics = std::fs::read_to_string(&again.metrics).unwrap();
+    assert_eq!(metrics.lines().count(), 1, "{metrics}");
+    let err = run(&tiny(&scratch("never-ran"), 1), Start::Resume, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nothing to resume") && err.contains("last.state"), "{err}");
+}
+
+#[test]
+fn partial_tables_take_defaults_and_factorized_models_are_refused() {
+    let dir = scratch("partial");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("partial.toml");
+    let model = "[model]\nn_modes = [4, 4]\nin_channels = 1\nout_channels = 1\nhidden_channels = 6\n";
+    let data = "[data.train]\nfile = \"a.npz\"\n[[data.tests]]\nfile = \"b.npz\"\n";
+    std::fs::write(&path, format!("{model}{data}[optim]\nepochs = 2\n[run]\nseed = 7\n")).unwrap();
+    let cfg = TrainConfig::from_file(&path).unwrap();
+    let defaults = TrainConfig::darcy_default();
+    assert_eq!(cfg.optim.epochs, 2);
+    assert_eq!(cfg.run.seed, 7);
+    assert_eq!(
+        (cfg.optim.batch_size, cfg.optim.lr),
+        (defaults.optim.batch_size, defaults.optim.lr)
+    );
+    assert_eq!(cfg.optim.schedule, defaults.optim.schedule);
+    assert_eq!(cfg.run.out_dir, defaults.run.out_dir);
+    for (extra, named) in [
+        ("factorization = \"tucker\"\n", "tucker"),
+        ("factorization = \"cp\"\nrank = 0.5\n", "cp"),
+        ("separable = true\n", "separable = true"),
+    ] {
+        std::fs::write(&path, format!("{model}{extra}{data}")).unwrap();
+        let err = TrainConfig::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains(named) && err.contains("cannot be trained"), "{err}");
+    }
+    std::fs::write(&path, format!("{model}factorization = \"dense\"\n{data}")).unwrap();
+    TrainConfig::from_file(&path).unwrap();
 }
 
 #[test]
@@ -172,19 +220,19 @@ fn bad_configurations_data_and_checkpoints_are_named() {
         generate: None,
         ..generated(1, 9, 0)
     };
-    let err = run(&missing, false, None).unwrap_err().to_string();
+    let err = run(&missing, Start::Fresh, None).unwrap_err().to_string();
     assert!(err.contains("absent.pt"), "{err}");
     let mut wrong_channels = tiny(&dir, 1);
     wrong_channels.model.in_channels = 3;
-    let err = run(&wrong_channels, false, None).unwrap_err().to_string();
+    let err = run(&wrong_channels, Start::Fresh, None).unwrap_err().to_string();
     assert!(err.contains("3 input"), "{err}");
     let cfg = tiny(&dir, 1);
     std::fs::create_dir_all(&cfg.run.out_dir).unwrap();
     std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT2 truncated").unwrap();
-    let err = run(&cfg, true, None).unwrap_err().to_string();
+    let err = run(&cfg, Start::Resume, None).unwrap_err().to_string();
     assert!(err.contains("last.state") && err.contains("truncated"), "{err}");
     std::fs::write(cfg.run.out_dir.join("last.state"), b"FNOSTAT1 an earlier layout").unwrap();
-    let err = run(&cfg, true, None).unwrap_err().to_string();
+    let err = run(&cfg, Start::Resume, None).unwrap_err().to_string();
     assert!(err.contains("last.state") && err.contains("earlier fno"), "{err}");
 }
 

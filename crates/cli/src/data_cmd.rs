@@ -17,10 +17,12 @@ pub struct DataArgs {
 #[derive(Subcommand, Debug)]
 enum DataCommand {
     /// Keys, shapes, dtypes and value ranges of a dataset file (.pt, .npz,
-    /// .npy, .safetensors), and its metadata.
+    /// .npy, .safetensors, .mat; .h5 in builds with the `hdf5` feature), and
+    /// its metadata.
     Info { file: PathBuf },
     /// Generate a benchmark data set, deterministic from the seed, on all cores;
-    /// the format follows OUT's extension (.safetensors, .npz, .h5).
+    /// the format follows OUT's extension (.safetensors, .npz; .h5 with the
+    /// `hdf5` feature).
     Generate(GenerateArgs),
 }
 
@@ -97,10 +99,11 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
     } else {
         format!("{}²", args.res)
     };
-    let mut bar = Progress::new(format!("{} {grid}", pde.name()), "samples");
+    let bar = Progress::new(format!("{} {grid}", pde.name()), "samples", args.n);
     let data = spec
-        .generate(&mut |done, total| bar.update(done, total, ""))
+        .generate(&mut |done, _| bar.update(done, ""))
         .map_err(|e| e.to_string())?;
+    bar.finish();
     fno_datasets::save(&args.out, &data).map_err(|e| e.to_string())?;
     print_written(&args.out, &data);
     Ok(())

@@ -5,14 +5,16 @@ use std::time::Instant;
 
 use clap::Args;
 use cubecl::prelude::*;
-use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::backend::Backend;
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+
+use crate::args::BackendArg;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Where to run: auto (CUDA, then a real wgpu GPU, then CPU), cuda, wgpu or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: String,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
     /// Grid size of the embedded 2D field (a power of two).
     #[arg(long, default_value_t = 128)]
     size: usize,
@@ -46,7 +48,7 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     if m > n / 2 + 1 {
         return Err(format!("--modes {m} exceed the {} bins of a size-{n} grid", n / 2 + 1));
     }
-    let backend = args.backend.parse::<BackendChoice>()?.resolve()?;
+    let backend = args.backend.resolve()?;
     println!("fno demo: low-pass a batch of {batch} fields of {n}x{n} through {m}x{m} retained modes on {backend}");
 
     // Forward keeps the centred m rows and first m bins; the inverse zero-pads back.

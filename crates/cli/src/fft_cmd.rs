@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
-use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::backend::Backend;
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+
+use crate::args::{BackendArg, NormArg};
 
 #[derive(Args, Debug)]
 pub struct FftArgs {
@@ -35,12 +37,12 @@ pub struct FftArgs {
     /// zero-padded at the end; inverse outputs have this length.
     #[arg(long)]
     n: Option<String>,
-    /// Normalisation: backward, forward or ortho.
-    #[arg(long, default_value = "backward")]
-    norm: String,
-    /// Where to run: auto (CUDA, then a real wgpu GPU, then CPU), cuda, wgpu or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: String,
+    /// Normalisation, as numpy's `norm`.
+    #[arg(long, value_enum, default_value_t = NormArg::Backward)]
+    norm: NormArg,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
 }
 
 fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
@@ -61,11 +63,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         .map(|m| parse_list::<usize>("modes", m))
         .transpose()?;
     let lengths = args.n.as_deref().map(|n| parse_list::<usize>("n", n)).transpose()?;
-    let norm: Norm = args
-        .norm
-        .parse()
-        .map_err(|e: fno_kernels::fft::FftError| e.to_string())?;
-    let backend_choice = args.backend.parse::<BackendChoice>()?;
+    let norm: Norm = args.norm.into();
 
     let input = npy::read(&args.input).map_err(|e| e.to_string())?;
     let (kind, direction) = match (args.real, args.inverse) {
@@ -96,7 +94,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
     desc.lengths = lengths;
     let plan = FftPlan::new(desc).map_err(|e| e.to_string())?;
     // Probe devices only once the request is known to be valid.
-    let backend = backend_choice.resolve()?;
+    let backend = args.backend.resolve()?;
 
     let result = match backend {
         Backend::Cpu => {

@@ -1,13 +1,18 @@
-//! `fno infer`: an FNO checkpoint (ours or a neuraloperator export) applied to a .npy file.
+//! `fno infer`: an FNO checkpoint (ours or a neuraloperator export) applied to
+//! the inputs of a data file. Checkpoints of `fno train` predict in the data's
+//! units (their normalisers applied), the values `fno eval` scores.
 
 use std::path::PathBuf;
 
-use burn::backend::NdArray;
 use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
-use fno_kernels::backend::{Backend, BackendChoice};
-use fno_models::{infer, Fno, FnoConfig};
+use fno_datasets::Array;
+use fno_models::FnoConfig;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_training::Predictor;
+
+use crate::args::{run_on, BackendJob, ModelDevice};
+use crate::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct InferArgs {
@@ -17,43 +22,26 @@ pub struct InferArgs {
     /// neuraloperator FNO configuration (JSON); our checkpoints carry their own.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Input (.npy, float32): [samples, in_channels, *grid], any grid size.
+    /// Inputs [samples, in_channels, *grid] (or [samples, *grid] for one
+    /// channel), any grid size, float32 or float64: .npy, or any file `fno
+    /// data info` reads.
     #[arg(long)]
     input: PathBuf,
+    /// The input's key in files holding several arrays [default: the only
+    /// one, else the first of x, a, coeff, input, inputs].
+    #[arg(long)]
+    input_key: Option<String>,
     /// Output (.npy, float32): [samples, out_channels, *grid]; written only on success.
     #[arg(long)]
     output: PathBuf,
-    /// Spectral convolution: reference (Burn ops, any backend), unfused (our
-    /// kernels, GPU backends) or fused. Default: unfused on a GPU, reference on the CPU.
-    #[arg(long = "impl")]
-    imp: Option<String>,
-    /// Where to run: auto (CUDA, then a real wgpu GPU, then CPU), cuda, wgpu or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: String,
-    /// How the unfused kernel path lowers its FFT plans: rules, or measured
-    /// (times each plan's candidate lowerings on the device once per shape
-    /// and keeps the fastest; same results).
-    #[arg(long, default_value = "rules")]
-    fft_planning: String,
+    #[command(flatten)]
+    device: ModelDevice,
     /// Samples per forward pass.
     #[arg(long, default_value_t = 16)]
     batch_size: usize,
 }
 
-fn parse_impl(name: &str) -> Result<SpectralImpl, String> {
-    match name {
-        "reference" => Ok(SpectralImpl::Reference),
-        "unfused" => Ok(SpectralImpl::Unfused),
-        "fused" => Ok(SpectralImpl::Fused),
-        other => Err(format!(
-            "unknown --impl '{other}' (expected reference, unfused or fused)"
-        )),
-    }
-}
-
 pub fn run(args: InferArgs) -> Result<(), String> {
-    let imp = args.imp.as_deref().map(parse_impl).transpose()?;
-    fno_ops::set_fft_planning(crate::train_cmd::parse_planning(&args.fft_planning)?);
     if args.batch_size == 0 {
         return Err("--batch-size must be positive".into());
     }
@@ -66,72 +54,70 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         None => None,
     };
     let checkpoint = read(&args.checkpoint)?;
-    let input = npy::read(&args.input).map_err(|e| e.to_string())?;
-    if input.dtype != DType::F32 {
-        return Err(format!("{}: the FNO takes float32 input", args.input.display()));
-    }
-    let backend = args.backend.parse::<BackendChoice>()?.resolve()?;
-    let imp = imp.unwrap_or(if backend == Backend::Cpu {
-        SpectralImpl::Reference
-    } else {
-        SpectralImpl::Unfused
-    });
-    let job = Job {
+    let (key, input) = fno_datasets::read_input(&args.input, args.input_key.as_deref()).map_err(|e| e.to_string())?;
+    let (backend, imp) = args.device.resolve()?;
+    let job = InferJob {
         checkpoint: &checkpoint,
         config: config.as_ref(),
-        input: &input,
+        input: input.array,
+        input_label: format!("{} ('{key}')", args.input.display()),
         imp,
         batch_size: args.batch_size,
         label: args.checkpoint.display().to_string(),
     };
-    let (shape, data) = match backend {
-        Backend::Cpu => job.run::<NdArray>(&Default::default())?,
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => {
-            job.run::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(&Default::default())?
-        }
-        #[cfg(feature = "wgpu")]
-        Backend::Wgpu => {
-            job.run::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(&Default::default())?
-        }
-        #[allow(unreachable_patterns)]
-        other => return Err(format!("this build has no {other} backend")),
+    let (output, denormalised) = run_on(backend, job)?;
+    npy::write(&args.output, &NpyArray::new(output.shape, DType::F32, output.data)).map_err(|e| e.to_string())?;
+    let units = if denormalised {
+        ", de-normalised with the training data's statistics"
+    } else {
+        ""
     };
-    npy::write(&args.output, &NpyArray::new(shape, DType::F32, data)).map_err(|e| e.to_string())?;
-    eprintln!("wrote {} ({backend}, {imp:?})", args.output.display());
+    eprintln!("wrote {} ({backend}, {imp:?}{units})", args.output.display());
     Ok(())
 }
 
-struct Job<'a> {
+struct InferJob<'a> {
     checkpoint: &'a [u8],
     config: Option<&'a FnoConfig>,
-    input: &'a NpyArray,
+    input: Array,
+    input_label: String,
     imp: SpectralImpl,
     batch_size: usize,
     label: String,
 }
 
-impl Job<'_> {
-    fn run<B: SpectralConvBackend>(&self, device: &B::Device) -> Result<(Vec<usize>, Vec<f32>), String> {
-        let model = Fno::<B>::load_safetensors(self.checkpoint, self.config, device)
-            .map_err(|e| format!("{}: {e}", self.label))?
-            .with_spectral_impl(self.imp);
-        let shape = &self.input.shape;
-        let y = infer(
-            &model,
-            &self.input.data,
-            shape,
-            self.batch_size,
-            device,
-            |done, total| {
-                if total > self.batch_size {
-                    eprintln!("{done}/{total} samples");
-                }
-            },
-        )
-        .map_err(|e| e.to_string())?;
-        let mut out_shape = shape.clone();
-        out_shape[1] = model.config().out_channels;
-        Ok((out_shape, y))
+impl BackendJob for InferJob<'_> {
+    /// The predictions, and whether the checkpoint's normalisers were applied.
+    type Output = (Array, bool);
+
+    fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<(Array, bool), String> {
+        let mut predictor =
+            Predictor::<B>::load(self.checkpoint, self.config, device).map_err(|e| format!("{}: {e}", self.label))?;
+        predictor.model = predictor.model.with_spectral_impl(self.imp);
+        let cfg = predictor.model.config();
+        let mut input = self.input;
+        // A single-channel model takes [samples, *grid] too, as neuraloperator's files store it.
+        if input.shape.len() == cfg.dims() + 1 && cfg.in_channels == 1 {
+            input.shape.insert(1, 1);
+        }
+        if input.shape.len() != cfg.dims() + 2 || input.shape[1] != cfg.in_channels {
+            return Err(format!(
+                "{}: shape {:?}, but the {}-D model takes [samples, {} input channels, {} grid dims]",
+                self.input_label,
+                input.shape,
+                cfg.dims(),
+                cfg.in_channels,
+                cfg.dims()
+            ));
+        }
+        let bar = Progress::new("inference", "samples", input.shape[0]);
+        let output = predictor
+            .predict(&input, self.batch_size, device, |done, _| bar.update(done, ""))
+            .map_err(|e| e.to_string())?;
+        bar.finish();
+        Ok((
+            output,
+            predictor.output_normalizer.is_some() || predictor.input_normalizer.is_some(),
+        ))
     }
 }

@@ -1,5 +1,6 @@
 //! The `fno` command.
 
+mod args;
 mod data_cmd;
 mod demo_cmd;
 mod fft_cmd;
@@ -32,7 +33,8 @@ enum Command {
     /// Low-pass an embedded batch of 2D fields through truncated FFTs on the
     /// chosen backend and check the result against the CPU oracle.
     Demo(demo_cmd::DemoArgs),
-    /// Run an FNO checkpoint (ours or a neuraloperator export) on a .npy input.
+    /// Run an FNO checkpoint (ours or a neuraloperator export) on the inputs of
+    /// a data file; predictions in the data's units.
     Infer(infer_cmd::InferArgs),
     /// Train an FNO (default: neuraloperator's Darcy settings on generated
     /// Darcy 16² data); checkpoints, metrics and a predictions plot go to the

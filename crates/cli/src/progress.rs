@@ -1,67 +1,61 @@
-//! A one-line progress bar on stderr: count, rate, elapsed time and ETA,
-//! redrawn at most a few times a second and finished with a newline.
+//! Progress on stderr: a bar (count, rate, elapsed time, ETA) when stderr is a
+//! terminal; in logs and pipes only the line that ends the work, so a captured
+//! log holds one line per finished step rather than redraws.
 
-use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 pub struct Progress {
+    bar: ProgressBar,
     label: String,
     unit: &'static str,
-    started: Instant,
-    last_draw: Option<Instant>,
 }
 
 impl Progress {
-    pub fn new(label: impl Into<String>, unit: &'static str) -> Self {
-        Progress {
-            label: label.into(),
-            unit,
-            started: Instant::now(),
-            last_draw: None,
-        }
+    pub fn new(label: impl Into<String>, unit: &'static str, total: usize) -> Self {
+        let label = label.into();
+        // Dropped unfinished (an error on the way), the bar clears itself.
+        let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr_with_hz(5))
+            .with_finish(ProgressFinish::AndClear);
+        let template =
+            format!("{{prefix}} [{{bar:24}}] {{pos}}/{{len}} {unit}{{msg}}  {{per_sec}}  {{elapsed}}, ETA {{eta}}");
+        bar.set_style(
+            ProgressStyle::with_template(&template)
+                .expect("a valid template")
+                .progress_chars("#>-"),
+        );
+        bar.set_prefix(label.clone());
+        Progress { bar, label, unit }
     }
 
-    /// Reports `done` of `total`; `extra` (e.g. a loss) follows the counts.
-    pub fn update(&mut self, done: usize, total: usize, extra: &str) {
-        let now = Instant::now();
-        let finished = done >= total;
-        if !finished && self.last_draw.is_some_and(|t| now - t < Duration::from_millis(200)) {
-            return;
-        }
-        self.last_draw = Some(now);
-        let elapsed = now - self.started;
-        let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
-        // Too early for a rate: the first items say nothing yet.
-        let settled = done > 0 && elapsed > Duration::from_millis(500);
-        let (rate_text, eta) = if settled {
-            (
-                format!("{rate:.1}"),
-                clock(Duration::from_secs_f64((total - done.min(total)) as f64 / rate)),
-            )
-        } else {
-            ("?".to_string(), "?".to_string())
-        };
-        const WIDTH: usize = 24;
-        let filled = (WIDTH * done).checked_div(total).unwrap_or(WIDTH).min(WIDTH);
-        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r{} [{bar}] {done}/{total} {}{extra}  {rate_text} {}/s  {} elapsed, ETA {eta}   ",
+    /// Reports `done` items; `extra` (e.g. a loss) follows the counts.
+    pub fn update(&self, done: usize, extra: &str) {
+        self.bar.set_position(done as u64);
+        self.bar.set_message(extra.to_string());
+    }
+
+    /// Clears the bar and prints `line` in its place.
+    pub fn finish_with(&self, line: &str) {
+        self.bar.finish_and_clear();
+        eprintln!("{line}");
+    }
+
+    /// Clears the bar and prints the count and the time taken.
+    pub fn finish(&self) {
+        let total = self.bar.length().unwrap_or(0);
+        let line = format!(
+            "{}: {total}/{total} {} in {}",
             self.label,
             self.unit,
-            self.unit,
-            clock(elapsed)
+            clock(self.bar.elapsed())
         );
-        if finished {
-            let _ = writeln!(err);
-        }
-        let _ = err.flush();
+        self.finish_with(&line);
     }
 }
 
 /// `h:mm:ss`, or `m:ss` under an hour.
-pub fn clock(d: Duration) -> String {
+fn clock(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)

@@ -2,24 +2,21 @@
 
 use std::path::{Path, PathBuf};
 
-use burn::backend::{Autodiff, NdArray};
+use burn::backend::Autodiff;
 use clap::Args;
-use fno_kernels::backend::{Backend, BackendChoice};
-use fno_kernels::fft::Planning;
-use fno_models::Fno;
+use fno_datasets::npy::{self, DType, NpyArray};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
-use fno_training::checkpoint::{EpochMetrics, TrainingState};
+use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
 use fno_training::data::{load_source, DataProgress};
-use fno_training::trainer::{predict_with, relative_errors};
-use fno_training::{train, PreparedData, RunOptions, TrainConfig, TrainObserver};
+use fno_training::inference::training_state;
+use fno_training::trainer::relative_errors;
+use fno_training::{
+    check_start, train, Predictor, PreparedData, RunOptions, Start, TrainConfig, TrainObserver, TrainSummary,
+};
 
+use crate::args::{run_on, BackendJob, ModelDevice};
 use crate::progress::Progress;
-
-#[cfg(feature = "cuda")]
-type Cuda = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
-#[cfg(feature = "wgpu")]
-type Wgpu = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -27,21 +24,14 @@ pub struct TrainArgs {
     /// Darcy settings on Darcy 16² data generated on first use.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Spectral convolution: reference, unfused or fused. Default: unfused on
-    /// a GPU, reference on the CPU.
-    #[arg(long = "impl")]
-    imp: Option<String>,
-    /// auto (CUDA, then a real wgpu GPU, then the CPU), cuda, wgpu or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: String,
-    /// How the unfused kernel path lowers its FFT plans: rules, or measured
-    /// (times each plan's candidate lowerings on the device once per shape
-    /// and keeps the fastest; same results).
-    #[arg(long, default_value = "rules")]
-    fft_planning: String,
-    /// Continue from OUT/last.state where a run stopped.
-    #[arg(long)]
+    #[command(flatten)]
+    device: ModelDevice,
+    /// Continue the run in OUT (from OUT/last.state) where it stopped.
+    #[arg(long, conflicts_with = "overwrite")]
     resume: bool,
+    /// Start again in an OUT that holds an earlier run, deleting its files.
+    #[arg(long)]
+    overwrite: bool,
     /// Override the configuration's epoch count.
     #[arg(long)]
     epochs: Option<usize>,
@@ -68,38 +58,39 @@ pub struct EvalArgs {
     /// Evaluate the first N samples.
     #[arg(long)]
     samples: Option<usize>,
-    #[arg(long = "impl")]
-    imp: Option<String>,
-    #[arg(long, default_value = "auto")]
-    backend: String,
+    #[command(flatten)]
+    device: ModelDevice,
+    /// Samples per forward pass.
+    #[arg(long, default_value_t = 16)]
+    batch_size: usize,
+    /// Also write the de-normalised predictions that were scored (.npy, float32).
+    #[arg(long)]
+    predictions: Option<PathBuf>,
 }
 
-fn parse_impl(name: Option<&str>, backend: Backend) -> Result<SpectralImpl, String> {
-    match name {
-        None if backend == Backend::Cpu => Ok(SpectralImpl::Reference),
-        None => Ok(SpectralImpl::Unfused),
-        Some(n) => n.parse::<SpectralImpl>().map_err(|e| format!("--impl: {e}")),
-    }
-}
-
-pub(crate) fn parse_planning(name: &str) -> Result<Planning, String> {
-    name.parse::<Planning>().map_err(|e| format!("--fft-planning: {e}"))
-}
-
-/// Progress bars for generation and batches, one summary line per epoch.
+/// Progress bars for generation and batches on a terminal; a line for each
+/// generated set and each epoch.
 struct Console {
     bar: Option<(String, Progress)>,
 }
 
+impl Console {
+    /// The bar labelled `label`, started anew when the label changes.
+    fn bar(&mut self, label: String, unit: &'static str, total: usize) -> &Progress {
+        if self.bar.as_ref().is_none_or(|b| b.0 != label) {
+            self.bar = Some((label.clone(), Progress::new(label, unit, total)));
+        }
+        &self.bar.as_ref().expect("set above").1
+    }
+}
+
 impl DataProgress for Console {
     fn generating(&mut self, label: &str, done: usize, total: usize) {
-        let bar = self
-            .bar
-            .get_or_insert_with(|| (label.into(), Progress::new(format!("generating {label}"), "samples")));
-        if bar.0 != label {
-            *bar = (label.into(), Progress::new(format!("generating {label}"), "samples"));
+        self.bar(format!("generating {label}"), "samples", total)
+            .update(done, "");
+        if done >= total {
+            self.bar.take().expect("a bar").1.finish();
         }
-        bar.1.update(done, total, "");
     }
 
     fn message(&mut self, text: &str) {
@@ -109,15 +100,8 @@ impl DataProgress for Console {
 
 impl TrainObserver for Console {
     fn batch(&mut self, epoch: usize, epochs: usize, done: usize, total: usize, loss: f64) {
-        let label = format!("epoch {epoch}/{epochs}");
-        if self.bar.as_ref().is_none_or(|b| b.0 != label) {
-            self.bar = Some((label.clone(), Progress::new(label.clone(), "batches")));
-        }
-        let bar = &mut self.bar.as_mut().expect("set above").1;
-        // The bar's own newline comes with the epoch line instead.
-        if done < total {
-            bar.update(done, total, &format!(", loss {loss:.4}"));
-        }
+        self.bar(format!("epoch {epoch}/{epochs}"), "batches", total)
+            .update(done, &format!(", loss {loss:.4}"));
     }
 
     fn epoch(&mut self, m: &EpochMetrics) {
@@ -126,15 +110,14 @@ impl TrainObserver for Console {
             .iter()
             .map(|t| format!("  {}: L2 {:.4} H1 {:.4}", t.name, t.l2, t.h1))
             .collect();
-        eprintln!(
-            "\repoch {:>3}  train loss {:.4}  lr {:.2e}  {:.1} s{tests}{}",
-            m.epoch,
-            m.train_loss,
-            m.lr,
-            m.seconds,
-            " ".repeat(30)
+        let line = format!(
+            "epoch {:>3}  train loss {:.4}  lr {:.2e}  {:.1} s{tests}",
+            m.epoch, m.train_loss, m.lr, m.seconds
         );
-        self.bar = None;
+        match self.bar.take() {
+            Some((_, bar)) => bar.finish_with(&line),
+            None => eprintln!("{line}"),
+        }
     }
 
     fn message(&mut self, text: &str) {
@@ -154,9 +137,14 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         cfg.run.out_dir = out.clone();
     }
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
-    let backend = args.backend.parse::<BackendChoice>()?.resolve()?;
-    let imp = parse_impl(args.imp.as_deref(), backend)?;
-    fno_ops::set_fft_planning(parse_planning(&args.fft_planning)?);
+    let start = match (args.resume, args.overwrite) {
+        (true, _) => Start::Resume,
+        (false, true) => Start::Overwrite,
+        (false, false) => Start::Fresh,
+    };
+    // Refused before any data are generated.
+    check_start(&cfg.run.out_dir, start).map_err(|e| e.to_string())?;
+    let (backend, imp) = args.device.resolve()?;
     let cache = cfg
         .run
         .out_dir
@@ -175,21 +163,17 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         cfg.optim.batch_size,
         cfg.optim.loss.name()
     );
-    let options = RunOptions {
-        spectral_impl: imp,
-        resume: args.resume,
-        stop_after: args.stop_after,
+    let job = TrainJob {
+        cfg: &cfg,
+        data: &data,
+        options: RunOptions {
+            spectral_impl: imp,
+            start,
+            stop_after: args.stop_after,
+        },
+        console,
     };
-    let summary = match backend {
-        Backend::Cpu => train::<Autodiff<NdArray>>(&cfg, &data, &options, &Default::default(), &mut console),
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => train::<Autodiff<Cuda>>(&cfg, &data, &options, &Default::default(), &mut console),
-        #[cfg(feature = "wgpu")]
-        Backend::Wgpu => train::<Autodiff<Wgpu>>(&cfg, &data, &options, &Default::default(), &mut console),
-        #[allow(unreachable_patterns)]
-        other => return Err(format!("this build has no {other} backend")),
-    }
-    .map_err(|e| e.to_string())?;
+    let summary = run_on(backend, job)?;
     println!("checkpoint: {}", summary.last_checkpoint.display());
     if let Some(best) = &summary.best_checkpoint {
         println!("best checkpoint: {}", best.display());
@@ -201,15 +185,32 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     Ok(())
 }
 
+struct TrainJob<'a> {
+    cfg: &'a TrainConfig,
+    data: &'a PreparedData,
+    options: RunOptions,
+    console: Console,
+}
+
+impl BackendJob for TrainJob<'_> {
+    type Output = TrainSummary;
+
+    fn run<B: SpectralConvBackend>(mut self, device: &B::Device) -> Result<TrainSummary, String> {
+        train::<Autodiff<B>>(self.cfg, self.data, &self.options, device, &mut self.console).map_err(|e| e.to_string())
+    }
+}
+
 pub fn run_eval(args: EvalArgs) -> Result<(), String> {
+    if args.batch_size == 0 {
+        return Err("--batch-size must be positive".into());
+    }
     let bytes = std::fs::read(&args.checkpoint).map_err(|e| format!("{}: {e}", args.checkpoint.display()))?;
     let label = args.checkpoint.display().to_string();
-    let file = fno_models::checkpoint::SafeTensorsFile::parse(&bytes).map_err(|e| format!("{label}: {e}"))?;
-    let state: TrainingState = file
-        .metadata
-        .get("training")
-        .ok_or_else(|| format!("{label}: not a checkpoint of `fno train` (no training metadata)"))
-        .and_then(|json| serde_json::from_str(json).map_err(|e| format!("{label}: training metadata: {e}")))?;
+    if training_state(&bytes).map_err(|e| format!("{label}: {e}"))?.is_none() {
+        return Err(format!(
+            "{label}: not a checkpoint of `fno train` (no training metadata)"
+        ));
+    }
     let source = DataSource {
         name: None,
         file: Some(args.data.clone()),
@@ -221,24 +222,18 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
     };
     let mut console = Console { bar: None };
     let data = load_source(&source, Path::new("."), &mut console).map_err(|e| e.to_string())?;
-    let backend = args.backend.parse::<BackendChoice>()?.resolve()?;
-    let imp = parse_impl(args.imp.as_deref(), backend)?;
+    let (backend, imp) = args.device.resolve()?;
     let job = EvalJob {
         bytes: &bytes,
-        state: &state,
         data: &data,
         imp,
+        batch_size: args.batch_size,
         label: &label,
     };
-    let (l2, h1) = match backend {
-        Backend::Cpu => job.run::<NdArray>(&Default::default()),
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => job.run::<Cuda>(&Default::default()),
-        #[cfg(feature = "wgpu")]
-        Backend::Wgpu => job.run::<Wgpu>(&Default::default()),
-        #[allow(unreachable_patterns)]
-        other => return Err(format!("this build has no {other} backend")),
-    }?;
+    let (predicted, l2, h1) = run_on(backend, job)?;
+    if let Some(path) = &args.predictions {
+        npy::write(path, &NpyArray::new(predicted.shape, DType::F32, predicted.data)).map_err(|e| e.to_string())?;
+    }
     println!(
         "{} on {} ({} samples, grid {:?}): relative L2 {l2:.5}, relative H1 {h1:.5}",
         label,
@@ -251,18 +246,21 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
 
 struct EvalJob<'a> {
     bytes: &'a [u8],
-    state: &'a TrainingState,
     data: &'a fno_datasets::PdeDataset,
     imp: SpectralImpl,
+    batch_size: usize,
     label: &'a str,
 }
 
-impl EvalJob<'_> {
-    fn run<B: SpectralConvBackend>(&self, device: &B::Device) -> Result<(f64, f64), String> {
-        let model = Fno::<B>::load_safetensors(self.bytes, None, device)
-            .map_err(|e| format!("{}: {e}", self.label))?
-            .with_spectral_impl(self.imp);
-        let cfg = model.config();
+impl BackendJob for EvalJob<'_> {
+    /// The de-normalised predictions and their relative L2 and H1 errors.
+    type Output = (fno_datasets::Array, f64, f64);
+
+    fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String> {
+        let mut predictor =
+            Predictor::<B>::load(self.bytes, None, device).map_err(|e| format!("{}: {e}", self.label))?;
+        predictor.model = predictor.model.with_spectral_impl(self.imp);
+        let cfg = predictor.model.config();
         if self.data.inputs.shape[1] != cfg.in_channels || self.data.grid().len() != cfg.dims() {
             return Err(format!(
                 "the data's inputs {:?} do not fit the checkpoint's {}-D model with {} input channels",
@@ -271,22 +269,14 @@ impl EvalJob<'_> {
                 cfg.in_channels
             ));
         }
-        let normalizer = |n: &Option<fno_training::checkpoint::NormalizerState>| {
-            n.as_ref()
-                .map(|n| n.normalizer())
-                .transpose()
-                .map_err(|e| e.to_string())
-        };
-        let (input, output) = (
-            normalizer(&self.state.input_normalizer)?,
-            normalizer(&self.state.output_normalizer)?,
-        );
-        let predicted =
-            predict_with(&model, self.data, input.as_ref(), output.as_ref(), device).map_err(|e| e.to_string())?;
-        Ok(match cfg.dims() {
+        let predicted = predictor
+            .predict(&self.data.inputs, self.batch_size, device, |_, _| {})
+            .map_err(|e| e.to_string())?;
+        let (l2, h1) = match cfg.dims() {
             1 => relative_errors::<B, 3>(&predicted, &self.data.outputs, device),
             2 => relative_errors::<B, 4>(&predicted, &self.data.outputs, device),
             _ => relative_errors::<B, 5>(&predicted, &self.data.outputs, device),
-        })
+        };
+        Ok((predicted, l2, h1))
     }
 }

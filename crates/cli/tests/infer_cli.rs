@@ -1,7 +1,9 @@
 //! `fno infer` end to end on neuraloperator's fixture checkpoint
 //! (../shared/fixtures/neuralop/fno2d_small): PyTorch's output reproduced on the
-//! CPU (reference path) and on wgpu (kernel path), in batches, and the error
-//! contract (one line, exit code 2, nothing written).
+//! CPU (reference path) and on wgpu (kernel path), in batches, from float32 and
+//! float64 inputs, and the error contract (one line, exit code 2, nothing
+//! written; clap's own usage errors list the accepted values). Checkpoints of
+//! `fno train` are covered in train_cli.rs.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -89,11 +91,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         ),
         (
             vec!["--checkpoint", &model, "--input", complex.to_str().unwrap()],
-            "float32",
-        ),
-        (
-            vec!["--checkpoint", &model, "--input", &x, "--impl", "fast"],
-            "unknown --impl",
+            "complex",
         ),
         (
             vec!["--checkpoint", &model, "--input", &x, "--impl", "unfused"],
@@ -104,8 +102,8 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "positive",
         ),
         (
-            vec!["--checkpoint", &model, "--input", &x, "--fft-planning", "fast"],
-            "unknown planning",
+            vec!["--checkpoint", &model, "--input", &x, "--input-key", "a"],
+            "no tensor 'a'",
         ),
     ];
     for (args, expected) in cases {
@@ -119,5 +117,72 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: '{stderr}' lacks '{expected}'");
         assert!(!out_path.exists(), "{args:?}: output written despite the error");
+    }
+}
+
+/// `values` as a little-endian float64 `.npy` (numpy's default dtype).
+fn write_f64_npy(path: &std::path::Path, shape: &[usize], values: &[f32]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let mut header = format!(
+        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}",
+        dims.join(", ")
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(values.iter().flat_map(|&v| (v as f64).to_le_bytes()));
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// numpy's default float64, stored as [samples, *grid] without the channel
+/// dim of the one-channel model, gives PyTorch's output too.
+#[test]
+fn float64_inputs_without_a_channel_dim_are_read() {
+    let x = npy::read(fixture("x.npy")).unwrap();
+    let want = npy::read(fixture("y.npy")).unwrap();
+    let wide = scratch("x-f64.npy");
+    write_f64_npy(&wide, &[x.shape[0], x.shape[2], x.shape[3]], &x.data);
+    let out = scratch("y-from-f64.npy");
+    let run = infer(&[
+        "--checkpoint",
+        &fixture("model.safetensors"),
+        "--config",
+        &fixture("config.json"),
+        "--input",
+        wide.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let got = npy::read(&out).unwrap();
+    assert_eq!(got.shape, want.shape);
+    let e = rel_l2(&got.data, &want.data);
+    assert!(e <= 1e-5, "{e:e}");
+}
+
+/// Enum flags are clap value enums: a wrong value is refused before any work,
+/// with the accepted values listed.
+#[test]
+fn enum_flags_list_their_values() {
+    let x = fixture("x.npy");
+    let model = fixture("model.safetensors");
+    for (flag, value, listed) in [
+        ("--impl", "fast", "reference, unfused, fused"),
+        ("--backend", "tpu", "auto, cuda, wgpu, cpu"),
+        ("--fft-planning", "fast", "rules, measured"),
+    ] {
+        let out = infer(&["--checkpoint", &model, "--input", &x, "--output", "y.npy", flag, value]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("invalid value '{value}'")) && stderr.contains(listed),
+            "{stderr}"
+        );
     }
 }

@@ -1,10 +1,13 @@
-//! `fno train` and `fno eval` end to end on the CPU: a tiny run that stops,
-//! resumes and finishes, prints where its files went, and whose checkpoint
-//! `fno eval` scores on a freshly generated file; bad configurations and
-//! checkpoints are one-line errors.
+//! `fno train`, `fno eval` and `fno infer` end to end on the CPU: a tiny run
+//! that stops, resumes and finishes, prints where its files went, and whose
+//! checkpoint `fno eval` scores on a freshly generated file, where `fno infer`
+//! returns the very predictions eval scored; a finished run is not trained
+//! over; bad configurations and checkpoints are one-line errors.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use fno_datasets::npy;
 
 fn fno(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap()
@@ -134,6 +137,72 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
         .parse()
         .unwrap();
     assert!(l2 > 0.0 && l2 < 1.0, "{out}");
+
+    // `fno infer` on the same inputs returns the de-normalised predictions
+    // `fno eval` scored.
+    let scored = dir.join("scored.npy");
+    let eval = fno(&[
+        "eval",
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--predictions",
+        scored.to_str().unwrap(),
+    ]);
+    assert!(eval.status.success(), "{}", text(&eval).1);
+    let inferred = dir.join("inferred.npy");
+    let infer = fno(&[
+        "infer",
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--input",
+        data.to_str().unwrap(),
+        "--output",
+        inferred.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    let (_, err) = text(&infer);
+    assert!(infer.status.success(), "{err}");
+    assert!(err.contains("de-normalised"), "{err}");
+    let scored = npy::read(&scored).unwrap();
+    let inferred = npy::read(&inferred).unwrap();
+    assert_eq!(inferred.shape, vec![3, 1, 9, 9]);
+    assert_eq!(inferred.shape, scored.shape);
+    let worst = inferred
+        .data
+        .iter()
+        .zip(&scored.data)
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs() / b.abs().max(1e-3)));
+    assert!(worst <= 1e-5, "infer and eval differ by {worst:e}");
+    // Their error against the truth is the L2 eval printed (per sample, averaged).
+    let truth = fno_datasets::load(&data, &Default::default()).unwrap().outputs;
+    let per_sample = truth.sample_len();
+    let mean_l2: f64 = (0..3)
+        .map(|i| {
+            let (p, t) = (
+                &inferred.data[i * per_sample..][..per_sample],
+                &truth.data[i * per_sample..][..per_sample],
+            );
+            let diff: f64 = p.iter().zip(t).map(|(&p, &t)| (p as f64 - t as f64).powi(2)).sum();
+            let norm: f64 = t.iter().map(|&t| (t as f64).powi(2)).sum();
+            (diff / norm).sqrt()
+        })
+        .sum::<f64>()
+        / 3.0;
+    assert!(
+        (mean_l2 - l2).abs() <= 1e-4 * l2 + 1e-5,
+        "infer's L2 {mean_l2} vs eval's {l2}"
+    );
+
+    // A fresh run does not train into a finished one's directory.
+    let again = train(&[]);
+    let (_, err) = text(&again);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(err.contains("finished run") && err.contains("--overwrite"), "{err}");
 }
 
 #[test]
@@ -161,9 +230,33 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--fft-planning") && err.contains("unknown planning"),
+        err.contains("invalid value 'fastest'") && err.contains("rules, measured"),
         "{err}"
     );
+    std::fs::write(
+        &config,
+        TINY.replace("n_layers = 2", "n_layers = 2\nfactorization = \"tucker\""),
+    )
+    .unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tucker") && err.contains("cannot be trained"), "{err}");
+    std::fs::write(&config, TINY).unwrap();
+    let nowhere = dir.join("never-trained");
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        nowhere.to_str().unwrap(),
+        "--resume",
+        "--backend",
+        "cpu",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing to resume"), "{err}");
     let not_trained = dir.join("plain.safetensors");
     std::fs::write(&not_trained, b"\x02\x00\x00\x00\x00\x00\x00\x00{}").unwrap();
     let out = fno(&[

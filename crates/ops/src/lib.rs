@@ -22,6 +22,15 @@ pub use plan_cache::{fft_planning, set_fft_planning};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 
+/// Burn's wgpu backend as the kernel paths extend it. With burn's `fusion`
+/// feature (on by default in `burn-wgpu`), `burn::backend::Wgpu` wraps this
+/// type in `Fusion`, which these ops do not extend: name this one instead.
+#[cfg(feature = "wgpu")]
+pub type Wgpu = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
+/// Burn's CUDA backend as the kernel paths extend it (see [`Wgpu`]).
+#[cfg(feature = "cuda")]
+pub type Cuda = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+
 /// neuraloperator's spectral convolution through `imp`.
 ///
 /// `x: [B, Cin, *spatial]` (1 to 3 spatial dims); `weight: [Cin, Cout, *modes, 2]`

@@ -1,0 +1,141 @@
+//! Flags shared by several commands: enum values clap lists in `--help` and
+//! checks itself, and the dispatch of a job to the chosen Burn backend.
+
+use burn::backend::NdArray;
+use clap::{Args, ValueEnum};
+use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::fft::{Norm, Planning};
+use fno_ops::{SpectralConvBackend, SpectralImpl};
+
+/// Where to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// CUDA, then a wgpu adapter that is a real GPU, then the CPU.
+    Auto,
+    Cuda,
+    /// Vulkan/Metal/DX12, software adapters (lavapipe) included.
+    Wgpu,
+    Cpu,
+}
+
+impl BackendArg {
+    /// The backend this machine offers for the choice, or why it has none.
+    pub fn resolve(self) -> Result<Backend, String> {
+        match self {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Cuda => BackendChoice::Cuda,
+            BackendArg::Wgpu => BackendChoice::Wgpu,
+            BackendArg::Cpu => BackendChoice::Cpu,
+        }
+        .resolve()
+    }
+}
+
+/// The spectral convolution's implementation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ImplArg {
+    /// Burn tensor ops, on any backend.
+    Reference,
+    /// Truncated FFT, per-mode CGEMM and zero-padded inverse kernels (GPU backends).
+    Unfused,
+    /// The first axis as one fused FFT–CGEMM–iFFT kernel (GPU backends).
+    Fused,
+}
+
+impl From<ImplArg> for SpectralImpl {
+    fn from(arg: ImplArg) -> Self {
+        match arg {
+            ImplArg::Reference => SpectralImpl::Reference,
+            ImplArg::Unfused => SpectralImpl::Unfused,
+            ImplArg::Fused => SpectralImpl::Fused,
+        }
+    }
+}
+
+/// How the kernel path lowers its FFT plans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlanningArg {
+    /// The planner's rules.
+    Rules,
+    /// Times each plan's candidate lowerings once per shape and keeps the
+    /// fastest (same results; seconds of compilation per shape).
+    Measured,
+}
+
+impl From<PlanningArg> for Planning {
+    fn from(arg: PlanningArg) -> Self {
+        match arg {
+            PlanningArg::Rules => Planning::Rules,
+            PlanningArg::Measured => Planning::Measured,
+        }
+    }
+}
+
+/// numpy's FFT normalisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NormArg {
+    /// Forward unscaled, inverse scaled by 1/n.
+    Backward,
+    /// Forward scaled by 1/n, inverse unscaled.
+    Forward,
+    /// Both scaled by 1/sqrt(n).
+    Ortho,
+}
+
+impl From<NormArg> for Norm {
+    fn from(arg: NormArg) -> Self {
+        match arg {
+            NormArg::Backward => Norm::Backward,
+            NormArg::Forward => Norm::Forward,
+            NormArg::Ortho => Norm::Ortho,
+        }
+    }
+}
+
+/// Where and how a model runs: `--backend`, `--impl`, `--fft-planning`.
+#[derive(Args, Debug, Clone)]
+pub struct ModelDevice {
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Spectral convolution [default: unfused on a GPU, reference on the CPU].
+    #[arg(long = "impl", value_enum, value_name = "IMPL")]
+    pub imp: Option<ImplArg>,
+    /// How the kernel path lowers its FFT plans.
+    #[arg(long, value_enum, default_value_t = PlanningArg::Rules)]
+    pub fft_planning: PlanningArg,
+}
+
+impl ModelDevice {
+    /// Resolves the backend, sets the FFT planning, and picks the
+    /// implementation (unfused on a GPU, reference on the CPU unless asked).
+    pub fn resolve(&self) -> Result<(Backend, SpectralImpl), String> {
+        let backend = self.backend.resolve()?;
+        fno_ops::set_fft_planning(self.fft_planning.into());
+        let imp = match self.imp {
+            Some(imp) => imp.into(),
+            None if backend == Backend::Cpu => SpectralImpl::Reference,
+            None => SpectralImpl::Unfused,
+        };
+        Ok((backend, imp))
+    }
+}
+
+/// A job written once for any backend with the spectral convolution.
+pub trait BackendJob {
+    type Output;
+    fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String>;
+}
+
+/// Runs `job` on `backend`'s default device.
+pub fn run_on<J: BackendJob>(backend: Backend, job: J) -> Result<J::Output, String> {
+    match backend {
+        Backend::Cpu => job.run::<NdArray>(&Default::default()),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => job.run::<fno_ops::Cuda>(&Default::default()),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => job.run::<fno_ops::Wgpu>(&Default::default()),
+        #[allow(unreachable_patterns)]
+        other => Err(format!("this build has no {other} backend")),
+    }
+}
