@@ -214,7 +214,7 @@ fn time_cgemm<R: CubeRuntime>(device: &R::Device, problem: &CgemmProblem, reps: 
 /// Block shapes the sweep tries: register tiles, thread grids, modes per cube
 /// and `r` chunks, within the device's shared memory (48 KiB at most) and 512
 /// threads. Few enough (at most 72) that NVRTC compiles them all within a
-/// couple of minutes on the device: a longer list ran past 150 s at 256².
+/// couple of minutes on the device.
 fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig> {
     let base = problem.config();
     let mut configs = Vec::new();

@@ -4,4 +4,5 @@
 mod data_cli;
 mod fft_cli;
 mod infer_cli;
+mod readme;
 mod train_cli;

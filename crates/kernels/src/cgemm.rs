@@ -19,11 +19,9 @@
 //! Where the device has asynchronous copies (CUDA's `cp.async`) and the
 //! operands are 8-byte aligned, the chunks alternate between two buffers: the
 //! copies of chunk `i + 1` are in flight while the threads multiply chunk `i`,
-//! and they hold no registers. On an H100 that took the 256² B16 C64 forward
-//! contraction from 69 to 52 µs (125 to 102 registers, long-scoreboard stalls
-//! per issue 3.8 to 1.3) and TurboFNO's C128 cases' from 0.48 to 0.39 ms
-//! (benches/results/2026-11-25_async_cgemm_h100.md). Elsewhere (wgpu) each
-//! chunk is staged through registers between two barriers.
+//! and they hold no registers, which hides the load latency that bound the
+//! contraction (benches/results/2026-11-25_async_cgemm_h100.md). Elsewhere
+//! (wgpu) each chunk is staged through registers between two barriers.
 //!
 //! Reductions over a long `r` with few outputs (the weight gradient's sum over
 //! a large batch) split `r` among cubes: each writes a partial product, and a
@@ -126,9 +124,9 @@ impl CgemmConfig {
 }
 
 /// Most threads a cube gets, most complex values it stages per `r` term, and
-/// the `r` terms staged at once (at most 16 KiB of shared memory). Chosen from a
-/// sweep of block shapes on an H100 (`spectral_bench --cgemm-sweep`): 4×8
-/// thread grids and chunks of 4 won on every large case.
+/// the `r` terms staged at once (at most 16 KiB of shared memory), chosen from
+/// a sweep of block shapes (`spectral_bench --cgemm-sweep`;
+/// benches/results/2026-11-22_spectral_conv_h100.md).
 const MAX_THREADS: usize = 256;
 const MAX_STAGED_PER_TERM: usize = 512;
 const CHUNK: usize = 4;

@@ -27,10 +27,10 @@ static MEASURED: AtomicBool = AtomicBool::new(false);
 /// How the unfused kernel path lowers the FFT plans it builds from now on
 /// (default [`Planning::Rules`]). [`Planning::Measured`] times each plan's
 /// candidate lowerings on the device the first time a shape runs
-/// ([`FftPlan::on_device_measured`]): a few kernel compilations and dozens
-/// of executions once per shape (on an H100 1–10 s, nearly all of it NVRTC),
-/// for the fastest lowering after. Plans
-/// already built keep their lowering; both compute the same transform.
+/// ([`FftPlan::on_device_measured`]): a few kernel compilations and dozens of
+/// executions once per shape (seconds on CUDA, nearly all of it NVRTC), for the
+/// fastest lowering after. Plans already built keep their lowering; both
+/// compute the same transform.
 pub fn set_fft_planning(planning: Planning) {
     MEASURED.store(planning == Planning::Measured, Ordering::Relaxed);
 }

@@ -318,12 +318,11 @@ pub(crate) fn shared_layout(
     if lanes == Lanes::PowerOfTwo && !cfg.load_signals_fastest && own < WARP && !own.is_power_of_two() {
         candidates.push(own.next_power_of_two());
     }
-    // Idle lanes cost their share of every other instruction of the stage
-    // (the global loads and stores, the butterflies' arithmetic): per
-    // signal, wavefronts scaled by the lanes a signal takes over its threads.
-    // Without that charge C2C 192 (3·8·8) took 32 lanes for its 24 threads
-    // and ran 19 % slower on an H100
-    // (benches/results/2026-11-25_shared_layout_h100.md).
+    // Idle lanes cost their share of every other instruction of the stage (the
+    // global loads and stores, the butterflies' arithmetic): per signal,
+    // wavefronts scaled by the lanes a signal takes over its threads. Without
+    // that charge the model gave C2C 192 (3·8·8) 32 lanes for its 24 threads,
+    // which ran slower (benches/results/2026-11-25_shared_layout_h100.md).
     let cost = |c: &StageConfig| {
         let per_signal = tile_traffic(c).wavefronts as f64 / c.signals_per_cube as f64;
         per_signal * c.threads_per_signal as f64 / own as f64
@@ -376,10 +375,11 @@ mod tests {
 
     /// Rader's 211 over rows: 210 = 15·14, 15 threads a signal, 17 signals a
     /// cube. ncu counted 2.0-way conflicts on the shared loads and 2.2-way on
-    /// the stores of that layout on an H100, and 1.3-way on both with the
-    /// modelled one (16 lanes a signal, unpadded, signals 240 words apart).
-    /// The model counts 1.9-way and 1.04-way: it takes Rader's permuted load
-    /// and store for the identity.
+    /// the stores of that layout, and 1.3-way on both with the modelled one (16
+    /// lanes a signal, unpadded, signals 240 words apart;
+    /// benches/results/2026-11-25_shared_layout_h100.md). The model counts
+    /// 1.9-way and 1.04-way: it takes Rader's permuted load and store for the
+    /// identity.
     #[test]
     fn the_model_sees_the_conflicts_ncu_counted_for_rader_211_rows() {
         let forms = (InputForm::Complex, OutputForm::Complex);

@@ -24,93 +24,60 @@ use crate::pairs::{pair_aligned, quad_aligned, vector_size};
 /// Threads a row-mode cube aims for.
 const ROW_THREADS: usize = 256;
 /// Signals a column-mode tile wants side by side, so that each row of the tile
-/// is at least 64 contiguous bytes. Wider tiles (`DeviceOptions::column_signals`)
-/// measured even on an H100: FNO's 256² zero-padding column pass ran faster in
-/// tiles of 17 columns, its truncating one slower.
+/// is at least 64 contiguous bytes. Wider tiles
+/// (`DeviceOptions::column_signals`) won on some of FNO's column passes and
+/// lost on others, so 8 stays.
 const COLUMN_SIGNALS: usize = 8;
 /// Threads a cube of Rader's rows aims for (Bluestein's, unmeasured, keep
-/// [`ROW_THREADS`]). Its two transforms keep more values live than one, and
-/// NVRTC gave Rader's 421 in two passes (21 threads a signal) 96 registers in
-/// cubes of 63 or 126 threads but 118 in cubes of 252, where two cubes filled
-/// an H100 SM: C2C 421 ran at 1451 GB/s in cubes of 12 signals, at 1957–1986
-/// in cubes of 3 or 6. Rader's 211 (15·14, 16 lanes a signal) ran C2C at
-/// 2097–2113 in cubes of 8 signals against 2091–2097 in cubes of 16, R2C at
-/// 1570–1591 against 1533 (benches/results/2026-11-26_staged_pass_order_h100.md,
-/// 2026-11-26_rader_two_passes_h100.md).
+/// [`ROW_THREADS`]). Its two transforms keep more values live than one, so
+/// larger cubes cost registers and occupancy; most Rader lengths ran fastest
+/// in cubes of 128, and measured planning tries 64 and 256 too
+/// (benches/results/2026-11-26_measured_planning_h100.md).
 pub(crate) const CONVOLUTION_ROW_THREADS: usize = 128;
-/// Largest radix of Rader's two-pass rows ([`balanced_two_passes`]). On an
-/// H100 two passes of radices up to 24 took C2C 193 / 257 / 281 / 337 / 379
-/// / 421 / 433 / 577 from 1501–1835 to 1634–2411 GB/s (+7 to +31 %), R2C and
-/// C2R by −11 to +30 % (losses: R2C 257 −7 %, 577 −4 %; C2R 577 −11 %, 337
-/// and 379 −2 %); of 25 to 30 (541 = 20·27 + 1 … 811 = 27·30 + 1) they gained
-/// C2C at most 6 % and lost R2C 16–24 % and C2R up to 14 %
+/// Largest radix of Rader's two-pass rows ([`balanced_two_passes`]): radices up
+/// to 24 beat three-pass plans, wider ones lost on the real transforms
 /// (benches/results/2026-11-26_rader_two_passes_h100.md).
 const CONVOLUTION_COMPOSITE: usize = 24;
 /// Shared memory every backend we target gives a cube: the least a caller may
 /// set as `DeviceOptions::shared_limit`.
 const PORTABLE_SHARED: usize = 48 * 1024;
-/// Shared memory a stage's cube may take by default, where the device allows
-/// it (CUDA lets a cube opt in to more than 48 KiB; two such cubes fit an H100
+/// Shared memory a stage's cube may take by default, where the device allows it
+/// (CUDA lets a cube opt in to more than 48 KiB; two such cubes fit an H100
 /// SM). One cube then transforms signals of up to ~12k complex points, which
-/// with 48 KiB took two launches (four-step): on an H100 batched C2C 6144 ran
-/// at 2320 instead of 1390 GB/s, C2C 12288 at 1893 instead of 1406 and R2C
-/// 12288 at 1808 instead of 756 (benches/results/2026-11-24_composite_radices_h100.md).
+/// would otherwise take a four-step FFT's two launches
+/// (benches/results/2026-11-24_composite_radices_h100.md).
 const SHARED_LIMIT: usize = 108 * 1024;
 const ELEMWISE_THREADS: usize = 256;
 /// The smallest tile (working shared memory of one cube) whose stage of whole
-/// rows runs on resident cubes that stage the next tile's input
-/// asynchronously, 16 bytes per copy (odd rows 8) ([`TilePrefetch::Auto`]).
-/// Such a cube shares its SM with at most three others, which cannot hide its
-/// load. On an
-/// H100 resident cubes took C2C 6144 (51 KB tiles) from 2311 to 2401 GB/s and
-/// C2C 12288 (101 KB, radix 32) from 1941 to 2342, while C2C 1024 and 4096
-/// (tiles of up to 33 KB) lost 12–16 % to the staging. Column tiles (copies of
-/// one pair through the windowed index) stay one tile per cube: FNO's 256²
-/// column stages (67 KB tiles) ran 25–30 % slower resident, and Bluestein's
-/// 4099 (66 KB, eight passes) lost 5 % when it was tried
-/// (benches/results/2026-11-25_resident_cubes_h100.md). Odd rows, staged one
-/// pair a copy, took C2C 141 = 47·3 (75 KB tiles, bound by the latency of its
-/// loads) from 1532–1537 to 1676–1681 GB/s
-/// (benches/results/2026-11-26_rader_two_passes_h100.md).
+/// rows runs on resident cubes that stage the next tile's input asynchronously,
+/// 16 bytes per copy (odd rows 8) ([`TilePrefetch::Auto`]). Such a cube shares
+/// its SM with at most three others, which cannot hide its load; smaller tiles
+/// lose more to the staging than they gain. Column tiles stay one tile per
+/// cube: they ran slower resident
+/// (benches/results/2026-11-25_resident_cubes_h100.md).
 const RESIDENT_TILE_BYTES: usize = 48 * 1024;
 /// The most threads a resident cube takes when a wider radix allows (see
-/// `Lowering::with_prefetch`): on an H100 the 768 threads of C2C 12288's
-/// radix-16 passes spilled registers in the resident loop (1414 GB/s), where
-/// 384 threads of radix 32 did not (2377 GB/s).
+/// `Lowering::with_prefetch`): more threads spill registers in the resident
+/// loop.
 const RESIDENT_THREADS: usize = 512;
 /// Largest product of an odd radix and a power of two in a resident stage's
-/// passes, where it saves a pass: on an H100 C2C 6144 ran as 3·8·16·16 at
-/// 2424 GB/s and as 16·16·24 at 2670, 7168 as 7·4·16·16 at 2175 and as
-/// 16·16·28 at 2520, 6912 as 12·6·6·16 at 2114 and as 24·24·12 at 2511
-/// (benches/results/2026-11-26_staged_pass_order_h100.md).
+/// passes, where it saves a pass (C2C 6144 = 16·16·24, not 3·8·16·16;
+/// benches/results/2026-11-26_staged_pass_order_h100.md).
 const RESIDENT_COMPOSITE: usize = 32;
-/// Rounds of butterflies beyond one a pass that a resident plan on at most 8
-/// or 12 warps may take a thread ([`plan_within`]). On an H100, plans of
-/// three passes in 5 rounds beat those the planner had made on more threads
-/// (runs 96–97, GB/s): C2C 6144 2585–2611 → 2643–2701 as 16·16·24 on 256
-/// threads (384 before), 6400 2273–2296 → 2508–2803 as 16·16·25, 6720
-/// 2330–2558 → 2532–2606 as 15·16·28 on 240, 6912 2358–2573 → 2496–2759 as
-/// 16·16·27, 7680 2406–2549 → 2495–2670 as 16·16·30. In 6 rounds or more
-/// they lost: 8000 2445 → 2023 as 20·20·20 on 200, 8640 2509 → 1589 as
-/// 18·20·24 on 240, 9216 2459 → 1708, 12288 2492–2608 → 2138–2348, 12960
-/// 2057 → 836; 10240 held (benches/results/2026-11-27_eight_warp_plans_h100.md).
+/// Rounds of butterflies beyond one a pass that a resident plan on at most 8 or
+/// 12 warps may take a thread ([`plan_within`]): plans within this bound beat
+/// the wider cubes they replace, plans of more rounds lost
+/// (benches/results/2026-11-27_eight_warp_plans_h100.md).
 const RESIDENT_EXTRA_ROUNDS: usize = 2;
 /// The most threads of a cube that ptxas lets take 168 registers each (12
-/// warps; 13 to 16 get 128), where a resident stage on more moves if its
-/// plan loops ([`plan_on_fewer_warps`]). On an H100 (runs 99–100, GB/s): C2C
-/// 10080 2225–2364 → 2508–2552 as 16·21·30 on 336 threads, 10368 1855–2018
-/// → 2104–2321 as 18·18·32 on 324, 10752 1807–1991 → 2323–2461 as 16·21·32
-/// on 336; 9408 (12·28·28 on 336) +2 to +3 %, 12096 (18·21·32 on 378) −1 to
-/// +2 %. A plan of one round a pass did not gain: 7776 (18·18·24 on 432)
-/// 2457–2522 → 2287–2426 as 12·24·27 on 324, 9072 −1 %, 8000 and 9600 level
+/// warps; 13 to 16 get 128), where a resident stage on more moves if its plan
+/// loops ([`plan_on_fewer_warps`]); plans of one round a pass keep their
+/// threads, as moving them did not pay
 /// (benches/results/2026-11-27_eight_warp_plans_h100.md).
 const CAPPED_REGISTER_THREADS: usize = 384;
-/// Output pairs a thread computes of a butterfly that a resident stage's
-/// first pass splits ([`Lowering::split_staged_first_pass`]): on an H100
-/// batched C2C 141 = 47·3 (64 signals a cube) ran at 1662–1683 GB/s unsplit,
-/// 1754–1768 with 12 pairs (radix 47 on 2 threads), 1800–1808 with 8 (3),
-/// 2015–2037 with 6 (4) and 1553–1566 with 4 (6; 48 signals, the most tried)
-/// (benches/results/2026-11-26_resident_split_h100.md).
+/// Output pairs a thread computes of a butterfly that a resident stage's first
+/// pass splits ([`Lowering::split_staged_first_pass`]): the fastest count tried
+/// on C2C 141 = 47·3 (benches/results/2026-11-26_resident_split_h100.md).
 const RESIDENT_BUTTERFLY_PAIRS: usize = 6;
 /// Threads an SM holds at once on the GPUs we tune for (Ampere, Hopper): a
 /// bound on the resident cubes of a prefetching stage.
@@ -118,9 +85,8 @@ const THREADS_PER_MULTIPROCESSOR: usize = 2048;
 /// Threads a plane cube aims for.
 const PLANE_THREADS: usize = 512;
 /// Fewest threads of a plane cube the planner takes on its own
-/// ([`PlaneFusion::Auto`]) where the image leaves room for no more: on an
-/// H100 the 141² rfft2's plane cubes of 87 threads (two an SM) ran 672 GB/s
-/// against 867 for two launches, 155²'s of 65 threads 629 against 998
+/// ([`PlaneFusion::Auto`]) where the image leaves room for no more: thinner
+/// plane cubes ran slower than two launches
 /// (benches/results/2026-11-26_plane_rules_h100.md).
 pub const MIN_PLANE_THREADS: usize = 128;
 /// Shared memory a plane cube may take: its image and work tile; two such
@@ -129,16 +95,11 @@ const PLANE_SHARED_LIMIT: usize = 112 * 1024;
 /// Longest axis a direct DFT serves: its f32 sums run over the whole axis.
 const MAX_DIRECT_LEN: usize = 8192;
 /// A length without a radix plan runs as a direct DFT when its multiply-adds
-/// per signal are at most this many times `m·log2 m` for the length `m` of
-/// the convolution it would otherwise run as (Bluestein's, or Rader's
-/// `p − 1`). On an H100 the direct DFT led Bluestein at every point measured,
-/// up to about 23 (141 and 421 keeping 96 modes: 1.1–1.7×; 2026-11-22_direct_dft_h100.md).
-/// Priced by Rader's length, R2C 211 (a ratio of about 28) left the direct
-/// DFT: 604 instead of 346 GB/s (2026-11-25_rader_column_tiles_h100.md).
-/// Lengths with a radix plan stay FFTs: a power of two led at every point,
-/// 1000 by at most 1.3×, and R2C 85 and 141 keeping 8 to 48 bins ran
-/// 1.1–2.1× faster as mixed-radix FFTs (17·5, 47·3) than direct
-/// (2026-11-25_prime_radices_h100.md; all in benches/results/).
+/// per signal are at most this many times `m·log2 m` for the length `m` of the
+/// convolution it would otherwise run as (Bluestein's, or Rader's `p − 1`).
+/// Lengths with a radix plan stay FFTs, which led the direct DFT wherever
+/// measured (benches/results/2026-11-22_direct_dft_h100.md,
+/// 2026-11-25_rader_column_tiles_h100.md).
 const DIRECT_RATIO: f64 = 16.0;
 
 /// Where a launch reads or writes.
@@ -229,10 +190,10 @@ impl FftPlan {
 /// Choices the lowering makes that do not change results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceOptions {
-    /// Skip last-pass butterflies whose outputs a truncating store drops. Off by
-    /// default: on an H100 the memory-bound standalone FFT ran 1–4% slower with
-    /// it (benches/results/2026-11-22_fft_h100.md); kept for compute-bound
-    /// callers such as fused kernels, and tested to compute the same function.
+    /// Skip last-pass butterflies whose outputs a truncating store drops. Off
+    /// by default: the memory-bound standalone FFT ran slightly slower with it
+    /// (benches/results/2026-11-22_fft_h100.md); kept for compute-bound callers
+    /// such as fused kernels, and tested to compute the same function.
     pub prune: bool,
     /// When an axis runs as a direct DFT of its stored windows.
     pub direct_dft: DirectDft,
@@ -283,13 +244,10 @@ pub struct DeviceOptions {
 
 /// Whether a stage reading (writing) a contiguous axis has its stride of 1
 /// compiled into its kernel, or takes it at run time like any other. Both
-/// compute the same transform. Compiled strides drop a multiply (and a
-/// constant load) from each element's address, which NVRTC repays unevenly:
-/// on an H100 they took C2C 211's instructions down 2.5 % and batched R2C 421
-/// from 1688–1732 to 1854–1856 GB/s, but C2C 421 from 2016–2017 to
-/// 1942–1960 and C2C 1215 from 2728–2748 to 2628–2682
+/// compute the same transform. Compiled strides drop a multiply from each
+/// element's address, but NVRTC's output shifts with them: they win on some
+/// lengths and lose on others, so [`FftPlan::on_device_measured`] times both
 /// (benches/results/2026-11-26_measured_planning_h100.md).
-/// [`FftPlan::on_device_measured`] times both.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnitStrides {
     #[default]
@@ -370,12 +328,9 @@ pub enum PrimeAlgorithm {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PlaneFusion {
     /// When the intermediate is the largest of input, intermediate and output
-    /// (no truncation between the axes), the rows are not odd real signals
-    /// that separate launches pair as twins, and the cube gets at least
-    /// `MIN_PLANE_THREADS` threads. On an H100 the plane ran 64² rfft2 /
-    /// irfft2 1.18× / 1.26× faster than two launches, FNO's truncating
-    /// 128²/256² transforms 1.1–1.4× slower, and the odd smooth rfft2 75²,
-    /// 105², 135², 147², whose separate rows pair as twins, 1.19–1.60× slower
+    /// (no truncation between the axes), the rows are not odd real signals that
+    /// separate launches pair as twins, and the cube gets at least
+    /// `MIN_PLANE_THREADS` threads; elsewhere two launches ran faster
     /// (benches/results/2026-11-26_plane_rules_h100.md).
     /// [`Planning::Measured`](super::Planning) times a plane the rules take
     /// against separate launches.
@@ -835,15 +790,11 @@ impl<R: Runtime> Lowering<'_, R> {
         if convolution == Some(Convolution::Rader) && !column && free_plan && cfg.radices.len() > 2 {
             // Rader's rows in two passes, the most even split with radices up
             // to CONVOLUTION_COMPOSITE, smaller radix first (forward real
-            // twins: larger first). On an H100 three-pass plans were bound by
-            // their instructions: C2C 421 ran as 12·5·7 (84 threads a signal)
-            // at 1560 GB/s and as 20·21 (21 threads) at 1972, a third fewer
-            // instructions. The order is measured, not modelled (the bank
-            // model counts both alike): C2C 421 as 21·20 ran at 1535–1547,
-            // R2C 421 as 20·21 at 1245–1272 and as 21·20 at 1545–1620. Both
-            // orders held at 337; at 281 (C2C) and 433 (R2C) the other order
-            // ran 3 % faster (benches/results/2026-11-26_rader_two_passes_h100.md).
-            // A caller's radix cap keeps the capped plan.
+            // twins: larger first): three-pass plans are bound by their
+            // instructions. The order is measured, not modelled (the bank model
+            // counts both alike;
+            // benches/results/2026-11-26_rader_two_passes_h100.md). A caller's
+            // radix cap keeps the capped plan.
             if let Some([small, large]) = balanced_two_passes(cfg.pass_len(), CONVOLUTION_COMPOSITE) {
                 cfg.radices = if forms.0 == InputForm::RealTwins {
                     vec![large, small]
@@ -858,13 +809,8 @@ impl<R: Runtime> Lowering<'_, R> {
             // A convolution's passes over rows run one butterfly of their
             // smallest radix per thread: two transforms, the permutations and
             // the kernel's product keep more values live than a plain FFT, and
-            // more threads with fewer registers each hide them better. On an
-            // H100 that took batched C2C / R2C 421 (Rader's 420 = 12·5·7: 35 →
-            // 84 threads, 118 registers and 25 % occupancy before) from 775 /
-            // 735 to 1014 / 1000 GB/s and 4099 (Bluestein's) from 422 to 433
-            // GB/s, and left 211 (15·14: one butterfly a thread already) even.
-            // Column tiles of 8 such signals (672 threads) took rfft2 421² from
-            // 434 to 395 GB/s, so columns keep the fewest threads
+            // more threads with fewer registers each hide them better. Column
+            // tiles keep the fewest threads: wider ones ran slower
             // (benches/results/2026-11-25_odd_real_twins_h100.md).
             let smallest = cfg.radices.iter().copied().min().unwrap_or(1);
             cfg.threads_per_signal = (cfg.pass_len() / smallest).clamp(1, self.max_threads);
@@ -901,22 +847,18 @@ impl<R: Runtime> Lowering<'_, R> {
 
     /// Whether a stage of `t` takes the modelled shared layout
     /// ([`SharedLayout::Modelled`]): only stages bound by shared memory, a
-    /// convolution's or passes of a prime radix above 7. On an H100 it took
-    /// batched C2C 141 / 211 / 421 / 4099 from 1000 / 1255 / 1015 / 479 to
-    /// 1258 / 1607 / 1167 / 557 GB/s, while 7-smooth lengths, near the copy
-    /// bandwidth already, moved both ways (R2C 384 −8 %, 768 +8 %)
+    /// convolution's or passes of a prime radix above 7, which gain from it;
+    /// 7-smooth lengths, near the copy bandwidth already, moved both ways
     /// (benches/results/2026-11-25_shared_layout_h100.md).
     fn shared_bound(&self, t: &Transform, convolution: Option<Convolution>) -> bool {
         self.options.shared_layout == SharedLayout::Modelled && (convolution.is_some() || !is_smooth(t.n))
     }
 
-    /// A column stage whose tile holds all `signals` columns of a row of
-    /// tiles, if one cube can: the tile then reads and writes one contiguous
-    /// block (every row whole) instead of runs of a few columns. The default
-    /// radix cap is tried first, then 16, whose fewer threads per signal fit
-    /// more columns (unless the caller fixed the cap). On an H100 tiles of all
-    /// 33 columns of FNO's 256² spectrum took its zero-padding irfft2 from
-    /// 0.215 to 0.195 ms, against 0.204–0.208 ms in tiles of 17
+    /// A column stage whose tile holds all `signals` columns of a row of tiles,
+    /// if one cube can: the tile then reads and writes one contiguous block
+    /// (every row whole) instead of runs of a few columns. The default radix
+    /// cap is tried first, then 16, whose fewer threads per signal fit more
+    /// columns (unless the caller fixed the cap)
     /// (benches/results/2026-11-25_rader_column_tiles_h100.md).
     fn whole_row_column_stage(&self, t: &Transform, signals: usize) -> Option<StageConfig> {
         let caps = match self.options.max_radix {
@@ -1015,16 +957,15 @@ impl<R: Runtime> Lowering<'_, R> {
     }
 
     /// Splits the butterflies of a resident stage's first pass
-    /// ([`RESIDENT_BUTTERFLY_PAIRS`]) where it is of a prime radix above 7
-    /// with fewer than [`MIN_DIRECT_RUN`] butterflies a signal: unsplit, that
-    /// pass read global memory directly (a pass of such a radix through
-    /// shared memory would hold all its outputs across the barrier); a
-    /// resident pass reads the staged tile, where a split thread reading the
-    /// whole butterfly costs shared loads only. The cube keeps its signals,
-    /// even past [`RESIDENT_THREADS`]: on an H100 C2C 141 ran at 2029–2041
-    /// GB/s on 64 signals (768 threads) and at 1825–1834 on 42 (504 threads,
-    /// 118 registers, one cube an SM). A caller's `butterfly_pairs` holds
-    /// (0: unsplit).
+    /// ([`RESIDENT_BUTTERFLY_PAIRS`]) where it is of a prime radix above 7 with
+    /// fewer than [`MIN_DIRECT_RUN`] butterflies a signal: unsplit, that pass
+    /// read global memory directly (a pass of such a radix through shared
+    /// memory would hold all its outputs across the barrier); a resident pass
+    /// reads the staged tile, where a split thread reading the whole butterfly
+    /// costs shared loads only. The cube keeps its signals, even past
+    /// [`RESIDENT_THREADS`], as fewer signals a cube ran slower
+    /// (benches/results/2026-11-26_resident_split_h100.md). A caller's
+    /// `butterfly_pairs` holds (0: unsplit).
     fn split_staged_first_pass(&self, cfg: &mut StageConfig) {
         let len = cfg.pass_len();
         let Some(&r) = cfg.radices.first() else {
@@ -1051,13 +992,11 @@ impl<R: Runtime> Lowering<'_, R> {
             cfg.with_layout(&layout, self.options.unit_strides == UnitStrides::Compiled),
             &layout,
         );
-        // Rows whose first pass reads global memory, on the passes' own
-        // threads (a convolution's rows take more), start with a pass in
-        // whole rounds. Resident cubes read a staged tile, and column tiles
-        // walk signals fastest: there the first-pass reorder lost (on an
-        // H100 C2C 6144 (resident) 5 %, rfft2 360², 384² and 504² (columns)
-        // 5–6 %; benches/results/2026-11-26_first_pass_rounds_h100.md), and a
-        // larger first pass runs last instead.
+        // Rows whose first pass reads global memory, on the passes' own threads
+        // (a convolution's rows take more), start with a pass in whole rounds.
+        // Resident cubes read a staged tile, and column tiles walk signals
+        // fastest: there that reorder lost, and a larger first pass runs last
+        // instead (benches/results/2026-11-26_first_pass_rounds_h100.md).
         if cfg.convolution.is_none() {
             let staged = cfg.prefetch.is_some() || cfg.load_signals_fastest;
             cfg.radices = if staged {
@@ -1441,15 +1380,11 @@ impl<R: Runtime> Lowering<'_, R> {
         self.push_stage(cfg, layout, src.buf, dst.buf, &factors);
     }
 
-    /// `t` with two signals to a complex transform ([`OddReal::Twins`]) where it
-    /// widens real signals, the stage's innermost batch dimension holds
+    /// `t` with two signals to a complex transform ([`OddReal::Twins`]) where
+    /// it widens real signals, the stage's innermost batch dimension holds
     /// `signals ≥ 2` of them, and the transform runs as a convolution or
-    /// through radices up to 7. On an H100 twins took batched R2C / C2R 211
-    /// (Rader) from 718 / 683 to 1189 / 994 GB/s, 421 from 437 / 445 to 732 /
-    /// 782, 4099 (Bluestein) from 226 / 232 to 386 / 396, 1215 = 3^5·5 from
-    /// 1407 / 1320 to 1486 / 1560, while lengths with a prime radix above 7,
-    /// whose butterflies already bind the registers, lost: 141 = 47·3 1192 /
-    /// 651 against 702 / 420, 85 = 17·5 C2R 1385 against 1026
+    /// through radices up to 7. Lengths with a prime radix above 7, whose
+    /// butterflies already bind the registers, ran slower as twins and widen
     /// (benches/results/2026-11-25_odd_real_twins_h100.md).
     fn twinned(&self, t: &Transform, convolution: Option<Convolution>, signals: usize) -> Transform {
         let forms = match (t.input, t.output) {

@@ -55,9 +55,9 @@ impl DftConfig {
     /// The block shape for `rows` output floats per signal: register tiles of
     /// 4×4, a power of two of threads along the rows (at most 16), the rest of
     /// 256 threads along the signals but at most 64 (under 24 KiB of shared
-    /// memory), the terms staged 16 at a time. On an H100, fitting the thread
-    /// count to the rows exactly and chunks of up to 32 terms made row
-    /// transforms up to 2.7× slower (benches/results/2026-11-22_direct_dft_h100.md).
+    /// memory), the terms staged 16 at a time. Fitting the thread count to the
+    /// rows exactly or staging more terms made row transforms slower
+    /// (benches/results/2026-11-22_direct_dft_h100.md).
     pub fn for_problem(rows: usize, in_parts: usize, out_parts: usize, signals_fastest: bool) -> Self {
         const THREADS: usize = 256;
         const TILE: usize = 4;

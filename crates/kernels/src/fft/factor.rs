@@ -11,10 +11,9 @@ const RADIX_16_FROM: usize = 1024;
 /// The largest power-of-two radix the Stockham passes over `len` use by
 /// default. A radix-16 butterfly runs in registers as two radix-4 layers, so a
 /// pass covers four bits of the length between two shared-memory round trips,
-/// at the cost of more registers and fewer threads per signal. On an H100 that
-/// paid from 1024 points (batched C2C 2048: +6%, 4096: +18%; R2C 4096: +39%);
-/// below it was mixed (FNO's 256² row and column kernels 1–8% faster, batched
-/// C2C 128 and 256 4% and rfft2 128/256 5–7% slower), so shorter passes keep radix 8.
+/// at the cost of more registers and fewer threads per signal: that pays from
+/// 1024 points, and shorter passes keep radix 8
+/// (benches/results/2026-11-23_c2r_fold_dense_weight_h100.md).
 pub fn default_max_radix(len: usize) -> usize {
     if len >= RADIX_16_FROM {
         16
@@ -26,12 +25,8 @@ pub fn default_max_radix(len: usize) -> usize {
 /// Largest prime above 7 that runs as one butterfly of its own (`x_j` paired
 /// with `x_{p-j}`, every product by a constant, in registers): 141 = 47·3 and
 /// 85 = 17·5 run as two mixed-radix passes. Lengths with a larger prime factor
-/// run through Rader's or Bluestein's algorithm. On an H100 the butterfly
-/// beat Bluestein's algorithm at every prime to 67 (batched C2C 47: 1184
-/// against 606 GB/s, 67: 934 against 747) and Rader's at most (17: 2728
-/// against 1929), not at 41, 43, 71 and 73 (1235 against 1517 at 41, 1017
-/// against 1370 at 71); from 83 on it spilled registers (97: 256 GB/s), and
-/// NVRTC took 20–50 s per kernel there
+/// run through Rader's or Bluestein's algorithm. Above 67 the butterfly spills
+/// registers and takes NVRTC tens of seconds to compile
 /// (benches/results/2026-11-25_prime_radices_h100.md).
 pub const MAX_PRIME_RADIX: usize = 67;
 
@@ -43,8 +38,8 @@ pub const MAX_PRIME_RADIX: usize = 67;
 /// first pass has no twiddles to multiply). The 7-smooth rest follows, its
 /// tuned plan putting the odd primes first, then powers of two of at most
 /// `max_radix` (itself a power of two ≥ 2): the fewest such passes, all of
-/// `max_radix` but the first, which takes the remaining bits (on an H100 a
-/// 128-point pass ran faster as 2·8·8 than as 4·4·8). Those remaining bits
+/// `max_radix` but the first, which takes the remaining bits (a 128-point pass
+/// runs as 2·8·8 rather than 4·4·8). Those remaining bits
 /// join the first odd radix where the product stays within 16 (`MAX_COMPOSITE`:
 /// 6, 10, 12, 14). Where pairing odd primes (9, 15) or spreading the bits
 /// over several odd radices takes fewer passes, that plan runs instead:
@@ -204,9 +199,9 @@ fn composite_room(r: usize, max_composite: usize) -> usize {
 /// fewer registers); among the ways to spread the bits, the one whose passes
 /// take the fewest thread-rounds ([`thread_rounds`]), one bit at a time round
 /// the odd radices where that ties, else the one with the largest first
-/// radix. On an H100 batched C2C 3024 ran as 12·6·6·7 on 252 threads at 2887
-/// GB/s against 2430 as 6·6·6·14 on 504, whose radix-14 pass left 288 of them
-/// idle (benches/results/2026-11-26_first_pass_rounds_h100.md).
+/// radix. So C2C 3024 runs as 12·6·6·7 on 252 threads rather than 6·6·6·14 on
+/// 504, whose radix-14 pass leaves 288 threads idle
+/// (benches/results/2026-11-26_first_pass_rounds_h100.md).
 fn fewest_pass_radices(len: usize, f: &SmoothFactors, cap_bits: usize, max_composite: usize) -> Vec<usize> {
     let room = |r: usize| composite_room(r, max_composite);
     let odd_radices = |nines: usize, fifteens: usize| -> Vec<usize> {
@@ -302,10 +297,8 @@ const MIN_SPLIT_RADIX: usize = 17;
 /// computes at most `pairs` of its `(r−1)/2` output pairs; 1 for other
 /// radices or where `pairs` is 0. A split thread streams the input pairs
 /// `(x_j, x_{r-j})` through its accumulators instead of holding the whole
-/// butterfly (radix 47 took 128 registers a thread unsplit). On an H100
-/// splitting took batched C2C 47 from 1438 to 2152 GB/s (two threads a
-/// butterfly; three: 1770), 41 from 1536 to 2478 and 85 = 17·5 from 1294 to
-/// 2483; radix 15 split (Rader's 210 = 15·14) lost a quarter
+/// butterfly (radix 47 took 128 registers a thread unsplit). Smaller odd
+/// radices such as 15 lose by splitting
 /// (benches/results/2026-11-25_split_butterflies_h100.md).
 pub fn butterfly_split(r: usize, pairs: usize) -> usize {
     if pairs == 0 || r.is_multiple_of(2) || r < MIN_SPLIT_RADIX {
@@ -321,10 +314,8 @@ pub fn butterfly_split(r: usize, pairs: usize) -> usize {
 /// equal rounds that bring it within [`MAX_SIGNAL_THREADS`]; the one that
 /// leaves the fewest units idle over all passes, then the fewest threads
 /// (more signals share a cube). For powers of two that is one butterfly of
-/// the largest radix per thread. On an H100, breaking ties towards more
-/// threads (fewer rounds) instead ran batched C2C 384 and 3072 at 2274 and
-/// 2126 GB/s, against 2506 and 2825 with this rule
-/// (benches/results/2026-11-24_composite_radices_h100.md).
+/// the largest radix per thread. Breaking ties towards more threads (fewer
+/// rounds) ran slower (benches/results/2026-11-24_composite_radices_h100.md).
 pub fn threads_per_signal(len: usize, radices: &[usize], pairs: usize) -> usize {
     let units: Vec<usize> = radices
         .iter()
@@ -371,11 +362,7 @@ fn slots(units: &[usize], threads: usize) -> usize {
 /// least half of the `threads` idle, so that most threads have no loads in
 /// flight there, the first pass whose butterflies fill whole rounds trades
 /// places with it (the passes' product, and so the transform, does not depend
-/// on their order). On an H100 it took batched C2C 384 = 6·8·8 (48 threads,
-/// 64 radix-6 butterflies) from 2364 to 2898 GB/s as 8·6·8, 504 = 6·6·14 (its
-/// plan then) from 2262 to 2666 as 14·6·6 and R2C 1296 from 2404 to 2640. A
-/// last round a third idle gained 2 % at most (C2C 1215, 1620) and lost 4 % in
-/// R2C 384 (192 = 3·8·8 on 24 threads)
+/// on their order). A last round only a third idle gains too little to reorder
 /// (benches/results/2026-11-26_first_pass_rounds_h100.md).
 pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize) -> Vec<usize> {
     let mut ordered = radices.to_vec();
@@ -392,13 +379,9 @@ pub fn first_pass_in_whole_rounds(len: usize, radices: &[usize], threads: usize)
 /// `radices` of a 7-smooth `len` reordered for a stage whose first pass reads
 /// a staged tile (resident cubes) or signals side by side (column tiles):
 /// where the first pass's radix exceeds the last's, the two trade places, so
-/// that the plan's odd composite, which it puts first, runs last. On an H100
-/// resident C2C 6144 ran at 2425 GB/s as 3·8·16·16, at 2494–2552 as
-/// 24·16·16 and at 2609–2671 as 16·16·24, 7168 at 2351–2381 as 28·16·16 and
-/// 2520–2546 as 16·16·28; rfft2 504²'s column tiles at 972–976 as 12·6·7 and
-/// 1112–1119 as 7·6·12. Column tiles lost with their smallest radix last
-/// (rfft2 384² 1087 → 1008 GB/s as 8·8·6, 360² 1032 → 992 as 10·6·6)
-/// (benches/results/2026-11-26_staged_pass_order_h100.md).
+/// that the plan's odd composite, which it puts first, runs last: there a
+/// larger last pass runs faster, while column tiles lose with their smallest
+/// radix last (benches/results/2026-11-26_staged_pass_order_h100.md).
 pub fn largest_first_pass_last(len: usize, radices: &[usize]) -> Vec<usize> {
     let mut ordered = radices.to_vec();
     if let (true, [first, .., last]) = (is_smooth(len), ordered.as_mut_slice()) {
@@ -512,15 +495,13 @@ impl DftSplit {
 }
 
 /// How an in-register DFT of length `r` splits, or `None` for a prime `r`,
-/// which runs directly. A direct odd DFT costs about `r²` multiply-adds
-/// against `r·(a + b)` split, so odd composites split: coprime factors by
-/// Good–Thomas (radix 21 as 3·7: 296 real operations instead of 500; radix 15
-/// took C2C 211 from 2097 to 2180 GB/s and radix 21 C2C 421 from 1940 to
-/// 2012–2045 on an H100), powers of a prime as p·(r/p) by Cooley–Tukey.
-/// Even lengths split by Cooley–Tukey, odd part first (6 = 3·2, 20 = 5·4,
-/// powers of two 4·(r/4), 4 as 2·2): Good–Thomas there executed fewer instructions but
-/// stalled longer on global loads, C2C 421's radix 20 lost 10 % and 5040
-/// (12·6·5·14) 5 % (benches/results/2026-11-26_good_thomas_h100.md).
+/// which runs directly. A direct odd DFT costs about `r²` multiply-adds against
+/// `r·(a + b)` split, so odd composites split: coprime factors by Good–Thomas
+/// (radix 21 as 3·7: 296 real operations instead of 500), powers of a prime as
+/// p·(r/p) by Cooley–Tukey. Even lengths split by Cooley–Tukey, odd part first
+/// (6 = 3·2, 20 = 5·4, powers of two 4·(r/4), 4 as 2·2): Good–Thomas there
+/// executed fewer instructions but stalled longer on global loads and ran
+/// slower (benches/results/2026-11-26_good_thomas_h100.md).
 pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
     let p = (2..=r).find(|p| r.is_multiple_of(*p))?;
     if p == r {

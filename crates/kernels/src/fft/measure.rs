@@ -8,11 +8,9 @@ use cubecl::prelude::*;
 use super::device::{DeviceFft, DeviceOptions, PlaneFusion, UnitStrides, CONVOLUTION_ROW_THREADS};
 use super::{FftError, FftPlan};
 
-/// Cube sizes timed for Rader's rows. How many signals a cube suits moved
-/// with NVRTC's output rather than with anything the plans show: on an H100
-/// C2C 211 (16 lanes a signal) ran 4 % faster in cubes of 256 threads than of
-/// 128 and C2C 421 (21) 4 % faster in cubes of 64, while 64 lost C2C 193,
-/// 337, 433 and 577 6–11 % (benches/results/2026-11-26_good_thomas_h100.md).
+/// Cube sizes timed for Rader's rows. The size that suits a length moves with
+/// NVRTC's output rather than with anything the plans show, so no one size wins
+/// everywhere (benches/results/2026-11-26_good_thomas_h100.md).
 const CONVOLUTION_ROW_CANDIDATES: [usize; 3] = [64, CONVOLUTION_ROW_THREADS, 256];
 /// Rounds of timed groups, the candidates taking turns within each, so that
 /// a drift in the device's clocks falls on all of them.
@@ -69,13 +67,12 @@ impl FftPlan {
     /// [`Self::on_device_with`], where the candidate lowerings differ timing
     /// each on `client`'s device over the plan's own shape and keeping the
     /// fastest. The candidates: contiguous axes' strides at run time or
-    /// compiled in ([`UnitStrides`]), for Rader's rows cubes of 64, 128
-    /// and 256 threads, and where the rules take a plane launch, separate
-    /// launches instead ([`PlaneFusion`]): on an H100 the plane's gain moved
-    /// with the grid in ways its rules do not see (irfft2 64² 1.26× faster
-    /// than two launches, 96² and 120² 1.4× slower, rfft2 100² 1.7× faster,
-    /// 112² 1.2× slower). A choice `options` fixes (a cube size given,
-    /// strides compiled, a plane always or never) is not varied.
+    /// compiled in ([`UnitStrides`]), for Rader's rows cubes of 64, 128 and 256
+    /// threads, and where the rules take a plane launch, separate launches
+    /// instead ([`PlaneFusion`]): the plane's gain moves with the grid in ways
+    /// its rules do not see (benches/results/2026-11-26_plane_rules_h100.md). A
+    /// choice `options` fixes (a cube size given, strides compiled, a plane
+    /// always or never) is not varied.
     /// It costs each candidate's kernel compilations and a few dozen
     /// executions, once per plan; the measurements come with the plan
     /// ([`DeviceFft::measurements`]). Every candidate computes the same

@@ -8,8 +8,8 @@
 //! The two stages run one after the other in each cube, with one image's worth
 //! of shared memory: where the intermediate is smaller than the input or the
 //! output (FNO's truncating forward, zero-padding inverse), two launches of
-//! better occupancy were faster on an H100 (benches/results/2026-11-23_plane_h100.md),
-//! so the planner plans a plane only for transforms whose intermediate is the
+//! better occupancy are faster (benches/results/2026-11-23_plane_h100.md), so
+//! the planner plans a plane only for transforms whose intermediate is the
 //! largest array ([`PlaneFusion`](super::PlaneFusion)).
 
 use cubecl::prelude::*;

@@ -425,14 +425,10 @@ impl StageConfig {
 
 /// Whether a stage's tiles take their coordinates without a runtime division
 /// when they form one row ([`StageConfig::one_tile_row`]): resident cubes,
-/// which find them for every tile they walk, and one-tile cubes whose tile
-/// goes through shared memory both ways. On an H100 that took batched C2C 211
-/// / 421 from 2150–2166 / 2002–2031 to 2247–2297 / 2071–2107 GB/s, R2C 211
-/// from 1609–1617 to 1658–1671 and resident C2C 12288 from 2338–2345 to
-/// 2481–2590 (one of three runs read 2546 before). Passes that read or write
-/// global memory directly bought nothing (141, 1000), and C2C 85, whose last
-/// pass stores from registers, lost 14 % as NVRTC gave it 32 registers instead
-/// of 40 (benches/results/2026-11-26_tile_coordinates_h100.md).
+/// which find them for every tile they walk, and one-tile cubes whose tile goes
+/// through shared memory both ways. Passes that read or write global memory
+/// directly gain nothing from it, and a last pass that stores from registers
+/// lost with it (benches/results/2026-11-26_tile_coordinates_h100.md).
 pub(crate) fn coordinates_pay(cfg: &StageConfig) -> bool {
     cfg.prefetch.is_some() || !(loads_directly(cfg) || stores_directly(cfg))
 }
@@ -1079,18 +1075,14 @@ pub(crate) const MIN_DIRECT_RUN: usize = 8;
 /// thread holds every output of its butterfly across it.
 const MAX_STAGED_RADIX: usize = 32;
 
-/// Whether a first or last pass of radix `r` touches global memory in runs
-/// that coalesce: signals side by side, more than one butterfly per signal
-/// and, for radices up to [`MAX_STAGED_RADIX`] in a stage that writes global
-/// memory, at least [`MIN_DIRECT_RUN`]. Otherwise the tile goes through shared
-/// memory in coalesced order. On an H100 that took batched C2C 17 (one
-/// butterfly per signal, each thread walking its own signal) from 501 to 2728
-/// GB/s, 23 from 479 to 1991, and C2C / R2C 85 = 17·5 (five butterflies) from
-/// 1146 / 1496 to 1378 / 1728. It did not pay where a pass of three radix-47
-/// butterflies (141 = 47·3, 128 registers a thread) would stage (C2C 1004
-/// against 920, R2C 1207 against 745), nor in the plane launch's first
-/// stage, whose output stays in shared memory (rfft2 85²: 1016 against 804)
-/// (benches/results/2026-11-25_prime_radices_h100.md).
+/// Whether a first or last pass of radix `r` touches global memory in runs that
+/// coalesce: signals side by side, more than one butterfly per signal and, for
+/// radices up to [`MAX_STAGED_RADIX`] in a stage that writes global memory, at
+/// least [`MIN_DIRECT_RUN`]. Otherwise the tile goes through shared memory in
+/// coalesced order, which pays for passes of few butterflies per signal (C2C
+/// 17, 23, 85) but not where a few large prime-radix butterflies would stage
+/// (141 = 47·3) nor in the plane launch's first stage, whose output stays in
+/// shared memory (benches/results/2026-11-25_prime_radices_h100.md).
 fn direct_runs_coalesce(cfg: &StageConfig, r: usize, signals_fastest: bool) -> bool {
     let butterflies = cfg.n / r;
     let long_runs = butterflies >= MIN_DIRECT_RUN || r > MAX_STAGED_RADIX || cfg.store_shared;
@@ -1122,9 +1114,8 @@ fn reads_global_unsplit(cfg: &StageConfig) -> bool {
 
 /// Whether the stage's first pass splits its butterflies over threads
 /// ([`pass_split`]) where it would stage its tile in shared memory anyway: a
-/// split thread reads every input of its butterfly, and from global memory
-/// that cost up to half the speed on an H100 (R2C 141 1639 → 1120 GB/s,
-/// C2C 3008 2090 → 1559, rfft2 141² 674 → 342)
+/// split thread reads every input of its butterfly, which from global memory
+/// costs more than the split saves
 /// (benches/results/2026-11-25_split_butterflies_h100.md).
 pub(crate) fn splits_first_pass(cfg: &StageConfig) -> bool {
     !reads_global_unsplit(cfg) && pass_split(cfg, &Round::first(cfg), 0) > 1
@@ -1143,11 +1134,10 @@ pub(crate) fn stages_ahead(cfg: &StageConfig) -> bool {
 }
 
 /// Whether a stage's convolution, if any, can read a staged tile: Rader's,
-/// whose unsplit first pass gathers its slots from the staged input through
-/// the factors table; not Bluestein's, whose chirp runs past the input.
-/// Only `TilePrefetch::Always` takes Rader's rows there: on an H100 C2C 193
-/// gained 16 % and 433 3 %, but 211, 257, 379, 421, 541 and 577 lost 7–23 %
-/// (421: 96 → 128 registers) (benches/results/2026-11-26_resident_split_h100.md).
+/// whose unsplit first pass gathers its slots from the staged input through the
+/// factors table; not Bluestein's, whose chirp runs past the input. Only
+/// `TilePrefetch::Always` takes Rader's rows there: most Rader lengths ran
+/// slower resident (benches/results/2026-11-26_resident_split_h100.md).
 fn stages_convolution(cfg: &StageConfig) -> bool {
     match cfg.convolution {
         None => true,
@@ -1184,11 +1174,9 @@ pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
 /// Whether an untangling (R2C) stage pairs bins `k` and `n - k` in the last
 /// pass's registers instead of through shared memory after it: each thread
 /// takes a butterfly and its mirror ([`untangled_units`]). Only where every
-/// thread gets a pair and two butterflies hold no more values than the
-/// plan's largest radix: on an H100 that took batched R2C 1000 (last pass of
-/// radix 5 beside radix 10) from 2226 to 2305 GB/s, while everywhere else,
-/// half the threads idle or with twice the registers, it ran 10–70 % slower
-/// (benches/results/2026-11-25_fewest_passes_h100.md).
+/// thread gets a pair and two butterflies hold no more values than the plan's
+/// largest radix (R2C 1000): elsewhere idle threads or doubled registers made
+/// it slower (benches/results/2026-11-25_fewest_passes_h100.md).
 fn untangles_in_registers(cfg: &StageConfig) -> bool {
     let Some(&r) = cfg.radices.last() else {
         return false;
@@ -1602,11 +1590,9 @@ fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 }
             }
             // Rader's last inverse pass adds x[0] (in the slot after the
-            // convolution's) to every entry as it writes it, not the store to
-            // every output: on an H100 that took batched C2C 193 from 1937 to
-            // 2481–2492 GB/s and R2C 421 from 1561–1578 to 1682–1688, and C2C
-            // 421 from 1973–1978 to 1937–1942 (same 96 registers, 1 % more
-            // time in ncu) (benches/results/2026-11-26_resident_split_h100.md).
+            // convolution's) to every entry as it writes it, so that the store
+            // reads one slot an output
+            // (benches/results/2026-11-26_resident_split_h100.md).
             let adds_x0 = comptime![cfg.rader() && last && (round.reversed || cfg.radices.len() == 1)];
             let mut x0r = F::new(0.0);
             let mut x0i = F::new(0.0);
@@ -2179,10 +2165,8 @@ const MAX_UNIT_WALK_ROUNDS: usize = 32;
 /// round ([`advance_flat`]).
 ///
 /// Only a convolution's rows walk units, in runs of at least 8 threads (64
-/// bytes) a signal: with Rader's slot tables, on an H100 that took batched
-/// C2C 211 / 421 from 1950 / 1387 to 2102 / 1542 GB/s, C2R 211 / 421 from
-/// 1306 / 1232 to 1644 / 1307, rfft2 / irfft2 211² from 813 / 756 to 830 /
-/// 854. Column tiles walked by units ran rfft2 211² 13 % slower
+/// bytes) a signal: with Rader's slot tables that cuts the index arithmetic of
+/// the permuted load and store. Column tiles walked by units ran slower
 /// (benches/results/2026-11-25_unit_walks_h100.md).
 pub(crate) fn walks_units(cfg: &StageConfig, len: usize, signals_fastest: bool) -> bool {
     let rows = !signals_fastest && !cfg.load_signals_fastest;
@@ -2193,14 +2177,9 @@ pub(crate) fn walks_units(cfg: &StageConfig, len: usize, signals_fastest: bool) 
 
 /// Whether a unit walk's load issues all its rounds' global loads before it
 /// places any value ([`load_rounds_ahead`]), rather than placing each as it
-/// lands: every input but a Hermitian spectrum's. On an H100 that took
-/// Rader's and Bluestein's batched R2C 211 / 421 / 4099 from 1668 / 1720 /
-/// 517 to 2057 / 1918 / 589 GB/s (R2C 193 and 257 +28 % and +21 %), C2C 211
-/// / 421 from 2268 / 2085 to 2377 / 2160 (337 and 379 +5 % and +6 %), rfft2
-/// 211² / 421² from 898 / 840 to 992 / 885; C2C 4099 lost 3 % (611 → 595).
-/// The irfft's Hermitian bins lost up to 15 % (257, 337, 379, 433), so they
-/// keep placing each value as it lands
-/// (benches/results/2026-11-26_loads_ahead_h100.md).
+/// lands, so that the loads' latencies overlap: every input but a Hermitian
+/// spectrum's, whose bins ran slower that way and keep placing each value as it
+/// lands (benches/results/2026-11-26_loads_ahead_h100.md).
 fn loads_ahead(cfg: &StageConfig) -> bool {
     !matches!(
         cfg.input,
@@ -2211,13 +2190,10 @@ fn loads_ahead(cfg: &StageConfig) -> bool {
 /// Most rounds a flat walk's load holds in registers ([`flat_loads_ahead`]).
 const MAX_FLAT_ROUNDS_AHEAD: usize = 16;
 
-/// Whether a flat walk's load (not a unit walk's) unrolls its rounds and
-/// issues all their loads before placing any value ([`load_flat_ahead`]):
-/// an input [`loads_ahead`] takes, in at most [`MAX_FLAT_ROUNDS_AHEAD`]
-/// rounds, but for rows of complex pairs. On an H100 that took R2C 85 (odd
-/// real twins) from about 1795 to 2100–2180 GB/s (+18 to +21 %), rfft2 211²
-/// / 421² (their column stages) +5–6 % / +4 % and irfft2 211² / 421² +5 % /
-/// +3 %; C2C 85's rows of pairs lost 4 % with it, so they keep the loop
+/// Whether a flat walk's load (not a unit walk's) unrolls its rounds and issues
+/// all their loads before placing any value ([`load_flat_ahead`]): an input
+/// [`loads_ahead`] takes, in at most [`MAX_FLAT_ROUNDS_AHEAD`] rounds, but for
+/// rows of complex pairs, which ran slower that way and keep the loop
 /// (benches/results/2026-11-26_loads_ahead_h100.md).
 fn flat_loads_ahead(cfg: &StageConfig) -> bool {
     let rounds = (cfg.load_len() * cfg.signals_per_cube).div_ceil(cfg.threads_per_cube());
@@ -2421,11 +2397,8 @@ fn load_pass_input<F: Float, N: Size>(
 /// kept aside there), Bluestein's with the chirp applied as the first pass
 /// reads and in [`tile_output`].
 ///
-/// On an H100 the turn took Rader's batched C2C 211 / 421 from 1600 / 1173
-/// to 1715 / 1238 GB/s (rfft2 421² 585 → 630), against the kernel's product
-/// as a pass over shared memory; Bluestein's C2C / R2C 4099, whose product
-/// had ridden on the inverse's first pass read, lost 1 % (557 → 553, 502 →
-/// 496) (benches/results/2026-11-25_convolution_turn_h100.md).
+/// Turning in registers saves the kernel's product a pass over shared memory
+/// and a barrier (benches/results/2026-11-25_convolution_turn_h100.md).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
@@ -2608,14 +2581,11 @@ pub(crate) fn store_tile<F: Float, N: Size>(
     }
 }
 
-/// Rounds of a tile's store walk (of `rounds`) unrolled together, so that
-/// their shared-memory and table reads are in flight at once: all of them for
-/// the untangling store of short signals (at most 8 threads each, many signals
-/// to a cube), one otherwise. On an H100 this rule took batched R2C 192 from
-/// 2161 to 2307 GB/s and left the other lengths even. Unrolling every store
-/// walk ran R2C 64, 96 and 192 7–11 % faster but R2C 384 21 % and 768 6 %
-/// slower; two or four rounds at a time won at 768 and 3072 and lost at 192,
-/// 256, 384 and 4096 (benches/results/2026-11-25_fewest_passes_h100.md).
+/// Rounds of a tile's store walk (of `rounds`) unrolled together, so that their
+/// shared-memory and table reads are in flight at once: all of them for the
+/// untangling store of short signals (at most 8 threads each, many signals to a
+/// cube), one otherwise; unrolling more lost on other lengths
+/// (benches/results/2026-11-25_fewest_passes_h100.md).
 fn store_rounds_unrolled(cfg: &StageConfig, rounds: usize) -> usize {
     let short_untangled = cfg.output == OutputForm::Untangled && cfg.threads_per_signal <= 8;
     if short_untangled && rounds <= 16 {
@@ -2925,14 +2895,10 @@ impl TileLanding for LoadsLanded {
 /// thread holds.
 const MAX_HELD_TWIDDLES: usize = 8;
 
-/// The most threads of a resident cube whose threads hold their twiddles.
-/// ptxas gives a cube of up to 8 warps as many as 255 registers a thread,
-/// but caps one of 9 to 12 warps at 168 (some SM sub-partition holds 3 of
-/// them), where the resident stages of 12·24·24, 10·32·32 and 12·32·32
-/// already sat. On an H100 held twiddles took batched C2C 7168 (16·16·28 on
-/// 256 threads) from 2501–2558 to 2608–2717 GB/s, and spilled C2C 6912,
-/// 10240 and 12288 (−38 to −45 %)
-/// (benches/results/2026-11-26_register_cap_h100.md).
+/// The most threads of a resident cube whose threads hold their twiddles. ptxas
+/// gives a cube of up to 8 warps as many as 255 registers a thread, but caps
+/// one of 9 to 12 warps at 168 (some SM sub-partition holds 3 of them), where
+/// held twiddles spill (benches/results/2026-11-26_register_cap_h100.md).
 pub(crate) const HELD_TWIDDLE_THREADS: usize = 256;
 
 /// Whether a resident cube's threads hold their passes' twiddles in
