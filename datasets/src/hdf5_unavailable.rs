@@ -1,6 +1,6 @@
-//! Stands in for `hdf5_file` in builds without the `hdf5` feature (the default,
-//! which needs no system library): every HDF5 file, `.mat` v7.3 included, is a
-//! one-line error that names the feature.
+//! Stands in for `hdf5_file` in builds without the `hdf5` feature (the
+//! default, which leaves the HDF5 crates out of the build): every HDF5 file,
+//! `.mat` v7.3 included, is a one-line error that names the feature.
 
 use std::path::Path;
 
@@ -13,7 +13,7 @@ pub fn unavailable(path: &Path) -> DataError {
     DataError::File {
         path: path.display().to_string(),
         reason: "HDF5 files need the `hdf5` feature, which this build lacks \
-                 (rebuild with `--features hdf5`; it links the system's libhdf5)"
+                 (rebuild with `--features hdf5`; it needs no system library)"
             .into(),
     }
 }

@@ -88,31 +88,73 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
 /// Metadata entry of the `.npz` files we write (NumPy lists it and ignores it).
 const NPZ_METADATA: &str = "__metadata__.json";
 
+/// How many bytes reading a file may allocate for what it decompresses (zip
+/// entries, the compressed elements of `.mat` files) and, for `.pt` views that
+/// repeat storage elements, what it expands to: `EXPANSION` times its size, at
+/// least `EXPANSION_FLOOR`; declared sizes are never trusted. Real data stays
+/// below (float fields deflate about 1:1, a piecewise-constant float64
+/// coefficient field about 300:1) and a zip bomb's entries above (deflate
+/// reaches 1032:1 on zeros); a bomb of overlapping entries, far above.
+pub(crate) struct Budget {
+    left: u64,
+    limit: u64,
+}
+
+const EXPANSION: u64 = 512;
+const EXPANSION_FLOOR: u64 = 64 << 20;
+
+impl Budget {
+    pub(crate) fn for_file(len: u64) -> Self {
+        let limit = len.saturating_mul(EXPANSION).max(EXPANSION_FLOOR);
+        Budget { left: limit, limit }
+    }
+
+    /// Takes `bytes` from what is left.
+    pub(crate) fn spend(&mut self, bytes: u64) -> Result<(), String> {
+        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
+            format!(
+                "expands to over {} bytes, the most a file of this size may ({EXPANSION} times its size, at least {} MiB)",
+                self.limit,
+                EXPANSION_FLOOR >> 20
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Everything `r` yields, reading no more than what is left (plus one byte
+    /// to tell a reader that goes on).
+    pub(crate) fn read_all(&mut self, r: impl Read) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        r.take(self.left.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        self.spend(bytes.len() as u64)?;
+        Ok(bytes)
+    }
+}
+
 fn read_npz(path: &Path) -> Result<Tensors, DataError> {
     let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
+    let mut budget = Budget::for_file(file.metadata().map_err(|e| err(path, e.to_string()))?.len());
     let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file))
         .map_err(|e| err(path, format!("not an .npz (zip) archive ({e})")))?;
     let (mut out, mut metadata) = (BTreeMap::new(), BTreeMap::new());
     for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| err(path, e.to_string()))?;
-        if entry.name() == NPZ_METADATA {
-            let mut text = String::new();
-            entry
-                .read_to_string(&mut text)
-                .map_err(|e| err(path, format!("{NPZ_METADATA}: {e}")))?;
-            metadata = serde_json::from_str(&text).map_err(|e| err(path, format!("{NPZ_METADATA}: {e}")))?;
-            continue;
-        }
-        let Some(name) = entry.name().strip_suffix(".npy").map(str::to_string) else {
+        let entry = zip.by_index(i).map_err(|e| err(path, e.to_string()))?;
+        let name = entry.name().to_string();
+        let key = match name.strip_suffix(".npy") {
+            Some(key) => Some(key.to_string()),
+            None if name == NPZ_METADATA => None,
+            None => continue,
+        };
+        let bytes = budget.read_all(entry).map_err(|e| err(path, format!("{name}: {e}")))?;
+        let Some(key) = key else {
+            metadata = serde_json::from_slice(&bytes).map_err(|e| err(path, format!("{name}: {e}")))?;
             continue;
         };
-        let mut bytes = Vec::new();
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| err(path, format!("{name}: {e}")))?;
         let (dtype, shape, data) = npy::parse_real(&bytes).map_err(|e| err(path, format!("{name}: {e}")))?;
         out.insert(
-            name,
+            key,
             StoredTensor {
                 dtype,
                 array: Array::new(shape, data)?,

@@ -129,6 +129,9 @@ fn dtype_name(t: &TypeStr) -> Option<(&'static str, bool)> {
     })
 }
 
+/// The deepest bracket nesting a header may have (numpy writes 2).
+const MAX_HEADER_NESTING: usize = 4;
+
 /// Checks what npyz would trust: that the header lies within the file, and
 /// that no product of the shape's dims overflows.
 fn check_header(bytes: &[u8]) -> Result<(), ParseError> {
@@ -151,6 +154,21 @@ fn check_header(bytes: &[u8]) -> Result<(), ParseError> {
             bytes.len() - start
         ))
     })?;
+    // The header parser (py_literal, which npyz uses too) takes time
+    // exponential in unbalanced nesting; numpy's dict nests two deep.
+    let mut depth = 0usize;
+    for &b in text {
+        match b {
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_HEADER_NESTING {
+            return Err(fmt(format!(
+                "the header nests brackets more than {MAX_HEADER_NESTING} deep"
+            )));
+        }
+    }
     // Anything npyz would reject, npyz names; only a parsed shape is checked here.
     let Some(dict) = std::str::from_utf8(text)
         .ok()
@@ -259,7 +277,7 @@ fn decode(bytes: &[u8]) -> Result<Decoded, ParseError> {
     };
     let parts = if complex { 2 } else { 1 };
     let data = if fortran {
-        fortran_to_c(&values, &shape, parts)
+        fortran_to_c(&values, &shape, parts).map_err(ParseError::Format)?
     } else {
         values
     };
@@ -300,9 +318,20 @@ pub fn parse_real(bytes: &[u8]) -> Result<(String, Vec<usize>, Vec<f32>), String
 }
 
 /// Reorders column-major (Fortran) data of `shape`, `parts` floats per element,
-/// into row-major order.
-pub(crate) fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f32> {
-    let count: usize = shape.iter().product();
+/// into row-major order. A shape that does not describe exactly `data` (its
+/// product overflows or differs from the length) is an error, never an
+/// out-of-range index.
+pub(crate) fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Result<Vec<f32>, String> {
+    let count = shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|count| count.checked_mul(parts) == Some(data.len()))
+        .ok_or_else(|| {
+            format!(
+                "shape {shape:?} does not match the {} values stored",
+                data.len() / parts
+            )
+        })?;
     let mut out = vec![0.0; data.len()];
     for c_index in 0..count {
         // The element's coordinates from its C index, then its Fortran index.
@@ -318,7 +347,7 @@ pub(crate) fn fortran_to_c(data: &[f32], shape: &[usize], parts: usize) -> Vec<f
         }
         out[c_index * parts..(c_index + 1) * parts].copy_from_slice(&data[f_index * parts..(f_index + 1) * parts]);
     }
-    out
+    Ok(out)
 }
 
 /// Writes `data`, C order, little-endian, as `dtype`: npyz's header (version
@@ -526,5 +555,16 @@ mod tests {
         let mut b = b"\x93NUMPY\x02\x00".to_vec();
         b.extend(u32::MAX.to_le_bytes());
         assert!(err(&b).contains("truncated header"));
+        // Unbalanced nesting, which the header parser takes exponential time
+        // over (14 braces ran past 100 s), is refused at once.
+        let started = std::time::Instant::now();
+        let m = err(&npy(
+            &format!(
+                "{}'descr': '<f4', 'fortran_order': False, 'shape': (4,), }}",
+                "{".repeat(14)
+            ),
+            &[0; 16],
+        ));
+        assert!(m.contains("nests brackets") && started.elapsed().as_secs() < 1, "{m}");
     }
 }

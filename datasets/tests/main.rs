@@ -9,5 +9,6 @@ mod generate_darcy_speed;
 mod generate_navier_stokes;
 #[cfg(feature = "hdf5")]
 mod hdf5;
+mod hostile_files;
 mod matlab;
 mod torch_pt;

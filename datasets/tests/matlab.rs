@@ -1,7 +1,8 @@
 //! MATLAB files: a compressed v5 file written by SciPy (`fixtures/fno_v5.mat`:
 //! `coeff` = 0.5·arange(60) and `sol` = arange(60) − 7 as C-order [3, 5, 4]
-//! arrays, in double and single) and a v7.3 (HDF5) file written here the way
-//! MATLAB lays arrays out (dims reversed), both read back in C order.
+//! arrays, in double and single) and a v7.3 (HDF5) file written by h5py the
+//! way MATLAB lays arrays out (`fixtures/fno_v73.mat`: dims reversed), both
+//! read back in C order.
 
 use fno_datasets::{load, read_tensors, LoadOptions};
 
@@ -28,23 +29,23 @@ fn v5_files_read_in_c_order_and_load_as_coeff_to_sol() {
 #[cfg(feature = "hdf5")]
 #[test]
 fn v73_files_are_hdf5_with_matlab_dims() {
-    let path = std::env::temp_dir().join(format!("fno_v73_{}.mat", std::process::id()));
-    // MATLAB's a(n, x) for a [2, 3] array is stored as HDF5 [3, 2] in C order.
+    // Written by h5py (fixtures/make_hdf5.py) behind MATLAB's 512-byte header:
+    // MATLAB's a(n, x) = 10n + x of a [2, 3] double array, stored as HDF5
+    // [3, 2] in C order, and u = -a.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fno_v73.mat");
     let matlab = |n: usize, x: usize| (10 * n + x) as f32;
-    let stored: Vec<f32> = (0..3).flat_map(|x| (0..2).map(move |n| matlab(n, x))).collect();
-    let f = hdf5_metno::File::create(&path).unwrap();
-    for name in ["a", "u"] {
-        f.new_dataset::<f32>()
-            .shape([3, 2])
-            .create(name)
-            .unwrap()
-            .write_raw(&stored)
-            .unwrap();
-    }
-    drop(f);
-    let d = load(&path, &LoadOptions::default()).unwrap();
-    assert_eq!(d.inputs.shape, vec![2, 1, 3]);
     let want: Vec<f32> = (0..2).flat_map(|n| (0..3).map(move |x| matlab(n, x))).collect();
+    let (tensors, _) = read_tensors(&path).unwrap();
+    assert_eq!(
+        (tensors["a"].dtype.as_str(), tensors["a"].array.shape.clone()),
+        ("float64", vec![2, 3])
+    );
+    assert_eq!(tensors["a"].array.data, want);
+    let d = load(&path, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        (d.inputs.shape.clone(), d.outputs.shape.clone()),
+        (vec![2, 1, 3], vec![2, 1, 3])
+    );
     assert_eq!(d.inputs.data, want);
-    std::fs::remove_file(&path).unwrap();
+    assert_eq!(d.outputs.data, want.iter().map(|v| -v).collect::<Vec<_>>());
 }
