@@ -271,14 +271,16 @@ impl<B: SpectralConvBackend> Fno<B> {
                 FnoConfig::from_json(json)?
             }
         };
-        // `Fno::new` validates the configuration.
-        let mut model = Fno::new(&config, device)?;
+        // Everything the file holds is checked against the validated
+        // configuration before the model is allocated.
+        config.validate()?;
         let mut tensors = matched_tensors(&config, &file)?;
         let format = WeightFormat::of(&config);
         let spectral_weights = (0..config.n_layers)
             .map(|i| format.dense(&spectral_weight_prefix(i), &tensors))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| bad(format!("the checkpoint does not match the configuration: {e}")))?;
+        let mut model = Fno::new(&config, device)?;
         let mut take = |name: String| -> Param<Tensor<B, 1>> {
             let t = tensors.remove(&name).expect("matched above");
             Param::from_tensor(Tensor::from_data(

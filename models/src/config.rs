@@ -6,6 +6,25 @@ use serde::{Deserialize, Serialize};
 use crate::factorized::Factorization;
 use crate::ModelError;
 
+/// The largest sizes a configuration may ask for: a checkpoint's metadata or
+/// a configuration file is input, and a model is only built within these.
+pub mod limits {
+    /// Input, output, hidden and derived channel counts.
+    pub const CHANNELS: usize = 1 << 16;
+    pub const LAYERS: usize = 1024;
+    /// Modes per spatial dim.
+    pub const MODES: usize = 1 << 16;
+    /// Channel ratios, MLP expansion and factorization rank.
+    pub const RATIO: f64 = 1024.0;
+    /// `domain_padding`, as a fraction of the grid on each side.
+    pub const DOMAIN_PADDING: f64 = 4.0;
+    /// Parameters with dense spectral weights: 4 GiB of f32.
+    pub const PARAMETERS: u128 = 1 << 30;
+    /// Values of one activation of a forward pass (batch × channels × padded
+    /// grid): 8 GiB of f32.
+    pub const ACTIVATION_ELEMENTS: u128 = 1 << 31;
+}
+
 /// neuraloperator's `domain_padding`: one fraction for every spatial dim or one each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -239,6 +258,134 @@ impl FnoConfig {
             .collect()
     }
 
+    /// Checks every size the model is built from: positive, within
+    /// [`limits`], and the parameters they imply (dense spectral weights
+    /// counted) at most [`limits::PARAMETERS`].
+    fn check_sizes(&self) -> Result<(), ModelError> {
+        let bad = |m: String| Err(ModelError::Config(m));
+        for (name, value) in [
+            ("in_channels", self.in_channels),
+            ("out_channels", self.out_channels),
+            ("hidden_channels", self.hidden_channels),
+        ] {
+            if !(1..=limits::CHANNELS).contains(&value) {
+                return bad(format!("{name} = {value}: expected 1 to {}", limits::CHANNELS));
+            }
+        }
+        if !(1..=limits::LAYERS).contains(&self.n_layers) {
+            return bad(format!(
+                "n_layers = {}: expected 1 to {}",
+                self.n_layers,
+                limits::LAYERS
+            ));
+        }
+        if let Some(m) = self.n_modes.iter().find(|&&m| !(1..=limits::MODES).contains(&m)) {
+            return bad(format!(
+                "n_modes {:?}: each must be 1 to {} (found {m})",
+                self.n_modes,
+                limits::MODES
+            ));
+        }
+        let ratios = [
+            ("lifting_channel_ratio", self.lifting_channel_ratio, 0.0),
+            (
+                "projection_channel_ratio",
+                self.projection_channel_ratio,
+                f64::MIN_POSITIVE,
+            ),
+            ("channel_mlp_expansion", self.channel_mlp_expansion, f64::MIN_POSITIVE),
+            ("rank", self.rank, f64::MIN_POSITIVE),
+        ];
+        for (name, value, least) in ratios {
+            if !(value >= least && value <= limits::RATIO) {
+                return bad(format!(
+                    "{name} = {value}: expected a number {} {least} and at most {}",
+                    if least > 0.0 { "above" } else { "of at least" },
+                    limits::RATIO
+                ));
+            }
+        }
+        let mut derived = vec![("projection channels", self.projection_channels())];
+        if self.use_channel_mlp {
+            derived.push(("channel MLP channels", self.channel_mlp_channels()));
+        }
+        for (name, value) in derived {
+            if !(1..=limits::CHANNELS).contains(&value) {
+                return bad(format!(
+                    "{name} = {value} (from hidden_channels and its ratio): expected 1 to {}",
+                    limits::CHANNELS
+                ));
+            }
+        }
+        if self.lifting_channels() > limits::CHANNELS {
+            return bad(format!(
+                "lifting channels = {} (from hidden_channels and lifting_channel_ratio): at most {}",
+                self.lifting_channels(),
+                limits::CHANNELS
+            ));
+        }
+        let padding = match &self.domain_padding {
+            None => vec![],
+            Some(DomainPadding::All(p)) => vec![*p],
+            Some(DomainPadding::PerDim(p)) => p.clone(),
+        };
+        if let Some(p) = padding.iter().find(|p| !(0.0..=limits::DOMAIN_PADDING).contains(*p)) {
+            return bad(format!(
+                "domain_padding {p}: expected a fraction of the grid from 0 to {}",
+                limits::DOMAIN_PADDING
+            ));
+        }
+        let parameters = self.parameter_count();
+        if parameters > limits::PARAMETERS {
+            return bad(format!(
+                "the configuration implies {parameters} parameters (dense spectral weights {:?} × {}² per layer): at most {} are allowed",
+                self.weight_modes(),
+                self.hidden_channels,
+                limits::PARAMETERS
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parameters of the model with dense spectral weights, an upper bound
+    /// of a factorized one's. Exact in `u128` for sizes within [`limits`].
+    pub fn parameter_count(&self) -> u128 {
+        let h = self.hidden_channels as u128;
+        let dense = |a: usize, b: usize| a as u128 * b as u128 + b as u128;
+        let modes: u128 = self.weight_modes().iter().map(|&m| m as u128).product();
+        let lifting = match self.lifting_channels() {
+            0 => dense(self.lifting_in_channels(), self.hidden_channels),
+            l => dense(self.lifting_in_channels(), l) + dense(l, self.hidden_channels),
+        };
+        let mlp = if self.use_channel_mlp {
+            dense(self.hidden_channels, self.channel_mlp_channels())
+                + dense(self.channel_mlp_channels(), self.hidden_channels)
+        } else {
+            0
+        };
+        let skip = |kind: Option<SkipKind>| match kind {
+            Some(SkipKind::Linear) => h * h,
+            Some(SkipKind::SoftGating) => h,
+            Some(SkipKind::Identity) | None => 0,
+        };
+        let skips = skip(self.fno_skip_kind())
+            + if self.use_channel_mlp {
+                skip(self.channel_mlp_skip_kind())
+            } else {
+                0
+            };
+        let norms = if self.norm_kind() == Some(NormKind::Group) {
+            4 * h
+        } else {
+            0
+        };
+        // Spectral weight (complex) and bias, skips, channel MLP, norms.
+        let block = 2 * h * h * modes + h + skips + mlp + norms;
+        let projection = dense(self.hidden_channels, self.projection_channels())
+            + dense(self.projection_channels(), self.out_channels);
+        lifting + self.n_layers as u128 * block + projection
+    }
+
     /// Whether the spectral weights are stored factorized (Tucker, CP,
     /// tensor-train) or separable rather than as dense tensors; such models
     /// load from neuraloperator checkpoints but are not trained here yet.
@@ -250,7 +397,10 @@ impl FnoConfig {
             )
     }
 
-    /// Rejects what this crate does not implement, naming the argument.
+    /// Rejects what this crate does not implement and sizes beyond
+    /// [`limits`], naming the argument. Every configuration passes here
+    /// before a model is built, whether it comes from a file, a checkpoint's
+    /// metadata or code.
     pub fn validate(&self) -> Result<(), ModelError> {
         let bad = |m: String| Err(ModelError::Config(m));
         if !(1..=3).contains(&self.dims()) {
@@ -258,12 +408,6 @@ impl FnoConfig {
                 "n_modes has {} entries: 1 to 3 spatial dims are supported",
                 self.dims()
             ));
-        }
-        if self.n_modes.contains(&0) || self.in_channels == 0 || self.out_channels == 0 || self.hidden_channels == 0 {
-            return bad("n_modes and channel counts must be positive".into());
-        }
-        if self.n_layers == 0 {
-            return bad("n_layers must be positive".into());
         }
         match self.positional_embedding.as_deref() {
             None | Some("grid") => {}
@@ -322,7 +466,8 @@ impl FnoConfig {
                 ));
             }
         }
-        Ok(())
+        // Last: the parameter count reads the skip kinds checked above.
+        self.check_sizes()
     }
 }
 
@@ -372,5 +517,57 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("fno_skip"), "{err}");
+    }
+
+    /// Sizes from a file are checked before anything is built: each case is
+    /// one that aborted or panicked (allocation, NaN init) when it was not.
+    #[test]
+    fn sizes_beyond_the_limits_are_named() {
+        let base = r#""n_modes": [8, 8], "in_channels": 1, "out_channels": 1, "hidden_channels": 16"#;
+        for (extra, named) in [
+            (r#""projection_channel_ratio": 0"#, "projection_channel_ratio = 0"),
+            (r#""channel_mlp_expansion": 0.001"#, "channel MLP channels = 0"),
+            (r#""channel_mlp_expansion": -1"#, "channel_mlp_expansion = -1"),
+            (r#""lifting_channel_ratio": 1e30"#, "lifting_channel_ratio"),
+            (r#""domain_padding": 1e300"#, "domain_padding"),
+            (r#""domain_padding": [0.25, -1]"#, "domain_padding -1"),
+            (r#""n_layers": 1000000"#, "n_layers = 1000000"),
+            (r#""rank": 0"#, "rank = 0"),
+        ] {
+            let err = FnoConfig::from_json(&format!("{{{base}, {extra}}}"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(named), "{extra}: {err}");
+        }
+        for (json, named) in [
+            (
+                r#"{"n_modes": [100000, 100000], "in_channels": 1, "out_channels": 1, "hidden_channels": 16}"#,
+                "n_modes",
+            ),
+            (
+                r#"{"n_modes": [8], "in_channels": 4294967296, "out_channels": 1, "hidden_channels": 16}"#,
+                "in_channels = 4294967296",
+            ),
+            (
+                r#"{"n_modes": [8], "in_channels": 1, "out_channels": 1, "hidden_channels": 9223372036854775807}"#,
+                "hidden_channels",
+            ),
+            (
+                r#"{"n_modes": [8], "in_channels": 1, "out_channels": 0, "hidden_channels": 4}"#,
+                "out_channels = 0",
+            ),
+            (
+                r#"{"n_modes": [4096, 4096], "in_channels": 1, "out_channels": 1, "hidden_channels": 256}"#,
+                "parameters",
+            ),
+        ] {
+            let err = FnoConfig::from_json(json).unwrap_err().to_string();
+            assert!(err.contains(named), "{json}: {err}");
+        }
+        // The parameter count is Burn's count of the built model (1 192 801 at
+        // n_modes [16, 16], hidden 32, 4 layers; examples/burn_user.rs prints it).
+        let mut cfg = FnoConfig::new(&[16, 16], 1, 1, 32);
+        cfg.n_layers = 4;
+        assert_eq!(cfg.parameter_count(), 1_192_801);
     }
 }

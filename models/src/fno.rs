@@ -269,13 +269,33 @@ impl<B: SpectralConvBackend> Fno<B> {
             )));
         }
         let grid = dims[2..].to_vec();
+        if dims[0] == 0 || grid.contains(&0) {
+            return Err(ModelError::Input(format!(
+                "input of shape {dims:?}: the batch and every grid dim must be non-empty"
+            )));
+        }
+        let padding = cfg.padding_for(&grid);
+        let widest = [cfg.hidden_channels, cfg.lifting_channels(), cfg.projection_channels()]
+            .into_iter()
+            .max()
+            .expect("three counts");
+        let elements = grid
+            .iter()
+            .zip(&padding)
+            .fold(dims[0] as u128 * widest as u128, |n, (&g, &p)| n * (g + 2 * p) as u128);
+        if elements > crate::config::limits::ACTIVATION_ELEMENTS {
+            return Err(ModelError::Input(format!(
+                "input of shape {dims:?}: one activation of this batch ({elements} values over {widest} channels \
+                 of the padded grid) exceeds {}; use smaller batches",
+                crate::config::limits::ACTIVATION_ELEMENTS
+            )));
+        }
         let x = if cfg.grid_embedding() {
             Tensor::cat(vec![x.clone(), grid_embedding::<B, D>(dims[0], &grid, &x.device())], 1)
         } else {
             x
         };
         let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x)), &grid);
-        let padding = cfg.padding_for(&grid);
         let mut x = pad(x, &padding);
         for (i, block) in self.blocks.iter().enumerate() {
             x = self.block_forward(block, x, i + 1 == self.blocks.len())?;

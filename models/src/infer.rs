@@ -25,11 +25,16 @@ pub fn infer<B: SpectralConvBackend>(
             cfg.dims()
         )));
     }
-    if shape.iter().product::<usize>() != x.len() {
+    if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) != Some(x.len()) {
         return Err(ModelError::Input(format!("{} values for shape {shape:?}", x.len())));
     }
     if batch_size == 0 {
         return Err(ModelError::Input("the batch size must be positive".into()));
+    }
+    if shape.contains(&0) {
+        return Err(ModelError::Input(format!(
+            "input of shape {shape:?}: samples, channels and every grid dim must be non-empty"
+        )));
     }
     let samples = shape[0];
     let per_sample: usize = shape[1..].iter().product();

@@ -218,6 +218,44 @@ fn wrong_inputs_are_errors() {
     assert!(matches!(model.forward(two_channels), Err(ModelError::Input(_))));
     let one_d = Tensor::<NdArray, 3>::zeros([1, 1, 16], &device);
     assert!(matches!(model.forward(one_d), Err(ModelError::Input(_))));
+    // Empty grids and batches are named, not passed to the kernels.
+    for shape in [[4, 1, 16, 0], [4, 1, 0, 0], [0, 1, 16, 16]] {
+        let empty = Tensor::<NdArray, 4>::zeros(shape, &device);
+        let err = model.forward(empty).unwrap_err().to_string();
+        assert!(err.contains("non-empty"), "{shape:?}: {err}");
+        let err = fno_models::infer(&model, &[], &shape, 2, &device, |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("non-empty"), "{shape:?}: {err}");
+    }
+    // A shape whose product wraps to 0 does not pass for an empty input.
+    let err = fno_models::infer(&model, &[], &[1 << 16; 4], 1, &device, |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("0 values for shape"), "{err}");
+}
+
+/// A configuration in a checkpoint's metadata is checked, and the file's
+/// tensors against it, before the model is allocated: sizes that would
+/// allocate terabytes are errors.
+#[test]
+fn oversized_configurations_in_checkpoints_are_refused_before_allocation() {
+    let model =
+        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+    let mut file = SafeTensorsFile::parse(&model.save_safetensors()).unwrap();
+    let json = file.metadata["config"].clone();
+    for (from, to, named) in [
+        ("\"hidden_channels\":16", "\"hidden_channels\":30000", "parameters"),
+        ("\"n_layers\":4", "\"n_layers\":1000", "does not match"),
+        ("\"in_channels\":1", "\"in_channels\":4294967296", "in_channels"),
+    ] {
+        assert!(json.contains(from), "{json}");
+        file.metadata.insert("config".into(), json.replace(from, to));
+        let err = Fno::<NdArray>::load_safetensors(&file.to_bytes(), None, &Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(named), "{to}: {err}");
+    }
 }
 
 #[test]

@@ -226,18 +226,24 @@ impl TrainConfig {
             return Err("data: at least one test set is needed".into());
         }
         for source in std::iter::once(&self.data.train).chain(&self.data.tests) {
-            if source.file.is_some() == source.generate.is_some() {
-                return Err("data: each set needs exactly one of `file` and `generate`".into());
-            }
-            if source.stride == Some(0) || source.samples == Some(0) {
-                return Err("data: samples and stride must be positive".into());
-            }
+            source.validate().map_err(|e| format!("data: {e}"))?;
         }
         Ok(())
     }
 }
 
 impl DataSource {
+    /// Exactly one of `file` and `generate`; positive sample counts and strides.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.file.is_some() == self.generate.is_some() {
+            return Err("each set needs exactly one of `file` and `generate`".into());
+        }
+        if self.stride == Some(0) || self.samples == Some(0) {
+            return Err("samples and stride must be positive".into());
+        }
+        Ok(())
+    }
+
     pub fn label(&self) -> String {
         if let Some(name) = &self.name {
             return name.clone();

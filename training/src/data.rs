@@ -41,6 +41,7 @@ pub fn load_source(
     cache_dir: &Path,
     progress: &mut dyn DataProgress,
 ) -> Result<PdeDataset, TrainError> {
+    source.validate().map_err(TrainError::Data)?;
     let options = LoadOptions {
         input_key: source.input_key.clone(),
         output_key: source.output_key.clone(),
@@ -49,7 +50,11 @@ pub fn load_source(
         ..LoadOptions::default()
     };
     if let Some(file) = &source.file {
-        return Ok(fno_datasets::load(file, &options)?);
+        let data = fno_datasets::load(file, &options)?;
+        if data.is_empty() {
+            return Err(TrainError::Data(format!("{}: no samples", file.display())));
+        }
+        return Ok(data);
     }
     let spec = source.generate.as_ref().expect("validated: file or generate");
     let cached = cache_dir.join(format!("{}.safetensors", cache_key(source)));

@@ -125,9 +125,37 @@ fn generate_refuses_bad_requests_before_working() {
             &["burgers", "--n", "2", "--res", "100", "--out", "b.npz"],
             "must divide",
         ),
+        (&["navier-stokes", "--n", "0", "--res", "8", "--out", "n.npz"], "n = 0"),
+        // Sizes that would allocate or run without end are refused up front.
         (
-            &["navier-stokes", "--n", "0", "--res", "8", "--out", "n.npz"],
-            "number of samples",
+            &["darcy", "--n", "100000000", "--res", "16", "--out", "d.npz"],
+            "samples",
+        ),
+        (
+            &["darcy", "--n", "2", "--res", "100000", "--out", "d.npz"],
+            "solve points",
+        ),
+        (
+            &["darcy", "--n", "100000", "--res", "255", "--out", "d.npz"],
+            "values, at most",
+        ),
+        (
+            &[
+                "navier-stokes",
+                "--n",
+                "1",
+                "--res",
+                "8",
+                "--time",
+                "1e9",
+                "--out",
+                "n.npz",
+            ],
+            "snapshots",
+        ),
+        (
+            &["burgers", "--n", "1", "--res", "64", "--time", "1e9", "--out", "b.npz"],
+            "time steps",
         ),
     ];
     for (args, message) in cases {

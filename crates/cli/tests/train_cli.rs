@@ -118,6 +118,7 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
         data.to_str().unwrap(),
     ]);
     assert!(generated.status.success());
+    let scored = dir.join("scored.npy");
     let eval = fno(&[
         "eval",
         "--checkpoint",
@@ -126,6 +127,8 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
         data.to_str().unwrap(),
         "--backend",
         "cpu",
+        "--predictions",
+        scored.to_str().unwrap(),
     ]);
     let (out, err) = text(&eval);
     assert!(eval.status.success(), "{err}");
@@ -140,19 +143,6 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
 
     // `fno infer` on the same inputs returns the de-normalised predictions
     // `fno eval` scored.
-    let scored = dir.join("scored.npy");
-    let eval = fno(&[
-        "eval",
-        "--checkpoint",
-        checkpoint.to_str().unwrap(),
-        "--data",
-        data.to_str().unwrap(),
-        "--backend",
-        "cpu",
-        "--predictions",
-        scored.to_str().unwrap(),
-    ]);
-    assert!(eval.status.success(), "{}", text(&eval).1);
     let inferred = dir.join("inferred.npy");
     let infer = fno(&[
         "infer",

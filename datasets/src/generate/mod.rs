@@ -18,7 +18,7 @@ pub use darcy::DarcyConfig;
 pub use grf::GaussianRandomField;
 pub use navier_stokes::NavierStokesConfig;
 pub use rng::Rng;
-pub use spec::{default_darcy_fine, GenerateSpec, Pde};
+pub use spec::{default_darcy_fine, limits, GenerateSpec, Pde};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -25,6 +25,20 @@ impl Pde {
     }
 }
 
+/// The largest data sets `fno data generate` and training configurations may
+/// ask for, checked before any work.
+pub mod limits {
+    pub const SAMPLES: usize = 1 << 24;
+    /// Points of one sample's solve grid (fine resolution to the PDE's dims).
+    pub const SOLVE_POINTS: u128 = 1 << 26;
+    /// Navier–Stokes output snapshots per sample.
+    pub const SNAPSHOTS: usize = 10_000;
+    /// Time steps of one sample's solve.
+    pub const TIME_STEPS: f64 = 1e8;
+    /// Values of the whole data set, inputs and outputs (8 GiB of f32).
+    pub const STORED_VALUES: u128 = 1 << 31;
+}
+
 /// `n` samples of `pde` on `res` points per side from seed `seed`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,8 +87,65 @@ impl GenerateSpec {
         }
     }
 
-    /// Fails on options that do not apply to the PDE.
+    /// Fails on options that do not apply to the PDE and on sizes beyond
+    /// [`limits`], before anything is allocated or solved.
     fn check(&self) -> Result<(), DataError> {
+        let bad = |m: String| Err(DataError::Invalid(m));
+        let dims = if self.pde == Pde::Burgers { 1 } else { 2 };
+        let fine = self.fine.unwrap_or(match self.pde {
+            Pde::Darcy => default_darcy_fine(self.res),
+            Pde::Burgers => BurgersConfig::default().fine_resolution,
+            Pde::NavierStokes => self.res,
+        });
+        let points = |side: usize| (side as u128).pow(dims);
+        if !(1..=limits::SAMPLES).contains(&self.n) {
+            return bad(format!("n = {}: expected 1 to {} samples", self.n, limits::SAMPLES));
+        }
+        if self.res == 0 || points(fine) > limits::SOLVE_POINTS {
+            return bad(format!(
+                "res {} on a solve grid of {fine} per side: expected a positive res and at most {} solve points",
+                self.res,
+                limits::SOLVE_POINTS
+            ));
+        }
+        let snapshots = match (self.pde, self.time, self.every) {
+            (Pde::NavierStokes, time, every) => {
+                let d = NavierStokesConfig::default();
+                time.unwrap_or(d.final_time) / every.unwrap_or(d.snapshot_interval)
+            }
+            _ => 1.0,
+        };
+        if snapshots.is_nan() || snapshots > limits::SNAPSHOTS as f64 {
+            return bad(format!(
+                "time / every = {snapshots}: at most {} snapshots",
+                limits::SNAPSHOTS
+            ));
+        }
+        if self.pde != Pde::Darcy {
+            let (time, dt) = match self.pde {
+                Pde::Burgers => (BurgersConfig::default().final_time, BurgersConfig::default().dt),
+                _ => (
+                    NavierStokesConfig::default().final_time,
+                    NavierStokesConfig::default().dt,
+                ),
+            };
+            let steps = self.time.unwrap_or(time) / self.dt.unwrap_or(dt);
+            if steps.is_nan() || steps > limits::TIME_STEPS {
+                return bad(format!(
+                    "time / dt = {steps}: at most {} time steps a sample",
+                    limits::TIME_STEPS
+                ));
+            }
+        }
+        let stored = self.n as u128 * (1 + snapshots as u128) * points(self.res);
+        if stored > limits::STORED_VALUES {
+            return bad(format!(
+                "{} samples of {}^{dims} points: {stored} values, at most {}",
+                self.n,
+                self.res,
+                limits::STORED_VALUES
+            ));
+        }
         let timed = [("viscosity", self.viscosity), ("time", self.time), ("dt", self.dt)];
         if self.pde == Pde::Darcy {
             if let Some((name, _)) = timed.iter().find(|(_, v)| v.is_some()) {
