@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Training throughput: `fno train` beside neuraloperator 2.0 on the same data
+and GPU, in one device command.
+
+For each case both trainers get the same data files (generated here by
+`fno data generate`, or synthetic Poisson problems written with numpy), the
+same FNO (4 layers, projection ratio 2), optimiser, loss and batch size, and
+run the same number of epochs. Reported: first-epoch time, the median of the
+later epochs, peak GPU memory of the process (nvidia-smi, sampled every
+100 ms; neuraloperator runs each case in a process of its own; for it also
+torch's own peak), and the test relative L2
+error of the de-normalised prediction after the last epoch.
+
+    python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b]
+
+neuraloperator must be importable (see ../shared/anchors/README.md for its
+wheels). Writes OUT/train_compare.jsonl and OUT/train_compare.md.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+# name: data, grid, model and optimiser of one case. `gen` are the arguments
+# of `fno data generate`; `poisson` a synthetic grid; `anchor` neuraloperator's
+# Darcy example (H1 loss, lr 5e-3, batch 8, StepLR).
+CASES = {
+    "darcy16": dict(gen=("darcy", 16), train=1000, test=100, hidden=24, modes=[16, 16], batch=8, anchor=True),
+    "darcy64": dict(gen=("darcy", 64), train=1000, test=100, hidden=64, modes=[16, 16], batch=16),
+    "darcy128": dict(gen=("darcy", 128), train=1000, test=100, hidden=64, modes=[24, 24], batch=16),
+    "darcy256": dict(gen=("darcy", 256), train=200, test=50, hidden=64, modes=[32, 32], batch=16),
+    "burgers1024": dict(gen=("burgers", 1024), train=256, test=64, hidden=64, modes=[32], batch=16),
+    "poisson64x128": dict(poisson=[64, 128], train=500, test=100, hidden=64, modes=[16, 16], batch=16),
+    "poisson32cube": dict(poisson=[32, 32, 32], train=200, test=50, hidden=32, modes=[12, 12, 12], batch=16),
+}
+
+
+class GpuMemory:
+    """Peak GPU memory (MiB) of one process, sampled with nvidia-smi."""
+
+    def __init__(self):
+        self.samples = {}
+        self.proc = subprocess.Popen(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits", "-lms", "100"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                pid, mib = int(parts[0]), int(parts[1])
+                self.samples[pid] = max(self.samples.get(pid, 0), mib)
+
+    def peak(self, pid):
+        return self.samples.get(pid)
+
+    def stop(self):
+        self.proc.terminate()
+
+
+def poisson_data(path, grid, n, seed):
+    """x: a smooth random field; y solves −Δy = x on the periodic box (zero mean)."""
+    rng = np.random.default_rng(seed)
+    k = np.meshgrid(*[np.fft.fftfreq(g, 1.0 / g) for g in grid], indexing="ij")
+    k2 = sum(ki ** 2 for ki in k)
+    decay = (1.0 + k2) ** -1.5
+    shape = (n, *grid)
+    xh = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) * decay
+    x = np.fft.ifftn(xh, axes=tuple(range(1, len(grid) + 1))).real
+    k2[(0,) * len(grid)] = 1.0
+    yh = np.fft.fftn(x, axes=tuple(range(1, len(grid) + 1))) / ((2 * np.pi) ** 2 * k2)
+    yh[(slice(None),) + (0,) * len(grid)] = 0.0
+    y = np.fft.ifftn(yh, axes=tuple(range(1, len(grid) + 1))).real
+    scale = np.abs(x).max()
+    np.savez(path, x=(x / scale).astype(np.float32), y=(y / scale).astype(np.float32))
+
+
+def make_data(fno, name, case, data_dir):
+    """Train and test files of a case: ([N, *grid] arrays x, y)."""
+    files = {}
+    for part, n, seed in (("train", case["train"], 0), ("test", case["test"], 1)):
+        path = os.path.join(data_dir, f"{name}_{part}.npz")
+        files[part] = path
+        if os.path.exists(path):
+            continue
+        if "poisson" in case:
+            poisson_data(path, case["poisson"], n, seed)
+        else:
+            pde, res = case["gen"]
+            extra = ["--fine", "2048"] if pde == "burgers" else []
+            subprocess.run([fno, "data", "generate", pde, "--n", str(n), "--res", str(res), "--seed", str(seed),
+                            *extra, "--out", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return files
+
+
+def load_xy(path):
+    """[N, 1, *grid] float32 arrays, whether the file stores a channel dim or not."""
+    with np.load(path) as f:
+        x, y, ours = f["x"], f["y"], "__metadata__.json" in f.files
+    return (x, y) if ours else (x[:, None], y[:, None])
+
+
+def run_neuralop_process(name, epochs, work, memory):
+    """neuraloperator's run of one case in a process of its own, so that its
+    GPU memory (and torch's cache) is this case's alone."""
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--neuralop-case", name, "--epochs",
+                             str(epochs), "--out", work, "--fno", "unused"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"neuraloperator failed: {err.strip().splitlines()[-1:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_mib"] = memory.peak(proc.pid)
+    return result
+
+
+def run_neuralop(name, case, files, epochs):
+    import torch
+    from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
+    from neuralop.losses import H1Loss, LpLoss
+    from neuralop.models import FNO
+    from neuralop.training import AdamW
+
+    dev = "cuda"
+    torch.manual_seed(0)
+    (xtr, ytr), (xte, yte) = load_xy(files["train"]), load_xy(files["test"])
+    d = xtr.ndim - 2
+    xtr, ytr, xte, yte = (torch.from_numpy(a) for a in (xtr, ytr, xte, yte))
+    norm = UnitGaussianNormalizer(dim=[0] + list(range(2, 2 + d)))
+    norm.fit(ytr)
+    norm = norm.to(dev)
+    model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
+                projection_channel_ratio=2, n_layers=4).to(dev)
+    anchor = case.get("anchor", False)
+    opt = AdamW(model.parameters(), lr=5e-3 if anchor else 1e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=max(1, epochs // 5), gamma=0.5) if anchor else None
+    loss_fn = H1Loss(d=d) if anchor else LpLoss(d=d, p=2)
+    l2 = LpLoss(d=d, p=2)
+    batch, n = case["batch"], xtr.shape[0]
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for ep in range(epochs):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        model.train()
+        order = torch.randperm(n)
+        for i in range(0, n, batch):
+            idx = order[i:i + batch]
+            x, y = xtr[idx].to(dev), norm.transform(ytr[idx].to(dev))
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        if sched:
+            sched.step()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    model.eval()
+    err = 0.0
+    with torch.no_grad():
+        for i in range(0, xte.shape[0], 50):
+            x, y = xte[i:i + 50].to(dev), yte[i:i + 50].to(dev)
+            err += l2(norm.inverse_transform(model(x)), y).item()
+    return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
+                torch_peak_mib=torch.cuda.max_memory_allocated() / 2 ** 20,
+                test_l2=err / xte.shape[0])
+
+
+def toml_for(name, case, files, epochs, out_dir):
+    anchor = case.get("anchor", False)
+    schedule = (f'{{ kind = "step", step_size = {max(1, epochs // 5)}, gamma = 0.5 }}' if anchor
+                else '{ kind = "constant" }')
+    return f"""[model]
+n_modes = {case["modes"]}
+in_channels = 1
+out_channels = 1
+hidden_channels = {case["hidden"]}
+n_layers = 4
+projection_channel_ratio = 2.0
+
+[data]
+encode_input = false
+encode_output = true
+
+[data.train]
+file = "{files["train"]}"
+
+[[data.tests]]
+name = "{name}"
+file = "{files["test"]}"
+
+[optim]
+epochs = {epochs}
+batch_size = {case["batch"]}
+lr = {5e-3 if anchor else 1e-3}
+weight_decay = 1e-4
+eps = 1e-6
+loss = "{"h1" if anchor else "l2"}"
+schedule = {schedule}
+
+[run]
+out_dir = "{out_dir}"
+eval_every = {epochs}
+checkpoint_every = {epochs}
+plot_samples = 0
+"""
+
+
+def run_ours(fno, name, case, files, epochs, work, memory):
+    run_dir = os.path.join(work, "runs", name)
+    config = os.path.join(work, f"{name}.toml")
+    with open(config, "w") as f:
+        f.write(toml_for(name, case, files, epochs, run_dir))
+    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--overwrite"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"fno train failed: {err.strip().splitlines()[-1:]}")
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        history = [json.loads(line) for line in f]
+    times = [m["seconds"] for m in history]
+    return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
+                peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"])
+
+
+def table(rows):
+    lines = ["| case | grid | neuraloperator s/epoch | ours s/epoch | ours/theirs | first epoch (theirs / ours) s | "
+             "peak MiB (theirs / ours) | test L2 (theirs / ours) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        t, o = r["neuralop"], r["ours"]
+        lines.append(f"| {r['case']} | {r['grid']} | {t['epoch_s']:.3f} | {o['epoch_s']:.3f} | "
+                     f"{o['epoch_s'] / t['epoch_s']:.2f} | {t['first_epoch_s']:.1f} / {o['first_epoch_s']:.1f} | "
+                     f"{t['peak_mib']} / {o['peak_mib']} | {t['test_l2']:.4f} / {o['test_l2']:.4f} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fno", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    fno = os.path.abspath(args.fno)
+    work = os.path.abspath(args.out)
+    data_dir = os.path.join(work, "data")
+    if args.neuralop_case:
+        # The child of run_neuralop_process: the data exist; one JSON line back.
+        name = args.neuralop_case
+        files = {part: os.path.join(data_dir, f"{name}_{part}.npz") for part in ("train", "test")}
+        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs)))
+        return 0
+    os.makedirs(data_dir, exist_ok=True)
+    import torch
+    gpu = torch.cuda.get_device_name()
+    print(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case", flush=True)
+    memory = GpuMemory()
+    rows = []
+    try:
+        for name in args.cases.split(","):
+            case = CASES[name]
+            files = make_data(fno, name, case, data_dir)
+            grid = "x".join(str(g) for g in load_xy(files["test"])[0].shape[2:])
+            row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs)
+            for label, run in (("neuralop", lambda: run_neuralop_process(name, args.epochs, work, memory)),
+                               ("ours", lambda: run_ours(fno, name, case, files, args.epochs, work, memory))):
+                try:
+                    row[label] = run()
+                except Exception as e:  # one failing case must not hide the others
+                    row[label] = dict(error=str(e))
+            print(json.dumps(row), flush=True)
+            with open(os.path.join(work, "train_compare.jsonl"), "a") as f:
+                f.write(json.dumps(row) + "\n")
+            rows.append(row)
+    finally:
+        memory.stop()
+    done = [r for r in rows if "error" not in r["neuralop"] and "error" not in r["ours"]]
+    text = table(done)
+    print(text)
+    with open(os.path.join(work, "train_compare.md"), "w") as f:
+        f.write(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case\n\n{text}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
