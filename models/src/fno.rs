@@ -6,20 +6,15 @@ use burn::module::{Module, Param};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use fno_kernels::fft::Norm;
-use fno_ops::{precise_matmul, spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
+use fno_ops::{
+    channel_scale, gelu, pointwise_conv, spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl,
+};
 
 use crate::config::{FnoConfig, NormKind, SkipKind};
 use crate::ModelError;
 
-/// PyTorch's exact GELU, `x·Φ(x)` through erf. Written out rather than Burn's
-/// `gelu`: burn-candle 0.21 runs candle's tanh approximation under that name
-/// (2.9e-5 relative error on the neuraloperator fixture).
-fn gelu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
-    x.clone() * ((x / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5
-}
-
 /// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`, its products
-/// in f32 on every backend ([`precise_matmul`]).
+/// in f32 on every backend ([`pointwise_conv`]).
 #[derive(Module, Debug)]
 pub struct Pointwise<B: Backend> {
     /// `[Cout, Cin]`.
@@ -39,14 +34,7 @@ impl<B: SpectralConvBackend> Pointwise<B> {
     }
 
     fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
-        let y = precise_matmul(self.weight.val().unsqueeze::<3>(), x);
-        match &self.bias {
-            Some(b) => {
-                let cout = b.dims()[0];
-                y + b.val().reshape([1, cout, 1])
-            }
-            None => y,
-        }
+        pointwise_conv(x, self.weight.val(), self.bias.as_ref().map(|b| b.val()))
     }
 }
 
@@ -102,10 +90,7 @@ impl<B: SpectralConvBackend> Skip<B> {
     fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
         match (&self.linear, &self.gate) {
             (Some(l), _) => l.forward(x),
-            (None, Some(g)) => {
-                let c = g.dims()[0];
-                x * g.val().reshape([1, c, 1])
-            }
+            (None, Some(g)) => channel_scale(x, g.val()),
             (None, None) => x,
         }
     }
@@ -190,7 +175,9 @@ fn unflatten<B: Backend, const D: usize>(x: Tensor<B, 3>, spatial: &[usize]) -> 
 
 impl<B: SpectralConvBackend> Fno<B> {
     /// A freshly initialised FNO (PyTorch-like initialisation; the spectral
-    /// weights as neuraloperator's: normal with std `sqrt(2 / (Cin + Cout))`).
+    /// weights as neuraloperator's: complex normal with std `sqrt(2 / (Cin +
+    /// Cout))`, so each of the real and imaginary parts has that over √2, as
+    /// torch's `normal_` draws complex values).
     pub fn new(config: &FnoConfig, device: &B::Device) -> Result<Self, ModelError> {
         config.validate()?;
         let h = config.hidden_channels;
@@ -204,7 +191,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             .map(|_| FnoBlock {
                 spectral_weight: Param::from_tensor(Tensor::random(
                     [h, h * modes * 2],
-                    Distribution::Normal(0.0, std),
+                    Distribution::Normal(0.0, std * std::f64::consts::FRAC_1_SQRT_2),
                     device,
                 )),
                 spectral_bias: Param::from_tensor(Tensor::random([h], Distribution::Normal(0.0, std), device)),

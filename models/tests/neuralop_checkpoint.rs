@@ -316,3 +316,23 @@ fn truncated_checkpoints_are_clean_errors() {
     let e = SafeTensorsFile::parse(&damaged).unwrap_err().to_string();
     assert!(e.contains("Q32"), "{e}");
 }
+
+/// A fresh model's spectral weights are drawn as neuraloperator draws them:
+/// complex normal with std `sqrt(2 / (2·hidden))`, so each part has that over √2.
+#[test]
+fn fresh_spectral_weights_have_neuraloperators_spread() {
+    let cfg = FnoConfig::from_json(
+        r#"{"n_modes": [8, 8], "in_channels": 1, "out_channels": 1, "hidden_channels": 32, "n_layers": 1}"#,
+    )
+    .unwrap();
+    let model = Fno::<NdArray>::new(&cfg, &Default::default()).unwrap();
+    let w: Vec<f32> = model.blocks[0].spectral_weight.val().into_data().to_vec().unwrap();
+    let mean = w.iter().map(|&v| v as f64).sum::<f64>() / w.len() as f64;
+    let std = (w.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / w.len() as f64).sqrt();
+    let want = (2.0f64 / 64.0).sqrt() / std::f64::consts::SQRT_2;
+    assert!(
+        (std / want - 1.0).abs() < 0.03,
+        "part std {std}, want {want} ({} values)",
+        w.len()
+    );
+}

@@ -1,5 +1,6 @@
 //! Training Fourier neural operators on Burn, as neuraloperator trains them:
-//! relative L2 / H1 losses ([`loss`]), AdamW with StepLR, cosine or plateau
+//! relative L2 / H1 losses ([`loss`]), AdamW ([`optim`], one kernel a
+//! parameter on GPUs) with StepLR, cosine or plateau
 //! schedules ([`schedule`]), outputs normalised for training and de-normalised
 //! for evaluation ([`data`]), evaluation on several test sets (other
 //! resolutions included), checkpoints that resume exactly ([`checkpoint`]),
@@ -10,6 +11,7 @@ pub mod config;
 pub mod data;
 pub mod inference;
 pub mod loss;
+pub mod optim;
 pub mod plot;
 pub mod schedule;
 pub mod trainer;

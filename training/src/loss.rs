@@ -3,6 +3,7 @@
 
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
+use fno_ops::row_sums;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,5 +64,5 @@ fn central_difference<B: Backend, const D: usize>(f: Tensor<B, D>, axis: usize) 
 fn squared_norms<B: Backend, const D: usize>(f: Tensor<B, D>) -> Tensor<B, 1> {
     let dims = f.dims();
     let rows = dims[0] * dims[1];
-    f.reshape([rows as i32, -1]).powi_scalar(2).sum_dim(1).reshape([rows])
+    row_sums(f.reshape([rows as i32, -1]).powi_scalar(2))
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use burn::data::dataloader::batcher::Batcher;
 use burn::module::{AutodiffModule, Module};
 use burn::optim::grad_clipping::GradientClippingConfig;
-use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
 use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
@@ -21,6 +21,7 @@ use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, Traini
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
 use crate::loss::Loss;
+use crate::optim::FusedAdamW;
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
@@ -169,11 +170,8 @@ where
         let (cfg, o) = (self.cfg, &self.cfg.optim);
         B::seed(self.device, cfg.run.seed);
         let mut model = Fno::<B>::new(&cfg.model, self.device)?.with_spectral_impl(self.options.spectral_impl);
-        let mut optimizer = AdamWConfig::new()
-            .with_weight_decay(o.weight_decay as f32)
-            .with_epsilon(o.eps as f32)
-            .with_grad_clipping(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)))
-            .init::<B, Fno<B>>();
+        let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
+            .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)));
         let mut state = TrainingState {
             epoch: 0,
             scheduler: Scheduler::new(o.schedule.clone(), o.lr),

@@ -2,4 +2,5 @@
 //! binary: one compile and link instead of one per file keeps the CI build short.
 
 mod losses;
+mod optim;
 mod train;

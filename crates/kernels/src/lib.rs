@@ -1,9 +1,13 @@
 //! CubeCL kernels for Fourier neural operators. Nothing here knows about Burn:
 //! kernels take CubeCL clients and buffers, and every kernel has a CPU oracle.
 
+pub mod activation;
+pub mod adamw;
 pub mod backend;
 pub mod cgemm;
 pub mod fft;
 pub mod fused;
 mod pairs;
+pub mod pointwise_conv;
+pub mod pointwise_grad;
 pub mod testing;

@@ -1,9 +1,13 @@
 //! The integration tests of this crate, one module per file, built as one test
 //! binary: one compile and link instead of one per file keeps the CI build short.
 
+mod activation_device;
+mod adamw_device;
 mod cgemm_device;
 mod fft_device;
 mod fused_device;
+mod pointwise_conv_device;
+mod pointwise_grad_device;
 
 /// The first CUDA device, for the `--ignored` tests of the asynchronous-copy
 /// paths (wgpu has none), checked to have them.

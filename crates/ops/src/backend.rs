@@ -14,7 +14,7 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
-use crate::matmul::PreciseMatmulBackend;
+use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 
 /// The gradients of one spectral convolution.
@@ -26,7 +26,7 @@ pub struct SpectralGrads<B: burn::tensor::backend::Backend> {
 }
 
 /// A backend that runs the spectral convolution's kernel paths.
-pub trait SpectralConvBackend: PreciseMatmulBackend {
+pub trait SpectralConvBackend: PointwiseBackend {
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
     /// bias `[Cout]` (added to every output point; the kernels add it to the
     /// spectrum's frequency 0 instead of a pass over the output). Returns the

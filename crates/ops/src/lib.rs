@@ -4,21 +4,26 @@
 //! implementation a [`SpectralImpl`] names: `Reference` (Burn tensor ops, any
 //! backend, any size), `Unfused` or `Fused` (our CubeCL kernels, with autodiff
 //! through the adjoint chain). [`precise_matmul`] is the f32 matrix product both the
-//! reference path and models' 1×1 convolutions use. Nothing here knows about
+//! reference path and models' 1×1 convolutions use;
+//! [`pointwise_conv`], [`channel_scale`] and [`gelu`] are those convolutions,
+//! skips and activations with forwards and backwards fit for a GPU. Nothing here knows about
 //! models.
 
 pub mod backend;
 mod kernel_path;
 pub mod matmul;
 mod plan_cache;
+pub mod pointwise;
 pub mod reference;
 pub mod spec;
 
 use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::{SpectralConvBackend, SpectralGrads};
+pub use fno_kernels::adamw::AdamWStep;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use plan_cache::{fft_planning, set_fft_planning};
+pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, PointwiseBackend};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 

@@ -4,5 +4,6 @@
 mod common;
 mod kernel_paths;
 mod neuralop_fixture;
+mod pointwise;
 mod precise_matmul;
 mod reference;

@@ -1,0 +1,310 @@
+//! The parameter gradients of a 1×1 convolution `Y[b] = W·X[b] + bias` over
+//! `[batch, channels, points]` tensors:
+//! `GW[o, i] = Σ_{b,s} G[b, o, s] · X[b, i, s]` and `Gbias[o] = Σ_{b,s} G[b, o, s]`.
+//!
+//! Both operands are contiguous along the summed points, the opposite of the
+//! CGEMM's mode-fastest layout, and the sum is long (batch·points, 262 144 terms
+//! for 16 samples of 128²) into few outputs (channels²). So a cube owns one
+//! `BO × BI` block of outputs and one slice of the points of one sample: it
+//! stages chunks of the slice's G and X rows in shared memory, consecutive
+//! threads loading consecutive points, multiplies them into a register tile per
+//! thread, and writes a partial block; a second kernel adds the partials.
+
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use crate::cgemm::{sum_splits, Strides};
+
+/// Threads along each side of the cube's output block (16 × 16 threads).
+const SIDE: usize = 16;
+const THREADS: usize = SIDE * SIDE;
+/// Points staged in shared memory at a time.
+const CHUNK: usize = 32;
+/// Cubes wanted in flight (four per multiprocessor of a large GPU).
+const WANTED_CUBES: usize = 528;
+/// Fewest points a cube sums, so that partials stay small beside the operands.
+const MIN_SLICE: usize = 256;
+
+/// One gradient computation: `G` is `[batch, cout, points]`, `X` is
+/// `[batch, cin, points]`, both dense; `GW` is written dense `[cout, cin]` and,
+/// with `bias`, `Gbias` dense `[cout]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointwiseGradProblem {
+    pub batch: usize,
+    pub cout: usize,
+    pub cin: usize,
+    pub points: usize,
+    pub bias: bool,
+}
+
+/// Compile-time tiles and the run-time slicing of the points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PointwiseGradConfig {
+    /// Outputs per thread along `cout` and `cin`; the block is `16·tile_o × 16·tile_i`.
+    pub tile_o: usize,
+    pub tile_i: usize,
+    /// Points per cube (a multiple of the staged chunk).
+    pub slice: usize,
+}
+
+impl PointwiseGradConfig {
+    fn block_o(&self) -> usize {
+        SIDE * self.tile_o
+    }
+
+    fn block_i(&self) -> usize {
+        SIDE * self.tile_i
+    }
+}
+
+/// Register tile along a side of `len` outputs: 1, 2 or 4.
+fn tile_for(len: usize) -> usize {
+    match len {
+        0..=16 => 1,
+        17..=32 => 2,
+        _ => 4,
+    }
+}
+
+impl PointwiseGradProblem {
+    pub fn config(&self) -> PointwiseGradConfig {
+        let (tile_o, tile_i) = (tile_for(self.cout), tile_for(self.cin));
+        let blocks = self.cout.div_ceil(SIDE * tile_o) * self.cin.div_ceil(SIDE * tile_i);
+        let per_sample = WANTED_CUBES.div_ceil(blocks * self.batch.max(1)).max(1);
+        let slice = self
+            .points
+            .div_ceil(per_sample)
+            .max(MIN_SLICE)
+            .min(self.points.max(1))
+            .next_multiple_of(CHUNK);
+        PointwiseGradConfig { tile_o, tile_i, slice }
+    }
+
+    /// Slices of one sample's points.
+    fn slices(&self, cfg: &PointwiseGradConfig) -> usize {
+        self.points.div_ceil(cfg.slice).max(1)
+    }
+
+    /// Runs on a CubeCL device: `g`, `x` hold f32 `[batch, cout|cin, points]`;
+    /// writes `grad_weight` (`[cout, cin]`) and, when the problem has a bias,
+    /// `grad_bias` (`[cout]`).
+    pub fn launch<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        g: &Handle,
+        x: &Handle,
+        grad_weight: &Handle,
+        grad_bias: Option<&Handle>,
+    ) {
+        assert_eq!(
+            grad_bias.is_some(),
+            self.bias,
+            "a problem with a bias launches with its gradient, and only it"
+        );
+        if self.cout * self.cin == 0 {
+            return;
+        }
+        let cfg = self.config();
+        let slices = self.slices(&cfg);
+        let parts = self.batch.max(1) * slices;
+        let weights = self.cout * self.cin;
+        let partial_w = client.empty(4 * parts * weights);
+        // Without a bias the kernel's bias slot is bound to the weight partials, never written.
+        let partial_b = self.bias.then(|| client.empty(4 * parts * self.cout));
+        let count = CubeCount::Static(
+            self.cout.div_ceil(cfg.block_o()) as u32,
+            self.cin.div_ceil(cfg.block_i()) as u32,
+            parts as u32,
+        );
+        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
+        let values = self.batch * self.points;
+        // No samples: no points to sum, so every partial is zero.
+        let points = if self.batch == 0 { 0 } else { self.points };
+        // SAFETY: launched without bounds checks: staged loads are masked to
+        // the problem (an index of 0 stands in for an invalid one) and writes
+        // to the outputs of the cube's block within `cout × cin`.
+        unsafe {
+            pointwise_grad_kernel::launch_unchecked::<f32, R>(
+                client,
+                count,
+                CubeDim::new_1d(THREADS as u32),
+                arr(g, (values * self.cout).max(1)),
+                arr(x, (values * self.cin).max(1)),
+                arr(&partial_w, parts * weights),
+                match &partial_b {
+                    Some(h) => arr(h, parts * self.cout),
+                    None => arr(&partial_w, parts * weights),
+                },
+                self.cout,
+                self.cin,
+                points,
+                slices,
+                cfg,
+                self.bias,
+            );
+        }
+        let dense = |cols: usize| Strides {
+            row: cols,
+            col: 1,
+            mode: 0,
+        };
+        sum_splits(
+            client,
+            &partial_w,
+            (grad_weight, weights),
+            (self.cout, self.cin, 1),
+            dense(self.cin),
+            parts,
+            1,
+        );
+        if let (Some(partial), Some(out)) = (&partial_b, grad_bias) {
+            sum_splits(client, partial, (out, self.cout), (self.cout, 1, 1), dense(1), parts, 1);
+        }
+    }
+
+    /// The CPU oracle (f64): `(GW [cout, cin], Gbias [cout])`, the bias empty
+    /// without one.
+    pub fn run_cpu(&self, g: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let (n, co, ci) = (self.points, self.cout, self.cin);
+        let mut gw = vec![0.0; co * ci];
+        let mut gb = vec![0.0; if self.bias { co } else { 0 }];
+        for b in 0..self.batch {
+            for o in 0..co {
+                let grow = &g[(b * co + o) * n..][..n];
+                if self.bias {
+                    gb[o] += grow.iter().sum::<f64>();
+                }
+                for i in 0..ci {
+                    let xrow = &x[(b * ci + i) * n..][..n];
+                    gw[o * ci + i] += grow.iter().zip(xrow).map(|(a, b)| a * b).sum::<f64>();
+                }
+            }
+        }
+        (gw, gb)
+    }
+}
+
+/// Stages `rows` rows (from `row0`, of `len` valid) of `CHUNK` points (from
+/// `s0`, up to `s_end`) of `src` at `base` into `smem`, rows padded by one word
+/// so the multiply's column reads hit distinct banks; zeros outside.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_rows<F: Float>(
+    src: &Array<F>,
+    smem: &mut SharedMemory<F>,
+    base: usize,
+    row0: usize,
+    len: usize,
+    points: usize,
+    s0: usize,
+    s_end: usize,
+    #[comptime] rows: usize,
+) {
+    #[unroll]
+    for t in 0..comptime![rows * CHUNK / THREADS] {
+        let e = UNIT_POS as usize + t * THREADS;
+        let (row, k) = (e / CHUNK, e % CHUNK);
+        let valid = row0 + row < len && s0 + k < s_end;
+        let at = select(valid, base + (row0 + row) * points + s0 + k, 0);
+        smem[row * comptime![CHUNK + 1] + k] = select(valid, src[at], F::new(0.0));
+    }
+}
+
+/// One cube: a `BO × BI` block of one sample's slice of points, into its
+/// partial (`partial_w[part, o, i]`, and `partial_b[part, o]` from the cubes of
+/// the first `cin` block).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn pointwise_grad_kernel<F: Float>(
+    g: &Array<F>,
+    x: &Array<F>,
+    partial_w: &mut Array<F>,
+    partial_b: &mut Array<F>,
+    cout: usize,
+    cin: usize,
+    points: usize,
+    slices: usize,
+    #[comptime] cfg: PointwiseGradConfig,
+    #[comptime] bias: bool,
+) {
+    let (to, ti) = comptime![(cfg.tile_o, cfg.tile_i)];
+    let (bo, bi) = comptime![(cfg.block_o(), cfg.block_i())];
+    let row = comptime![CHUNK + 1];
+    let lane = UNIT_POS as usize;
+    let (tx, ty) = (lane % SIDE, lane / SIDE);
+    let part = CUBE_POS_Z as usize;
+    let (sample, slice) = (part / slices, part % slices);
+    let (o0, i0) = (CUBE_POS_X as usize * bo, CUBE_POS_Y as usize * bi);
+    let s_begin = slice * comptime![cfg.slice];
+    let s_end = select(
+        s_begin + comptime![cfg.slice] < points,
+        s_begin + comptime![cfg.slice],
+        points,
+    );
+    let (g_base, x_base) = (sample * cout * points, sample * cin * points);
+    let with_bias = comptime![bias] && CUBE_POS_Y == 0;
+
+    let mut smem_g = SharedMemory::<F>::new(comptime![bo * (CHUNK + 1)]);
+    let mut smem_x = SharedMemory::<F>::new(comptime![bi * (CHUNK + 1)]);
+    let mut acc = Array::<F>::new(comptime![to * ti]);
+    let mut acc_b = Array::<F>::new(to);
+    let mut a = Array::<F>::new(to);
+    let mut b = Array::<F>::new(ti);
+    #[unroll]
+    for t in 0..comptime![to * ti] {
+        acc[t] = F::new(0.0);
+    }
+    #[unroll]
+    for i in 0..to {
+        acc_b[i] = F::new(0.0);
+    }
+
+    let mut s0 = s_begin;
+    while s0 < s_end {
+        stage_rows::<F>(g, &mut smem_g, g_base, o0, cout, points, s0, s_end, bo);
+        stage_rows::<F>(x, &mut smem_x, x_base, i0, cin, points, s0, s_end, bi);
+        sync_cube();
+        #[unroll]
+        for k in 0..CHUNK {
+            #[unroll]
+            for i in 0..to {
+                a[i] = smem_g[(ty + i * SIDE) * row + k];
+            }
+            #[unroll]
+            for j in 0..ti {
+                b[j] = smem_x[(tx + j * SIDE) * row + k];
+            }
+            #[unroll]
+            for i in 0..to {
+                #[unroll]
+                for j in 0..ti {
+                    acc[i * ti + j] += a[i] * b[j];
+                }
+            }
+            if with_bias {
+                #[unroll]
+                for i in 0..to {
+                    acc_b[i] += a[i];
+                }
+            }
+        }
+        sync_cube();
+        s0 += CHUNK;
+    }
+
+    let weights = cout * cin;
+    #[unroll]
+    for i in 0..to {
+        let o = o0 + ty + i * SIDE;
+        #[unroll]
+        for j in 0..ti {
+            let c = i0 + tx + j * SIDE;
+            if o < cout && c < cin {
+                partial_w[part * weights + o * cin + c] = acc[i * ti + j];
+            }
+        }
+        if with_bias && tx == 0 && o < cout {
+            partial_b[part * cout + o] = acc_b[i];
+        }
+    }
+}

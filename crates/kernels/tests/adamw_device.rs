@@ -1,0 +1,56 @@
+//! The AdamW kernel on wgpu (lavapipe in CI) against its f64 oracle: a first
+//! step (no moments yet) and a later one, with weight decay.
+
+use cubecl::prelude::*;
+use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use fno_kernels::adamw::{adamw, adamw_cpu, AdamWStep};
+use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+
+#[test]
+fn adamw_steps_match_the_oracle() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let len = 1000;
+    let (p, g) = (uniform_f32(len, seed), uniform_f32(len, seed + 1));
+    let m = uniform_f32(len, seed + 2);
+    let v: Vec<f32> = uniform_f32(len, seed + 3).iter().map(|x| x * x).collect();
+    for (time, with_moments) in [(1, false), (7, true)] {
+        let step = AdamWStep {
+            lr: 3e-3,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-6,
+            weight_decay: 1e-2,
+            time,
+        };
+        let upload = |x: &[f32]| client.create_from_slice(f32::as_bytes(x));
+        let (hp, hg, hm, hv) = (upload(&p), upload(&g), upload(&m), upload(&v));
+        let out = [(); 3].map(|_| upload(&vec![f32::NAN; len]));
+        adamw(
+            &client,
+            &step,
+            (&hp, &hg),
+            with_moments.then_some((&hm, &hv)),
+            (&out[0], &out[1], &out[2]),
+            len,
+        );
+        let moments = (f64s(&m), f64s(&v));
+        let (want_p, want_m, want_v) = adamw_cpu(
+            &step,
+            &f64s(&p),
+            &f64s(&g),
+            with_moments.then_some((&moments.0[..], &moments.1[..])),
+        );
+        let [got_p, got_m, got_v] = out.map(|h| f64s(f32::from_bytes(&client.read_one(h).unwrap())));
+        for (name, got, want) in [
+            ("parameter", got_p, want_p),
+            ("moment 1", got_m, want_m),
+            ("moment 2", got_v, want_v),
+        ] {
+            let e = relative_l2(&got, &want);
+            assert!(e < 1e-6, "step {time}: {name} error {e:e} (seed {seed})");
+        }
+    }
+}

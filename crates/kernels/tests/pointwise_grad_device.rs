@@ -1,0 +1,73 @@
+//! The 1×1 convolution's parameter gradients on wgpu (lavapipe in CI) against
+//! their f64 oracle: one-wide and partial blocks on both sides, points that
+//! fill no chunk, several slices per sample, with and without the bias.
+
+use cubecl::prelude::*;
+use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use fno_kernels::pointwise_grad::PointwiseGradProblem;
+use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+
+#[test]
+fn pointwise_gradients_match_the_oracle() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let mut sliced = false;
+    for (case, &(batch, cout, cin, points)) in [
+        (1, 1, 1, 1),
+        (3, 5, 7, 33),
+        (2, 64, 64, 1000),
+        (4, 128, 3, 300),
+        (1, 1, 128, 5000),
+        (5, 70, 20, 257),
+        (0, 4, 4, 16),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for bias in [false, true] {
+            let problem = PointwiseGradProblem {
+                batch,
+                cout,
+                cin,
+                points,
+                bias,
+            };
+            let seed = seed + 10 * case as u64;
+            let g = uniform_f32(batch * cout * points, seed);
+            let x = uniform_f32(batch * cin * points, seed + 1);
+            let (want_w, want_b) = problem.run_cpu(&f64s(&g), &f64s(&x));
+            let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(if v.is_empty() { &[0.0] } else { v }));
+            let (hg, hx) = (upload(&g), upload(&x));
+            let hw = upload(&vec![f32::NAN; cout * cin]);
+            let hb = upload(&vec![f32::NAN; cout]);
+            problem.launch(&client, &hg, &hx, &hw, bias.then_some(&hb));
+            let read = |h| f64s(f32::from_bytes(&client.read_one(h).unwrap()));
+            let got_w = read(hw);
+            let outputs: Vec<(&str, Vec<f64>, Vec<f64>)> = if bias {
+                vec![("weight", got_w, want_w), ("bias", read(hb), want_b)]
+            } else {
+                vec![("weight", got_w, want_w)]
+            };
+            for (name, got, want) in outputs {
+                assert!(
+                    got.iter().all(|v| v.is_finite()),
+                    "{problem:?}: {name} gradient unwritten"
+                );
+                let e = if batch == 0 {
+                    got.iter().map(|v| v.abs()).fold(0.0, f64::max)
+                } else {
+                    relative_l2(&got, &want)
+                };
+                assert!(
+                    e < 1e-5,
+                    "{problem:?} ({:?}): {name} gradient error {e:e} (seed {seed})",
+                    problem.config()
+                );
+            }
+            sliced |= problem.config().slice < points;
+        }
+    }
+    assert!(sliced, "no case split its points among cubes");
+}

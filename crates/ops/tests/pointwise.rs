@@ -1,0 +1,312 @@
+//! The channel ops (`pointwise_conv`, `channel_scale`) on wgpu (lavapipe in CI)
+//! against the same maths in Burn's ops on ndarray in f64: forward values and
+//! the gradients of every operand, tracked alone or together, with and
+//! without a bias; GELU likewise; and the f64 ops' gradients against
+//! central differences.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Tensor, TensorData};
+use burn_cubecl::CubeBackend;
+use cubecl::wgpu::WgpuRuntime;
+use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
+use fno_ops::{channel_scale, gelu, pointwise_conv, PointwiseBackend};
+
+type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
+type Exact = NdArray<f64>;
+
+fn to_vec<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
+    t.into_data().convert::<f64>().to_vec::<f64>().unwrap()
+}
+
+fn tensor<B: Backend, const D: usize>(v: &[f64], shape: [usize; D]) -> Tensor<B, D> {
+    Tensor::from_data(TensorData::new(v.to_vec(), shape), &Default::default())
+}
+
+/// Inputs of one case: x `[b, cin, s]`, weight `[cout, cin]`, bias `[cout]`, and
+/// the weights `r` of the scalar `Σ r ⊙ y` whose gradients are compared.
+struct Case {
+    shape: [usize; 4],
+    x: Vec<f64>,
+    w: Vec<f64>,
+    bias: Vec<f64>,
+    r: Vec<f64>,
+}
+
+impl Case {
+    fn new(shape @ [b, cin, cout, s]: [usize; 4], seed: u64) -> Self {
+        Case {
+            shape,
+            x: uniform(b * cin * s, seed),
+            w: uniform(cout * cin, seed + 1),
+            bias: uniform(cout, seed + 2),
+            r: uniform(b * cout * s, seed + 3),
+        }
+    }
+
+    /// `Σ r ⊙ (W·x + bias)` by our op (`ours`) or Burn's matmul and broadcast add,
+    /// and the gradients of the tracked operands (x, weight, bias).
+    fn conv<B: PointwiseBackend + AutodiffBackend>(
+        &self,
+        with_bias: bool,
+        tracked: [bool; 3],
+        ours: bool,
+    ) -> (Vec<f64>, [Option<Vec<f64>>; 3]) {
+        let [b, cin, cout, s] = self.shape;
+        let track = |t: Tensor<B, 3>, on| if on { t.require_grad() } else { t };
+        let x = track(tensor(&self.x, [b, cin, s]), tracked[0]);
+        let w: Tensor<B, 2> = tensor(&self.w, [cout, cin]);
+        let w = if tracked[1] { w.require_grad() } else { w };
+        let bias: Tensor<B, 1> = tensor(&self.bias, [cout]);
+        let bias = if tracked[2] { bias.require_grad() } else { bias };
+        let y = if ours {
+            pointwise_conv(x.clone(), w.clone(), with_bias.then(|| bias.clone()))
+        } else {
+            let y = w.clone().unsqueeze::<3>().matmul(x.clone());
+            if with_bias {
+                y + bias.clone().reshape([1, cout, 1])
+            } else {
+                y
+            }
+        };
+        let g = (y.clone() * tensor(&self.r, [b, cout, s])).sum().backward();
+        (
+            to_vec(y),
+            [
+                x.grad(&g).map(to_vec),
+                w.grad(&g).map(to_vec),
+                bias.grad(&g).map(to_vec),
+            ],
+        )
+    }
+}
+
+#[test]
+fn pointwise_conv_and_its_gradients_match_f64() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    for (i, shape) in [
+        [2, 3, 5, 7],
+        [4, 64, 64, 300],
+        [1, 1, 1, 1],
+        [3, 128, 1, 65],
+        [5, 20, 70, 33],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let case = Case::new(shape, seed + 10 * i as u64);
+        for with_bias in [true, false] {
+            for tracked in [
+                [true, true, true],
+                [false, true, true],
+                [true, false, false],
+                [false, false, true],
+            ] {
+                let (y, got) = case.conv::<Autodiff<Wgpu>>(with_bias, tracked, true);
+                let (want_y, want) = case.conv::<Autodiff<Exact>>(with_bias, tracked, false);
+                let e = relative_l2(&y, &want_y);
+                assert!(e < 1e-6, "{shape:?} bias {with_bias}: output {e:e} (seed {seed})");
+                for (name, got, want, on) in [
+                    ("x", &got[0], &want[0], tracked[0]),
+                    ("weight", &got[1], &want[1], tracked[1]),
+                    ("bias", &got[2], &want[2], tracked[2] && with_bias),
+                ] {
+                    assert_eq!(
+                        got.is_some(),
+                        on,
+                        "{shape:?} {tracked:?}: {name} gradient present iff tracked"
+                    );
+                    if let (Some(got), Some(want)) = (got, want) {
+                        let e = relative_l2(got, want);
+                        assert!(
+                            e < 1e-5,
+                            "{shape:?} {tracked:?} bias {with_bias}: {name} gradient {e:e} (seed {seed})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pointwise_gradients_match_central_differences() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let case = Case::new([3, 4, 5, 6], seed);
+    let (_, grads) = case.conv::<Autodiff<Exact>>(true, [true, true, true], true);
+    let loss = |c: &Case| -> f64 {
+        c.conv::<Autodiff<Exact>>(true, [false, false, false], true)
+            .0
+            .iter()
+            .zip(&c.r)
+            .map(|(y, r)| y * r)
+            .sum()
+    };
+    let h = 1e-6;
+    for (which, index) in [(0, 7), (1, 3), (2, 4)] {
+        let shifted = |delta: f64| {
+            let mut c = Case {
+                shape: case.shape,
+                x: case.x.clone(),
+                w: case.w.clone(),
+                bias: case.bias.clone(),
+                r: case.r.clone(),
+            };
+            [&mut c.x, &mut c.w, &mut c.bias][which][index] += delta;
+            loss(&c)
+        };
+        let numeric = (shifted(h) - shifted(-h)) / (2.0 * h);
+        let analytic = grads[which].as_ref().unwrap()[index];
+        assert!(
+            (numeric - analytic).abs() < 1e-6 * (1.0 + analytic.abs()),
+            "operand {which}[{index}]: {analytic} vs {numeric} (seed {seed})"
+        );
+    }
+}
+
+/// `Σ r ⊙ (x · scale[c])` and the gradients of x and scale.
+fn scaled<B: PointwiseBackend + AutodiffBackend>(
+    x: &[f64],
+    scale: &[f64],
+    r: &[f64],
+    [b, c, s]: [usize; 3],
+    tracked: [bool; 2],
+    ours: bool,
+) -> (Vec<f64>, [Option<Vec<f64>>; 2]) {
+    let x: Tensor<B, 3> = tensor(x, [b, c, s]);
+    let x = if tracked[0] { x.require_grad() } else { x };
+    let g: Tensor<B, 1> = tensor(scale, [c]);
+    let g = if tracked[1] { g.require_grad() } else { g };
+    let y = if ours {
+        channel_scale(x.clone(), g.clone())
+    } else {
+        x.clone() * g.clone().reshape([1, c, 1])
+    };
+    let grads = (y.clone() * tensor(r, [b, c, s])).sum().backward();
+    (to_vec(y), [x.grad(&grads).map(to_vec), g.grad(&grads).map(to_vec)])
+}
+
+#[test]
+fn channel_scale_and_its_gradients_match_f64() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    for (i, shape @ [b, c, s]) in [[2, 3, 7], [4, 64, 500], [1, 1, 1]].into_iter().enumerate() {
+        let seed = seed + 10 * i as u64;
+        let (x, scale, r) = (
+            uniform(b * c * s, seed),
+            uniform(c, seed + 1),
+            uniform(b * c * s, seed + 2),
+        );
+        for tracked in [[true, true], [true, false], [false, true]] {
+            let (y, got) = scaled::<Autodiff<Wgpu>>(&x, &scale, &r, shape, tracked, true);
+            let (want_y, want) = scaled::<Autodiff<Exact>>(&x, &scale, &r, shape, tracked, false);
+            assert!(relative_l2(&y, &want_y) < 1e-6, "{shape:?}: output (seed {seed})");
+            for (k, name) in ["x", "scale"].into_iter().enumerate() {
+                assert_eq!(got[k].is_some(), tracked[k], "{name} gradient present iff tracked");
+                if let (Some(got), Some(want)) = (&got[k], &want[k]) {
+                    let e = relative_l2(got, want);
+                    assert!(e < 1e-5, "{shape:?} {tracked:?}: {name} gradient {e:e} (seed {seed})");
+                }
+            }
+        }
+    }
+}
+
+/// `Σ r ⊙ gelu(x)` over a `[2, 3, 5, 7]` tensor and the gradient of x.
+fn gelu_and_grad<B: PointwiseBackend + AutodiffBackend>(x: &[f64], r: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let shape = [2, 3, 5, 7];
+    let x: Tensor<B, 4> = tensor(x, shape).require_grad();
+    let y = gelu(x.clone());
+    let grads = (y.clone() * tensor(r, shape)).sum().backward();
+    (to_vec(y), x.grad(&grads).map(to_vec).expect("x is tracked"))
+}
+
+#[test]
+fn gelu_and_its_gradient_match_f64_and_central_differences() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let n = 2 * 3 * 5 * 7;
+    let x: Vec<f64> = uniform(n, seed).iter().map(|v| 6.0 * v).collect();
+    let r = uniform(n, seed + 1);
+    let (y, g) = gelu_and_grad::<Autodiff<Wgpu>>(&x, &r);
+    let (want_y, want_g) = gelu_and_grad::<Autodiff<Exact>>(&x, &r);
+    assert!(relative_l2(&y, &want_y) < 1e-6, "gelu values (seed {seed})");
+    assert!(relative_l2(&g, &want_g) < 1e-6, "gelu gradient (seed {seed})");
+    // The f64 gradient itself against central differences of Σ r ⊙ gelu(x).
+    let h = 1e-6;
+    for i in [0, n / 2, n - 1] {
+        let loss = |delta: f64| {
+            let mut shifted = x.clone();
+            shifted[i] += delta;
+            gelu_and_grad::<Autodiff<Exact>>(&shifted, &r)
+                .0
+                .iter()
+                .zip(&r)
+                .map(|(y, r)| y * r)
+                .sum::<f64>()
+        };
+        let numeric = (loss(h) - loss(-h)) / (2.0 * h);
+        assert!(
+            (numeric - want_g[i]).abs() < 1e-6,
+            "x[{i}]: {} vs {numeric} (seed {seed})",
+            want_g[i]
+        );
+    }
+}
+
+#[test]
+fn row_sums_match_f64_for_long_short_and_prime_rows() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    for (rows, n) in [(3, 16384), (5, 7), (2, 1009), (1, 1), (4, 1000)] {
+        let v = uniform(rows * n, seed + n as u64);
+        let got = to_vec(fno_ops::row_sums(tensor::<Wgpu, 2>(&v, [rows, n])));
+        let want: Vec<f64> = v.chunks(n).map(|r| r.iter().sum()).collect();
+        let e = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+        assert!(
+            e < 1e-6 * (n as f64).sqrt() * 10.0,
+            "[{rows}, {n}]: max error {e:e} (seed {seed})"
+        );
+    }
+}
+
+/// One AdamW step (first and later) on wgpu's kernel against Burn's ops in f64.
+#[test]
+fn adamw_step_matches_f64() {
+    use fno_ops::AdamWStep;
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let n = 3 * 5 * 7;
+    let (p, g, m) = (uniform(n, seed), uniform(n, seed + 1), uniform(n, seed + 2));
+    let v: Vec<f64> = uniform(n, seed + 3).iter().map(|x| x * x).collect();
+    fn run<B: PointwiseBackend>(
+        p: &[f64],
+        g: &[f64],
+        moments: Option<(&[f64], &[f64])>,
+        step: &AdamWStep,
+    ) -> Vec<Vec<f64>> {
+        let t = |v: &[f64]| tensor::<B, 3>(v, [3, 5, 7]).into_primitive().tensor();
+        let out = B::adamw_step(t(p), t(g), moments.map(|(m, v)| (t(m), t(v))), step);
+        out.into_iter()
+            .map(|x| to_vec(Tensor::<B, 3>::from_primitive(burn::tensor::TensorPrimitive::Float(x))))
+            .collect()
+    }
+    for (time, moments) in [(1, None), (4, Some((&m[..], &v[..])))] {
+        let step = AdamWStep {
+            lr: 1e-3,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-6,
+            weight_decay: 1e-4,
+            time,
+        };
+        let got = run::<Wgpu>(&p, &g, moments, &step);
+        let want = run::<Exact>(&p, &g, moments, &step);
+        for (k, name) in ["parameter", "moment 1", "moment 2"].into_iter().enumerate() {
+            let e = relative_l2(&got[k], &want[k]);
+            assert!(e < 1e-6, "step {time}: {name} error {e:e} (seed {seed})");
+        }
+    }
+}
