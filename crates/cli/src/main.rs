@@ -5,6 +5,7 @@ mod data_cmd;
 mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
+mod kernel_cache;
 mod progress;
 mod train_cmd;
 
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         }
     }
     let cli = Cli::parse();
+    kernel_cache::install();
     let result = match cli.command {
         Command::Fft(args) => fft_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
