@@ -11,3 +11,4 @@ mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;
 pub mod testing;
+mod tile;

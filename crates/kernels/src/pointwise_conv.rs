@@ -14,6 +14,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use crate::tile::{accumulate_outer_products, Walk};
+
 /// Threads along the points and the rows of the cube's block.
 const POINT_THREADS: usize = 32;
 const ROW_THREADS: usize = 8;
@@ -200,24 +202,26 @@ fn pointwise_conv_kernel<F: Float>(
             smem_x[e] = select(valid, x[at], F::new(0.0));
         }
         sync_cube();
-        #[unroll]
-        for c in 0..CHUNK {
-            #[unroll]
-            for i in 0..tm {
-                av[i] = smem_a[c * a_pitch + ty + i * ROW_THREADS];
-            }
-            #[unroll]
-            for j in 0..TILE_S {
-                xv[j] = smem_x[c * BLOCK_S + tx + j * POINT_THREADS];
-            }
-            #[unroll]
-            for i in 0..tm {
-                #[unroll]
-                for j in 0..TILE_S {
-                    acc[i * TILE_S + j] += av[i] * xv[j];
-                }
-            }
-        }
+        accumulate_outer_products::<F>(
+            &smem_a,
+            ty,
+            &smem_x,
+            tx,
+            &mut av,
+            &mut xv,
+            &mut acc,
+            comptime![Walk {
+                term: cfg.block_m() + 1,
+                step: ROW_THREADS
+            }],
+            comptime![Walk {
+                term: BLOCK_S,
+                step: POINT_THREADS
+            }],
+            CHUNK,
+            tm,
+            TILE_S,
+        );
         sync_cube();
         k0 += CHUNK;
     }

@@ -14,6 +14,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::cgemm::{sum_splits, Strides};
+use crate::tile::{accumulate_outer_products, Walk};
 
 /// Threads along each side of the cube's output block (16 × 16 threads).
 const SIDE: usize = 16;
@@ -264,27 +265,32 @@ fn pointwise_grad_kernel<F: Float>(
         stage_rows::<F>(g, &mut smem_g, g_base, o0, cout, points, s0, s_end, bo);
         stage_rows::<F>(x, &mut smem_x, x_base, i0, cin, points, s0, s_end, bi);
         sync_cube();
-        #[unroll]
-        for k in 0..CHUNK {
+        accumulate_outer_products::<F>(
+            &smem_g,
+            ty * row,
+            &smem_x,
+            tx * row,
+            &mut a,
+            &mut b,
+            &mut acc,
+            comptime![Walk {
+                term: 1,
+                step: SIDE * (CHUNK + 1)
+            }],
+            comptime![Walk {
+                term: 1,
+                step: SIDE * (CHUNK + 1)
+            }],
+            CHUNK,
+            to,
+            ti,
+        );
+        if with_bias {
             #[unroll]
-            for i in 0..to {
-                a[i] = smem_g[(ty + i * SIDE) * row + k];
-            }
-            #[unroll]
-            for j in 0..ti {
-                b[j] = smem_x[(tx + j * SIDE) * row + k];
-            }
-            #[unroll]
-            for i in 0..to {
-                #[unroll]
-                for j in 0..ti {
-                    acc[i * ti + j] += a[i] * b[j];
-                }
-            }
-            if with_bias {
+            for k in 0..CHUNK {
                 #[unroll]
                 for i in 0..to {
-                    acc_b[i] += a[i];
+                    acc_b[i] += smem_g[(ty + i * SIDE) * row + k];
                 }
             }
         }

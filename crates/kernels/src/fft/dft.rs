@@ -16,6 +16,7 @@
 use cubecl::prelude::*;
 
 use super::{AxisKind, AxisStep};
+use crate::tile::{accumulate_outer_products, Walk};
 
 /// Compile-time shape of a cube's block: `tile_p·threads_p` matrix rows by
 /// `tile_s·threads_s` signals, the contraction staged `chunk` terms at a time.
@@ -183,24 +184,23 @@ pub fn dft_kernel<F: Float>(
             }
         }
         sync_cube();
-        #[unroll]
-        for q in 0..chunk {
-            #[unroll]
-            for i in 0..tp {
-                a[i] = smem_a[q * bp + ti + i * np];
-            }
-            #[unroll]
-            for j in 0..ts {
-                x[j] = smem_x[q * x_stride + tj + j * ns];
-            }
-            #[unroll]
-            for i in 0..tp {
-                #[unroll]
-                for j in 0..ts {
-                    acc[i * ts + j] += a[i] * x[j];
-                }
-            }
-        }
+        accumulate_outer_products::<F>(
+            &smem_a,
+            ti,
+            &smem_x,
+            tj,
+            &mut a,
+            &mut x,
+            &mut acc,
+            comptime![Walk { term: bp, step: np }],
+            comptime![Walk {
+                term: x_stride,
+                step: ns
+            }],
+            chunk,
+            tp,
+            ts,
+        );
         // Every read of this chunk must land before the next one is staged.
         sync_cube();
         q0 += chunk;
