@@ -10,7 +10,9 @@ use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::tensor::{Tensor, TensorData};
 use fno_training::optim::FusedAdamW;
 
-type B = Autodiff<NdArray<f64>>;
+// f32, as the other tests of this binary: NdArray backends of both precisions share
+// one device, whose default float type the first to run decides.
+type B = Autodiff<NdArray>;
 
 fn values(model: &Linear<B>) -> Vec<f64> {
     let mut values: Vec<f64> = model.weight.val().into_data().convert::<f64>().to_vec().unwrap();
@@ -65,7 +67,7 @@ fn fused_adamw_steps_as_burns_adamw() {
     );
     for (i, (a, b)) in ours.iter().zip(&burns).enumerate() {
         assert!(
-            (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+            (a - b).abs() <= 1e-6 * (1.0 + b.abs()),
             "parameter {i}: {a} vs Burn's {b}"
         );
     }

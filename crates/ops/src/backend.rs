@@ -8,12 +8,13 @@
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
+use crate::graph::record;
 use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 
@@ -139,28 +140,17 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
         let x_shape = x.primitive.shape().to_vec();
         let inner_bias = bias.as_ref().map(|b| b.primitive.clone());
-        let (out, saved_x) = B::spectral_conv_forward(x.primitive, weight.primitive.clone(), inner_bias, spec, imp)?;
+        let (out, saved_x) =
+            B::spectral_conv_forward(x.primitive.clone(), weight.primitive.clone(), inner_bias, spec, imp)?;
         // Nothing differentiates through the saved spectrum: returned untracked.
         let saved = Self::from_inner(saved_x.clone());
         // Records the op with its parents (the weight the second, checkpointed).
-        macro_rules! track {
-            ($n:literal, $parents:expr) => {
-                match SpectralConvBackward::<$n>
-                    .prepare::<C>($parents)
-                    .compute_bound()
-                    .stateful()
-                {
-                    OpsKind::Tracked(mut prep) => {
-                        let w_state = prep.checkpoint(&weight);
-                        prep.finish((saved_x, x_shape, w_state, spec.clone(), imp), out)
-                    }
-                    OpsKind::UnTracked(prep) => prep.finish(out),
-                }
-            };
-        }
-        let out = match bias {
-            None => track!(2, [x.node, weight.node.clone()]),
-            Some(b) => track!(3, [x.node, weight.node.clone(), b.node]),
+        let keep = |checkpoint: &mut dyn FnMut(&FloatTensor<Self>) -> NodeId| {
+            (saved_x, x_shape, checkpoint(&weight), spec.clone(), imp)
+        };
+        let out = match &bias {
+            None => record::<B, C, _, 2>(SpectralConvBackward::<2>, [&x, &weight], out, keep),
+            Some(b) => record::<B, C, _, 3>(SpectralConvBackward::<3>, [&x, &weight, b], out, keep),
         };
         Ok((out, saved))
     }

@@ -10,6 +10,7 @@
 //! models.
 
 pub mod backend;
+mod graph;
 mod kernel_path;
 pub mod matmul;
 mod plan_cache;

@@ -10,7 +10,7 @@
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
@@ -20,6 +20,8 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
+
+use crate::graph::record;
 
 /// A backend with matrix products whose f32 multiplies and sums are not rounded
 /// to a narrower type.
@@ -173,17 +175,10 @@ impl<B: PreciseMatmulBackend, C: CheckpointStrategy> PreciseMatmulBackend for Au
         let shapes = (lhs.primitive.shape().to_vec(), rhs.primitive.shape().to_vec());
         let (lhs_tracked, rhs_tracked) = (lhs.is_tracked(), rhs.is_tracked());
         let out = B::precise_matmul(lhs.primitive.clone(), rhs.primitive.clone());
-        match PreciseMatmulBackward
-            .prepare::<C>([lhs.node.clone(), rhs.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let lhs_state = rhs_tracked.then(|| prep.checkpoint(&lhs));
-                let rhs_state = lhs_tracked.then(|| prep.checkpoint(&rhs));
-                prep.finish((lhs_state, rhs_state, shapes.0, shapes.1), out)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(out),
-        }
+        record::<B, C, _, 2>(PreciseMatmulBackward, [&lhs, &rhs], out, |checkpoint| {
+            let lhs_state = rhs_tracked.then(|| checkpoint(&lhs));
+            let rhs_state = lhs_tracked.then(|| checkpoint(&rhs));
+            (lhs_state, rhs_state, shapes.0, shapes.1)
+        })
     }
 }

@@ -17,7 +17,7 @@
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
@@ -31,6 +31,7 @@ use fno_kernels::adamw::{self, AdamWStep};
 use fno_kernels::pointwise_conv::PointwiseConvProblem;
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
 
+use crate::graph::record;
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 
 fn wrap<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
@@ -469,53 +470,31 @@ impl<B: PointwiseBackend, C: CheckpointStrategy> PointwiseBackend for Autodiff<B
         );
         let params_tracked = weight.is_tracked() || bias.as_ref().is_some_and(|b| b.is_tracked());
         let x_tracked = x.is_tracked();
-        macro_rules! track {
-            ($n:literal, $parents:expr) => {
-                match PointwiseConvBackward::<$n>
-                    .prepare::<C>($parents)
-                    .compute_bound()
-                    .stateful()
-                {
-                    OpsKind::Tracked(mut prep) => {
-                        let x_state = params_tracked.then(|| prep.checkpoint(&x));
-                        let w_state = x_tracked.then(|| prep.checkpoint(&weight));
-                        prep.finish((x_state, w_state), out)
-                    }
-                    OpsKind::UnTracked(prep) => prep.finish(out),
-                }
-            };
-        }
+        let keep = |checkpoint: &mut dyn FnMut(&FloatTensor<Self>) -> NodeId| {
+            (
+                params_tracked.then(|| checkpoint(&x)),
+                x_tracked.then(|| checkpoint(&weight)),
+            )
+        };
         match &bias {
-            None => track!(2, [x.node.clone(), weight.node.clone()]),
-            Some(b) => track!(3, [x.node.clone(), weight.node.clone(), b.node.clone()]),
+            None => record::<B, C, _, 2>(PointwiseConvBackward::<2>, [&x, &weight], out, keep),
+            Some(b) => record::<B, C, _, 3>(PointwiseConvBackward::<3>, [&x, &weight, b], out, keep),
         }
     }
 
     fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {
         let out = B::exact_gelu(x.primitive.clone());
-        match GeluBackward.prepare::<C>([x.node.clone()]).compute_bound().stateful() {
-            OpsKind::Tracked(mut prep) => {
-                let state = prep.checkpoint(&x);
-                prep.finish(state, out)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(out),
-        }
+        record::<B, C, _, 1>(GeluBackward, [&x], out, |checkpoint| checkpoint(&x))
     }
 
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
         let out = B::channel_scale(x.primitive.clone(), scale.primitive.clone());
         let (x_tracked, scale_tracked) = (x.is_tracked(), scale.is_tracked());
-        match ChannelScaleBackward
-            .prepare::<C>([x.node.clone(), scale.node.clone()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(mut prep) => {
-                let x_state = scale_tracked.then(|| prep.checkpoint(&x));
-                let scale_state = x_tracked.then(|| prep.checkpoint(&scale));
-                prep.finish((x_state, scale_state), out)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(out),
-        }
+        record::<B, C, _, 2>(ChannelScaleBackward, [&x, &scale], out, |checkpoint| {
+            (
+                scale_tracked.then(|| checkpoint(&x)),
+                x_tracked.then(|| checkpoint(&scale)),
+            )
+        })
     }
 }
