@@ -21,6 +21,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     version,
     about = "Fourier neural operators in Rust: fast FFT kernels, inference and tools"
 )]
+#[command(after_help = "Kernels compiled for CUDA are kept in ~/.cache/fno/kernels \
+(FNO_KERNEL_CACHE=DIR sets another place, FNO_KERNEL_CACHE=off none).")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
