@@ -72,9 +72,10 @@ fn spatial_axes(dims: usize) -> Vec<isize> {
     (0..dims as isize).map(|d| d - dims as isize).collect()
 }
 
-fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
+/// A contiguous, unwritten f32 tensor of `shape` on `like`'s device.
+pub(crate) fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
     let floats: usize = shape.iter().product();
-    let handle = like.client.empty(floats * 4);
+    let handle = like.client.empty(floats.max(1) * 4);
     CubeTensor::new_contiguous(
         like.client.clone(),
         like.device.clone(),

@@ -14,7 +14,7 @@ use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
-use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{DType, Tensor, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
@@ -22,6 +22,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
 
 use crate::graph::record;
+use crate::kernel_path::empty;
 
 /// A backend with matrix products whose f32 multiplies and sums are not rounded
 /// to a narrower type.
@@ -121,13 +122,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PreciseMat
         let mut out_shape = output_batch(&l[..rank - 2], &r[..rank - 2]).to_vec();
         let batch: usize = out_shape.iter().product();
         out_shape.extend([m, n]);
-        let out = CubeTensor::new_contiguous(
-            lhs.client.clone(),
-            lhs.device.clone(),
-            Shape::from(out_shape),
-            lhs.client.empty(batch * m * n * 4),
-            DType::F32,
-        );
+        let out = empty(&lhs, out_shape);
         if batch * m * n > 0 {
             real::matmul(batch, m, k, n, ls, rs).launch(&out.client, &lhs.handle, &rhs.handle, &out.handle);
         }

@@ -24,7 +24,6 @@ use burn::tensor::ops::FloatTensor;
 use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::activation;
 use fno_kernels::adamw::{self, AdamWStep};
@@ -32,6 +31,7 @@ use fno_kernels::pointwise_conv::PointwiseConvProblem;
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
 
 use crate::graph::record;
+use crate::kernel_path::empty;
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 
 fn wrap<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
@@ -223,14 +223,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             a_col: strides[1],
             bias: bias.is_some(),
         };
-        let len = problem.batch * problem.m * problem.points;
-        let out = CubeTensor::new_contiguous(
-            x.client.clone(),
-            x.device.clone(),
-            Shape::from(vec![problem.batch, problem.m, problem.points]),
-            x.client.empty(4 * len.max(1)),
-            DType::F32,
-        );
+        let out = empty(&x, vec![problem.batch, problem.m, problem.points]);
         problem.launch(
             &x.client,
             &weight.handle,
@@ -246,7 +239,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             return gelu_by_ops::<Self>(x);
         }
         let x = into_contiguous(x);
-        let out = empty_like(&x);
+        let out = empty(&x, x.meta.shape().to_vec());
         activation::gelu(&x.client, &x.handle, &out.handle, x.meta.shape().num_elements());
         out
     }
@@ -256,7 +249,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             return gelu_grad_by_ops::<Self>(x, grad);
         }
         let (x, grad) = (into_contiguous(x), into_contiguous(grad));
-        let out = empty_like(&x);
+        let out = empty(&x, x.meta.shape().to_vec());
         activation::gelu_grad(
             &x.client,
             &x.handle,
@@ -281,7 +274,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         }
         let (param, grad) = (into_contiguous(param), into_contiguous(grad));
         let moments = moments.map(|(m, v)| (into_contiguous(m), into_contiguous(v)));
-        let out = [(); 3].map(|_| empty_like(&param));
+        let out = [(); 3].map(|_| empty(&param, param.meta.shape().to_vec()));
         adamw::adamw(
             &param.client,
             step,
@@ -310,18 +303,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             points: g[2],
             bias: with_bias,
         };
-        let output = |shape: Vec<usize>| {
-            let len: usize = shape.iter().product();
-            CubeTensor::new_contiguous(
-                grad.client.clone(),
-                grad.device.clone(),
-                Shape::from(shape),
-                grad.client.empty(4 * len.max(1)),
-                DType::F32,
-            )
-        };
-        let gw = output(vec![problem.cout, problem.cin]);
-        let gb = with_bias.then(|| output(vec![problem.cout]));
+        let gw = empty(&grad, vec![problem.cout, problem.cin]);
+        let gb = with_bias.then(|| empty(&grad, vec![problem.cout]));
         problem.launch(
             &grad.client,
             &grad.handle,
@@ -331,19 +314,6 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         );
         (gw, gb)
     }
-}
-
-/// A contiguous f32 tensor of `t`'s shape on its device, unwritten.
-fn empty_like<R: CubeRuntime>(t: &CubeTensor<R>) -> CubeTensor<R> {
-    let shape = t.meta.shape().clone();
-    let len = shape.num_elements();
-    CubeTensor::new_contiguous(
-        t.client.clone(),
-        t.device.clone(),
-        shape,
-        t.client.empty(4 * len.max(1)),
-        DType::F32,
-    )
 }
 
 /// [`PointwiseBackend::pointwise_conv`] on tensors.
