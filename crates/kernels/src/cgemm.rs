@@ -28,6 +28,7 @@
 //! second kernel adds the partials into `C`.
 
 use crate::pairs::{pair_aligned, read_float, read_pair, vector_size, write_pair};
+use crate::split_sum::SplitSumProblem;
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -565,83 +566,6 @@ fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     }
 }
 
-/// `C[p, q, k] = Σ_s partial[s, p, q, k]` (partials dense, `width` floats each).
-#[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
-fn sum_splits_kernel<F: Float>(
-    partial: &Array<F>,
-    c: &mut Array<F>,
-    p_len: usize,
-    q_len: usize,
-    k_len: usize,
-    c_p: usize,
-    c_q: usize,
-    c_k: usize,
-    splits: usize,
-    #[comptime] width: usize,
-) {
-    let e = ABSOLUTE_POS;
-    let outputs = p_len * q_len * k_len;
-    if e < outputs {
-        let (p, q, k) = (e / (q_len * k_len), (e / k_len) % q_len, e % k_len);
-        let ct = width * (p * c_p + q * c_q + k * c_k);
-        // Four independent sums keep four loads in flight: one output's
-        // partials are far apart, so each load waits on memory.
-        let quads = splits / 4;
-        let step = width * outputs;
-        #[unroll]
-        for f in 0..width {
-            let first = width * e + f;
-            let (mut s0, mut s1, mut s2, mut s3) = (F::new(0.0), F::new(0.0), F::new(0.0), F::new(0.0));
-            for t in 0..quads {
-                let at = first + 4 * t * step;
-                s0 += partial[at];
-                s1 += partial[at + step];
-                s2 += partial[at + 2 * step];
-                s3 += partial[at + 3 * step];
-            }
-            for s in 4 * quads..splits {
-                s0 += partial[first + s * step];
-            }
-            c[ct + f] = (s0 + s1) + (s2 + s3);
-        }
-    }
-}
-
-/// Adds `splits` dense partials `[split, p, q, k]` (`width` floats an
-/// element) into `c` (`len` elements) at its strides.
-pub(crate) fn sum_splits<R: Runtime>(
-    client: &ComputeClient<R>,
-    partial: &Handle,
-    (c, len): (&Handle, usize),
-    (p, q, k): (usize, usize, usize),
-    strides: Strides,
-    splits: usize,
-    width: usize,
-) {
-    let outputs = p * q * k;
-    let threads = 256;
-    // SAFETY: launched without bounds checks: `e < p·q·k` bounds every index,
-    // and the arrays are sized for the partials and `c`'s strides.
-    unsafe {
-        sum_splits_kernel::launch_unchecked::<f32, R>(
-            client,
-            CubeCount::Static(outputs.div_ceil(threads) as u32, 1, 1),
-            CubeDim::new_1d(threads as u32),
-            ArrayArg::from_raw_parts(partial.clone(), width * splits * outputs),
-            ArrayArg::from_raw_parts(c.clone(), width * len),
-            p,
-            q,
-            k,
-            strides.row,
-            strides.col,
-            strides.mode,
-            splits,
-            width,
-        );
-    }
-}
-
 /// Largest register tile not wider than the problem (1, 2 or 4 per side).
 fn tile_for(len: usize) -> usize {
     match len {
@@ -864,15 +788,15 @@ impl CgemmProblem {
             );
         }
         if let Some(partial) = partial {
-            sum_splits(
-                client,
-                &partial,
-                (c, ec),
-                (self.p, self.q, self.k),
-                self.c,
-                cfg.splits,
-                cfg.width(),
-            );
+            let sum = SplitSumProblem {
+                splits: cfg.splits,
+                p: self.p,
+                q: self.q,
+                k: self.k,
+                width: cfg.width(),
+                strides: self.c,
+            };
+            sum.launch(client, &partial, c);
         }
     }
 

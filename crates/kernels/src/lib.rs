@@ -10,5 +10,6 @@ pub mod fused;
 mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;
+pub mod split_sum;
 pub mod testing;
 mod tile;

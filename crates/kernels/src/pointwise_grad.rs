@@ -13,7 +13,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use crate::cgemm::{sum_splits, Strides};
+use crate::cgemm::Strides;
+use crate::split_sum::SplitSumProblem;
 use crate::tile::{accumulate_outer_products, Walk};
 
 /// Threads along each side of the cube's output block (16 × 16 threads).
@@ -144,22 +145,21 @@ impl PointwiseGradProblem {
                 self.bias,
             );
         }
-        let dense = |cols: usize| Strides {
-            row: cols,
-            col: 1,
-            mode: 0,
+        let rows_of = |rows: usize, cols: usize| SplitSumProblem {
+            splits: parts,
+            p: rows,
+            q: cols,
+            k: 1,
+            width: 1,
+            strides: Strides {
+                row: cols,
+                col: 1,
+                mode: 0,
+            },
         };
-        sum_splits(
-            client,
-            &partial_w,
-            (grad_weight, weights),
-            (self.cout, self.cin, 1),
-            dense(self.cin),
-            parts,
-            1,
-        );
+        rows_of(self.cout, self.cin).launch(client, &partial_w, grad_weight);
         if let (Some(partial), Some(out)) = (&partial_b, grad_bias) {
-            sum_splits(client, partial, (out, self.cout), (self.cout, 1, 1), dense(1), parts, 1);
+            rows_of(self.cout, 1).launch(client, partial, out);
         }
     }
 

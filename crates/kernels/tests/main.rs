@@ -8,6 +8,7 @@ mod fft_device;
 mod fused_device;
 mod pointwise_conv_device;
 mod pointwise_grad_device;
+mod split_sum_device;
 
 /// The first CUDA device, for the `--ignored` tests of the asynchronous-copy
 /// paths (wgpu has none), checked to have them.
