@@ -2,7 +2,7 @@
 //! convolution + skip, GELU, channel-MLP + its skip), projection — the forward
 //! of neuraloperator 2.0's `FNO`, post- or pre-activation blocks.
 
-use burn::module::{Module, Param};
+use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use fno_kernels::fft::Norm;
@@ -224,6 +224,13 @@ impl<B: SpectralConvBackend> Fno<B> {
 
     pub fn config(&self) -> &FnoConfig {
         &self.config
+    }
+
+    /// The parameters holding complex values as (re, im) pairs: the spectral
+    /// weights (an optimizer that treats complex values as such, as
+    /// neuraloperator's AdamW does, needs them).
+    pub fn complex_params(&self) -> Vec<ParamId> {
+        self.blocks.iter().map(|b| b.spectral_weight.id).collect()
     }
 
     pub fn spectral_impl(&self) -> SpectralImpl {

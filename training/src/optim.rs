@@ -1,16 +1,27 @@
-//! AdamW with each parameter's step in one kernel ([`PointwiseBackend::adamw_step`])
-//! instead of a dozen element-wise ops: Burn's `AdamW` arithmetic (decoupled
-//! weight decay, bias-corrected moments, ε outside the square root) and its
-//! state type (`AdamWState`), so saved optimizer states keep their layout.
+//! neuraloperator's AdamW with each parameter's step in one kernel
+//! ([`PointwiseBackend::adamw_step`]) instead of a dozen element-wise ops: ε
+//! added before the bias correction, the decay after the step, and complex
+//! parameters (interleaved (re, im) pairs, named by
+//! [`FusedAdamWOptimizer::with_complex_params`])
+//! sharing one second moment per value, so training follows neuraloperator's.
+//! The state is Burn's `AdamWState` kept as Burn's optimizer adaptor keeps it,
+//! so saved optimizer states keep their layout.
 
-use burn::module::AutodiffModule;
+use std::collections::HashSet;
+use std::marker::PhantomData;
+
+use burn::module::{AutodiffModule, ModuleMapper, Param, ParamId};
 use burn::optim::adaptor::OptimizerAdaptor;
-use burn::optim::grad_clipping::GradientClippingConfig;
-use burn::optim::{AdamWState, AdaptiveMomentumState, LearningRate, SimpleOptimizer};
+use burn::optim::grad_clipping::{GradientClipping, GradientClippingConfig};
+use burn::optim::record::AdaptorRecord;
+use burn::optim::{
+    AdamWState, AdaptiveMomentumState, GradientsParams, LearningRate, MultiGradientsParams, Optimizer, SimpleOptimizer,
+};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorPrimitive};
 use fno_ops::{AdamWStep, PointwiseBackend};
 
+/// The hyper-parameters (neuraloperator's defaults for the betas).
 #[derive(Clone, Debug)]
 pub struct FusedAdamW {
     pub beta_1: f32,
@@ -20,7 +31,6 @@ pub struct FusedAdamW {
 }
 
 impl FusedAdamW {
-    /// Burn's `AdamWConfig` defaults for the betas.
     pub fn new(epsilon: f32, weight_decay: f32) -> Self {
         FusedAdamW {
             beta_1: 0.9,
@@ -30,19 +40,47 @@ impl FusedAdamW {
         }
     }
 
-    /// The optimizer over module `M`'s parameters, their gradients clipped as configured.
+    /// The optimizer over module `M`'s parameters, their gradients clipped as
+    /// configured; every parameter real until told otherwise.
     pub fn init<B: AutodiffBackend, M: AutodiffModule<B>>(
         self,
         clipping: Option<GradientClippingConfig>,
-    ) -> OptimizerAdaptor<Self, M, B>
+    ) -> FusedAdamWOptimizer<M, B>
     where
         B::InnerBackend: PointwiseBackend,
     {
-        let optim = OptimizerAdaptor::from(self);
-        match clipping {
-            Some(config) => optim.with_grad_clipping(config.init()),
-            None => optim,
+        FusedAdamWOptimizer {
+            optim: self,
+            complex: HashSet::new(),
+            records: Default::default(),
+            clipping: clipping.map(|c| c.init()),
+            module: PhantomData,
         }
+    }
+
+    /// One parameter's step: the new value and state.
+    fn step_param<B: PointwiseBackend, const D: usize>(
+        &self,
+        lr: LearningRate,
+        tensor: Tensor<B, D>,
+        grad: Tensor<B, D>,
+        state: Option<AdamWState<B, D>>,
+        pairs: bool,
+    ) -> (Tensor<B, D>, AdamWState<B, D>) {
+        let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
+        let step = AdamWStep {
+            lr,
+            beta_1: self.beta_1,
+            beta_2: self.beta_2,
+            epsilon: self.epsilon,
+            weight_decay: self.weight_decay,
+            time,
+            pairs,
+        };
+        let moments = state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2)));
+        let [p, m, v] = B::adamw_step(primitive(tensor), primitive(grad), moments, &step)
+            .map(|t| Tensor::<B, D>::from_primitive(TensorPrimitive::Float(t)));
+        (p, AdamWState::new(AdaptiveMomentumState::new(time, m, v)))
     }
 }
 
@@ -50,6 +88,7 @@ fn primitive<B: Backend, const D: usize>(t: Tensor<B, D>) -> burn::tensor::ops::
     t.into_primitive().tensor()
 }
 
+/// Every parameter real: for use through Burn's `OptimizerAdaptor`.
 impl<B: PointwiseBackend> SimpleOptimizer<B> for FusedAdamW {
     type State<const D: usize> = AdamWState<B, D>;
 
@@ -60,24 +99,133 @@ impl<B: PointwiseBackend> SimpleOptimizer<B> for FusedAdamW {
         grad: Tensor<B, D>,
         state: Option<Self::State<D>>,
     ) -> (Tensor<B, D>, Option<Self::State<D>>) {
-        let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
-        let step = AdamWStep {
-            lr,
-            beta_1: self.beta_1,
-            beta_2: self.beta_2,
-            epsilon: self.epsilon,
-            weight_decay: self.weight_decay,
-            time,
-        };
-        let moments = state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2)));
-        let [p, m, v] = B::adamw_step(primitive(tensor), primitive(grad), moments, &step)
-            .map(|t| Tensor::<B, D>::from_primitive(TensorPrimitive::Float(t)));
-        let state = AdamWState::new(AdaptiveMomentumState::new(time, m, v));
+        let (p, state) = self.step_param(lr, tensor, grad, state, false);
         (p, Some(state))
     }
 
     fn to_device<const D: usize>(mut state: Self::State<D>, device: &B::Device) -> Self::State<D> {
         state.momentum = state.momentum.to_device(device);
         state
+    }
+}
+
+/// The states by parameter, as Burn's adaptor records them.
+type Records<M, B> = <OptimizerAdaptor<FusedAdamW, M, B> as Optimizer<M, B>>::Record;
+
+/// [`FusedAdamW`] over a module, knowing its complex parameters.
+#[derive(Clone)]
+pub struct FusedAdamWOptimizer<M: AutodiffModule<B>, B: AutodiffBackend>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    optim: FusedAdamW,
+    complex: HashSet<ParamId>,
+    records: Records<M, B>,
+    clipping: Option<GradientClipping>,
+    module: PhantomData<M>,
+}
+
+/// The gradients of one step, from one device or several.
+enum Grads {
+    One(GradientsParams),
+    Many(MultiGradientsParams),
+}
+
+impl Grads {
+    fn remove<B: Backend, const D: usize>(&mut self, id: ParamId) -> Option<Tensor<B, D>> {
+        match self {
+            Grads::One(g) => g.remove(id),
+            Grads::Many(g) => g.remove(id).map(|(t, _)| t),
+        }
+    }
+}
+
+impl<M: AutodiffModule<B>, B: AutodiffBackend> FusedAdamWOptimizer<M, B>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    /// The parameters holding (re, im) pairs (ids as the module has them now:
+    /// a loaded module record brings its own).
+    pub fn with_complex_params(mut self, ids: impl IntoIterator<Item = ParamId>) -> Self {
+        self.complex = ids.into_iter().collect();
+        self
+    }
+
+    fn step_with(&mut self, lr: LearningRate, module: M, mut grads: Grads) -> M {
+        module.map(&mut StepMapper::<M, B> {
+            optim: &self.optim,
+            complex: &self.complex,
+            records: &mut self.records,
+            grads: &mut grads,
+            lr,
+            clipping: self.clipping.as_ref(),
+        })
+    }
+}
+
+impl<M: AutodiffModule<B>, B: AutodiffBackend> Optimizer<M, B> for FusedAdamWOptimizer<M, B>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    type Record = Records<M, B>;
+
+    fn step(&mut self, lr: LearningRate, module: M, grads: GradientsParams) -> M {
+        self.step_with(lr, module, Grads::One(grads))
+    }
+
+    fn step_multi(&mut self, lr: LearningRate, module: M, grads: MultiGradientsParams) -> M {
+        self.step_with(lr, module, Grads::Many(grads))
+    }
+
+    fn to_record(&self) -> Self::Record {
+        self.records.clone()
+    }
+
+    fn load_record(mut self, record: Self::Record) -> Self {
+        self.records = record;
+        self
+    }
+}
+
+struct StepMapper<'a, M: AutodiffModule<B>, B: AutodiffBackend>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    optim: &'a FusedAdamW,
+    complex: &'a HashSet<ParamId>,
+    records: &'a mut Records<M, B>,
+    grads: &'a mut Grads,
+    lr: LearningRate,
+    clipping: Option<&'a GradientClipping>,
+}
+
+impl<M: AutodiffModule<B>, B: AutodiffBackend> ModuleMapper<B> for StepMapper<'_, M, B>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let (id, tensor, mapper) = param.consume();
+        let Some(grad) = self.grads.remove::<B::InnerBackend, D>(id) else {
+            return Param::from_mapped_value(id, tensor, mapper);
+        };
+        let device = grad.device();
+        let grad = match self.clipping {
+            Some(clipping) => clipping.clip_gradient(grad),
+            None => grad,
+        };
+        let requires_grad = tensor.is_require_grad();
+        let state = self.records.remove(&id).map(|r: AdaptorRecord<FusedAdamW, B>| {
+            <FusedAdamW as SimpleOptimizer<B::InnerBackend>>::to_device(r.into_state::<D>(), &device)
+        });
+        let inner = tensor.inner().to_device(&device);
+        let (value, state) = self
+            .optim
+            .step_param(self.lr, inner, grad, state, self.complex.contains(&id));
+        self.records.insert(id, AdaptorRecord::from_state(state));
+        let mut value = Tensor::from_inner(value);
+        if requires_grad {
+            value = value.require_grad();
+        }
+        Param::from_mapped_value(id, value, mapper)
     }
 }

@@ -193,6 +193,7 @@ where
                 ..saved
             };
         }
+        let mut optimizer = optimizer.with_complex_params(model.complex_params());
         observer.message(&format!("model: {} parameters", model.num_params()));
         let metrics_path = self.out_dir.join("metrics.jsonl");
         self.rewrite_metrics(&metrics_path, &state.history)?;

@@ -1,9 +1,11 @@
-//! One AdamW step of a parameter tensor in one pass over memory: the moments
-//! `m ← β₁m + (1−β₁)g`, `v ← β₂v + (1−β₂)g²` and the parameter
-//! `p ← p·(1 − lr·wd) − lr·(m/c₁)/(√(v/c₂) + ε)` with `cᵢ = 1 − βᵢᵗ`, in the
-//! order Burn's `AdamW` computes them. Built of element-wise ops, a step takes
-//! about a dozen launches per parameter tensor, which dominate a small model's
-//! training step.
+//! One AdamW step of a parameter tensor in one pass over memory, in
+//! neuraloperator's `AdamW` arithmetic: the moments `m ← β₁m + (1−β₁)g`,
+//! `v ← β₂v + (1−β₂)g²`, the step `p ← p − lr·(√c₂/c₁)·m/(√v + ε)` with
+//! `cᵢ = 1 − βᵢᵗ` (ε added before the bias correction), then the decay
+//! `p ← p·(1 − lr·wd)`. Complex parameters stored as interleaved (re, im)
+//! pairs share one second moment, `|g|² = g_re² + g_im²`, as its complex
+//! tensors do. Built of element-wise ops, a step takes about a dozen launches
+//! per parameter tensor, which dominate a small model's training step.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -20,18 +22,21 @@ pub struct AdamWStep {
     pub epsilon: f32,
     pub weight_decay: f32,
     pub time: usize,
+    /// The values are complex, (re, im) pairs: each pair shares its second moment.
+    pub pairs: bool,
 }
 
 impl AdamWStep {
-    /// `(c₁, c₂)`, the bias corrections, as Burn forms them in f32.
-    fn corrections(&self) -> (f32, f32) {
+    /// The step's size `lr·√c₂/c₁` with the bias corrections `cᵢ = 1 − βᵢᵗ`, in f64.
+    pub fn step_size(&self) -> f64 {
         let t = self.time as i32;
-        (1.0 - self.beta_1.powi(t), 1.0 - self.beta_2.powi(t))
+        let (c1, c2) = (1.0 - (self.beta_1 as f64).powi(t), 1.0 - (self.beta_2 as f64).powi(t));
+        self.lr * c2.sqrt() / c1
     }
 
-    /// The parameter's factor `1 − lr·wd`, formed in f64 as Burn does.
-    fn decay(&self) -> f32 {
-        (1.0 - self.lr * self.weight_decay as f64) as f32
+    /// The parameter's factor after the step, `1 − lr·wd`.
+    pub fn decay(&self) -> f64 {
+        1.0 - self.lr * self.weight_decay as f64
     }
 }
 
@@ -45,28 +50,32 @@ fn adamw_kernel<F: Float + CubeElement>(
     param_out: &mut Array<F>,
     moment_1_out: &mut Array<F>,
     moment_2_out: &mut Array<F>,
-    lr: F,
+    step_size: F,
     beta_1: F,
     beta_2: F,
     epsilon: F,
     decay: F,
-    correction_1: F,
-    correction_2: F,
     #[comptime] first: bool,
+    #[comptime] pairs: bool,
 ) {
     let i = ABSOLUTE_POS;
     if i < param.len() {
         let g = grad[i];
+        let g2 = if comptime![pairs] {
+            let other = grad[i ^ 1];
+            g * g + other * other
+        } else {
+            g * g
+        };
         let (m, v) = if comptime![first] {
-            (g * (F::new(1.0) - beta_1), g * g * (F::new(1.0) - beta_2))
+            (g * (F::new(1.0) - beta_1), g2 * (F::new(1.0) - beta_2))
         } else {
             (
                 moment_1[i] * beta_1 + g * (F::new(1.0) - beta_1),
-                moment_2[i] * beta_2 + g * g * (F::new(1.0) - beta_2),
+                moment_2[i] * beta_2 + g2 * (F::new(1.0) - beta_2),
             )
         };
-        let delta = (m / correction_1) / (F::sqrt(v / correction_2) + epsilon);
-        param_out[i] = param[i] * decay - delta * lr;
+        param_out[i] = (param[i] - step_size * m / (F::sqrt(v) + epsilon)) * decay;
         moment_1_out[i] = m;
         moment_2_out[i] = v;
     }
@@ -85,7 +94,10 @@ pub fn adamw<R: Runtime>(
     if len == 0 {
         return;
     }
-    let (c1, c2) = step.corrections();
+    assert!(
+        !step.pairs || len.is_multiple_of(2),
+        "complex values come in (re, im) pairs, got {len} floats"
+    );
     let arr = |h: &Handle| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // The first step reads no moments: the gradient stands in, never read.
     let (m, v) = moments.unwrap_or((grad, grad));
@@ -102,34 +114,35 @@ pub fn adamw<R: Runtime>(
             arr(out.0),
             arr(out.1),
             arr(out.2),
-            step.lr as f32,
+            step.step_size() as f32,
             step.beta_1,
             step.beta_2,
             step.epsilon,
-            step.decay(),
-            c1,
-            c2,
+            step.decay() as f32,
             moments.is_none(),
+            step.pairs,
         );
     }
 }
 
-/// The CPU oracle (f64 arithmetic on the same f32 constants): the new
-/// parameter and moments.
+/// The CPU oracle (f64): the new parameter and moments.
 pub fn adamw_cpu(
     step: &AdamWStep,
     param: &[f64],
     grad: &[f64],
     moments: Option<(&[f64], &[f64])>,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (c1, c2) = step.corrections();
     let (b1, b2) = (step.beta_1 as f64, step.beta_2 as f64);
     let (mut p, mut m, mut v) = (Vec::new(), Vec::new(), Vec::new());
     for (i, &g) in grad.iter().enumerate() {
+        let g2 = if step.pairs {
+            g * g + grad[i ^ 1] * grad[i ^ 1]
+        } else {
+            g * g
+        };
         let (m0, v0) = moments.map_or((0.0, 0.0), |(m, v)| (m[i], v[i]));
-        let (mi, vi) = (m0 * b1 + g * (1.0 - b1), v0 * b2 + g * g * (1.0 - b2));
-        let delta = (mi / c1 as f64) / ((vi / c2 as f64).sqrt() + step.epsilon as f64);
-        p.push(param[i] * step.decay() as f64 - delta * step.lr);
+        let (mi, vi) = (m0 * b1 + g * (1.0 - b1), v0 * b2 + g2 * (1.0 - b2));
+        p.push((param[i] - step.step_size() * mi / (vi.sqrt() + step.epsilon as f64)) * step.decay());
         m.push(mi);
         v.push(vi);
     }

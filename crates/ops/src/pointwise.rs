@@ -90,9 +90,9 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
         gelu_grad_by_ops::<Self>(x, grad)
     }
 
-    /// One AdamW step of a parameter in Burn's `AdamW` arithmetic: the new
-    /// parameter and moments `(p, m, v)` from the gradient and, after the
-    /// first step, the moments.
+    /// One AdamW step of a parameter in neuraloperator's `AdamW` arithmetic
+    /// ([`fno_kernels::adamw`]): the new parameter and moments `(p, m, v)` from
+    /// the gradient and, after the first step, the moments.
     fn adamw_step(
         param: FloatTensor<Self>,
         grad: FloatTensor<Self>,
@@ -112,19 +112,27 @@ fn adamw_by_ops<B: Backend>(
     let shape = param.shape();
     let (p, g) = (flat::<B>(param), flat::<B>(grad));
     let (f1, f2) = (1.0 - step.beta_1, 1.0 - step.beta_2);
+    let g2 = if step.pairs {
+        // |g|² of each (re, im) pair, on both of its parts.
+        let n = g.dims()[0];
+        g.clone()
+            .reshape([n / 2, 2])
+            .square()
+            .sum_dim(1)
+            .repeat_dim(1, 2)
+            .reshape([n])
+    } else {
+        g.clone().square()
+    };
     let (m, v) = match moments {
         Some((m, v)) => (
-            flat::<B>(m).mul_scalar(step.beta_1) + g.clone().mul_scalar(f1),
-            flat::<B>(v).mul_scalar(step.beta_2) + g.square().mul_scalar(f2),
+            flat::<B>(m).mul_scalar(step.beta_1) + g.mul_scalar(f1),
+            flat::<B>(v).mul_scalar(step.beta_2) + g2.mul_scalar(f2),
         ),
-        None => (g.clone().mul_scalar(f1), g.square().mul_scalar(f2)),
+        None => (g.mul_scalar(f1), g2.mul_scalar(f2)),
     };
-    let t = step.time as i32;
-    let m_hat = m.clone().div_scalar(1.0 - step.beta_1.powi(t));
-    let v_hat = v.clone().div_scalar(1.0 - step.beta_2.powi(t));
-    let delta = m_hat / (v_hat.sqrt().add_scalar(step.epsilon));
-    let decay = step.lr * step.weight_decay as f64;
-    let p = if decay == 0.0 { p } else { p.mul_scalar(1.0 - decay) } - delta.mul_scalar(step.lr);
+    let update = m.clone() / v.clone().sqrt().add_scalar(step.epsilon);
+    let p = (p - update.mul_scalar(step.step_size())).mul_scalar(step.decay());
     [p, m, v].map(|t| B::float_reshape(unwrap(t), shape.clone()))
 }
 

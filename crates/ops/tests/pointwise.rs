@@ -278,7 +278,7 @@ fn adamw_step_matches_f64() {
     use fno_ops::AdamWStep;
     let seed = fresh_seed();
     println!("seed {seed}");
-    let n = 3 * 5 * 7;
+    let n = 3 * 5 * 8;
     let (p, g, m) = (uniform(n, seed), uniform(n, seed + 1), uniform(n, seed + 2));
     let v: Vec<f64> = uniform(n, seed + 3).iter().map(|x| x * x).collect();
     fn run<B: PointwiseBackend>(
@@ -287,13 +287,18 @@ fn adamw_step_matches_f64() {
         moments: Option<(&[f64], &[f64])>,
         step: &AdamWStep,
     ) -> Vec<Vec<f64>> {
-        let t = |v: &[f64]| tensor::<B, 3>(v, [3, 5, 7]).into_primitive().tensor();
+        let t = |v: &[f64]| tensor::<B, 3>(v, [3, 5, 8]).into_primitive().tensor();
         let out = B::adamw_step(t(p), t(g), moments.map(|(m, v)| (t(m), t(v))), step);
         out.into_iter()
             .map(|x| to_vec(Tensor::<B, 3>::from_primitive(burn::tensor::TensorPrimitive::Float(x))))
             .collect()
     }
-    for (time, moments) in [(1, None), (4, Some((&m[..], &v[..])))] {
+    for (time, moments, pairs) in [
+        (1, None, false),
+        (4, Some((&m[..], &v[..])), false),
+        (1, None, true),
+        (4, Some((&m[..], &v[..])), true),
+    ] {
         let step = AdamWStep {
             lr: 1e-3,
             beta_1: 0.9,
@@ -301,12 +306,16 @@ fn adamw_step_matches_f64() {
             epsilon: 1e-6,
             weight_decay: 1e-4,
             time,
+            pairs,
         };
         let got = run::<Wgpu>(&p, &g, moments, &step);
         let want = run::<Exact>(&p, &g, moments, &step);
         for (k, name) in ["parameter", "moment 1", "moment 2"].into_iter().enumerate() {
             let e = relative_l2(&got[k], &want[k]);
-            assert!(e < 1e-6, "step {time}: {name} error {e:e} (seed {seed})");
+            assert!(
+                e < 1e-6,
+                "step {time} (pairs {pairs}): {name} error {e:e} (seed {seed})"
+            );
         }
     }
 }
