@@ -3,25 +3,23 @@
 //! (`[Cout, Cin]`, the forward) or its transpose (the input gradient) at any
 //! strides.
 //!
-//! The points are the long, contiguous side, so a cube owns a `BM × 128` block
-//! of one sample's output: it stages chunks of `A`'s block (small, shared by
-//! every point) and of `X`'s rows (consecutive threads loading consecutive
-//! points) in shared memory, and every thread accumulates a `TM × 4` register
-//! tile whose points are 32 apart, so a warp's loads and stores stay
-//! consecutive. The contraction is short (channels), so the kernel moves little
-//! more than `X` in and `Y` out.
+//! The points are the long, contiguous side, so a cube owns a block of up to
+//! 64 rows by 256 points of one sample's output: it stages chunks of `A`'s
+//! block (small, shared by every point) and of `X`'s rows in shared memory, and
+//! every thread adds up to `8 × 8` products a term: its contiguous rows of `A`
+//! and its points of `X`, both read as vectors of four where the points allow
+//! (a multiple of four, buffers on 16 bytes). The contraction is short
+//! (channels), so the kernel moves little more than `X` in and `Y` out.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-
-use crate::tile::{accumulate_outer_products, Walk};
 
 /// Threads along the points and the rows of the cube's block.
 const POINT_THREADS: usize = 32;
 const ROW_THREADS: usize = 8;
 const THREADS: usize = POINT_THREADS * ROW_THREADS;
-/// Points per thread, and so per cube (`4 · 32`).
-const TILE_S: usize = 4;
+/// Points per thread, and so per cube (`8 · 32`).
+const TILE_S: usize = 8;
 const BLOCK_S: usize = TILE_S * POINT_THREADS;
 /// Terms of the contraction staged at a time.
 const CHUNK: usize = 16;
@@ -40,10 +38,16 @@ pub struct PointwiseConvProblem {
     pub bias: bool,
 }
 
-/// Compile-time shape of the cube's block: `8·tile_m` rows by 128 points.
+/// Compile-time shape of the cube's block: `8·tile_m` rows by 256 points,
+/// and the vector widths of the staged operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PointwiseConvConfig {
+    /// Rows per thread: 1, 4 or 8.
     pub tile_m: usize,
+    /// Floats per vector of `A`'s staged rows (`min(tile_m, 4)`).
+    pub a_width: usize,
+    /// Floats per vector of `X` and `Y` along the points: 4 or 1.
+    pub x_width: usize,
 }
 
 impl PointwiseConvConfig {
@@ -53,10 +57,19 @@ impl PointwiseConvConfig {
 }
 
 impl PointwiseConvProblem {
-    /// Rows per thread: enough to cover `m` with 8 row threads, at most 8.
-    pub fn config(&self) -> PointwiseConvConfig {
+    /// Rows per thread enough to cover `m` with 8 row threads (1, 4 or 8);
+    /// `X` and `Y` as vectors of four when `aligned` (their buffers start on
+    /// 16 bytes) and every row holds whole vectors.
+    pub fn config(&self, aligned: bool) -> PointwiseConvConfig {
+        let tile_m = match self.m {
+            0..=8 => 1,
+            9..=32 => 4,
+            _ => 8,
+        };
         PointwiseConvConfig {
-            tile_m: self.m.div_ceil(ROW_THREADS).next_power_of_two().clamp(1, 8),
+            tile_m,
+            a_width: tile_m.min(4),
+            x_width: if aligned && self.points.is_multiple_of(4) { 4 } else { 1 },
         }
     }
 
@@ -83,7 +96,10 @@ impl PointwiseConvProblem {
         if self.batch * self.m * self.points == 0 {
             return;
         }
-        let cfg = self.config();
+        let aligned = [x, y]
+            .into_iter()
+            .all(|h| h.offset_start.unwrap_or(0).is_multiple_of(16));
+        let cfg = self.config(aligned);
         let count = CubeCount::Static(
             self.points.div_ceil(BLOCK_S) as u32,
             self.m.div_ceil(cfg.block_m()) as u32,
@@ -99,6 +115,8 @@ impl PointwiseConvProblem {
                 client,
                 count,
                 CubeDim::new_1d(THREADS as u32),
+                cfg.a_width,
+                cfg.x_width,
                 arr(a, self.a_extent()),
                 if self.k == 0 {
                     arr(a, 1)
@@ -142,13 +160,21 @@ impl PointwiseConvProblem {
     }
 }
 
+/// Point `j` (of `TILE_S`) of thread `tx` in a block of `BLOCK_S` points,
+/// with `X` read `width` floats at a time: vectors of consecutive threads are
+/// consecutive, so a warp's loads and stores stay dense.
+#[cube]
+fn point_of(tx: usize, #[comptime] j: usize, #[comptime] width: usize) -> usize {
+    comptime![(j / width) * POINT_THREADS * width + j % width] + width * tx
+}
+
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn pointwise_conv_kernel<F: Float>(
+fn pointwise_conv_kernel<F: Float, NA: Size, NX: Size>(
     a: &Array<F>,
-    x: &Array<F>,
+    x: &Array<Vector<F, NX>>,
     bias: &Array<F>,
-    y: &mut Array<F>,
+    y: &mut Array<Vector<F, NX>>,
     m_len: usize,
     k_len: usize,
     points: usize,
@@ -159,9 +185,12 @@ fn pointwise_conv_kernel<F: Float>(
 ) {
     let tm = comptime![cfg.tile_m];
     let bm = comptime![cfg.block_m()];
-    // A's chunk is stored k-major with rows padded by one, so the stores of
-    // consecutive k (consecutive threads) hit distinct banks.
-    let a_pitch = comptime![cfg.block_m() + 1];
+    let (wa, wx) = comptime![(cfg.a_width, cfg.x_width)];
+    // Staged A is term-major, `bm / wa` vectors of rows a term plus one of
+    // padding, so the stores of consecutive terms (consecutive threads) spread
+    // over the banks; staged X is term-major, `BLOCK_S / wx` vectors a term.
+    let a_pitch = comptime![cfg.block_m() / cfg.a_width + 1];
+    let x_pitch = comptime![BLOCK_S / cfg.x_width];
     let lane = UNIT_POS as usize;
     let (tx, ty) = (lane % POINT_THREADS, lane / POINT_THREADS);
     let s0 = CUBE_POS_X as usize * BLOCK_S;
@@ -169,8 +198,8 @@ fn pointwise_conv_kernel<F: Float>(
     let sample = CUBE_POS_Z as usize;
     let x_base = sample * k_len * points;
 
-    let mut smem_a = SharedMemory::<F>::new(comptime![CHUNK * (cfg.block_m() + 1)]);
-    let mut smem_x = SharedMemory::<F>::new(comptime![CHUNK * BLOCK_S]);
+    let mut smem_a = SharedMemory::<Vector<F, NA>>::new(comptime![CHUNK * (cfg.block_m() / cfg.a_width + 1)]);
+    let mut smem_x = SharedMemory::<Vector<F, NX>>::new(comptime![CHUNK * BLOCK_S / cfg.x_width]);
     let mut acc = Array::<F>::new(comptime![cfg.tile_m * TILE_S]);
     let mut av = Array::<F>::new(tm);
     let mut xv = Array::<F>::new(TILE_S);
@@ -181,47 +210,63 @@ fn pointwise_conv_kernel<F: Float>(
 
     let mut k0 = 0;
     while k0 < k_len {
-        // A's block: `bm` rows of CHUNK terms.
+        // A's block: `bm / wa` vectors of `wa` rows, CHUNK terms.
         #[unroll]
-        for t in 0..comptime![(cfg.block_m() * CHUNK).div_ceil(THREADS)] {
+        for t in 0..comptime![(cfg.block_m() / cfg.a_width * CHUNK).div_ceil(THREADS)] {
             let e = lane + t * THREADS;
-            if comptime![(cfg.block_m() * CHUNK).is_multiple_of(THREADS)] || e < comptime![cfg.block_m() * CHUNK] {
-                let (r, c) = (e / CHUNK, e % CHUNK);
-                let valid = m0 + r < m_len && k0 + c < k_len;
-                let at = select(valid, (m0 + r) * a_row + (k0 + c) * a_col, 0);
-                smem_a[c * a_pitch + r] = select(valid, a[at], F::new(0.0));
+            if comptime![(cfg.block_m() / cfg.a_width * CHUNK).is_multiple_of(THREADS)]
+                || e < comptime![cfg.block_m() / cfg.a_width * CHUNK]
+            {
+                let (v, c) = (e / CHUNK, e % CHUNK);
+                let mut rows = Vector::<F, NA>::empty();
+                #[unroll]
+                for q in 0..wa {
+                    let r = m0 + v * wa + q;
+                    let valid = r < m_len && k0 + c < k_len;
+                    let at = select(valid, r * a_row + (k0 + c) * a_col, 0);
+                    rows[q] = select(valid, a[at], F::new(0.0));
+                }
+                smem_a[c * a_pitch + v] = rows;
             }
         }
-        // X's rows: CHUNK terms of BLOCK_S points.
+        // X's rows: CHUNK terms of BLOCK_S points, consecutive threads loading
+        // consecutive vectors.
         #[unroll]
-        for t in 0..comptime![CHUNK * BLOCK_S / THREADS] {
+        for t in 0..comptime![CHUNK * BLOCK_S / cfg.x_width / THREADS] {
             let e = lane + t * THREADS;
-            let (c, s) = (e / BLOCK_S, e % BLOCK_S);
-            let valid = k0 + c < k_len && s0 + s < points;
-            let at = select(valid, x_base + (k0 + c) * points + s0 + s, 0);
-            smem_x[e] = select(valid, x[at], F::new(0.0));
+            let (c, v) = (e / x_pitch, e % x_pitch);
+            let valid = k0 + c < k_len && s0 + v * wx < points;
+            let at = select(valid, (x_base + (k0 + c) * points + s0) / wx + v, 0);
+            smem_x[e] = select(valid, x[at], Vector::new(F::new(0.0)));
         }
         sync_cube();
-        accumulate_outer_products::<F>(
-            &smem_a,
-            ty,
-            &smem_x,
-            tx,
-            &mut av,
-            &mut xv,
-            &mut acc,
-            comptime![Walk {
-                term: cfg.block_m() + 1,
-                step: ROW_THREADS
-            }],
-            comptime![Walk {
-                term: BLOCK_S,
-                step: POINT_THREADS
-            }],
-            CHUNK,
-            tm,
-            TILE_S,
-        );
+        // A run-time loop over the chunk's terms: unrolled, the compiler hoists
+        // the loads of many terms at once and runs out of registers.
+        for c in 0..CHUNK {
+            #[unroll]
+            for v in 0..comptime![cfg.tile_m / cfg.a_width] {
+                let rows = smem_a[c * a_pitch + ty * comptime![cfg.tile_m / cfg.a_width] + v];
+                #[unroll]
+                for q in 0..wa {
+                    av[v * wa + q] = rows[q];
+                }
+            }
+            #[unroll]
+            for g in 0..comptime![TILE_S / cfg.x_width] {
+                let values = smem_x[c * x_pitch + g * POINT_THREADS + tx];
+                #[unroll]
+                for q in 0..wx {
+                    xv[g * wx + q] = values[q];
+                }
+            }
+            #[unroll]
+            for i in 0..tm {
+                #[unroll]
+                for j in 0..TILE_S {
+                    acc[i * TILE_S + j] += av[i] * xv[j];
+                }
+            }
+        }
         sync_cube();
         k0 += CHUNK;
     }
@@ -229,14 +274,19 @@ fn pointwise_conv_kernel<F: Float>(
     let y_base = sample * m_len * points;
     #[unroll]
     for i in 0..tm {
-        let r = m0 + ty + i * ROW_THREADS;
+        let r = m0 + ty * tm + i;
         if r < m_len {
             let offset = if comptime![biased] { bias[r] } else { F::new(0.0) };
             #[unroll]
-            for j in 0..TILE_S {
-                let s = s0 + tx + j * POINT_THREADS;
+            for g in 0..comptime![TILE_S / cfg.x_width] {
+                let s = s0 + point_of(tx, g * wx, wx);
                 if s < points {
-                    y[y_base + r * points + s] = acc[i * TILE_S + j] + offset;
+                    let mut out = Vector::<F, NX>::empty();
+                    #[unroll]
+                    for q in 0..wx {
+                        out[q] = acc[i * TILE_S + g * wx + q] + offset;
+                    }
+                    y[(y_base + r * points + s) / wx] = out;
                 }
             }
         }

@@ -4,26 +4,26 @@
 //!
 //! Both operands are contiguous along the summed points, the opposite of the
 //! CGEMM's mode-fastest layout, and the sum is long (batch·points, 262 144 terms
-//! for 16 samples of 128²) into few outputs (channels²). So a cube owns one
-//! `BO × BI` block of outputs and one slice of the points of one sample: it
-//! stages chunks of the slice's G and X rows in shared memory, consecutive
-//! threads loading consecutive points, multiplies them into a register tile per
-//! thread, and writes a partial block; a second kernel adds the partials.
+//! for 16 samples of 128²) into few outputs (channels²). So a cube of 8 × 8
+//! threads owns one block of outputs and one slice of the points of one
+//! sample: it stages chunks of the slice's G and X rows in shared memory
+//! transposed, point-major, so that each thread reads its contiguous rows of
+//! one point as vectors of four, and adds their outer product (up to 8 × 8) to
+//! its registers; a second kernel adds the slices' partials.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::cgemm::Strides;
 use crate::split_sum::SplitSumProblem;
-use crate::tile::{accumulate_outer_products, Walk};
 
-/// Threads along each side of the cube's output block (16 × 16 threads).
-const SIDE: usize = 16;
+/// Threads along each side of the cube's output block (8 × 8 threads).
+const SIDE: usize = 8;
 const THREADS: usize = SIDE * SIDE;
 /// Points staged in shared memory at a time.
 const CHUNK: usize = 32;
-/// Cubes wanted in flight (four per multiprocessor of a large GPU).
-const WANTED_CUBES: usize = 528;
+/// Cubes wanted in flight (eight per multiprocessor of a large GPU).
+const WANTED_CUBES: usize = 1056;
 /// Fewest points a cube sums, so that partials stay small beside the operands.
 const MIN_SLICE: usize = 256;
 
@@ -42,7 +42,8 @@ pub struct PointwiseGradProblem {
 /// Compile-time tiles and the run-time slicing of the points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PointwiseGradConfig {
-    /// Outputs per thread along `cout` and `cin`; the block is `16·tile_o × 16·tile_i`.
+    /// Outputs per thread along `cout` and `cin` (1, 4 or 8); the block is
+    /// `8·tile_o × 8·tile_i`.
     pub tile_o: usize,
     pub tile_i: usize,
     /// Points per cube (a multiple of the staged chunk).
@@ -57,15 +58,25 @@ impl PointwiseGradConfig {
     fn block_i(&self) -> usize {
         SIDE * self.tile_i
     }
+
+    /// Floats per shared-memory vector along `cout` and `cin`.
+    pub fn vectors(&self) -> (usize, usize) {
+        (vector_for(self.tile_o), vector_for(self.tile_i))
+    }
 }
 
-/// Register tile along a side of `len` outputs: 1, 2 or 4.
+/// Register tile along a side of `len` outputs: 1, 4 or 8.
 fn tile_for(len: usize) -> usize {
     match len {
-        0..=16 => 1,
-        17..=32 => 2,
-        _ => 4,
+        0..=8 => 1,
+        9..=32 => 4,
+        _ => 8,
     }
+}
+
+/// A thread's values of one point are read as vectors of up to four floats.
+fn vector_for(tile: usize) -> usize {
+    tile.min(4)
 }
 
 impl PointwiseGradProblem {
@@ -130,6 +141,8 @@ impl PointwiseGradProblem {
                 client,
                 count,
                 CubeDim::new_1d(THREADS as u32),
+                cfg.vectors().0,
+                cfg.vectors().1,
                 arr(g, (values * self.cout).max(1)),
                 arr(x, (values * self.cin).max(1)),
                 arr(&partial_w, parts * weights),
@@ -185,29 +198,61 @@ impl PointwiseGradProblem {
     }
 }
 
-/// Stages `rows` rows (from `row0`, of `len` valid) of `CHUNK` points (from
-/// `s0`, up to `s_end`) of `src` at `base` into `smem`, rows padded by one word
-/// so the multiply's column reads hit distinct banks; zeros outside.
+/// Stages `CHUNK` points (from `s0`, up to `s_end`) of `block` rows (from
+/// `row0`, of `len` valid) of `src` at `base` into `smem` point-major: point
+/// `k`'s rows `row0 + N·v .. + N` are vector `k·pitch + v`, zeros outside.
+/// Consecutive threads load consecutive points of a row.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_rows<F: Float>(
+fn stage_transposed<F: Float, N: Size>(
     src: &Array<F>,
-    smem: &mut SharedMemory<F>,
+    smem: &mut SharedMemory<Vector<F, N>>,
     base: usize,
     row0: usize,
     len: usize,
     points: usize,
     s0: usize,
     s_end: usize,
-    #[comptime] rows: usize,
+    #[comptime] block: usize,
+    #[comptime] width: usize,
+) {
+    let vectors = comptime![block / width];
+    let pitch = comptime![block / width + 1];
+    #[unroll]
+    for t in 0..comptime![(CHUNK * vectors).div_ceil(THREADS)] {
+        let e = UNIT_POS as usize + t * THREADS;
+        if comptime![(CHUNK * vectors).is_multiple_of(THREADS)] || e < comptime![CHUNK * vectors] {
+            let (v, k) = (e / CHUNK, e % CHUNK);
+            let point_valid = s0 + k < s_end;
+            let mut values = Vector::<F, N>::empty();
+            #[unroll]
+            for r in 0..width {
+                let row = row0 + v * width + r;
+                let valid = point_valid && row < len;
+                let at = select(valid, base + row * points + s0 + k, 0);
+                values[r] = select(valid, src[at], F::new(0.0));
+            }
+            smem[k * pitch + v] = values;
+        }
+    }
+}
+
+/// A thread's `tile` values of point `k`: its vectors `first .. first + tile/width`.
+#[cube]
+fn read_tile<F: Float, N: Size>(
+    smem: &SharedMemory<Vector<F, N>>,
+    at: usize,
+    out: &mut Array<F>,
+    #[comptime] tile: usize,
+    #[comptime] width: usize,
 ) {
     #[unroll]
-    for t in 0..comptime![rows * CHUNK / THREADS] {
-        let e = UNIT_POS as usize + t * THREADS;
-        let (row, k) = (e / CHUNK, e % CHUNK);
-        let valid = row0 + row < len && s0 + k < s_end;
-        let at = select(valid, base + (row0 + row) * points + s0 + k, 0);
-        smem[row * comptime![CHUNK + 1] + k] = select(valid, src[at], F::new(0.0));
+    for v in 0..comptime![tile / width] {
+        let values = smem[at + v];
+        #[unroll]
+        for r in 0..width {
+            out[v * width + r] = values[r];
+        }
     }
 }
 
@@ -216,7 +261,7 @@ fn stage_rows<F: Float>(
 /// the first `cin` block).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn pointwise_grad_kernel<F: Float>(
+fn pointwise_grad_kernel<F: Float, NO: Size, NI: Size>(
     g: &Array<F>,
     x: &Array<F>,
     partial_w: &mut Array<F>,
@@ -230,7 +275,8 @@ fn pointwise_grad_kernel<F: Float>(
 ) {
     let (to, ti) = comptime![(cfg.tile_o, cfg.tile_i)];
     let (bo, bi) = comptime![(cfg.block_o(), cfg.block_i())];
-    let row = comptime![CHUNK + 1];
+    let (wo, wi) = comptime![cfg.vectors()];
+    let (pitch_o, pitch_i) = comptime![(bo / wo + 1, bi / wi + 1)];
     let lane = UNIT_POS as usize;
     let (tx, ty) = (lane % SIDE, lane / SIDE);
     let part = CUBE_POS_Z as usize;
@@ -245,8 +291,8 @@ fn pointwise_grad_kernel<F: Float>(
     let (g_base, x_base) = (sample * cout * points, sample * cin * points);
     let with_bias = comptime![bias] && CUBE_POS_Y == 0;
 
-    let mut smem_g = SharedMemory::<F>::new(comptime![bo * (CHUNK + 1)]);
-    let mut smem_x = SharedMemory::<F>::new(comptime![bi * (CHUNK + 1)]);
+    let mut smem_g = SharedMemory::<Vector<F, NO>>::new(comptime![CHUNK * (bo / wo + 1)]);
+    let mut smem_x = SharedMemory::<Vector<F, NI>>::new(comptime![CHUNK * (bi / wi + 1)]);
     let mut acc = Array::<F>::new(comptime![to * ti]);
     let mut acc_b = Array::<F>::new(to);
     let mut a = Array::<F>::new(to);
@@ -262,35 +308,25 @@ fn pointwise_grad_kernel<F: Float>(
 
     let mut s0 = s_begin;
     while s0 < s_end {
-        stage_rows::<F>(g, &mut smem_g, g_base, o0, cout, points, s0, s_end, bo);
-        stage_rows::<F>(x, &mut smem_x, x_base, i0, cin, points, s0, s_end, bi);
+        stage_transposed::<F, NO>(g, &mut smem_g, g_base, o0, cout, points, s0, s_end, bo, wo);
+        stage_transposed::<F, NI>(x, &mut smem_x, x_base, i0, cin, points, s0, s_end, bi, wi);
         sync_cube();
-        accumulate_outer_products::<F>(
-            &smem_g,
-            ty * row,
-            &smem_x,
-            tx * row,
-            &mut a,
-            &mut b,
-            &mut acc,
-            comptime![Walk {
-                term: 1,
-                step: SIDE * (CHUNK + 1)
-            }],
-            comptime![Walk {
-                term: 1,
-                step: SIDE * (CHUNK + 1)
-            }],
-            CHUNK,
-            to,
-            ti,
-        );
-        if with_bias {
+        // A run-time loop over the chunk's points: unrolled, the compiler hoists
+        // the loads of many points at once and runs out of registers.
+        for k in 0..CHUNK {
+            read_tile::<F, NO>(&smem_g, k * pitch_o + ty * comptime![to / wo], &mut a, to, wo);
+            read_tile::<F, NI>(&smem_x, k * pitch_i + tx * comptime![ti / wi], &mut b, ti, wi);
             #[unroll]
-            for k in 0..CHUNK {
+            for i in 0..to {
+                #[unroll]
+                for j in 0..ti {
+                    acc[i * ti + j] += a[i] * b[j];
+                }
+            }
+            if with_bias {
                 #[unroll]
                 for i in 0..to {
-                    acc_b[i] += smem_g[(ty + i * SIDE) * row + k];
+                    acc_b[i] += a[i];
                 }
             }
         }
@@ -301,10 +337,10 @@ fn pointwise_grad_kernel<F: Float>(
     let weights = cout * cin;
     #[unroll]
     for i in 0..to {
-        let o = o0 + ty + i * SIDE;
+        let o = o0 + ty * to + i;
         #[unroll]
         for j in 0..ti {
-            let c = i0 + tx + j * SIDE;
+            let c = i0 + tx * ti + j;
             if o < cout && c < cin {
                 partial_w[part * weights + o * cin + c] = acc[i * ti + j];
             }

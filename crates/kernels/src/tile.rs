@@ -1,5 +1,4 @@
-//! The register-tile step of the staged real GEMMs (the direct DFT, the 1×1
-//! convolution and its weight gradient): for each term of a chunk staged in
+//! The register-tile step of a staged real GEMM (the direct DFT's): for each term of a chunk staged in
 //! shared memory, a thread reads its `tm` values of one operand and `tn` of the
 //! other and adds their outer product to its `tm × tn` accumulators.
 

@@ -1,7 +1,7 @@
 //! The 1×1 convolution kernel on wgpu (lavapipe in CI) against its f64 oracle:
 //! the weight as stored and transposed (the input gradient), with and without
 //! a bias; one-wide and partial blocks of rows and points, contractions that
-//! fill no chunk and several chunks.
+//! fill no chunk and several chunks, points read as vectors of four and one by one.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
@@ -14,6 +14,7 @@ fn pointwise_convolutions_match_the_oracle() {
     let seed = fresh_seed();
     println!("seed {seed}");
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let mut widths = std::collections::BTreeSet::new();
     for (case, &(batch, m, k, points)) in [
         (1, 1, 1, 1),
         (2, 64, 64, 300),
@@ -21,6 +22,7 @@ fn pointwise_convolutions_match_the_oracle() {
         (2, 1, 128, 1000),
         (4, 5, 33, 17),
         (1, 70, 20, 256),
+        (2, 24, 40, 1028),
     ]
     .iter()
     .enumerate()
@@ -37,6 +39,8 @@ fn pointwise_convolutions_match_the_oracle() {
                 a_col,
                 bias,
             };
+            // Fresh buffers start on 16 bytes.
+            widths.insert(problem.config(true).x_width);
             let seed = seed + 10 * case as u64;
             let a = uniform_f32(m * k, seed);
             let x = uniform_f32(batch * k * points, seed + 1);
@@ -52,8 +56,9 @@ fn pointwise_convolutions_match_the_oracle() {
             assert!(
                 e < 1e-6,
                 "{problem:?} ({:?}): error {e:e} (seed {seed})",
-                problem.config()
+                problem.config(true)
             );
         }
     }
+    assert_eq!(widths.len(), 2, "points read only {widths:?} at a time");
 }
