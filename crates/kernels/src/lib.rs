@@ -5,6 +5,7 @@ pub mod activation;
 pub mod adamw;
 pub mod backend;
 pub mod cgemm;
+pub mod channel_scale;
 pub mod fft;
 pub mod fused;
 mod pairs;

@@ -4,6 +4,7 @@
 mod activation_device;
 mod adamw_device;
 mod cgemm_device;
+mod channel_scale_device;
 mod fft_device;
 mod fused_device;
 mod pointwise_conv_device;

@@ -27,6 +27,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::activation;
 use fno_kernels::adamw::{self, AdamWStep};
+use fno_kernels::channel_scale::ChannelScaleProblem;
 use fno_kernels::pointwise_conv::PointwiseConvProblem;
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
 
@@ -73,8 +74,7 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
 
     /// `x [B, C, S]` scaled per channel by `scale [C]`.
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
-        let c = scale.shape()[0];
-        unwrap(wrap::<Self, 3>(x) * wrap::<Self, 1>(scale).reshape([1, c, 1]))
+        channel_scale_by_ops::<Self>(x, scale)
     }
 
     /// PyTorch's exact GELU, `x·Φ(x)` through erf, of any shape. Written out
@@ -134,6 +134,11 @@ fn adamw_by_ops<B: Backend>(
     let update = m.clone() / v.clone().sqrt().add_scalar(step.epsilon);
     let p = (p - update.mul_scalar(step.step_size())).mul_scalar(step.decay());
     [p, m, v].map(|t| B::float_reshape(unwrap(t), shape.clone()))
+}
+
+fn channel_scale_by_ops<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>) -> FloatTensor<B> {
+    let c = scale.shape()[0];
+    unwrap(wrap::<B, 3>(x) * wrap::<B, 1>(scale).reshape([1, c, 1]))
 }
 
 fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
@@ -239,6 +244,22 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             bias.as_ref().map(|b| &b.handle),
             &out.handle,
         );
+        out
+    }
+
+    fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
+        if x.dtype != DType::F32 || scale.dtype != DType::F32 {
+            return channel_scale_by_ops::<Self>(x, scale);
+        }
+        let (x, scale) = (into_contiguous(x), into_contiguous(scale));
+        let shape = x.meta.shape().to_vec();
+        let problem = ChannelScaleProblem {
+            batch: shape[0],
+            channels: shape[1],
+            points: shape[2],
+        };
+        let out = empty(&x, shape);
+        problem.launch(&x.client, &x.handle, &scale.handle, &out.handle);
         out
     }
 
