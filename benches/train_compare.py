@@ -11,7 +11,12 @@ later epochs, peak GPU memory of the process (nvidia-smi, sampled every
 torch's own peak), and the test relative L2
 error of the de-normalised prediction after the last epoch.
 
-    python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b]
+    python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
+
+With `--seeds N` both trainers train each case N times, from seeds 0..N-1
+(torch's seed; our `[run] seed`): times and memory are the first run's, test
+errors the median over the runs with their range, since neuraloperator's
+error after a few epochs varies from run to run even from one seed.
 
 neuraloperator must be importable (see ../shared/anchors/README.md for its
 wheels). Writes OUT/train_compare.jsonl and OUT/train_compare.md.
@@ -108,11 +113,11 @@ def load_xy(path):
     return (x, y) if ours else (x[:, None], y[:, None])
 
 
-def run_neuralop_process(name, epochs, work, memory):
+def run_neuralop_process(name, epochs, work, memory, seed):
     """neuraloperator's run of one case in a process of its own, so that its
     GPU memory (and torch's cache) is this case's alone."""
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--neuralop-case", name, "--epochs",
-                             str(epochs), "--out", work, "--fno", "unused"],
+                             str(epochs), "--out", work, "--fno", "unused", "--seed", str(seed)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
     if proc.returncode != 0:
@@ -122,7 +127,7 @@ def run_neuralop_process(name, epochs, work, memory):
     return result
 
 
-def run_neuralop(name, case, files, epochs):
+def run_neuralop(name, case, files, epochs, seed):
     import torch
     from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
     from neuralop.losses import H1Loss, LpLoss
@@ -130,7 +135,7 @@ def run_neuralop(name, case, files, epochs):
     from neuralop.training import AdamW
 
     dev = "cuda"
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     (xtr, ytr), (xte, yte) = load_xy(files["train"]), load_xy(files["test"])
     d = xtr.ndim - 2
     xtr, ytr, xte, yte = (torch.from_numpy(a) for a in (xtr, ytr, xte, yte))
@@ -174,7 +179,7 @@ def run_neuralop(name, case, files, epochs):
                 test_l2=err / xte.shape[0])
 
 
-def toml_for(name, case, files, epochs, out_dir):
+def toml_for(name, case, files, epochs, out_dir, seed):
     anchor = case.get("anchor", False)
     schedule = (f'{{ kind = "step", step_size = {max(1, epochs // 5)}, gamma = 0.5 }}' if anchor
                 else '{ kind = "constant" }')
@@ -208,17 +213,18 @@ schedule = {schedule}
 
 [run]
 out_dir = "{out_dir}"
+seed = {seed}
 eval_every = {epochs}
 checkpoint_every = {epochs}
 plot_samples = 0
 """
 
 
-def run_ours(fno, name, case, files, epochs, work, memory):
+def run_ours(fno, name, case, files, epochs, work, memory, seed):
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
-        f.write(toml_for(name, case, files, epochs, run_dir))
+        f.write(toml_for(name, case, files, epochs, run_dir, seed))
     proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--overwrite"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate()
@@ -229,6 +235,21 @@ def run_ours(fno, name, case, files, epochs, work, memory):
     times = [m["seconds"] for m in history]
     return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
                 peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"])
+
+
+def l2(result):
+    """The test error: the median over the seeds, with their range when several."""
+    errors = result["test_l2_seeds"]
+    median = f"{statistics.median(errors):.4f}"
+    return median if len(errors) == 1 else f"{median} ({min(errors):.4f}–{max(errors):.4f})"
+
+
+def with_seeds(run, seeds):
+    """The first seed's result, with every seed's test error."""
+    results = [run(seed) for seed in range(seeds)]
+    first = results[0]
+    first["test_l2_seeds"] = [r["test_l2"] for r in results]
+    return first
 
 
 def table(rows):
@@ -242,7 +263,7 @@ def table(rows):
         again = f"{r['ours_again']['first_epoch_s']:.1f}" if "first_epoch_s" in r.get("ours_again", {}) else "–"
         lines.append(f"| {r['case']} | {r['grid']} | {t['epoch_s']:.3f} | {o['epoch_s']:.3f} | "
                      f"{o['epoch_s'] / t['epoch_s']:.2f} | {t['first_epoch_s']:.1f} / {o['first_epoch_s']:.1f} / "
-                     f"{again} | {t['peak_mib']} / {o['peak_mib']} | {t['test_l2']:.4f} / {o['test_l2']:.4f} |")
+                     f"{again} | {t['peak_mib']} / {o['peak_mib']} | {l2(t)} / {l2(o)} |")
     return "\n".join(lines)
 
 
@@ -252,6 +273,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--seeds", type=int, default=1, help="runs a case from seeds 0..N-1 (test errors: median, range)")
+    ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--again", action="store_true",
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
@@ -263,7 +286,7 @@ def main():
         # The child of run_neuralop_process: the data exist; one JSON line back.
         name = args.neuralop_case
         files = {part: os.path.join(data_dir, f"{name}_{part}.npz") for part in ("train", "test")}
-        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs)))
+        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs, args.seed)))
         return 0
     os.makedirs(data_dir, exist_ok=True)
     import torch
@@ -277,10 +300,12 @@ def main():
             files = make_data(fno, name, case, data_dir)
             grid = "x".join(str(g) for g in load_xy(files["test"])[0].shape[2:])
             row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs)
-            runs = [("neuralop", lambda: run_neuralop_process(name, args.epochs, work, memory)),
-                    ("ours", lambda: run_ours(fno, name, case, files, args.epochs, work, memory))]
+            runs = [("neuralop", lambda: with_seeds(lambda s: run_neuralop_process(name, args.epochs, work, memory, s),
+                                                    args.seeds)),
+                    ("ours", lambda: with_seeds(lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s),
+                                                args.seeds))]
             if args.again:
-                runs.append(("ours_again", lambda: run_ours(fno, name, case, files, args.epochs, work, memory)))
+                runs.append(("ours_again", lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0)))
             for label, run in runs:
                 try:
                     row[label] = run()
