@@ -67,8 +67,7 @@ fn values<K: Backend, const D: usize>(t: Tensor<K, D>) -> Vec<f64> {
     t.into_data().convert::<f64>().to_vec().unwrap()
 }
 
-/// The parameters (weight, bias, spectral) after each of four steps.
-
+/// The learning rate of step `step` (from 0).
 fn lr(step: usize) -> f64 {
     1e-2 / (1 + step) as f64
 }
@@ -120,7 +119,7 @@ fn reference(pairs: bool) -> Vec<Vec<f64>> {
 
 fn fused(complex: bool) -> Vec<Vec<f64>> {
     let mut model = toy();
-    let ids = complex.then(|| model.spectral.id);
+    let ids = complex.then_some(model.spectral.id);
     let mut optim = FusedAdamW::new(EPSILON, DECAY)
         .init::<B, Toy<B>>(None)
         .with_complex_params(ids);
