@@ -233,8 +233,11 @@ def run_ours(fno, name, case, files, epochs, work, memory, seed):
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         history = [json.loads(line) for line in f]
     times = [m["seconds"] for m in history]
+    # CubeCL's pools at the end (their peak, as they keep what they allocate) beside nvidia-smi's figure.
+    pools = history[-1].get("memory") or {}
     return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
-                peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"])
+                peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"],
+                pool_reserved_mib=pools.get("reserved_mib"), pool_in_use_mib=pools.get("in_use_mib"))
 
 
 def l2(result):

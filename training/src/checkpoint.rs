@@ -63,6 +63,17 @@ pub struct EpochMetrics {
     pub seconds: f64,
     #[serde(default)]
     pub tests: Vec<TestMetrics>,
+    /// Device memory at the epoch's end, evaluation included (GPU backends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryMetrics>,
+}
+
+/// Device memory in MiB: live tensors, and what the memory pools hold (they
+/// keep what they allocated, so this is the run's peak so far).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryMetrics {
+    pub in_use_mib: f64,
+    pub reserved_mib: f64,
 }
 
 /// Errors on one test set, per sample.

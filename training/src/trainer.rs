@@ -17,13 +17,15 @@ use fno_datasets::PdeDataset;
 use fno_models::Fno;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 
-use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
+use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
 use crate::loss::Loss;
 use crate::optim::FusedAdamW;
 use crate::schedule::Scheduler;
 use crate::TrainError;
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// What a run reports as it goes.
 pub trait TrainObserver {
@@ -234,6 +236,7 @@ where
                 train_loss: loss_sum / n as f64,
                 seconds: started.elapsed().as_secs_f64(),
                 tests: Vec::new(),
+                memory: None,
             };
             let finished = state.epoch == o.epochs;
             if state.epoch.is_multiple_of(cfg.run.eval_every) || finished {
@@ -248,6 +251,10 @@ where
                     )?);
                 }
             }
+            metrics.memory = B::device_memory(self.device).map(|m| MemoryMetrics {
+                in_use_mib: m.in_use as f64 / MIB,
+                reserved_mib: m.reserved as f64 / MIB,
+            });
             let validation = metrics.tests.first().map(|t| t.l2);
             state.scheduler.step(validation.unwrap_or(metrics.train_loss));
             state.history.push(metrics.clone());

@@ -110,8 +110,12 @@ impl TrainObserver for Console {
             .iter()
             .map(|t| format!("  {}: L2 {:.4} H1 {:.4}", t.name, t.l2, t.h1))
             .collect();
+        let memory = m
+            .memory
+            .map(|mem| format!("  GPU {:.0}/{:.0} MiB", mem.in_use_mib, mem.reserved_mib))
+            .unwrap_or_default();
         let line = format!(
-            "epoch {:>3}  train loss {:.4}  lr {:.2e}  {:.1} s{tests}",
+            "epoch {:>3}  train loss {:.4}  lr {:.2e}  {:.1} s{tests}{memory}",
             m.epoch, m.train_loss, m.lr, m.seconds
         );
         match self.bar.take() {

@@ -2,7 +2,8 @@
 //! that stops, resumes and finishes, prints where its files went, and whose
 //! checkpoint `fno eval` scores on a freshly generated file, where `fno infer`
 //! returns the very predictions eval scored; a finished run is not trained
-//! over; bad configurations and checkpoints are one-line errors.
+//! over; bad configurations and checkpoints are one-line errors; a run on wgpu
+//! reports its device memory each epoch.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -261,4 +262,33 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not a checkpoint of `fno train`"), "{err}");
+}
+
+/// On wgpu (lavapipe in CI) the run trains through the kernel paths, and each
+/// epoch reports the device memory: live tensors within what the pools hold.
+#[test]
+fn a_wgpu_run_reports_device_memory_each_epoch() {
+    let dir = scratch("wgpu");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY.replace("epochs = 3", "epochs = 1")).unwrap();
+    let run = dir.join("run");
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--backend",
+        "wgpu",
+    ]);
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(" MiB"), "no memory on the epoch line: {err}");
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(metrics.lines().next().unwrap()).unwrap();
+    let (in_use, reserved) = (
+        line["memory"]["in_use_mib"].as_f64().unwrap(),
+        line["memory"]["reserved_mib"].as_f64().unwrap(),
+    );
+    assert!(in_use > 0.0 && reserved >= in_use, "{line}");
 }

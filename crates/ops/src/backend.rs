@@ -26,8 +26,24 @@ pub struct SpectralGrads<B: burn::tensor::backend::Backend> {
     pub bias: Option<FloatTensor<B>>,
 }
 
+/// Device memory held by the calling thread's stream, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceMemory {
+    /// Bytes of live tensors.
+    pub in_use: u64,
+    /// Bytes the memory pools hold (they keep what they allocated: at the end
+    /// of a run, the peak).
+    pub reserved: u64,
+}
+
 /// A backend that runs the spectral convolution's kernel paths.
 pub trait SpectralConvBackend: PointwiseBackend {
+    /// What the device's memory pools hold for this thread; `None` on backends
+    /// without pools of their own (the CPU backends).
+    fn device_memory(_device: &Self::Device) -> Option<DeviceMemory> {
+        None
+    }
+
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
     /// bias `[Cout]` (added to every output point; the kernels add it to the
     /// spectrum's frequency 0 instead of a pass over the output). Returns the
@@ -131,6 +147,10 @@ impl<B: SpectralConvBackend, const N: usize> Backward<B, N> for SpectralConvBack
 }
 
 impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Autodiff<B, C> {
+    fn device_memory(device: &Self::Device) -> Option<DeviceMemory> {
+        B::device_memory(device)
+    }
+
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,

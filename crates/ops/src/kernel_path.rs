@@ -29,7 +29,7 @@ use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
 
-use crate::backend::{SpectralConvBackend, SpectralGrads};
+use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fused_problem};
 use crate::spec::{
@@ -453,6 +453,14 @@ fn forward<R: CubeRuntime>(
 }
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralConvBackend for Cube<R, F, I, BT> {
+    fn device_memory(device: &Self::Device) -> Option<DeviceMemory> {
+        let usage = R::client(device).memory_usage().ok()?;
+        Some(DeviceMemory {
+            in_use: usage.bytes_in_use,
+            reserved: usage.bytes_reserved,
+        })
+    }
+
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,

@@ -20,7 +20,7 @@ pub mod spec;
 
 use burn::tensor::{Tensor, TensorPrimitive};
 
-pub use backend::{SpectralConvBackend, SpectralGrads};
+pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use plan_cache::{fft_planning, set_fft_planning};

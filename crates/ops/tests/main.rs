@@ -2,6 +2,7 @@
 //! binary: one compile and link instead of one per file keeps the CI build short.
 
 mod common;
+mod device_memory;
 mod kernel_paths;
 mod neuralop_fixture;
 mod pointwise;
