@@ -250,13 +250,14 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
         );
     }
 
-    // CPU backends have no kernels.
-    let xn = Tensor::<NdArray<f32>, 4>::from_data(
-        TensorData::new(vec![0.5f32; 2 * 2 * 8 * 8], [2, 2, 8, 8]),
+    // CPU backends have no kernels. (NdArray in f64, as every test of this
+    // binary: NdArray's first use fixes its float type for all of them.)
+    let xn = Tensor::<NdArray<f64>, 4>::from_data(
+        TensorData::new(vec![0.5f64; 2 * 2 * 8 * 8], [2, 2, 8, 8]),
         &Default::default(),
     );
     let wn =
-        Tensor::<NdArray<f32>, 5>::from_data(TensorData::new(vec![0.1f32; 96], [2, 2, 4, 3, 2]), &Default::default());
+        Tensor::<NdArray<f64>, 5>::from_data(TensorData::new(vec![0.1f64; 96], [2, 2, 4, 3, 2]), &Default::default());
     let err = spectral_conv(xn, wn, None, &spec, SpectralImpl::Unfused).unwrap_err();
     assert!(err.to_string().contains("Reference"), "{err}");
 }
