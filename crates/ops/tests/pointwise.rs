@@ -44,6 +44,20 @@ impl Case {
         }
     }
 
+    /// The same case with every value's magnitude: its sums are the sizes of
+    /// the terms the case's sums add, what f32 rounding is relative to
+    /// (a single output `w·x + b` may cancel to nearly nothing).
+    fn magnitudes(&self) -> Self {
+        let abs = |v: &[f64]| v.iter().map(|x| x.abs()).collect();
+        Case {
+            shape: self.shape,
+            x: abs(&self.x),
+            w: abs(&self.w),
+            bias: abs(&self.bias),
+            r: abs(&self.r),
+        }
+    }
+
     /// `Σ r ⊙ (W·x + bias)` by our op (`ours`) or Burn's matmul and broadcast add,
     /// and the gradients of the tracked operands (x, weight, bias).
     fn conv<B: PointwiseBackend + AutodiffBackend>(
@@ -96,6 +110,12 @@ fn pointwise_conv_and_its_gradients_match_f64() {
     .enumerate()
     {
         let case = Case::new(shape, seed + 10 * i as u64);
+        // Errors relative to the terms' magnitudes, not to sums that may cancel.
+        let error = |got: &[f64], want: &[f64], scale: &[f64]| {
+            assert_eq!(got.len(), want.len());
+            let diff: f64 = got.iter().zip(want).map(|(g, w)| (g - w).powi(2)).sum();
+            (diff / scale.iter().map(|v| v * v).sum::<f64>()).sqrt()
+        };
         for with_bias in [true, false] {
             for tracked in [
                 [true, true, true],
@@ -105,20 +125,21 @@ fn pointwise_conv_and_its_gradients_match_f64() {
             ] {
                 let (y, got) = case.conv::<Autodiff<Wgpu>>(with_bias, tracked, true);
                 let (want_y, want) = case.conv::<Autodiff<Exact>>(with_bias, tracked, false);
-                let e = relative_l2(&y, &want_y);
+                let (scale_y, scale) = case.magnitudes().conv::<Autodiff<Exact>>(with_bias, tracked, false);
+                let e = error(&y, &want_y, &scale_y);
                 assert!(e < 1e-6, "{shape:?} bias {with_bias}: output {e:e} (seed {seed})");
-                for (name, got, want, on) in [
-                    ("x", &got[0], &want[0], tracked[0]),
-                    ("weight", &got[1], &want[1], tracked[1]),
-                    ("bias", &got[2], &want[2], tracked[2] && with_bias),
+                for (name, got, want, scale, on) in [
+                    ("x", &got[0], &want[0], &scale[0], tracked[0]),
+                    ("weight", &got[1], &want[1], &scale[1], tracked[1]),
+                    ("bias", &got[2], &want[2], &scale[2], tracked[2] && with_bias),
                 ] {
                     assert_eq!(
                         got.is_some(),
                         on,
                         "{shape:?} {tracked:?}: {name} gradient present iff tracked"
                     );
-                    if let (Some(got), Some(want)) = (got, want) {
-                        let e = relative_l2(got, want);
+                    if let (Some(got), Some(want), Some(scale)) = (got, want, scale) {
+                        let e = error(got, want, scale);
                         assert!(
                             e < 1e-5,
                             "{shape:?} {tracked:?} bias {with_bias}: {name} gradient {e:e} (seed {seed})"
