@@ -7,6 +7,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use crate::pairs::four_wide;
+
 const FRAC_1_SQRT_2: f32 = std::f32::consts::FRAC_1_SQRT_2;
 /// `1/√(2π)`.
 const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
@@ -51,16 +53,6 @@ fn gelu_grad_kernel<F: Float, N: Size>(
     }
 }
 
-/// Floats a thread: 4 when `len` is whole vectors and every buffer starts on 16 bytes.
-fn width(len: usize, buffers: &[&Handle]) -> usize {
-    let aligned = buffers.iter().all(|h| h.offset_start.unwrap_or(0).is_multiple_of(16));
-    if aligned && len.is_multiple_of(4) {
-        4
-    } else {
-        1
-    }
-}
-
 fn launch_shape(len: usize, width: usize) -> (CubeCount, CubeDim) {
     (
         CubeCount::new_1d((len / width).div_ceil(THREADS) as u32),
@@ -73,7 +65,7 @@ pub fn gelu<R: Runtime>(client: &ComputeClient<R>, x: &Handle, y: &Handle, len: 
     if len == 0 {
         return;
     }
-    let width = width(len, &[x, y]);
+    let width = four_wide(len.is_multiple_of(4), &[x, y]);
     let (count, dim) = launch_shape(len, width);
     // SAFETY: every index is checked against the arrays' length in vectors.
     unsafe {
@@ -94,7 +86,7 @@ pub fn gelu_grad<R: Runtime>(client: &ComputeClient<R>, x: &Handle, grad: &Handl
     if len == 0 {
         return;
     }
-    let width = width(len, &[x, grad, out]);
+    let width = four_wide(len.is_multiple_of(4), &[x, grad, out]);
     let (count, dim) = launch_shape(len, width);
     // SAFETY: as in `gelu`.
     unsafe {

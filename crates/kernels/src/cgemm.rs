@@ -584,7 +584,8 @@ fn prev_power_of_two(n: usize) -> usize {
     1 << (usize::BITS - 1 - n.max(1).leading_zeros())
 }
 
-fn span(s: Strides, rows: usize, cols: usize, modes: usize) -> usize {
+/// Elements an operand at strides `s` spans (at least one).
+pub(crate) fn span(s: Strides, rows: usize, cols: usize, modes: usize) -> usize {
     (rows.saturating_sub(1)) * s.row + (cols.saturating_sub(1)) * s.col + (modes.saturating_sub(1)) * s.mode + 1
 }
 

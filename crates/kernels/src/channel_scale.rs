@@ -6,6 +6,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use crate::pairs::four_wide;
+
 const THREADS: usize = 256;
 
 /// One scale: `x` and `y` dense `[batch, channels, points]`, `scale` `[channels]`.
@@ -36,12 +38,7 @@ fn channel_scale_kernel<F: Float, N: Size>(
 impl ChannelScaleProblem {
     /// Floats a thread: 4 when every row is whole vectors and `x`, `y` start on 16 bytes.
     pub fn width(&self, x: &Handle, y: &Handle) -> usize {
-        let aligned = [x, y].iter().all(|h| h.offset_start.unwrap_or(0).is_multiple_of(16));
-        if aligned && self.points.is_multiple_of(4) {
-            4
-        } else {
-            1
-        }
+        four_wide(self.points.is_multiple_of(4), &[x, y])
     }
 
     /// Runs on a CubeCL device: `x`, `scale` hold f32 values as the problem

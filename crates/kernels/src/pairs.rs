@@ -67,6 +67,17 @@ pub(crate) fn quad_aligned(handle: &Handle) -> bool {
     starts_on(handle, 16)
 }
 
+/// Floats a thread reads and writes at once in the element-wise kernels: 4
+/// (16-byte accesses) when every row holds whole vectors (`whole`) and every
+/// buffer starts on 16 bytes, else 1.
+pub(crate) fn four_wide(whole: bool, buffers: &[&Handle]) -> usize {
+    if whole && buffers.iter().all(|h| quad_aligned(h)) {
+        4
+    } else {
+        1
+    }
+}
+
 fn starts_on(handle: &Handle, bytes: u64) -> bool {
     handle.offset_start.unwrap_or(0).is_multiple_of(bytes)
 }

@@ -14,6 +14,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use crate::pairs::quad_aligned;
+
 /// Threads along the points and the rows of the cube's block.
 const POINT_THREADS: usize = 32;
 const ROW_THREADS: usize = 8;
@@ -96,10 +98,7 @@ impl PointwiseConvProblem {
         if self.batch * self.m * self.points == 0 {
             return;
         }
-        let aligned = [x, y]
-            .into_iter()
-            .all(|h| h.offset_start.unwrap_or(0).is_multiple_of(16));
-        let cfg = self.config(aligned);
+        let cfg = self.config(quad_aligned(x) && quad_aligned(y));
         let count = CubeCount::Static(
             self.points.div_ceil(BLOCK_S) as u32,
             self.m.div_ceil(cfg.block_m()) as u32,

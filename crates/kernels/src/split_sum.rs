@@ -11,7 +11,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use crate::cgemm::Strides;
+use crate::cgemm::{span, Strides};
 
 /// Threads per cube.
 const THREADS: usize = 256;
@@ -54,8 +54,7 @@ impl SplitSumProblem {
 
     /// Elements `C` must hold.
     pub fn c_extent(&self) -> usize {
-        let span = |n: usize, s: usize| n.saturating_sub(1) * s;
-        span(self.p, self.strides.row) + span(self.q, self.strides.col) + span(self.k, self.strides.mode) + 1
+        span(self.strides, self.p, self.q, self.k)
     }
 
     /// Runs on a CubeCL device: `partial` holds `splits · p·q·k·width` f32s;
