@@ -11,6 +11,7 @@ pub mod fused;
 mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;
+pub mod pointwise_tf32;
 pub mod split_sum;
 pub mod testing;
 mod tile;

@@ -62,3 +62,59 @@ fn pointwise_convolutions_match_the_oracle() {
     }
     assert_eq!(widths.len(), 2, "points read only {widths:?} at a time");
 }
+
+/// The TF32 tensor-core kernel on CUDA: equal to the oracle of its operands
+/// rounded to TF32 (sums in f32), and measurably off the unrounded oracle, as
+/// TF32 must be. Partial blocks of rows and points, a contraction that fills
+/// no chunk and several, a bias, a transposed weight.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA device with TF32 tensor cores"]
+fn tf32_pointwise_convolutions_match_the_rounded_oracle() {
+    use cubecl::cuda::{CudaDevice, CudaRuntime};
+    use fno_kernels::pointwise_tf32::{round_to_tf32, tf32_supported};
+    let client = CudaRuntime::client(&CudaDevice { index: 0 });
+    assert!(tf32_supported(&client), "this device has no TF32 tensor cores");
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let rounded = |v: &[f32]| v.iter().map(|&v| round_to_tf32(v) as f64).collect::<Vec<_>>();
+    for (case, &(batch, m, k, points)) in [(2, 64, 64, 300), (3, 128, 40, 129), (1, 70, 20, 256), (2, 24, 96, 1028)]
+        .iter()
+        .enumerate()
+    {
+        for (transposed, bias) in [(false, true), (true, false)] {
+            let (a_row, a_col) = if transposed { (1, m) } else { (k, 1) };
+            let problem = PointwiseConvProblem {
+                batch,
+                m,
+                k,
+                points,
+                a_row,
+                a_col,
+                bias,
+            };
+            assert!(problem.suits_tf32());
+            let seed = seed + 10 * case as u64;
+            let a = uniform_f32(m * k, seed);
+            let x = uniform_f32(batch * k * points, seed + 1);
+            let b = uniform_f32(m, seed + 2);
+            let bias_values = bias.then(|| f64s(&b));
+            let want = problem.run_cpu(&rounded(&a), &rounded(&x), bias_values.as_deref());
+            let exact = problem.run_cpu(&f64s(&a), &f64s(&x), bias_values.as_deref());
+            let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
+            let (ha, hx, hb) = (upload(&a), upload(&x), upload(&b));
+            let hy = upload(&vec![f32::NAN; batch * m * points]);
+            problem.launch_tf32(&client, &ha, &hx, bias.then_some(&hb), &hy);
+            let got = f64s(f32::from_bytes(&client.read_one(hy).unwrap()));
+            assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: output unwritten");
+            let (e, off) = (relative_l2(&got, &want), relative_l2(&got, &exact));
+            println!("{problem:?}: {e:.2e} from the TF32 oracle, {off:.2e} from the f32 one");
+            assert!(e < 1e-5, "{problem:?}: error {e:e} (seed {seed})");
+            assert!(
+                (1e-5..3e-3).contains(&off),
+                "{problem:?}: {off:e} from the unrounded oracle is not TF32's rounding (seed {seed})"
+            );
+        }
+    }
+}
