@@ -7,14 +7,15 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use fno_kernels::fft::Norm;
 use fno_ops::{
-    channel_scale, gelu, pointwise_conv, spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralImpl,
+    channel_scale, gelu, pointwise_conv, spectral_conv, MatmulPrecision, SpectralConvBackend, SpectralConvSpec,
+    SpectralImpl,
 };
 
 use crate::config::{FnoConfig, NormKind, SkipKind};
 use crate::ModelError;
 
 /// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`, its products
-/// in f32 on every backend ([`pointwise_conv`]).
+/// in f32, or TF32 where asked for and the device has it ([`pointwise_conv`]).
 #[derive(Module, Debug)]
 pub struct Pointwise<B: Backend> {
     /// `[Cout, Cin]`.
@@ -33,8 +34,8 @@ impl<B: SpectralConvBackend> Pointwise<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
-        pointwise_conv(x, self.weight.val(), self.bias.as_ref().map(|b| b.val()))
+    fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
+        pointwise_conv(x, self.weight.val(), self.bias.as_ref().map(|b| b.val()), precision)
     }
 }
 
@@ -56,10 +57,10 @@ impl<B: SpectralConvBackend> ChannelMlp<B> {
         }
     }
 
-    fn forward(&self, mut x: Tensor<B, 3>) -> Tensor<B, 3> {
+    fn forward(&self, mut x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
         let last = self.fcs.len() - 1;
         for (i, fc) in self.fcs.iter().enumerate() {
-            x = fc.forward(x);
+            x = fc.forward(x, precision);
             if i < last {
                 x = gelu(x);
             }
@@ -87,9 +88,9 @@ impl<B: SpectralConvBackend> Skip<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+    fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
         match (&self.linear, &self.gate) {
-            (Some(l), _) => l.forward(x),
+            (Some(l), _) => l.forward(x, precision),
             (None, Some(g)) => channel_scale(x, g.val()),
             (None, None) => x,
         }
@@ -156,6 +157,7 @@ pub struct Fno<B: Backend> {
     pub projection: ChannelMlp<B>,
     config: FnoConfig,
     spectral_impl: SpectralImpl,
+    matmul_precision: MatmulPrecision,
 }
 
 /// `[B, C, *spatial]` → `[B, C, S]`.
@@ -219,6 +221,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             projection: ChannelMlp::new(&[h, config.projection_channels(), config.out_channels], 0.0, device),
             config: config.clone(),
             spectral_impl: SpectralImpl::Reference,
+            matmul_precision: MatmulPrecision::F32,
         })
     }
 
@@ -241,6 +244,16 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// parameters do not change).
     pub fn with_spectral_impl(mut self, imp: SpectralImpl) -> Self {
         self.spectral_impl = imp;
+        self
+    }
+
+    pub fn matmul_precision(&self) -> MatmulPrecision {
+        self.matmul_precision
+    }
+
+    /// Chooses the 1×1 convolutions' precision (any time).
+    pub fn with_matmul_precision(mut self, precision: MatmulPrecision) -> Self {
+        self.matmul_precision = precision;
         self
     }
 
@@ -289,13 +302,13 @@ impl<B: SpectralConvBackend> Fno<B> {
         } else {
             x
         };
-        let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x)), &grid);
+        let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x), self.matmul_precision), &grid);
         let mut x = pad(x, &padding);
         for (i, block) in self.blocks.iter().enumerate() {
             x = self.block_forward(block, x, i + 1 == self.blocks.len())?;
         }
         let x = unpad(x, &padding);
-        Ok(unflatten(self.projection.forward(flatten(x)), &grid))
+        Ok(unflatten(self.projection.forward(flatten(x), self.matmul_precision), &grid))
     }
 
     /// One block, post-activation (neuraloperator's default) or pre-activation.
@@ -321,8 +334,9 @@ impl<B: SpectralConvBackend> Fno<B> {
             x
         };
         let flat = flatten(x.clone());
-        let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(flat.clone()));
-        let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(flat));
+        let precision = self.matmul_precision;
+        let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(flat.clone(), precision));
+        let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(flat, precision));
         let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
         let mut y = flatten(self.spectral(block, input)?);
         if let (false, Some(norm)) = (pre, block.norms.first()) {
@@ -338,7 +352,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             y = norm.forward(y);
         }
         if let Some(mlp) = &block.channel_mlp {
-            y = mlp.forward(y);
+            y = mlp.forward(y, precision);
             if let Some(skip) = mlp_skip {
                 y = y + skip;
             }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use fno_datasets::generate::{GenerateSpec, Pde};
 use fno_models::FnoConfig;
+use fno_ops::MatmulPrecision;
 use serde::{Deserialize, Serialize};
 
 use crate::loss::Loss;
@@ -113,6 +114,9 @@ pub struct RunConfig {
     pub checkpoint_every: usize,
     /// Test samples drawn in `predictions.png`.
     pub plot_samples: usize,
+    /// `"f32"` or `"tf32"`: the 1×1 convolutions' products (see
+    /// [`MatmulPrecision`]; TF32 only where the device has tensor cores for it).
+    pub matmul_precision: MatmulPrecision,
 }
 
 impl Default for RunConfig {
@@ -123,6 +127,7 @@ impl Default for RunConfig {
             eval_every: 1,
             checkpoint_every: 1,
             plot_samples: 3,
+            matmul_precision: MatmulPrecision::F32,
         }
     }
 }

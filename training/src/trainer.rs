@@ -15,7 +15,7 @@ use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_models::Fno;
-use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
 
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
@@ -171,7 +171,10 @@ where
     fn go<const D: usize>(self, observer: &mut dyn TrainObserver) -> Result<TrainSummary, TrainError> {
         let (cfg, o) = (self.cfg, &self.cfg.optim);
         B::seed(self.device, cfg.run.seed);
-        let mut model = Fno::<B>::new(&cfg.model, self.device)?.with_spectral_impl(self.options.spectral_impl);
+        let precision = cfg.run.matmul_precision;
+        let mut model = Fno::<B>::new(&cfg.model, self.device)?
+            .with_spectral_impl(self.options.spectral_impl)
+            .with_matmul_precision(precision);
         let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
             .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)));
         let mut state = TrainingState {
@@ -188,7 +191,9 @@ where
             let (saved, model_bytes, optim_bytes) = checkpoint::read_state(&last)?;
             check_resumable(&saved, &state)?;
             (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
-            model = model.with_spectral_impl(self.options.spectral_impl);
+            model = model
+                .with_spectral_impl(self.options.spectral_impl)
+                .with_matmul_precision(precision);
             observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
             state = TrainingState {
                 config: cfg.clone(),
@@ -197,6 +202,9 @@ where
         }
         let mut optimizer = optimizer.with_complex_params(model.complex_params());
         observer.message(&format!("model: {} parameters", model.num_params()));
+        if precision == MatmulPrecision::Tf32 && !B::tf32_available(self.device) {
+            observer.message("TF32 asked for, but this device has no TF32 tensor cores: the 1×1 convolutions run in f32");
+        }
         let metrics_path = self.out_dir.join("metrics.jsonl");
         self.rewrite_metrics(&metrics_path, &state.history)?;
 
@@ -314,9 +322,11 @@ where
 fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), TrainError> {
     let mut same = saved.config.clone();
     same.optim.epochs = now.config.optim.epochs;
+    same.run.matmul_precision = now.config.run.matmul_precision;
     if same != now.config {
         return Err(TrainError::Checkpoint(
-            "the checkpoint was trained with a different configuration (only optim.epochs may change on --resume)"
+            "the checkpoint was trained with a different configuration (only optim.epochs and \
+             run.matmul_precision may change on --resume)"
                 .into(),
         ));
     }

@@ -5,7 +5,7 @@ use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::{Norm, Planning};
-use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
 
 /// Where to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,6 +52,25 @@ impl From<ImplArg> for SpectralImpl {
     }
 }
 
+/// How the 1×1 convolutions multiply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    /// f32 products and sums.
+    F32,
+    /// Operands rounded to TF32 on tensor cores where the device has them
+    /// (CUDA, Ampere and later), sums in f32; f32 elsewhere.
+    Tf32,
+}
+
+impl From<PrecisionArg> for MatmulPrecision {
+    fn from(arg: PrecisionArg) -> Self {
+        match arg {
+            PrecisionArg::F32 => MatmulPrecision::F32,
+            PrecisionArg::Tf32 => MatmulPrecision::Tf32,
+        }
+    }
+}
+
 /// How the kernel path lowers its FFT plans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlanningArg {
@@ -92,7 +111,8 @@ impl From<NormArg> for Norm {
     }
 }
 
-/// Where and how a model runs: `--backend`, `--impl`, `--fft-planning`.
+/// Where and how a model runs: `--backend`, `--impl`, `--fft-planning`,
+/// `--matmul-precision`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelDevice {
     /// Where to run.
@@ -104,6 +124,10 @@ pub struct ModelDevice {
     /// How the kernel path lowers its FFT plans.
     #[arg(long, value_enum, default_value_t = PlanningArg::Rules)]
     pub fft_planning: PlanningArg,
+    /// The 1×1 convolutions' products [default: f32; `fno train`: the
+    /// configuration's run.matmul_precision].
+    #[arg(long, value_enum)]
+    pub matmul_precision: Option<PrecisionArg>,
 }
 
 impl ModelDevice {
@@ -119,6 +143,19 @@ impl ModelDevice {
         };
         Ok((backend, imp))
     }
+}
+
+/// `model` at `precision`, saying so where TF32 is asked for and the device
+/// has none.
+pub fn with_precision<B: SpectralConvBackend>(
+    model: fno_models::Fno<B>,
+    precision: MatmulPrecision,
+    device: &B::Device,
+) -> fno_models::Fno<B> {
+    if precision == MatmulPrecision::Tf32 && !B::tf32_available(device) {
+        eprintln!("TF32 asked for, but this device has no TF32 tensor cores: the 1×1 convolutions run in f32");
+    }
+    model.with_matmul_precision(precision)
 }
 
 /// A job written once for any backend with the spectral convolution.

@@ -233,6 +233,11 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tucker") && err.contains("cannot be trained"), "{err}");
+    std::fs::write(&config, TINY.replace("plot_samples = 1", "plot_samples = 1\nmatmul_precision = \"fp16\"")).unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("fp16") && err.contains("f32") && err.contains("tf32"), "{err}");
     std::fs::write(&config, TINY).unwrap();
     let nowhere = dir.join("never-trained");
     let out = fno(&[
@@ -266,6 +271,7 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
 
 /// On wgpu (lavapipe in CI) the run trains through the kernel paths, and each
 /// epoch reports the device memory: live tensors within what the pools hold.
+/// TF32, asked for on a device without it, is said to run in f32.
 #[test]
 fn a_wgpu_run_reports_device_memory_each_epoch() {
     let dir = scratch("wgpu");
@@ -280,10 +286,16 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
         run.to_str().unwrap(),
         "--backend",
         "wgpu",
+        "--matmul-precision",
+        "tf32",
     ]);
     let (_, err) = text(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(" MiB"), "no memory on the epoch line: {err}");
+    assert!(
+        err.contains("Tf32 1×1 products") && err.contains("no TF32 tensor cores: the 1×1 convolutions run in f32"),
+        "{err}"
+    );
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let line: serde_json::Value = serde_json::from_str(metrics.lines().next().unwrap()).unwrap();
     let (in_use, reserved) = (

@@ -24,7 +24,7 @@ pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use plan_cache::{fft_planning, set_fft_planning};
-pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, PointwiseBackend};
+pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, MatmulPrecision, PointwiseBackend};
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 

@@ -30,6 +30,8 @@ use fno_kernels::adamw::{self, AdamWStep};
 use fno_kernels::channel_scale::ChannelScaleProblem;
 use fno_kernels::pointwise_conv::PointwiseConvProblem;
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
+use fno_kernels::pointwise_tf32::tf32_supported;
+use serde::{Deserialize, Serialize};
 
 use crate::graph::record;
 use crate::kernel_path::empty;
@@ -49,16 +51,39 @@ fn flat<B: Backend>(t: FloatTensor<B>) -> Tensor<B, 1> {
     wrap(B::float_reshape(t, Shape::new([n])))
 }
 
+/// How the 1×1 convolutions and their input gradients multiply: in f32
+/// throughout, or with operands rounded to TF32 on tensor cores where the
+/// device has them (PyTorch's `allow_tf32`, which cuDNN's convolutions follow
+/// by default). Sums stay in f32 either way, and the weight gradients (long
+/// sums over every point) always run in f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatmulPrecision {
+    #[default]
+    F32,
+    Tf32,
+}
+
 /// A backend with the channel ops' forward and parameter gradients. The
 /// defaults are built of Burn's ops (and [`precise_matmul`]).
 pub trait PointwiseBackend: PreciseMatmulBackend {
-    /// `x [B, Cin, S]`, `weight [Cout, Cin]`, `bias [Cout]` → `[B, Cout, S]`.
+    /// `x [B, Cin, S]`, `weight [Cout, Cin]`, `bias [Cout]` → `[B, Cout, S]`,
+    /// in TF32 where `precision` asks for it and the device has it.
     fn pointwise_conv(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: Option<FloatTensor<Self>>,
+        precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
+        let _ = precision;
         pointwise_conv_by_ops::<Self>(x, weight, bias)
+    }
+
+    /// Whether [`MatmulPrecision::Tf32`] changes anything on `device` (it has
+    /// TF32 tensor cores and this backend uses them).
+    fn tf32_available(device: &Self::Device) -> bool {
+        let _ = device;
+        false
     }
 
     /// The weight (`[Cout, Cin]`) and, `with_bias`, bias (`[Cout]`) gradients of
@@ -219,6 +244,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: Option<FloatTensor<Self>>,
+        precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
         if x.dtype != DType::F32 || weight.dtype != DType::F32 || bias.as_ref().is_some_and(|b| b.dtype != DType::F32) {
             return pointwise_conv_by_ops::<Self>(x, weight, bias);
@@ -237,14 +263,17 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             bias: bias.is_some(),
         };
         let out = empty(&x, vec![problem.batch, problem.m, problem.points]);
-        problem.launch(
-            &x.client,
-            &weight.handle,
-            &x.handle,
-            bias.as_ref().map(|b| &b.handle),
-            &out.handle,
-        );
+        let args = (&x.client, &weight.handle, &x.handle, bias.as_ref().map(|b| &b.handle), &out.handle);
+        if precision == MatmulPrecision::Tf32 && problem.suits_tf32() && tf32_supported(&x.client) {
+            problem.launch_tf32(args.0, args.1, args.2, args.3, args.4);
+        } else {
+            problem.launch(args.0, args.1, args.2, args.3, args.4);
+        }
         out
+    }
+
+    fn tf32_available(device: &Self::Device) -> bool {
+        tf32_supported(&R::client(device))
     }
 
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -353,6 +382,7 @@ pub fn pointwise_conv<B: PointwiseBackend>(
     x: Tensor<B, 3>,
     weight: Tensor<B, 2>,
     bias: Option<Tensor<B, 1>>,
+    precision: MatmulPrecision,
 ) -> Tensor<B, 3> {
     let ([cout, cin], [_, xc, _]) = (weight.dims(), x.dims());
     assert_eq!(
@@ -367,7 +397,7 @@ pub fn pointwise_conv<B: PointwiseBackend>(
             b.dims()[0]
         );
     }
-    wrap(B::pointwise_conv(unwrap(x), unwrap(weight), bias.map(unwrap)))
+    wrap(B::pointwise_conv(unwrap(x), unwrap(weight), bias.map(unwrap), precision))
 }
 
 /// [`PointwiseBackend::channel_scale`] on tensors.
@@ -402,9 +432,10 @@ impl<B: PointwiseBackend> Backward<B, 1> for GeluBackward {
     }
 }
 
-/// The 1×1 convolution's node: parents (x, weight) or (x, weight, bias).
+/// The 1×1 convolution's node: parents (x, weight) or (x, weight, bias); the
+/// input gradient multiplies at the forward's precision.
 #[derive(Debug)]
-struct PointwiseConvBackward<const N: usize>;
+struct PointwiseConvBackward<const N: usize>(MatmulPrecision);
 
 impl<B: PointwiseBackend, const N: usize> Backward<B, N> for PointwiseConvBackward<N> {
     /// x (kept when a parameter needs its gradient) and the weight (kept when x does).
@@ -417,7 +448,7 @@ impl<B: PointwiseBackend, const N: usize> Backward<B, N> for PointwiseConvBackwa
         let tracked = |i: usize| parents.get(i).and_then(|p| p.as_ref()).map(|p| p.id);
         if let (Some(node), Some(w)) = (tracked(0), w_state) {
             let w: FloatTensor<B> = checkpointer.retrieve_node_output(w);
-            let gx = B::pointwise_conv(grad.clone(), B::float_transpose(w), None);
+            let gx = B::pointwise_conv(grad.clone(), B::float_transpose(w), None, self.0);
             grads.register::<B>(node, gx);
         }
         if let Some(x) = x_state {
@@ -461,11 +492,13 @@ impl<B: PointwiseBackend, C: CheckpointStrategy> PointwiseBackend for Autodiff<B
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: Option<FloatTensor<Self>>,
+        precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
         let out = B::pointwise_conv(
             x.primitive.clone(),
             weight.primitive.clone(),
             bias.as_ref().map(|b| b.primitive.clone()),
+            precision,
         );
         let params_tracked = weight.is_tracked() || bias.as_ref().is_some_and(|b| b.is_tracked());
         let x_tracked = x.is_tracked();
@@ -476,9 +509,13 @@ impl<B: PointwiseBackend, C: CheckpointStrategy> PointwiseBackend for Autodiff<B
             )
         };
         match &bias {
-            None => record::<B, C, _, 2>(PointwiseConvBackward::<2>, [&x, &weight], out, keep),
-            Some(b) => record::<B, C, _, 3>(PointwiseConvBackward::<3>, [&x, &weight, b], out, keep),
+            None => record::<B, C, _, 2>(PointwiseConvBackward::<2>(precision), [&x, &weight], out, keep),
+            Some(b) => record::<B, C, _, 3>(PointwiseConvBackward::<3>(precision), [&x, &weight, b], out, keep),
         }
+    }
+
+    fn tf32_available(device: &Self::Device) -> bool {
+        B::tf32_available(device)
     }
 
     fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {

@@ -10,7 +10,7 @@ use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
-use fno_ops::{channel_scale, gelu, pointwise_conv, PointwiseBackend};
+use fno_ops::{channel_scale, gelu, pointwise_conv, MatmulPrecision, PointwiseBackend};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;
@@ -58,13 +58,13 @@ impl Case {
         }
     }
 
-    /// `Σ r ⊙ (W·x + bias)` by our op (`ours`) or Burn's matmul and broadcast add,
-    /// and the gradients of the tracked operands (x, weight, bias).
+    /// `Σ r ⊙ (W·x + bias)` by our op at a precision (`ours`) or Burn's matmul
+    /// and broadcast add, and the gradients of the tracked operands (x, weight, bias).
     fn conv<B: PointwiseBackend + AutodiffBackend>(
         &self,
         with_bias: bool,
         tracked: [bool; 3],
-        ours: bool,
+        ours: Option<MatmulPrecision>,
     ) -> (Vec<f64>, [Option<Vec<f64>>; 3]) {
         let [b, cin, cout, s] = self.shape;
         let track = |t: Tensor<B, 3>, on| if on { t.require_grad() } else { t };
@@ -73,8 +73,8 @@ impl Case {
         let w = if tracked[1] { w.require_grad() } else { w };
         let bias: Tensor<B, 1> = tensor(&self.bias, [cout]);
         let bias = if tracked[2] { bias.require_grad() } else { bias };
-        let y = if ours {
-            pointwise_conv(x.clone(), w.clone(), with_bias.then(|| bias.clone()))
+        let y = if let Some(precision) = ours {
+            pointwise_conv(x.clone(), w.clone(), with_bias.then(|| bias.clone()), precision)
         } else {
             let y = w.clone().unsqueeze::<3>().matmul(x.clone());
             if with_bias {
@@ -99,6 +99,10 @@ impl Case {
 fn pointwise_conv_and_its_gradients_match_f64() {
     let seed = fresh_seed();
     println!("seed {seed}");
+    assert!(
+        !<Wgpu as PointwiseBackend>::tf32_available(&Default::default()),
+        "wgpu has no TF32 tensor cores"
+    );
     for (i, shape) in [
         [2, 3, 5, 7],
         [4, 64, 64, 300],
@@ -123,9 +127,11 @@ fn pointwise_conv_and_its_gradients_match_f64() {
                 [true, false, false],
                 [false, false, true],
             ] {
-                let (y, got) = case.conv::<Autodiff<Wgpu>>(with_bias, tracked, true);
-                let (want_y, want) = case.conv::<Autodiff<Exact>>(with_bias, tracked, false);
-                let (scale_y, scale) = case.magnitudes().conv::<Autodiff<Exact>>(with_bias, tracked, false);
+                // TF32 where the device has none (lavapipe) is f32.
+                let precision = [MatmulPrecision::F32, MatmulPrecision::Tf32][i % 2];
+                let (y, got) = case.conv::<Autodiff<Wgpu>>(with_bias, tracked, Some(precision));
+                let (want_y, want) = case.conv::<Autodiff<Exact>>(with_bias, tracked, None);
+                let (scale_y, scale) = case.magnitudes().conv::<Autodiff<Exact>>(with_bias, tracked, None);
                 let e = error(&y, &want_y, &scale_y);
                 assert!(e < 1e-6, "{shape:?} bias {with_bias}: output {e:e} (seed {seed})");
                 for (name, got, want, scale, on) in [
@@ -151,14 +157,47 @@ fn pointwise_conv_and_its_gradients_match_f64() {
     }
 }
 
+/// On CUDA, TF32 reaches the forward and the input gradient (off the f64
+/// values by TF32's rounding, not f32's) and leaves the weight gradient in f32.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA device with TF32 tensor cores"]
+fn tf32_reaches_the_forward_and_the_input_gradient_on_cuda() {
+    type Cuda = CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+    assert!(<Cuda as PointwiseBackend>::tf32_available(&Default::default()));
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let case = Case::new([4, 64, 64, 300], seed);
+    let tracked = [true, true, true];
+    let (want_y, want) = case.conv::<Autodiff<Exact>>(true, tracked, None);
+    for precision in [MatmulPrecision::F32, MatmulPrecision::Tf32] {
+        let (y, got) = case.conv::<Autodiff<Cuda>>(true, tracked, Some(precision));
+        let errors = [
+            relative_l2(&y, &want_y),
+            relative_l2(got[0].as_ref().unwrap(), want[0].as_ref().unwrap()),
+            relative_l2(got[1].as_ref().unwrap(), want[1].as_ref().unwrap()),
+        ];
+        println!(
+            "{precision:?}: output, x and weight gradients off by {:.2e}, {:.2e}, {:.2e}",
+            errors[0], errors[1], errors[2]
+        );
+        let tf32 = precision == MatmulPrecision::Tf32;
+        for (name, e) in [("output", errors[0]), ("x gradient", errors[1])] {
+            let ok = if tf32 { (1e-5..3e-3).contains(&e) } else { e < 1e-5 };
+            assert!(ok, "{precision:?} {name}: {e:e} (seed {seed})");
+        }
+        assert!(errors[2] < 1e-5, "{precision:?} weight gradient: {:e} (seed {seed})", errors[2]);
+    }
+}
+
 #[test]
 fn pointwise_gradients_match_central_differences() {
     let seed = fresh_seed();
     println!("seed {seed}");
     let case = Case::new([3, 4, 5, 6], seed);
-    let (_, grads) = case.conv::<Autodiff<Exact>>(true, [true, true, true], true);
+    let (_, grads) = case.conv::<Autodiff<Exact>>(true, [true, true, true], Some(MatmulPrecision::F32));
     let loss = |c: &Case| -> f64 {
-        c.conv::<Autodiff<Exact>>(true, [false, false, false], true)
+        c.conv::<Autodiff<Exact>>(true, [false, false, false], Some(MatmulPrecision::F32))
             .0
             .iter()
             .zip(&c.r)
