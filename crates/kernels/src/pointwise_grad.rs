@@ -198,15 +198,15 @@ impl PointwiseGradProblem {
     }
 }
 
-/// Stages `CHUNK` points (from `s0`, up to `s_end`) of `block` rows (from
-/// `row0`, of `len` valid) of `src` at `base` into `smem` point-major: point
-/// `k`'s rows `row0 + N·v .. + N` are vector `k·pitch + v`, zeros outside.
-/// Consecutive threads load consecutive points of a row.
+/// Loads `CHUNK` points (from `s0`, up to `s_end`) of `block` rows (from
+/// `row0`, of `len` valid) of `src` at `base` into registers, as vectors of
+/// `width` rows of one point, zeros outside; consecutive threads load
+/// consecutive points of a row. [`store_transposed`] puts them in place.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_transposed<F: Float, N: Size>(
+fn load_transposed<F: Float, N: Size>(
     src: &Array<F>,
-    smem: &mut SharedMemory<Vector<F, N>>,
+    next: &mut Array<Vector<F, N>>,
     base: usize,
     row0: usize,
     len: usize,
@@ -217,22 +217,39 @@ fn stage_transposed<F: Float, N: Size>(
     #[comptime] width: usize,
 ) {
     let vectors = comptime![block / width];
+    #[unroll]
+    for t in 0..comptime![(CHUNK * vectors).div_ceil(THREADS)] {
+        let e = UNIT_POS as usize + t * THREADS;
+        let (v, k) = (e / CHUNK, e % CHUNK);
+        let point_valid = s0 + k < s_end && e < comptime![CHUNK * vectors];
+        let mut values = Vector::<F, N>::empty();
+        #[unroll]
+        for r in 0..width {
+            let row = row0 + v * width + r;
+            let valid = point_valid && row < len;
+            let at = select(valid, base + row * points + s0 + k, 0);
+            values[r] = select(valid, src[at], F::new(0.0));
+        }
+        next[t] = values;
+    }
+}
+
+/// Stores what [`load_transposed`] loaded point-major: point `k`'s rows
+/// `row0 + N·v .. + N` are vector `k·pitch + v`.
+#[cube]
+fn store_transposed<F: Float, N: Size>(
+    next: &Array<Vector<F, N>>,
+    smem: &mut SharedMemory<Vector<F, N>>,
+    #[comptime] block: usize,
+    #[comptime] width: usize,
+) {
+    let vectors = comptime![block / width];
     let pitch = comptime![block / width + 1];
     #[unroll]
     for t in 0..comptime![(CHUNK * vectors).div_ceil(THREADS)] {
         let e = UNIT_POS as usize + t * THREADS;
         if comptime![(CHUNK * vectors).is_multiple_of(THREADS)] || e < comptime![CHUNK * vectors] {
-            let (v, k) = (e / CHUNK, e % CHUNK);
-            let point_valid = s0 + k < s_end;
-            let mut values = Vector::<F, N>::empty();
-            #[unroll]
-            for r in 0..width {
-                let row = row0 + v * width + r;
-                let valid = point_valid && row < len;
-                let at = select(valid, base + row * points + s0 + k, 0);
-                values[r] = select(valid, src[at], F::new(0.0));
-            }
-            smem[k * pitch + v] = values;
+            smem[(e % CHUNK) * pitch + e / CHUNK] = next[t];
         }
     }
 }
@@ -306,11 +323,22 @@ fn pointwise_grad_kernel<F: Float, NO: Size, NI: Size>(
         acc_b[i] = F::new(0.0);
     }
 
+    // Each chunk's operands are loaded into registers while the previous
+    // chunk is summed, and stored to shared memory after it.
+    let mut g_next = Array::<Vector<F, NO>>::new(comptime![(CHUNK * bo / wo).div_ceil(THREADS)]);
+    let mut x_next = Array::<Vector<F, NI>>::new(comptime![(CHUNK * bi / wi).div_ceil(THREADS)]);
+    load_transposed::<F, NO>(g, &mut g_next, g_base, o0, cout, points, s_begin, s_end, bo, wo);
+    load_transposed::<F, NI>(x, &mut x_next, x_base, i0, cin, points, s_begin, s_end, bi, wi);
     let mut s0 = s_begin;
     while s0 < s_end {
-        stage_transposed::<F, NO>(g, &mut smem_g, g_base, o0, cout, points, s0, s_end, bo, wo);
-        stage_transposed::<F, NI>(x, &mut smem_x, x_base, i0, cin, points, s0, s_end, bi, wi);
+        store_transposed::<F, NO>(&g_next, &mut smem_g, bo, wo);
+        store_transposed::<F, NI>(&x_next, &mut smem_x, bi, wi);
         sync_cube();
+        if s0 + CHUNK < s_end {
+            let s1 = s0 + CHUNK;
+            load_transposed::<F, NO>(g, &mut g_next, g_base, o0, cout, points, s1, s_end, bo, wo);
+            load_transposed::<F, NI>(x, &mut x_next, x_base, i0, cin, points, s1, s_end, bi, wi);
+        }
         // A run-time loop over the chunk's points: unrolled, the compiler hoists
         // the loads of many points at once and runs out of registers.
         for k in 0..CHUNK {
