@@ -12,6 +12,15 @@ torch's own peak), and the test relative L2
 error of the de-normalised prediction after the last epoch.
 
     python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
+                             [--precision f32,tf32]
+
+`--precision` sets both trainers alike. f32: torch with TF32 off everywhere
+(`torch.backends.cudnn.allow_tf32 = False`; torch's default leaves it on, so
+neuraloperator's 1×1 convolutions run in TF32 unless told), ours with
+`matmul_precision = "f32"`. tf32: torch with TF32 on everywhere (cuDNN and
+`set_float32_matmul_precision("high")`, which reaches the spectral einsum
+too), ours with `matmul_precision = "tf32"` (the 1×1 forwards and input
+gradients; our spectral contraction and weight gradients stay f32).
 
 With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test
@@ -113,11 +122,12 @@ def load_xy(path):
     return (x, y) if ours else (x[:, None], y[:, None])
 
 
-def run_neuralop_process(name, epochs, work, memory, seed):
+def run_neuralop_process(name, epochs, work, memory, seed, precision):
     """neuraloperator's run of one case in a process of its own, so that its
     GPU memory (and torch's cache) is this case's alone."""
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--neuralop-case", name, "--epochs",
-                             str(epochs), "--out", work, "--fno", "unused", "--seed", str(seed)],
+                             str(epochs), "--out", work, "--fno", "unused", "--seed", str(seed),
+                             "--precision", precision],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
     if proc.returncode != 0:
@@ -127,8 +137,11 @@ def run_neuralop_process(name, epochs, work, memory, seed):
     return result
 
 
-def run_neuralop(name, case, files, epochs, seed):
+def run_neuralop(name, case, files, epochs, seed, precision):
     import torch
+    tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
     from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
     from neuralop.losses import H1Loss, LpLoss
     from neuralop.models import FNO
@@ -179,7 +192,7 @@ def run_neuralop(name, case, files, epochs, seed):
                 test_l2=err / xte.shape[0])
 
 
-def toml_for(name, case, files, epochs, out_dir, seed):
+def toml_for(name, case, files, epochs, out_dir, seed, precision):
     anchor = case.get("anchor", False)
     schedule = (f'{{ kind = "step", step_size = {max(1, epochs // 5)}, gamma = 0.5 }}' if anchor
                 else '{ kind = "constant" }')
@@ -217,14 +230,15 @@ seed = {seed}
 eval_every = {epochs}
 checkpoint_every = {epochs}
 plot_samples = 0
+matmul_precision = "{precision}"
 """
 
 
-def run_ours(fno, name, case, files, epochs, work, memory, seed):
+def run_ours(fno, name, case, files, epochs, work, memory, seed, precision):
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
-        f.write(toml_for(name, case, files, epochs, run_dir, seed))
+        f.write(toml_for(name, case, files, epochs, run_dir, seed, precision))
     proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--overwrite"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate()
@@ -258,13 +272,13 @@ def with_seeds(run, seeds):
 def table(rows):
     """One line a case; `ours, again` is the first epoch of a second `fno train`
     of the same case (compiled kernels cached), where one was run."""
-    lines = ["| case | grid | neuraloperator s/epoch | ours s/epoch | ours/theirs | "
+    lines = ["| case | grid | precision | neuraloperator s/epoch | ours s/epoch | ours/theirs | "
              "first epoch (theirs / ours / ours, again) s | peak MiB (theirs / ours) | test L2 (theirs / ours) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         t, o = r["neuralop"], r["ours"]
         again = f"{r['ours_again']['first_epoch_s']:.1f}" if "first_epoch_s" in r.get("ours_again", {}) else "–"
-        lines.append(f"| {r['case']} | {r['grid']} | {t['epoch_s']:.3f} | {o['epoch_s']:.3f} | "
+        lines.append(f"| {r['case']} | {r['grid']} | {r['precision']} | {t['epoch_s']:.3f} | {o['epoch_s']:.3f} | "
                      f"{o['epoch_s'] / t['epoch_s']:.2f} | {t['first_epoch_s']:.1f} / {o['first_epoch_s']:.1f} / "
                      f"{again} | {t['peak_mib']} / {o['peak_mib']} | {l2(t)} / {l2(o)} |")
     return "\n".join(lines)
@@ -278,10 +292,15 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--seeds", type=int, default=1, help="runs a case from seeds 0..N-1 (test errors: median, range)")
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--precision", default="f32",
+                    help="f32, tf32 or both as f32,tf32: both trainers' matmul precision (see above)")
     ap.add_argument("--again", action="store_true",
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    precisions = args.precision.split(",")
+    if not set(precisions) <= {"f32", "tf32"}:
+        ap.error(f"--precision: {args.precision!r} is not f32, tf32 or f32,tf32")
     fno = os.path.abspath(args.fno)
     work = os.path.abspath(args.out)
     data_dir = os.path.join(work, "data")
@@ -289,7 +308,7 @@ def main():
         # The child of run_neuralop_process: the data exist; one JSON line back.
         name = args.neuralop_case
         files = {part: os.path.join(data_dir, f"{name}_{part}.npz") for part in ("train", "test")}
-        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs, args.seed)))
+        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs, args.seed, args.precision)))
         return 0
     os.makedirs(data_dir, exist_ok=True)
     import torch
@@ -298,17 +317,19 @@ def main():
     memory = GpuMemory()
     rows = []
     try:
-        for name in args.cases.split(","):
+        for name, precision in [(n, p) for n in args.cases.split(",") for p in precisions]:
             case = CASES[name]
             files = make_data(fno, name, case, data_dir)
             grid = "x".join(str(g) for g in load_xy(files["test"])[0].shape[2:])
-            row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs)
-            runs = [("neuralop", lambda: with_seeds(lambda s: run_neuralop_process(name, args.epochs, work, memory, s),
-                                                    args.seeds)),
-                    ("ours", lambda: with_seeds(lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s),
-                                                args.seeds))]
+            row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs, precision=precision)
+            runs = [("neuralop", lambda: with_seeds(
+                        lambda s: run_neuralop_process(name, args.epochs, work, memory, s, precision), args.seeds)),
+                    ("ours", lambda: with_seeds(
+                        lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s, precision),
+                        args.seeds))]
             if args.again:
-                runs.append(("ours_again", lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0)))
+                runs.append(("ours_again",
+                             lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision)))
             for label, run in runs:
                 try:
                     row[label] = run()
