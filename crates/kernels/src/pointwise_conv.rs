@@ -76,8 +76,19 @@ impl PointwiseConvProblem {
     }
 
     /// Elements `A` must hold.
-    fn a_extent(&self) -> usize {
+    pub(crate) fn a_extent(&self) -> usize {
         (self.m.max(1) - 1) * self.a_row + (self.k.max(1) - 1) * self.a_col + 1
+    }
+
+    /// Whether a launch writes anything, after checking that it brings a bias
+    /// exactly when the problem has one.
+    pub(crate) fn has_output(&self, bias: Option<&Handle>) -> bool {
+        assert_eq!(
+            bias.is_some(),
+            self.bias,
+            "a problem with a bias launches with its values, and only it"
+        );
+        self.batch * self.m * self.points != 0
     }
 
     /// Runs on a CubeCL device: `a`, `x`, `bias` hold f32 values as the
@@ -90,12 +101,7 @@ impl PointwiseConvProblem {
         bias: Option<&Handle>,
         y: &Handle,
     ) {
-        assert_eq!(
-            bias.is_some(),
-            self.bias,
-            "a problem with a bias launches with its values, and only it"
-        );
-        if self.batch * self.m * self.points == 0 {
+        if !self.has_output(bias) {
             return;
         }
         let cfg = self.config(quad_aligned(x) && quad_aligned(y));

@@ -75,13 +75,8 @@ impl PointwiseConvProblem {
         bias: Option<&Handle>,
         y: &Handle,
     ) {
-        assert_eq!(
-            bias.is_some(),
-            self.bias,
-            "a problem with a bias launches with its values, and only it"
-        );
         assert!(self.k > 0, "a TF32 convolution needs terms");
-        if self.batch * self.m * self.points == 0 {
+        if !self.has_output(bias) {
             return;
         }
         let count = CubeCount::Static(
@@ -90,7 +85,6 @@ impl PointwiseConvProblem {
             self.batch as u32,
         );
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
-        let a_extent = (self.m - 1) * self.a_row + (self.k - 1) * self.a_col + 1;
         // SAFETY: staged loads are masked to the problem (index 0 stands in for
         // an invalid one) and stores go to rows and points inside it.
         unsafe {
@@ -98,7 +92,7 @@ impl PointwiseConvProblem {
                 client,
                 count,
                 CubeDim::new_2d(PLANE as u32, PLANES as u32),
-                arr(a, a_extent),
+                arr(a, self.a_extent()),
                 arr(x, self.batch * self.k * self.points),
                 match bias {
                     Some(h) => arr(h, self.m),

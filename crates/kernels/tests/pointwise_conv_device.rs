@@ -8,6 +8,21 @@ use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_conv::PointwiseConvProblem;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
+/// A `[batch, m, k, points]` problem with the weight stored `[m, k]`, or
+/// `[k, m]` and read transposed (the input gradient's case).
+fn problem(batch: usize, m: usize, k: usize, points: usize, transposed: bool, bias: bool) -> PointwiseConvProblem {
+    let (a_row, a_col) = if transposed { (1, m) } else { (k, 1) };
+    PointwiseConvProblem {
+        batch,
+        m,
+        k,
+        points,
+        a_row,
+        a_col,
+        bias,
+    }
+}
+
 #[test]
 fn pointwise_convolutions_match_the_oracle() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
@@ -28,17 +43,7 @@ fn pointwise_convolutions_match_the_oracle() {
     .enumerate()
     {
         for (transposed, bias) in [(false, true), (false, false), (true, false)] {
-            // The weight stored [m, k], or [k, m] and read transposed.
-            let (a_row, a_col) = if transposed { (1, m) } else { (k, 1) };
-            let problem = PointwiseConvProblem {
-                batch,
-                m,
-                k,
-                points,
-                a_row,
-                a_col,
-                bias,
-            };
+            let problem = problem(batch, m, k, points, transposed, bias);
             // Fresh buffers start on 16 bytes.
             widths.insert(problem.config(true).x_width);
             let seed = seed + 10 * case as u64;
@@ -84,16 +89,7 @@ fn tf32_pointwise_convolutions_match_the_rounded_oracle() {
         .enumerate()
     {
         for (transposed, bias) in [(false, true), (true, false)] {
-            let (a_row, a_col) = if transposed { (1, m) } else { (k, 1) };
-            let problem = PointwiseConvProblem {
-                batch,
-                m,
-                k,
-                points,
-                a_row,
-                a_col,
-                bias,
-            };
+            let problem = problem(batch, m, k, points, transposed, bias);
             assert!(problem.suits_tf32());
             let seed = seed + 10 * case as u64;
             let a = uniform_f32(m * k, seed);
