@@ -75,7 +75,7 @@ fn pointwise_convolutions_match_the_oracle() {
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore = "needs a CUDA device with TF32 tensor cores"]
-fn tf32_pointwise_convolutions_match_the_rounded_oracle() {
+fn tf32_pointwise_convolutions_match_the_rounded_oracle_on_cuda() {
     use cubecl::cuda::{CudaDevice, CudaRuntime};
     use fno_kernels::pointwise_tf32::{round_to_tf32, tf32_supported};
     let client = CudaRuntime::client(&CudaDevice { index: 0 });
