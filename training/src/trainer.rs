@@ -15,7 +15,7 @@ use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_models::Fno;
-use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
+use fno_ops::{SpectralConvBackend, SpectralImpl};
 
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
@@ -202,8 +202,8 @@ where
         }
         let mut optimizer = optimizer.with_complex_params(model.complex_params());
         observer.message(&format!("model: {} parameters", model.num_params()));
-        if precision == MatmulPrecision::Tf32 && !B::tf32_available(self.device) {
-            observer.message("TF32 asked for, but this device has no TF32 tensor cores: the 1×1 convolutions run in f32");
+        if let Some(why) = precision.unavailable_on::<B>(self.device) {
+            observer.message(why);
         }
         let metrics_path = self.out_dir.join("metrics.jsonl");
         self.rewrite_metrics(&metrics_path, &state.history)?;

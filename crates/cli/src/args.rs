@@ -152,8 +152,8 @@ pub fn with_precision<B: SpectralConvBackend>(
     precision: MatmulPrecision,
     device: &B::Device,
 ) -> fno_models::Fno<B> {
-    if precision == MatmulPrecision::Tf32 && !B::tf32_available(device) {
-        eprintln!("TF32 asked for, but this device has no TF32 tensor cores: the 1×1 convolutions run in f32");
+    if let Some(why) = precision.unavailable_on::<B>(device) {
+        eprintln!("{why}");
     }
     model.with_matmul_precision(precision)
 }

@@ -64,6 +64,15 @@ pub enum MatmulPrecision {
     Tf32,
 }
 
+impl MatmulPrecision {
+    /// Why this precision does not apply on `device`, where it does not: TF32
+    /// asked for where the backend has no TF32 tensor cores (it runs f32).
+    pub fn unavailable_on<B: PointwiseBackend>(self, device: &B::Device) -> Option<&'static str> {
+        (self == MatmulPrecision::Tf32 && !B::tf32_available(device))
+            .then_some("TF32 asked for, but this device has no TF32 tensor cores: the 1×1 convolutions run in f32")
+    }
+}
+
 /// A backend with the channel ops' forward and parameter gradients. The
 /// defaults are built of Burn's ops (and [`precise_matmul`]).
 pub trait PointwiseBackend: PreciseMatmulBackend {
@@ -73,16 +82,14 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: Option<FloatTensor<Self>>,
-        precision: MatmulPrecision,
+        _precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
-        let _ = precision;
         pointwise_conv_by_ops::<Self>(x, weight, bias)
     }
 
     /// Whether [`MatmulPrecision::Tf32`] changes anything on `device` (it has
     /// TF32 tensor cores and this backend uses them).
-    fn tf32_available(device: &Self::Device) -> bool {
-        let _ = device;
+    fn tf32_available(_device: &Self::Device) -> bool {
         false
     }
 
@@ -263,12 +270,20 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             bias: bias.is_some(),
         };
         let out = empty(&x, vec![problem.batch, problem.m, problem.points]);
-        let args = (&x.client, &weight.handle, &x.handle, bias.as_ref().map(|b| &b.handle), &out.handle);
-        if precision == MatmulPrecision::Tf32 && problem.suits_tf32() && tf32_supported(&x.client) {
-            problem.launch_tf32(args.0, args.1, args.2, args.3, args.4);
+        let tf32 = precision == MatmulPrecision::Tf32 && problem.suits_tf32() && tf32_supported(&x.client);
+        let launch = if tf32 {
+            PointwiseConvProblem::launch_tf32::<R>
         } else {
-            problem.launch(args.0, args.1, args.2, args.3, args.4);
-        }
+            PointwiseConvProblem::launch::<R>
+        };
+        launch(
+            &problem,
+            &x.client,
+            &weight.handle,
+            &x.handle,
+            bias.as_ref().map(|b| &b.handle),
+            &out.handle,
+        );
         out
     }
 
