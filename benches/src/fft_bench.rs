@@ -477,17 +477,17 @@ fn bench<R: Runtime>(
             shape[..shape.len() - case.desc.axes.len()].iter().product()
         };
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
+        let recipe = device.recipe();
         println!(
-            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"loads_ahead\": {}, \"plane_threads\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"plane_threads\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.direct,
-            device.launches(),
-            device.stage_radices(),
-            device.stage_threads(),
-            device.stage_tiles(),
-            device.one_row_launches(),
-            device.loads_ahead_launches(),
-            device.plane_threads(),
+            recipe.launches.len(),
+            recipe.stages().map(|cfg| &cfg.radices).collect::<Vec<_>>(),
+            recipe.stages().map(|cfg| cfg.threads_per_signal).collect::<Vec<_>>(),
+            recipe.stages().map(|cfg| cfg.signals_per_cube).collect::<Vec<_>>(),
+            recipe.stages().filter(|cfg| cfg.one_tile_row).count(),
+            recipe.planes().map(|cfg| cfg.threads()).collect::<Vec<_>>(),
             case.bytes as f64 / ms / 1e6
         );
         drop((input, output));

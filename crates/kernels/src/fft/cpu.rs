@@ -12,7 +12,7 @@ use num_complex::Complex;
 use rustfft::num_traits::Float;
 use rustfft::{Fft, FftNum, FftPlanner};
 
-use super::{AxisKind, AxisStep, FftError, FftPlan};
+use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
 
 impl FftPlan {
     /// Runs the plan on the CPU. `input` holds `input_floats()` values

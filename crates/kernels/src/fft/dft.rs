@@ -15,7 +15,7 @@
 
 use cubecl::prelude::*;
 
-use super::{AxisKind, AxisStep};
+use super::plan::{AxisKind, AxisStep};
 use crate::tile::{accumulate_outer_products, Walk};
 
 /// Compile-time shape of a cube's block: `tile_p·threads_p` matrix rows by
@@ -258,7 +258,7 @@ fn kind_layout(step: &AxisStep) -> (usize, usize, usize, usize, f64, bool) {
 }
 
 impl DftShape {
-    pub fn of(step: &AxisStep) -> Self {
+    pub(crate) fn of(step: &AxisStep) -> Self {
         let (in_parts, out_parts, seq_in, seq_out, ..) = kind_layout(step);
         DftShape {
             rows: step.store.stored_len(seq_out) * out_parts,
@@ -274,7 +274,7 @@ impl DftShape {
     }
 
     /// The matrix, `[terms][rows]`, with the step's scale folded in.
-    pub fn matrix(&self, step: &AxisStep) -> Vec<f32> {
+    pub(crate) fn matrix(&self, step: &AxisStep) -> Vec<f32> {
         let n = step.n;
         let (in_parts, out_parts, seq_in, seq_out, sign, hermitian) = kind_layout(step);
         let mut matrix = vec![0.0f32; self.terms * self.rows];

@@ -5,8 +5,11 @@ use std::time::{Duration, Instant};
 
 use cubecl::prelude::*;
 
-use super::device::{DeviceFft, DeviceOptions, PlaneFusion, UnitStrides, CONVOLUTION_ROW_THREADS};
-use super::{FftError, FftPlan};
+use super::device::DeviceFft;
+use super::lowering::{lower, DeviceLimits, CONVOLUTION_ROW_THREADS};
+use super::options::{DeviceOptions, Measurement, PlaneFusion, Planning, UnitStrides};
+use super::stage::Convolution;
+use super::plan::{FftError, FftPlan};
 
 /// Cube sizes timed for Rader's rows. The size that suits a length moves with
 /// NVRTC's output rather than with anything the plans show, so no one size wins
@@ -18,37 +21,6 @@ const ROUNDS: usize = 5;
 /// About how long one timed group of back-to-back executions lasts.
 const GROUP: Duration = Duration::from_millis(2);
 const MAX_REPS: usize = 64;
-
-/// How a plan is lowered for a device: by the lowering's rules alone
-/// ([`FftPlan::on_device_with`]), or timing the candidates the rules cannot
-/// rank ([`FftPlan::on_device_measured`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Planning {
-    #[default]
-    Rules,
-    Measured,
-}
-
-impl std::str::FromStr for Planning {
-    type Err = FftError;
-    fn from_str(s: &str) -> Result<Self, FftError> {
-        match s {
-            "rules" => Ok(Planning::Rules),
-            "measured" => Ok(Planning::Measured),
-            other => Err(FftError::Invalid(format!(
-                "unknown planning '{other}' (expected rules or measured)"
-            ))),
-        }
-    }
-}
-
-/// One candidate lowering and its time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Measurement {
-    pub options: DeviceOptions,
-    /// The fastest of its timed groups, milliseconds per execution.
-    pub ms: f64,
-}
 
 impl FftPlan {
     /// [`Self::on_device_with`] or [`Self::on_device_measured`], as `planning` says.
@@ -82,14 +54,15 @@ impl FftPlan {
         client: &ComputeClient<R>,
         options: DeviceOptions,
     ) -> Result<DeviceFft<R>, FftError> {
-        let mut candidates = vec![self.on_device_with(client, options)?];
-        let row_threads: Vec<Option<usize>> =
-            if options.convolution_row_threads.is_none() && candidates[0].rader_launches() > 0 {
-                CONVOLUTION_ROW_CANDIDATES.into_iter().map(Some).collect()
-            } else {
-                vec![options.convolution_row_threads]
-            };
-        let planes: &[PlaneFusion] = if options.plane == PlaneFusion::Auto && candidates[0].plane_launches() > 0 {
+        let limits = DeviceLimits::of(client);
+        let rules = lower(self, &limits, options)?;
+        let rader = rules.stages().any(|cfg| cfg.convolution == Some(Convolution::Rader));
+        let row_threads: Vec<Option<usize>> = if options.convolution_row_threads.is_none() && rader {
+            CONVOLUTION_ROW_CANDIDATES.into_iter().map(Some).collect()
+        } else {
+            vec![options.convolution_row_threads]
+        };
+        let planes: &[PlaneFusion] = if options.plane == PlaneFusion::Auto && rules.planes().next().is_some() {
             &[PlaneFusion::Auto, PlaneFusion::Never]
         } else {
             &[options.plane]
@@ -98,6 +71,7 @@ impl FftPlan {
             UnitStrides::Runtime => &[UnitStrides::Runtime, UnitStrides::Compiled],
             UnitStrides::Compiled => &[UnitStrides::Compiled],
         };
+        let mut lowered = vec![(options, rules)];
         for &plane in planes {
             for &unit_strides in strides {
                 for &convolution_row_threads in &row_threads {
@@ -111,14 +85,18 @@ impl FftPlan {
                     if choice == options {
                         continue;
                     }
-                    let lowered = self.on_device_with(client, choice)?;
-                    // Choices that give the same cubes, planes and strides give the same launches.
-                    if !candidates.iter().any(|c| same_launches(c, &lowered)) {
-                        candidates.push(lowered);
+                    let recipe = lower(self, &limits, choice)?;
+                    // Choices that give the same launches need no timing of their own.
+                    if !lowered.iter().any(|(_, other)| *other == recipe) {
+                        lowered.push((choice, recipe));
                     }
                 }
             }
         }
+        let mut candidates: Vec<DeviceFft<R>> = lowered
+            .iter()
+            .map(|(choice, recipe)| DeviceFft::upload(client, self.clone(), *choice, recipe))
+            .collect();
         if candidates.len() == 1 {
             return Ok(candidates.remove(0));
         }
@@ -136,13 +114,6 @@ impl FftPlan {
             .expect("candidates");
         Ok(candidates.swap_remove(fastest).with_measurements(measurements))
     }
-}
-
-fn same_launches<R: Runtime>(a: &DeviceFft<R>, b: &DeviceFft<R>) -> bool {
-    a.stage_tiles() == b.stage_tiles()
-        && a.stage_threads() == b.stage_threads()
-        && a.plane_threads() == b.plane_threads()
-        && a.unit_stride_launches() == b.unit_stride_launches()
 }
 
 /// Milliseconds per execution of each candidate: the fastest of [`ROUNDS`]

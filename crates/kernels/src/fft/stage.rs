@@ -3225,7 +3225,7 @@ mod tests {
     /// registers a thread, and one-tile cubes read the table.
     #[test]
     fn resident_threads_hold_twiddles_only_where_registers_allow() {
-        use super::super::device::whole_signal_stage;
+        use super::super::lowering::whole_signal_stage;
         use super::super::factor::BUTTERFLY_PAIRS;
         let forms = (InputForm::Complex, OutputForm::Complex);
         let resident = |n: usize, radices: &[usize], threads: usize| {
