@@ -1,0 +1,293 @@
+//! Number theory for the other lengths: primes, primitive roots, Rader's and
+//! Bluestein's lengths, in-register DFT splits, and the four-step split.
+
+use super::radices::is_smooth;
+
+/// The convolution length of Bluestein's algorithm for a length-`n` transform:
+/// the smallest 7-smooth length that holds the linear convolution of `n` chirp
+/// samples with `2n - 1` kernel samples without wrap-around.
+pub fn bluestein_length(n: usize) -> usize {
+    (2 * n - 1..)
+        .find(|&m| is_smooth(m))
+        .expect("7-smooth numbers are unbounded")
+}
+
+/// The distinct prime factors of `n`.
+pub(super) fn prime_factors(mut n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut p = 2;
+    while p * p <= n {
+        if n.is_multiple_of(p) {
+            out.push(p);
+            while n.is_multiple_of(p) {
+                n /= p;
+            }
+        }
+        p += 1;
+    }
+    if n > 1 {
+        out.push(n);
+    }
+    out
+}
+
+/// True for a prime `n` whose `n − 1` is 7-smooth (11, 13, 29, …, 211, 421, …):
+/// Rader's algorithm turns its transform into a cyclic convolution of length
+/// `n − 1`, which runs on the mixed-radix passes, against Bluestein's of
+/// length at least `2n − 1`.
+pub fn is_rader_prime(n: usize) -> bool {
+    n > 7 && prime_factors(n) == [n] && is_smooth(n - 1)
+}
+
+/// Greatest common divisor.
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// How an in-register DFT of composite length `first · second` runs: `second`
+/// DFTs of length `first`, then `first` of length `second`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DftSplit {
+    pub first: usize,
+    pub second: usize,
+    /// Good–Thomas (coprime factors, no twiddles between the layers) rather
+    /// than Cooley–Tukey (`(first − 1)(second − 1)` twiddles).
+    pub good_thomas: bool,
+}
+
+impl DftSplit {
+    /// The sample that layer one's DFT `n2` takes as its input `n1`.
+    pub fn sample(&self, n1: usize, n2: usize) -> usize {
+        let (a, b) = (self.first, self.second);
+        if self.good_thomas {
+            (b * n1 + a * n2) % (a * b)
+        } else {
+            n2 + b * n1
+        }
+    }
+
+    /// The bin of layer two's output `k2` of its DFT `k1`: for Good–Thomas
+    /// the `k` with `k ≡ k1 (mod first)` and `k ≡ k2 (mod second)`.
+    pub fn bin(&self, k1: usize, k2: usize) -> usize {
+        let (a, b) = (self.first, self.second);
+        if self.good_thomas {
+            (k1 * b * inverse_mod(b % a, a) + k2 * a * inverse_mod(a % b, b)) % (a * b)
+        } else {
+            k1 + a * k2
+        }
+    }
+}
+
+/// How an in-register DFT of length `r` splits, or `None` for a prime `r`,
+/// which runs directly. A direct odd DFT costs about `r²` multiply-adds against
+/// `r·(a + b)` split, so odd composites split: coprime factors by Good–Thomas
+/// (radix 21 as 3·7: 296 real operations instead of 500), powers of a prime as
+/// p·(r/p) by Cooley–Tukey. Even lengths split by Cooley–Tukey, odd part first
+/// (6 = 3·2, 20 = 5·4, powers of two 4·(r/4), 4 as 2·2): Good–Thomas there
+/// executed fewer instructions but stalled longer on global loads and ran
+/// slower (benches/results/2026-11-26_good_thomas_h100.md).
+pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
+    let p = (2..=r).find(|p| r.is_multiple_of(*p))?;
+    if p == r {
+        return None;
+    }
+    let mut power = p;
+    while r.is_multiple_of(power * p) {
+        power *= p;
+    }
+    let (first, good_thomas) = if p == 2 {
+        (if power < r { r / power } else { 4.min(r / 2) }, false)
+    } else if power < r {
+        (power, true)
+    } else {
+        (p, false)
+    };
+    Some(DftSplit {
+        first,
+        second: r / first,
+        good_thomas,
+    })
+}
+
+/// `x⁻¹ mod m` for `x` coprime to `m` (small moduli: a search).
+fn inverse_mod(x: usize, m: usize) -> usize {
+    (1..=m).find(|y| x * y % m == 1 % m).expect("x is coprime to m")
+}
+
+/// The smallest primitive root modulo the prime `p`: its powers run through
+/// every non-zero residue.
+pub fn primitive_root(p: usize) -> usize {
+    let order = p - 1;
+    let factors = prime_factors(order);
+    let pow_mod = |mut base: u128, mut e: usize| {
+        let mut acc = 1u128;
+        base %= p as u128;
+        while e > 0 {
+            if e & 1 == 1 {
+                acc = acc * base % p as u128;
+            }
+            base = base * base % p as u128;
+            e >>= 1;
+        }
+        acc
+    };
+    (2..p)
+        .find(|&g| factors.iter().all(|&q| pow_mod(g as u128, order / q) != 1))
+        .unwrap_or(1)
+}
+
+/// Splits `n` into `(n1, n2)` with `n1 · n2 = n` for a four-step FFT: the most
+/// balanced split whose columns (`n1`) and rows (`n2`) each satisfy their
+/// predicate, rows no shorter than columns. `None` when no divisor works.
+pub fn four_step_split(
+    n: usize,
+    column_fits: impl Fn(usize) -> bool,
+    row_fits: impl Fn(usize) -> bool,
+) -> Option<(usize, usize)> {
+    (1..=n)
+        .filter(|&n2| n.is_multiple_of(n2) && n2 * n2 >= n)
+        .find(|&n2| row_fits(n2) && column_fits(n / n2))
+        .map(|n2| (n / n2, n2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_dfts_split_coprime_first_and_primes_not_at_all() {
+        let split = |first, second, good_thomas| {
+            Some(DftSplit {
+                first,
+                second,
+                good_thomas,
+            })
+        };
+        for (r, expected) in [
+            (15, split(3, 5, true)),
+            (21, split(3, 7, true)),
+            (45, split(9, 5, true)),
+            (9, split(3, 3, false)),
+            (25, split(5, 5, false)),
+            (27, split(3, 9, false)),
+            (12, split(3, 4, false)),
+            (14, split(7, 2, false)),
+            (20, split(5, 4, false)),
+            (30, split(15, 2, false)),
+            (4, split(2, 2, false)),
+            (8, split(4, 2, false)),
+            (16, split(4, 4, false)),
+            (32, split(4, 8, false)),
+            (7, None),
+            (47, None),
+        ] {
+            assert_eq!(dft_split(r), expected, "radix {r}");
+        }
+        for r in 2..=64 {
+            match dft_split(r) {
+                Some(s) => {
+                    assert_eq!(s.first * s.second, r);
+                    assert!(s.first > 1 && s.second > 1, "radix {r}: {s:?}");
+                    assert!(!s.good_thomas || gcd(s.first, s.second) == 1, "radix {r}: {s:?}");
+                }
+                None => assert_eq!(prime_factors(r), [r]),
+            }
+        }
+        // The two layers through the index maps (and Cooley–Tukey's
+        // twiddles) against a naive DFT, as `stage::composite_dft` runs them.
+        use num_complex::Complex;
+        let dft = |x: &[Complex<f64>]| -> Vec<Complex<f64>> {
+            let n = x.len();
+            (0..n)
+                .map(|k| {
+                    x.iter()
+                        .enumerate()
+                        .map(|(j, v)| v * Complex::from_polar(1.0, -2.0 * PI * ((j * k) % n) as f64 / n as f64))
+                        .sum()
+                })
+                .collect()
+        };
+        use std::f64::consts::PI;
+        for r in 4..=64 {
+            let Some(s) = dft_split(r) else { continue };
+            let (a, b) = (s.first, s.second);
+            let x: Vec<Complex<f64>> = (0..r)
+                .map(|j| Complex::new((j * j % 7) as f64, j as f64 - 3.5))
+                .collect();
+            let mut t = vec![Complex::new(0.0, 0.0); r];
+            for n2 in 0..b {
+                let column: Vec<_> = (0..a).map(|n1| x[s.sample(n1, n2)]).collect();
+                for (k1, v) in dft(&column).into_iter().enumerate() {
+                    let twiddle = if s.good_thomas {
+                        0.0
+                    } else {
+                        -2.0 * PI * (n2 * k1) as f64 / r as f64
+                    };
+                    t[n2 * a + k1] = v * Complex::from_polar(1.0, twiddle);
+                }
+            }
+            let mut y = vec![Complex::new(0.0, 0.0); r];
+            for k1 in 0..a {
+                let row: Vec<_> = (0..b).map(|n2| t[n2 * a + k1]).collect();
+                for (k2, v) in dft(&row).into_iter().enumerate() {
+                    y[s.bin(k1, k2)] = v;
+                }
+            }
+            let expected = dft(&x);
+            let err = y.iter().zip(&expected).map(|(u, v)| (u - v).norm()).fold(0.0, f64::max);
+            assert!(err < 1e-9, "radix {r} as {s:?}: error {err:.2e}");
+        }
+        for m in 2..40 {
+            for x in (1..m).filter(|&x| gcd(x, m) == 1) {
+                assert_eq!(x * inverse_mod(x, m) % m, 1);
+            }
+        }
+    }
+
+    #[test]
+    fn rader_primes_and_their_primitive_roots() {
+        let rader: Vec<usize> = (2..200).filter(|&n| is_rader_prime(n)).collect();
+        // Primes above 7 whose predecessor has no prime factor above 7.
+        assert_eq!(
+            rader,
+            [11, 13, 17, 19, 29, 31, 37, 41, 43, 61, 71, 73, 97, 101, 109, 113, 127, 151, 163, 181, 193, 197]
+        );
+        assert!(is_rader_prime(211) && is_rader_prime(421) && is_rader_prime(4201));
+        assert!(!is_rader_prime(4099) && !is_rader_prime(47) && !is_rader_prime(141));
+        for p in rader.into_iter().chain([211, 421, 4201]) {
+            let g = primitive_root(p);
+            let mut seen = vec![false; p];
+            let mut x = 1;
+            for _ in 0..p - 1 {
+                assert!(!seen[x], "{g} is not a primitive root of {p}");
+                seen[x] = true;
+                x = x * g % p;
+            }
+        }
+        assert_eq!(primitive_root(211), 2);
+        assert_eq!(primitive_root(421), 2);
+    }
+
+    #[test]
+    fn bluestein_lengths_are_smooth_and_long_enough() {
+        for n in [2usize, 3, 11, 85, 141, 211, 421, 4099, 65537] {
+            let m = bluestein_length(n);
+            assert!(m >= 2 * n - 1 && is_smooth(m), "{n} -> {m}");
+            assert!((2 * n - 1..m).all(|x| !is_smooth(x)));
+        }
+        assert_eq!(bluestein_length(421), 864);
+    }
+
+    #[test]
+    fn four_step_split_is_balanced_and_respects_limits() {
+        assert_eq!(four_step_split(1 << 14, |_| true, |_| true), Some((128, 128)));
+        assert_eq!(four_step_split(1 << 15, |_| true, |_| true), Some((128, 256)));
+        assert_eq!(four_step_split(1000, |_| true, |_| true), Some((25, 40)));
+        assert_eq!(four_step_split(1 << 14, |c| c <= 64, |_| true), Some((64, 256)));
+        assert_eq!(four_step_split(97, |c| c < 97, |r| r < 97), None);
+    }
+}
