@@ -55,6 +55,7 @@ def run_set(bin_dir, backend, name, quick):
 
 
 def dump(bin_dir, backend, out_dir, quick, sets):
+    bin_dir = os.path.abspath(bin_dir)
     os.makedirs(out_dir, exist_ok=True)
     for name in sets:
         kernels = run_set(bin_dir, backend, name, quick)

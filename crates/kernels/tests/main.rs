@@ -5,7 +5,7 @@ mod activation_device;
 mod adamw_device;
 mod cgemm_device;
 mod channel_scale_device;
-mod fft_device;
+mod fft;
 mod fused_device;
 mod pointwise_conv_device;
 mod pointwise_grad_device;

@@ -10,7 +10,7 @@ use super::options::{DeviceOptions, Measurement};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, TileFill};
-use super::{FftError, FftPlan};
+use super::plan::{FftError, FftPlan};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
 
 /// Threads a cube of the element-wise half-spectrum passes takes.

@@ -28,6 +28,6 @@ pub use options::{
     DeviceOptions, DirectDft, Measurement, OddReal, PlaneFusion, Planning, PrimeAlgorithm, SharedLayout, TilePrefetch,
     UnitStrides,
 };
-pub(crate) use plan::{AxisKind, AxisStep};
+pub(crate) use plan::AxisStep;
 pub use plan::{Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm};
 pub use window::Window;

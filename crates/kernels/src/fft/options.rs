@@ -1,7 +1,7 @@
 //! The lowering's choices that do not change results (`DeviceOptions`), and
 //! how a plan chooses among them (`Planning`, `Measurement`).
 
-use super::FftError;
+use super::plan::FftError;
 
 /// Choices the lowering makes that do not change results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,8 +1,9 @@
 //! The plan: a numpy-style transform described (`FftDesc`), validated and
 //! broken into one step per axis (`FftPlan`, `AxisStep`); no device here.
 
-use super::window::Window;
 use std::fmt;
+
+use super::window::Window;
 
 /// Kind of transform along the axes, numpy's naming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@ use super::super::dft::{DftConfig, DftShape, MAX_MATRIX};
 use super::super::factor::has_radix_plan;
 use super::super::options::DirectDft;
 use super::super::stage::Convolution;
-use super::super::AxisStep;
+use super::super::plan::AxisStep;
 use super::single::convolution_for;
 use super::{Batch, Buf, Kernel, Lowering};
 

@@ -6,7 +6,7 @@ use super::super::factor::{bluestein_length, four_step_split, has_radix_plan};
 use super::super::real::HalfSpectrumConfig;
 use super::super::stage::{AxisFold, InputForm, OutputForm, PostTwiddle, StageLayout};
 use super::super::window::Window;
-use super::super::{AxisStep, FftError};
+use super::super::plan::{AxisStep, FftError};
 use super::single::COLUMN_SIGNALS;
 use super::tables::{bluestein_kernel_spectrum, chirp, interleave, twiddle_table};
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};

@@ -2,7 +2,8 @@
 //! [`DeviceOptions`] becomes a [`Recipe`], the launches one execution makes
 //! with their kernel configurations and host tables. No device client here:
 //! `super::device` uploads the tables and launches the recipe, and unit tests
-//! check recipes on the CPU (`tests/fft/planner.rs`).
+//! check recipes on the CPU (`tests.rs` here for crate-private rules,
+//! `tests/fft/planner.rs` through the public API).
 //!
 //! One file per way an axis runs: whole signals in one cube (`single.rs`;
 //! resident cubes in `resident.rs`), a four-step FFT for longer ones
@@ -15,6 +16,8 @@ mod plane;
 mod resident;
 mod single;
 mod tables;
+#[cfg(test)]
+mod tests;
 
 pub use super::dft::{DftConfig, DftShape};
 pub use super::plane::PlaneConfig;
@@ -31,7 +34,7 @@ use super::factor::{default_max_radix, has_radix_plan, radices, threads_per_sign
 use super::options::DeviceOptions;
 use super::stage::smem_stride_for;
 use super::window::Window;
-use super::{AxisKind, AxisStep, FftError, FftPlan};
+use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
 use single::{convolution_for, tile_slots, COLUMN_SIGNALS};
 
 /// Shared memory every backend we target gives a cube: the least a caller may
@@ -66,6 +69,14 @@ impl DeviceLimits {
         cube_threads: 1024,
         async_copies: true,
         multiprocessors: Some(132),
+    };
+
+    /// Mesa's lavapipe (Vulkan on the CPU) through wgpu, where CI runs the kernels.
+    pub const LAVAPIPE: DeviceLimits = DeviceLimits {
+        shared_memory: 32 * 1024,
+        cube_threads: 1024,
+        async_copies: false,
+        multiprocessors: None,
     };
 
     pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {

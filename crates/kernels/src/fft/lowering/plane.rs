@@ -7,7 +7,7 @@ use super::super::factor::{gcd, has_radix_plan};
 use super::super::options::PlaneFusion;
 use super::super::plane::PlaneConfig;
 use super::super::stage::{InputForm, OutputForm, StageConfig};
-use super::super::AxisStep;
+use super::super::plan::AxisStep;
 use super::single::tile_slots;
 use super::tables::twiddle_table;
 use super::{Buf, Kernel, Lowering, Transform};

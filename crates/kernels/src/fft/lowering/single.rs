@@ -12,7 +12,7 @@ use super::super::stage::{
     coordinates_pay, smem_stride_for, splits_first_pass, Convolution, InputForm, OutputForm, StageConfig, StageLayout,
 };
 use super::super::window::Window;
-use super::super::AxisStep;
+use super::super::plan::AxisStep;
 use super::tables::{coarse_twiddles, convolution_factors, twiddle_table};
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};
 
