@@ -215,7 +215,22 @@ fn pointwise_conv_tf32_kernel(
     let mut a_next = Array::<f32>::new(BLOCK_M * CHUNK / THREADS);
     let mut x_next = Array::<f32>::new(CHUNK * BLOCK_S / THREADS);
     let (row0, col0) = ((plane / PLANE_COLS) * PLANE_M, (plane % PLANE_COLS) * PLANE_S);
-    load_chunk(a, x, &mut a_next, &mut x_next, thread, 0, m0, s0, x_base, m_len, k_len, points, a_row, a_col);
+    load_chunk(
+        a,
+        x,
+        &mut a_next,
+        &mut x_next,
+        thread,
+        0,
+        m0,
+        s0,
+        x_base,
+        m_len,
+        k_len,
+        points,
+        a_row,
+        a_col,
+    );
     let mut k0 = 0;
     while k0 < k_len {
         #[unroll]
@@ -231,7 +246,22 @@ fn pointwise_conv_tf32_kernel(
         sync_cube();
         if k0 + CHUNK < k_len {
             let k1 = k0 + CHUNK;
-            load_chunk(a, x, &mut a_next, &mut x_next, thread, k1, m0, s0, x_base, m_len, k_len, points, a_row, a_col);
+            load_chunk(
+                a,
+                x,
+                &mut a_next,
+                &mut x_next,
+                thread,
+                k1,
+                m0,
+                s0,
+                x_base,
+                m_len,
+                k_len,
+                points,
+                a_row,
+                a_col,
+            );
         }
         #[unroll]
         for kk in 0..CHUNK / K_STEP {

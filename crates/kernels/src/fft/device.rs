@@ -7,10 +7,10 @@ use cubecl::server::Handle;
 use super::dft::dft_kernel;
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
+use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, TileFill};
-use super::plan::{FftError, FftPlan};
 use crate::pairs::{pair_aligned, quad_aligned, vector_size};
 
 /// Threads a cube of the element-wise half-spectrum passes takes.

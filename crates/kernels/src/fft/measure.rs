@@ -8,8 +8,8 @@ use cubecl::prelude::*;
 use super::device::DeviceFft;
 use super::lowering::{lower, DeviceLimits, CONVOLUTION_ROW_THREADS};
 use super::options::{DeviceOptions, Measurement, PlaneFusion, Planning, UnitStrides};
-use super::stage::Convolution;
 use super::plan::{FftError, FftPlan};
+use super::stage::Convolution;
 
 /// Cube sizes timed for Rader's rows. The size that suits a length moves with
 /// NVRTC's output rather than with anything the plans show, so no one size wins

@@ -21,9 +21,9 @@ pub(crate) mod stage;
 mod window;
 
 pub use device::{DeviceFft, Table};
-pub(crate) use lowering::{shared_stage, shared_stage_tables};
-pub use lowering::MIN_PLANE_THREADS;
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
+pub use lowering::MIN_PLANE_THREADS;
+pub(crate) use lowering::{shared_stage, shared_stage_tables};
 pub use options::{
     DeviceOptions, DirectDft, Measurement, OddReal, PlaneFusion, Planning, PrimeAlgorithm, SharedLayout, TilePrefetch,
     UnitStrides,

@@ -4,8 +4,8 @@
 use super::super::dft::{DftConfig, DftShape, MAX_MATRIX};
 use super::super::factor::has_radix_plan;
 use super::super::options::DirectDft;
-use super::super::stage::Convolution;
 use super::super::plan::AxisStep;
+use super::super::stage::Convolution;
 use super::single::convolution_for;
 use super::{Batch, Buf, Kernel, Lowering};
 
@@ -35,7 +35,14 @@ impl Lowering {
     }
 
     /// One launch: the DFT matrix between the stored windows times every signal.
-    pub(super) fn direct(&mut self, step: &AxisStep, dft: DftShape, batch: Batch, src: (Buf, usize), dst: (Buf, usize)) {
+    pub(super) fn direct(
+        &mut self,
+        step: &AxisStep,
+        dft: DftShape,
+        batch: Batch,
+        src: (Buf, usize),
+        dst: (Buf, usize),
+    ) {
         let Batch { outer, inner } = batch;
         let strides = |parts: usize, len: usize| [parts * len * inner, parts, parts * inner];
         let kernel = Kernel::Dft {

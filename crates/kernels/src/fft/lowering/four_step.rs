@@ -3,10 +3,10 @@
 //! convolution of long lengths through two four-step FFTs.
 
 use super::super::factor::{bluestein_length, four_step_split, has_radix_plan};
+use super::super::plan::{AxisStep, FftError};
 use super::super::real::HalfSpectrumConfig;
 use super::super::stage::{AxisFold, InputForm, OutputForm, PostTwiddle, StageLayout};
 use super::super::window::Window;
-use super::super::plan::{AxisStep, FftError};
 use super::single::COLUMN_SIGNALS;
 use super::tables::{bluestein_kernel_spectrum, chirp, interleave, twiddle_table};
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};
@@ -39,7 +39,14 @@ fn scratch_sink(buf: (Buf, usize), len: usize) -> Sink {
 
 impl Lowering {
     /// Lowers a transform too long for one cube.
-    pub(super) fn long(&mut self, step: &AxisStep, t: &Transform, batch: Batch, source: Source, sink: Sink) -> Result<(), FftError> {
+    pub(super) fn long(
+        &mut self,
+        step: &AxisStep,
+        t: &Transform,
+        batch: Batch,
+        source: Source,
+        sink: Sink,
+    ) -> Result<(), FftError> {
         let n = t.n;
         let (src, dst) = (source.buf, sink.buf);
         let complex_floats = |len: usize| 2 * batch.outer * len * batch.inner;
@@ -136,7 +143,14 @@ impl Lowering {
     /// Two launches for a transform of a length `len` with a radix plan, too
     /// long for one cube: `len = n1 · n2`, columns of length n1 (twiddled),
     /// then rows of length n2 whose outputs land transposed (k = k1 + n1·k2).
-    pub(super) fn four_step(&mut self, len: usize, inverse: bool, batch: Batch, src: Source, dst: Sink) -> Result<(), FftError> {
+    pub(super) fn four_step(
+        &mut self,
+        len: usize,
+        inverse: bool,
+        batch: Batch,
+        src: Source,
+        dst: Sink,
+    ) -> Result<(), FftError> {
         // Divisors of a length with a radix plan have one. Columns of
         // COLUMN_SIGNALS signals coalesce best; the longest lengths settle for narrower tiles.
         let fits = |n: usize, signals: usize| self.fits(n, n, signals);

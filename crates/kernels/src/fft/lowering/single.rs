@@ -4,15 +4,15 @@
 
 use super::super::banks::{shared_layout, Lanes};
 use super::super::factor::{
-    balanced_two_passes, default_max_radix, first_pass_in_whole_rounds, has_radix_plan, is_rader_prime, is_smooth,
-    largest_first_pass_last, radices, bluestein_length, threads_per_signal,
+    balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, has_radix_plan,
+    is_rader_prime, is_smooth, largest_first_pass_last, radices, threads_per_signal,
 };
 use super::super::options::{OddReal, PrimeAlgorithm, SharedLayout, UnitStrides};
+use super::super::plan::AxisStep;
 use super::super::stage::{
     coordinates_pay, smem_stride_for, splits_first_pass, Convolution, InputForm, OutputForm, StageConfig, StageLayout,
 };
 use super::super::window::Window;
-use super::super::plan::AxisStep;
 use super::tables::{coarse_twiddles, convolution_factors, twiddle_table};
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};
 
@@ -286,7 +286,11 @@ impl Lowering {
             .post_twiddle
             .map(|pt| [coarse_twiddles(pt), twiddle_table(pt.total, pt.fine_len)]);
         // Kernels bind every array argument: an unused factors table is one zero.
-        let factors = if factors.is_empty() { vec![0.0, 0.0] } else { factors.to_vec() };
+        let factors = if factors.is_empty() {
+            vec![0.0, 0.0]
+        } else {
+            factors.to_vec()
+        };
         let kernel = Kernel::Stage {
             cfg,
             layout,
@@ -299,7 +303,14 @@ impl Lowering {
     }
 
     /// One launch: every signal whole in one cube.
-    pub(super) fn single(&mut self, t: &Transform, convolution: Option<Convolution>, batch: Batch, src: Source, dst: Sink) {
+    pub(super) fn single(
+        &mut self,
+        t: &Transform,
+        convolution: Option<Convolution>,
+        batch: Batch,
+        src: Source,
+        dst: Sink,
+    ) {
         let column = batch.column();
         let signals = if column { batch.inner } else { batch.outer };
         let t = &self.twinned(t, convolution, signals);

@@ -1,0 +1,136 @@
+//! The launchable stage kernel.
+
+use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::*;
+
+use super::config::StageConfig;
+use super::coords::{tile_coords, unit_in_tile, TileGrid};
+use super::load::{load_tile, loads_directly};
+use super::packed::{fold_packed_tile, folds_in_shared};
+use super::passes::transform_tile;
+use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
+use super::store::{store_tile, stores_directly};
+
+/// Transforms tiles of equal-length signals. Without [`StageConfig::prefetch`]
+/// each cube takes one tile: it loads it (or its first pass reads global
+/// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
+/// each walk many tiles, staging the next tile's input while transforming
+/// the current one ([`resident_tiles`]).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn fft_stage_kernel<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    nb: usize,
+    nc: usize,
+    num_tiles: usize,
+    in_sa: usize,
+    in_sb: usize,
+    in_sc: usize,
+    in_axis: usize,
+    out_sa: usize,
+    out_sb: usize,
+    out_sc: usize,
+    out_axis: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let grid = TileGrid {
+        nb,
+        nc,
+        num_tiles,
+        in_sa,
+        in_sb,
+        in_sc,
+        in_axis,
+        out_sa,
+        out_sb,
+        out_sc,
+        out_axis,
+    };
+    let tile_len = comptime![cfg.signals_per_cube * cfg.smem_stride];
+    let mut smem_re = SharedMemory::<F>::new(tile_len);
+    let mut smem_im = SharedMemory::<F>::new(tile_len);
+    let (signal, thread) = unit_in_tile(cfg.clone());
+
+    if comptime![cfg.prefetch.is_some()] {
+        if comptime![cfg.pairs_per_copy() > 0] {
+            let landed = CopiesLanding {
+                barrier: Barrier::shared(CUBE_DIM, UNIT_POS == 0),
+            };
+            resident_tiles::<F, NI, NO, CopiesLanding>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                grid,
+                &mut smem_re,
+                &mut smem_im,
+                &landed,
+                signal,
+                thread,
+                cfg,
+            );
+        } else {
+            resident_tiles::<F, NI, NO, LoadsLanded>(
+                input,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                grid,
+                &mut smem_re,
+                &mut smem_im,
+                &LoadsLanded { _none: () },
+                signal,
+                thread,
+                cfg,
+            );
+        }
+    } else {
+        let tile = CUBE_POS;
+        if tile >= num_tiles {
+            terminate!();
+        }
+        let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
+        if comptime![!loads_directly(&cfg)] {
+            load_tile::<F, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
+        }
+        if comptime![folds_in_shared(&cfg)] {
+            fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
+        }
+        transform_tile::<F, NI, NO>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            &mut smem_re,
+            &mut smem_im,
+            at,
+            signal,
+            thread,
+            cfg.clone(),
+        );
+        if comptime![!stores_directly(&cfg)] {
+            store_tile::<F, NO>(
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                &smem_re,
+                &smem_im,
+                at,
+                cfg,
+            );
+        }
+    }
+}

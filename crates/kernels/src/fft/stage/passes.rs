@@ -1,0 +1,495 @@
+//! The Stockham passes over a tile, and what a tile's transform reads and
+//! yields.
+
+use cubecl::prelude::*;
+
+use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
+use super::config::{InputForm, OutputForm, Round, StageConfig};
+use super::convolution::{rader_slot, rader_source, turn_to_inverse};
+use super::coords::{slot, TileCoords};
+use super::load::{load_element, loads_directly};
+use super::packed::{fold_bins, packed_bin_imag, store_untangled_unit, untangle_bin, untangled_units};
+use super::resident::{held_twiddle_offset, holds_twiddles};
+use super::split::{pass_split, split_first_pass};
+use super::store::{store_slot_value, stores_directly};
+use crate::fft::window::Window;
+
+/// True when some output of butterfly `i` of the last pass lies in the store
+/// window, whose outputs are `i + t·n/r`; butterflies with none are skipped.
+#[cube]
+pub(super) fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
+    let quarter = comptime![cfg.n / r];
+    // Real outputs need every element, twin spectra bins k and n - k.
+    let whole = comptime![cfg.output.is_real() || cfg.output == OutputForm::TwinSpectra];
+    match comptime![(cfg.prune, cfg.store_fold, whole, cfg.store)] {
+        (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
+        (true, None, false, Window::Centered(m)) | (true, None, false, Window::Shifted(m)) => {
+            i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter
+        }
+        _ => true,
+    }
+}
+
+/// Stockham pass `pass` (radix `r`, the round's `pass`-th) over every signal of
+/// the tile, then the following passes up to `until`. Pass `p` reads element
+/// `i + j·n/r`, twiddles it by `W^{j·(i mod span)}` and writes DFT output `t`
+/// to `(i - i mod span)·r + i mod span + t·span`. The passes run over
+/// [`StageConfig::pass_len`] as `round` says.
+#[cube]
+// The comptime switch around the untangling store stays an outer `if`; the
+// cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
+pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    staged: &SharedMemory<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    held: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] pass: usize,
+    #[comptime] until: usize,
+    #[comptime] round: Round,
+    #[comptime] cfg: StageConfig,
+) {
+    let n = comptime![cfg.pass_len()];
+    let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
+    let inverse = comptime![round.inverse];
+    let last = comptime![pass + 1 == cfg.radices.len()];
+    let turn = comptime![last && round.turn];
+    // A resident cube's first pass reads the input it staged, as it lies in global memory.
+    let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
+    let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
+    let to_global = comptime![last && stores_directly(&cfg)];
+    let threads = comptime![cfg.threads_per_signal];
+    let quarter_n = comptime![n / r];
+    // An untangling last pass gives each thread butterfly u and its mirror
+    // n/r - u, whose outputs are the bins k and n - k each output needs.
+    let untangle = comptime![to_global && cfg.output == OutputForm::Untangled];
+    let units = comptime![if untangle {
+        untangled_units(quarter_n)
+    } else {
+        quarter_n
+    }];
+    let slots = comptime![if untangle { 2usize } else { 1usize }];
+    let per_thread = comptime![units.div_ceil(threads)];
+    // Mixed radices leave some threads without a butterfly in some passes.
+    let ragged = comptime![per_thread * threads != units];
+    // Twiddle table holds `n * table_step` entries (twice n for packed real stages).
+    let table_step = comptime![cfg.twiddle_table_step()];
+    let exp_step = comptime![n / (span * r) * table_step];
+    let base = signal * comptime![cfg.smem_stride];
+
+    if comptime![pass_split(&cfg, &round, pass) > 1] {
+        split_first_pass::<F, NI, NO>(
+            input,
+            staged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            r,
+            inverse,
+            cfg.clone(),
+        );
+    } else {
+        let mut re = Array::<F>::new(comptime![per_thread * slots * r]);
+        let mut im = Array::<F>::new(comptime![per_thread * slots * r]);
+
+        #[unroll]
+        for q in 0..per_thread {
+            let u = thread + q * threads;
+            let exists = !ragged || u < units;
+            #[unroll]
+            for h in 0..slots {
+                // The mirror of butterfly 0 is itself; an even n/r pairs it with n/2r.
+                let i = if comptime![h == 0] {
+                    u
+                } else {
+                    select(u == 0, comptime![quarter_n / 2], quarter_n - u)
+                };
+                let mut needed = exists && (!to_global || untangle || butterfly_needed(i, cfg.clone(), r));
+                if comptime![h == 1 && quarter_n % 2 == 1] {
+                    needed = needed && u != 0;
+                }
+                let at_slot = comptime![(q * slots + h) * r];
+                if needed {
+                    let k = i % span;
+                    // One table read per butterfly: W^j = (W^1)^j by recurrence.
+                    let (w1r, w1i) = if comptime![span > 1 && holds_twiddles(&cfg)] {
+                        let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
+                        (held[at_held], held[at_held + 1])
+                    } else if comptime![span > 1] {
+                        table_twiddle::<F>(twiddles, k * exp_step, inverse)
+                    } else {
+                        (F::new(1.0), F::new(0.0))
+                    };
+                    let mut wr = F::new(1.0);
+                    let mut wi = F::new(0.0);
+                    #[unroll]
+                    for j in 0..r {
+                        let (mut xr, mut xi) = read_pass_element::<F, NI>(
+                            input,
+                            staged,
+                            factors,
+                            twiddles,
+                            smem_re,
+                            smem_im,
+                            at,
+                            signal,
+                            base,
+                            i,
+                            j * quarter_n,
+                            pass,
+                            cfg.clone(),
+                        );
+                        if comptime![pass == 0] {
+                            match comptime![round.chirp] {
+                                Some(len) => {
+                                    let e = i + j * quarter_n;
+                                    let (fr, fi) = table_value::<F>(factors, select(e < len, e, 0usize));
+                                    let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
+                                    // `select`, not a product by zero: the slots past `len` were never written.
+                                    let zero = F::new(0.0);
+                                    xr = select(e < len, tr, zero);
+                                    xi = select(e < len, ti, zero);
+                                }
+                                None => {}
+                            }
+                        }
+                        if comptime![span > 1] && j > 0 {
+                            if comptime![j == 1] {
+                                wr = w1r;
+                                wi = w1i;
+                            } else {
+                                let (nr, ni) = complex_mul::<F>(wr, wi, w1r, w1i);
+                                wr = nr;
+                                wi = ni;
+                            }
+                            let (yr, yi) = complex_mul::<F>(xr, xi, wr, wi);
+                            re[at_slot + j] = yr;
+                            im[at_slot + j] = yi;
+                        } else {
+                            re[at_slot + j] = xr;
+                            im[at_slot + j] = xi;
+                        }
+                    }
+                    small_dft::<F>(&mut re, &mut im, at_slot, 1usize, r, inverse);
+                    if comptime![turn] {
+                        turn_to_inverse::<F>(
+                            &mut re,
+                            &mut im,
+                            factors,
+                            smem_re,
+                            smem_im,
+                            signal,
+                            i,
+                            at_slot,
+                            r,
+                            cfg.clone(),
+                        );
+                    }
+                }
+                if to_global && !untangle && needed {
+                    // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
+                    #[unroll]
+                    for t in 0..r {
+                        store_slot_value::<F, NO>(
+                            output,
+                            post_coarse,
+                            post_fine,
+                            factors,
+                            at,
+                            signal,
+                            i + t * quarter_n,
+                            (re[at_slot + t], im[at_slot + t]),
+                            cfg.clone(),
+                        );
+                    }
+                }
+            }
+            // Only an untangling pass has the mirror slots this indexes.
+            if comptime![untangle] {
+                if exists {
+                    store_untangled_unit::<F, NO>(
+                        output,
+                        post_coarse,
+                        post_fine,
+                        twiddles,
+                        factors,
+                        at,
+                        signal,
+                        u,
+                        &re,
+                        &im,
+                        comptime![q * slots * r],
+                        r,
+                        cfg.clone(),
+                    );
+                }
+            }
+        }
+        if !to_global {
+            if !from_global {
+                // In place: every read of this pass must land before any write.
+                sync_cube();
+            }
+            if comptime![from_staged && cfg.rader()] {
+                // Rader's x[0], which the turn and the last pass add, into
+                // the slot after the convolution's before the staged tile is
+                // refilled after this pass.
+                if thread == 0 {
+                    let x0 = staged[signal * comptime![cfg.load_len()]];
+                    let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
+                    smem_re[at] = x0[0];
+                    smem_im[at] = x0[1];
+                }
+            }
+            // Rader's last inverse pass adds x[0] (in the slot after the
+            // convolution's) to every entry as it writes it, so that the store
+            // reads one slot an output
+            // (benches/results/2026-11-26_resident_split_h100.md).
+            let adds_x0 = comptime![cfg.rader() && last && (round.reversed || cfg.radices.len() == 1)];
+            let mut x0r = F::new(0.0);
+            let mut x0i = F::new(0.0);
+            if comptime![adds_x0] {
+                let x0 = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
+                x0r = smem_re[x0];
+                x0i = smem_im[x0];
+            }
+            #[unroll]
+            for q in 0..per_thread {
+                let i = thread + q * threads;
+                if !ragged || i < quarter_n {
+                    // A turning pass writes as the inverse's first pass (span 1) would.
+                    let written = comptime![if turn { 1usize } else { span }];
+                    let k = i % written;
+                    let dst = (i - k) * r + k;
+                    #[unroll]
+                    for t in 0..r {
+                        let at = base + slot(dst + t * written, cfg.padded_slots);
+                        if comptime![adds_x0] {
+                            smem_re[at] = re[q * r + t] + x0r;
+                            smem_im[at] = im[q * r + t] + x0i;
+                        } else {
+                            smem_re[at] = re[q * r + t];
+                            smem_im[at] = im[q * r + t];
+                        }
+                    }
+                }
+            }
+            sync_cube();
+        }
+    }
+
+    // After a turn the passes go on from the inverse's second.
+    let (following, upto, next_round) = comptime![if turn {
+        (1usize, cfg.radices.len(), Round::inverse_of_turn())
+    } else {
+        (pass + 1, until, round)
+    }];
+    if comptime![following < upto] {
+        stockham_passes::<F, NI, NO>(
+            input,
+            staged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            held,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            following,
+            upto,
+            next_round,
+            cfg,
+        );
+    }
+}
+
+/// Element `i + offset` of the tile's signal `signal` as pass `pass` reads
+/// it: from the input a resident cube staged, from global memory (a first
+/// pass that loads directly) or from the tile in shared memory, where the
+/// signal starts at `base`. Each source adds the offset itself, as the
+/// unsplit pass always spelled it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn read_pass_element<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    staged: &SharedMemory<Vector<F, N>>,
+    factors: &Array<F>,
+    twiddles: &Array<F>,
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    base: usize,
+    i: usize,
+    offset: usize,
+    #[comptime] pass: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
+    let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
+    if from_staged {
+        let k = if comptime![cfg.rader()] {
+            rader_source::<F>(factors, i + offset, cfg.clone())
+        } else {
+            i + offset
+        };
+        let v = staged[signal * comptime![cfg.load_len()] + k];
+        (v[0], v[1])
+    } else if from_global {
+        load_pass_input::<F, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
+    } else {
+        (
+            smem_re[base + slot(i + offset, cfg.padded_slots)],
+            smem_im[base + slot(i + offset, cfg.padded_slots)],
+        )
+    }
+}
+
+/// Value `k` of what the first pass transforms, read from global memory: the
+/// windowed input element, or for a packed Hermitian input the value folded
+/// from bins `k` and `n - k`.
+#[cube]
+fn load_pass_input<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    factors: &Array<F>,
+    twiddles: &Array<F>,
+    at: TileCoords,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    if comptime![cfg.input == InputForm::HermitianPacked] {
+        let n = comptime![cfg.n];
+        let (xr, xi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+        let (yr, yi) = load_element::<F, N>(input, factors, at, s, n - k, cfg.clone());
+        let xi = packed_bin_imag::<F>(xi, k, cfg.clone());
+        let yi = packed_bin_imag::<F>(yi, n - k, cfg.clone());
+        fold_bins::<F>(xr, xi, yr, yi, twiddles, k)
+    } else {
+        load_element::<F, N>(input, factors, at, s, k, cfg)
+    }
+}
+
+/// The complex transform of every signal of the tile: the Stockham passes, or
+/// the two transforms of a [`Convolution`], which turn from one to the other
+/// at the kernel's spectrum in registers ([`Round::turn`]; Rader's `Σ a`
+/// kept aside there), Bluestein's with the chirp applied as the first pass
+/// reads and in [`tile_output`].
+///
+/// Turning in registers saves the kernel's product a pass over shared memory
+/// and a barrier (benches/results/2026-11-25_convolution_turn_h100.md).
+///
+/// [`Convolution`]: super::config::Convolution
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![!cfg.radices.is_empty()] {
+        let round = comptime![Round::first(&cfg)];
+        // Only a resident cube's passes read staged input (see `resident_tiles`).
+        let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
+        // Nor do other cubes hold twiddles (see `held_twiddles`).
+        let unheld = Array::<F>::new(1usize);
+        stockham_passes::<F, NI, NO>(
+            input,
+            &unstaged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            &unheld,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            0usize,
+            comptime![cfg.radices.len()],
+            round,
+            cfg.clone(),
+        );
+    }
+}
+
+/// Output `k` of the tile's signal `s` from its transform in shared memory: the
+/// value itself, the bin untangled from the half-length transform,
+/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`x[0] +
+/// Σ a` for `X[0]`), which the passes summed in its slot.
+#[cube]
+pub(crate) fn tile_output<F: Float>(
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    twiddles: &Array<F>,
+    factors: &Array<F>,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    let n = comptime![cfg.n];
+    let base = s * comptime![cfg.smem_stride];
+    if comptime![cfg.output == OutputForm::Untangled] {
+        // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
+        // k runs over 0..=n: Z[n] is Z[0].
+        let za = select(k == n, 0usize, k);
+        let zc = select(k == 0, 0usize, n - k);
+        let (zr, zi) = (
+            smem_re[base + slot(za, cfg.padded_slots)],
+            smem_im[base + slot(za, cfg.padded_slots)],
+        );
+        let (yr, yi) = (
+            smem_re[base + slot(zc, cfg.padded_slots)],
+            smem_im[base + slot(zc, cfg.padded_slots)],
+        );
+        let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
+        untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
+    } else if comptime![cfg.convolution.is_some() && !cfg.rader()] {
+        // Bluestein's output chirp.
+        let (fr, fi) = table_value::<F>(factors, k);
+        complex_mul::<F>(
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+            fr,
+            fi,
+        )
+    } else if comptime![cfg.rader()] {
+        // The passes added x[0] already.
+        let at = base + slot(rader_slot::<F>(factors, k, true), cfg.padded_slots);
+        (smem_re[at], smem_im[at])
+    } else {
+        (
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+        )
+    }
+}

@@ -1,0 +1,329 @@
+//! Resident cubes that walk many tiles, staging each next tile's input while
+//! they transform the current one, their threads holding the passes' twiddles.
+
+use cubecl::prelude::barrier::{copy_async_checked, Barrier};
+use cubecl::prelude::*;
+
+use super::butterfly::table_twiddle;
+use super::config::{OutputForm, Round, StageConfig};
+use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
+use super::load::load_source;
+use super::passes::stockham_passes;
+use super::store::{store_tile, stores_directly};
+use crate::fft::factor::rounds_per_thread;
+
+/// Starts staging the complex input of the tile's signals in `staged`, as it
+/// lies in global memory (zeros outside the load window), element `k` of
+/// signal `s` at `s · load_len + k` ([`TileFill`]). Asynchronous copies only
+/// start the transfer: the caller commits them to a barrier and waits; plain
+/// loads end at a cube barrier.
+///
+/// [`TileFill`]: super::config::TileFill
+#[cube]
+fn stage_tile<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    at: TileCoords,
+    staged: &mut SharedMemory<Vector<F, N>>,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let load_len = comptime![cfg.load_len()];
+    let in_seq = comptime![cfg.input_seq_len()];
+    let threads = comptime![cfg.threads_per_cube()];
+    let fastest = comptime![cfg.load_signals_fastest];
+    let pairs = comptime![cfg.pairs_per_copy()];
+    if comptime![pairs == 2] {
+        // Whole contiguous rows: copy q of signal s moves pairs 2q and 2q + 1.
+        let copies = comptime![load_len / 2];
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut q) = split_flat(flat, copies, signals, false);
+        while flat < comptime![copies * signals] {
+            let from = at.in_base + s * at.in_sc + 2 * q;
+            // A source of no elements zero-fills the copy (signals past the batch).
+            let len = select(at.c0 + s < at.nc, 2usize, 0usize);
+            let to = s * load_len + 2 * q;
+            copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 2), 4u32);
+            let (next_s, next_q) = advance_flat(s, q, threads, copies, signals, false);
+            s = next_s;
+            q = next_q;
+            flat += threads;
+        }
+    } else {
+        let mut flat = UNIT_POS as usize;
+        let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
+        while flat < comptime![load_len * signals] {
+            let (sig, axis, inside) = load_source(at, s, k, cfg.clone());
+            let (held, j) = window_position(axis, cfg.load, in_seq);
+            let valid = held && inside;
+            let from = select(valid, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis), 0usize);
+            let to = s * load_len + k;
+            if comptime![pairs == 1] {
+                // A source of no elements zero-fills the pair.
+                let len = select(valid, 1usize, 0usize);
+                copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 1), 2u32);
+            } else {
+                let v = input[from];
+                let mut pair = Vector::<F, N>::empty();
+                pair[0] = select(valid, v[0], F::new(0.0));
+                pair[1] = select(valid, v[1], F::new(0.0));
+                staged[to] = pair;
+            }
+            let (next_s, next_k) = advance_flat(s, k, threads, load_len, signals, fastest);
+            s = next_s;
+            k = next_k;
+            flat += threads;
+        }
+    }
+    if comptime![pairs == 0] {
+        sync_cube();
+    }
+}
+
+/// How a resident cube learns that the tile it filled is in shared memory.
+#[cube]
+pub(super) trait TileLanding: CubeType {
+    /// Ties the copies issued since the last commit to this landing.
+    fn commit(&self);
+    /// Returns once the committed copies have landed.
+    fn wait(&self);
+}
+
+/// Asynchronous copies land on a cube barrier.
+#[derive(CubeType)]
+pub(super) struct CopiesLanding {
+    pub(super) barrier: Shared<Barrier>,
+}
+
+#[cube]
+impl TileLanding for CopiesLanding {
+    fn commit(&self) {
+        self.barrier.commit_copy_async();
+    }
+
+    fn wait(&self) {
+        self.barrier.arrive_and_wait();
+    }
+}
+
+/// Plain loads have landed when the fill returns: it ends at a cube barrier.
+#[derive(CubeType)]
+pub(super) struct LoadsLanded {
+    #[cube(comptime)]
+    pub(super) _none: (),
+}
+
+#[cube]
+impl TileLanding for LoadsLanded {
+    fn commit(&self) {}
+
+    fn wait(&self) {}
+}
+
+/// The most twiddles (complex values, two registers each) a resident cube's
+/// thread holds.
+const MAX_HELD_TWIDDLES: usize = 8;
+
+/// The most threads of a resident cube whose threads hold their twiddles. ptxas
+/// gives a cube of up to 8 warps as many as 255 registers a thread, but caps
+/// one of 9 to 12 warps at 168 (some SM sub-partition holds 3 of them), where
+/// held twiddles spill (benches/results/2026-11-26_register_cap_h100.md).
+pub(crate) const HELD_TWIDDLE_THREADS: usize = 256;
+
+/// Whether a resident cube's threads hold their passes' twiddles in
+/// registers ([`held_twiddles`]): a cube of at most [`HELD_TWIDDLE_THREADS`]
+/// threads, a transform without a convolution (one round of passes) and
+/// without an untangling last pass, at most [`MAX_HELD_TWIDDLES`] a thread.
+pub(crate) fn holds_twiddles(cfg: &StageConfig) -> bool {
+    let passes = cfg.radices.len();
+    cfg.prefetch.is_some()
+        && cfg.threads_per_cube() <= HELD_TWIDDLE_THREADS
+        && cfg.convolution.is_none()
+        && cfg.output != OutputForm::Untangled
+        && held_twiddle_offset(cfg, passes) <= MAX_HELD_TWIDDLES
+}
+
+/// Twiddles a thread holds for the passes before `pass`: one for each of its
+/// butterflies in every pass after the first (whose span is 1).
+pub(crate) fn held_twiddle_offset(cfg: &StageConfig, pass: usize) -> usize {
+    let later = &cfg.radices[1.min(pass)..pass];
+    rounds_per_thread(cfg.pass_len(), later, cfg.threads_per_signal)
+}
+
+/// The first twiddle `W^k` of each butterfly this thread runs in each pass
+/// after the first, which is the same for every tile a resident cube walks:
+/// held in registers, the passes wait on no table read (NVRTC left those
+/// reads in the tile loop, where their latency showed in ncu's stall samples).
+#[cube]
+fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: StageConfig) -> Array<F> {
+    let held_len = comptime![if holds_twiddles(&cfg) {
+        held_twiddle_offset(&cfg, cfg.radices.len())
+    } else {
+        0
+    }];
+    let mut held = Array::<F>::new(comptime![2 * held_len.max(1)]);
+    if comptime![held_len > 0] {
+        let round = comptime![Round::first(&cfg)];
+        let n = comptime![cfg.pass_len()];
+        let threads = comptime![cfg.threads_per_signal];
+        let table_step = comptime![cfg.twiddle_table_step()];
+        #[unroll]
+        for pass in 1..comptime![cfg.radices.len()] {
+            let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
+            let exp_step = comptime![n / (span * r) * table_step];
+            #[unroll]
+            for q in 0..comptime![held_twiddle_offset(&cfg, pass + 1) - held_twiddle_offset(&cfg, pass)] {
+                let k = (thread + q * threads) % span;
+                let (wr, wi) = table_twiddle::<F>(twiddles, k * exp_step, round.inverse);
+                let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
+                held[at_held] = wr;
+                held[at_held + 1] = wi;
+            }
+        }
+    }
+    held
+}
+
+/// A resident cube's walk over the tiles `CUBE_POS, CUBE_POS + CUBE_COUNT, …`:
+/// each tile's input is staged while the tile before runs its passes after
+/// the first, and the first pass reads it from there instead of from global
+/// memory. A long signal takes a whole SM's shared memory, so no other cube's
+/// work would hide its load.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
+    input: &Array<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    grid: TileGrid,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    landed: &L,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let passes = comptime![cfg.radices.len()];
+    // 16-byte copies need 16-byte-aligned destinations.
+    let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
+    // The launch has no more cubes than tiles.
+    let per_tile = comptime![cfg.signals_per_tile()];
+    let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
+    let mut tile = CUBE_POS;
+    stage_tile::<F, NI>(
+        input,
+        tile_coords(tile, grid, per_tile, cfg.one_tile_row),
+        &mut staged,
+        cfg.clone(),
+    );
+    landed.commit();
+    while tile < grid.num_tiles {
+        let following = tile + CUBE_COUNT;
+        let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
+        landed.wait();
+        stockham_passes::<F, NI, NO>(
+            input,
+            &staged,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            &held,
+            smem_re,
+            smem_im,
+            at,
+            signal,
+            thread,
+            0usize,
+            1usize,
+            comptime![Round::first(&cfg)],
+            cfg.clone(),
+        );
+        // Every read of the staged tile must be done before it is refilled: a
+        // first pass that is not the last ends at a barrier already.
+        if comptime![passes == 1] {
+            sync_cube();
+        }
+        if following < grid.num_tiles {
+            stage_tile::<F, NI>(
+                input,
+                tile_coords(following, grid, per_tile, cfg.one_tile_row),
+                &mut staged,
+                cfg.clone(),
+            );
+            landed.commit();
+        }
+        if comptime![passes > 1] {
+            stockham_passes::<F, NI, NO>(
+                input,
+                &staged,
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                &held,
+                smem_re,
+                smem_im,
+                at,
+                signal,
+                thread,
+                1usize,
+                passes,
+                comptime![Round::first(&cfg)],
+                cfg.clone(),
+            );
+        }
+        if comptime![!stores_directly(&cfg)] {
+            store_tile::<F, NO>(
+                output,
+                twiddles,
+                post_coarse,
+                post_fine,
+                factors,
+                smem_re,
+                smem_im,
+                at,
+                cfg.clone(),
+            );
+        }
+        tile = following;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{InputForm, TileFill};
+    use super::*;
+
+    /// Resident cubes of up to 8 warps hold one twiddle per butterfly of
+    /// each pass after the first; larger cubes, which ptxas holds to 168
+    /// registers a thread, and one-tile cubes read the table.
+    #[test]
+    fn resident_threads_hold_twiddles_only_where_registers_allow() {
+        use crate::fft::factor::BUTTERFLY_PAIRS;
+        use crate::fft::lowering::whole_signal_stage;
+        let forms = (InputForm::Complex, OutputForm::Complex);
+        let resident = |n: usize, radices: &[usize], threads: usize| {
+            let mut cfg = whole_signal_stage(n, None, forms, 16, BUTTERFLY_PAIRS);
+            cfg.radices = radices.to_vec();
+            cfg.threads_per_signal = threads;
+            cfg.signals_per_cube = 1;
+            cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 2 });
+            cfg
+        };
+        // 7168 / 16 = 448 butterflies on 256 threads: two each; 7168 / 28 = 256: one.
+        let mut cfg = resident(7168, &[16, 16, 28], 256);
+        assert!(holds_twiddles(&cfg));
+        assert_eq!(held_twiddle_offset(&cfg, 2), 2);
+        assert_eq!(held_twiddle_offset(&cfg, 3), 3);
+        cfg.prefetch = None;
+        assert!(!holds_twiddles(&cfg));
+        assert!(!holds_twiddles(&resident(6912, &[12, 24, 24], 288)));
+        assert!(!holds_twiddles(&resident(12288, &[12, 32, 32], 384)));
+    }
+}

@@ -1,0 +1,279 @@
+//! A first pass of a large odd radix whose butterflies are split over
+//! several threads.
+
+use cubecl::prelude::*;
+
+use super::config::{OutputForm, Round, StageConfig};
+use super::coords::{slot, TileCoords};
+use super::load::loads_directly;
+use super::passes::{butterfly_needed, read_pass_element};
+use super::store::{store_slot_value, stores_directly};
+use crate::fft::factor::butterfly_split;
+
+/// Threads each butterfly of pass `pass` of `round` is split over
+/// ([`split_first_pass`]): those of a first pass of a large odd radix
+/// ([`butterfly_split`]), unless the pass applies Bluestein's chirp, turns a
+/// convolution or untangles its store; 1 otherwise.
+pub(crate) fn pass_split(cfg: &StageConfig, round: &Round, pass: usize) -> usize {
+    if pass >= cfg.radices.len() {
+        return 1;
+    }
+    let (r, _) = round.radix_and_span(&cfg.radices, pass);
+    let last = pass + 1 == cfg.radices.len();
+    let untangles = last && stores_directly(cfg) && cfg.output == OutputForm::Untangled;
+    if pass == 0 && round.chirp.is_none() && !(last && round.turn) && !untangles {
+        butterfly_split(r, cfg.butterfly_pairs)
+    } else {
+        1
+    }
+}
+
+/// Output `t` of a butterfly of odd radix `r` that slot `m` of a split
+/// unit's outputs holds ([`split_first_pass`]): slot 0 is `y_0` (the first
+/// chunk's alone), slots `2p + 1` and `2p + 2` the pair of chunk entry `p`,
+/// `y_k` then `y_{r-k}` (swapped for the inverse), `k = chunk·pairs + p + 1`.
+pub(crate) fn split_output(r: usize, pairs: usize, chunk: usize, m: usize, inverse: bool) -> Option<usize> {
+    if m == 0 {
+        return (chunk == 0).then_some(0);
+    }
+    let k = chunk * pairs + (m - 1) / 2 + 1;
+    let first = m % 2 == 1;
+    (k <= r / 2).then_some(if first != inverse { k } else { r - k })
+}
+
+/// (chunk, signal, butterfly) of unit `w` of a split first pass with
+/// `butterflies` butterflies a signal: chunks slowest, so that a warp's
+/// lanes share one (its constants are compiled in), then butterflies (rows)
+/// or signals (columns) fastest, as the loads coalesce.
+#[cube]
+fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageConfig) -> (usize, usize, usize) {
+    let signals = comptime![cfg.signals_per_cube];
+    let per_chunk = comptime![cfg.signals_per_cube * butterflies];
+    let rest = w % per_chunk;
+    if comptime![cfg.load_signals_fastest] {
+        (w / per_chunk, rest % signals, rest / signals)
+    } else {
+        (w / per_chunk, rest / butterflies, rest % butterflies)
+    }
+}
+
+/// A first pass of odd radix `r` whose butterflies are split over
+/// [`butterfly_split`] threads each. The cube deals its units (signal,
+/// butterfly, chunk) over all its threads; unit `chunk` of a butterfly
+/// computes the output pairs `(y_k, y_{r-k})` of its chunk of `k` (and `y_0`
+/// for chunk 0) as [`small_prime_dft`] does, streaming the input pairs
+/// `(x_j, x_{r-j})` through its accumulators instead of holding all `r`
+/// values and outputs. The first pass has no twiddles. Outputs are held
+/// across the barrier where the pass reads the tile it overwrites.
+///
+/// [`small_prime_dft`]: super::butterfly::small_prime_dft()
+#[cube]
+// The cube macro expands a comptime `match`, not an `if let`.
+#[allow(clippy::too_many_arguments, clippy::single_match)]
+pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
+    input: &Array<Vector<F, NI>>,
+    staged: &SharedMemory<Vector<F, NI>>,
+    output: &mut Array<Vector<F, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    at: TileCoords,
+    #[comptime] r: usize,
+    #[comptime] inverse: bool,
+    #[comptime] cfg: StageConfig,
+) {
+    let butterflies = comptime![cfg.pass_len() / r];
+    let split = comptime![butterfly_split(r, cfg.butterfly_pairs)];
+    let pairs = comptime![(r / 2).div_ceil(split)];
+    let outputs = comptime![2 * pairs + 1];
+    let units = comptime![cfg.signals_per_cube * butterflies * split];
+    let threads = comptime![cfg.threads_per_cube()];
+    let rounds = comptime![units.div_ceil(threads)];
+    let to_global = comptime![cfg.radices.len() == 1 && stores_directly(&cfg)];
+    // As the unsplit pass: only a first pass that reads global memory itself
+    // writes the tile without a barrier first.
+    let from_global = comptime![loads_directly(&cfg) && cfg.prefetch.is_none()];
+    let lane = UNIT_POS as usize;
+    let mut out_re = Array::<F>::new(comptime![rounds * outputs]);
+    let mut out_im = Array::<F>::new(comptime![rounds * outputs]);
+    #[unroll]
+    for q in 0..rounds {
+        let w = lane + q * threads;
+        let (chunk, s, i) = split_unit(w, butterflies, cfg.clone());
+        let base = s * comptime![cfg.smem_stride];
+        #[unroll]
+        for c in 0..split {
+            if lane < threads && w < units && chunk == c {
+                let (x0r, x0i) = read_pass_element::<F, NI>(
+                    input,
+                    staged,
+                    factors,
+                    twiddles,
+                    smem_re,
+                    smem_im,
+                    at,
+                    s,
+                    base,
+                    i,
+                    0usize,
+                    0usize,
+                    cfg.clone(),
+                );
+                let first = comptime![c * pairs];
+                let count = comptime![pairs.min(r / 2 - c * pairs)];
+                // Per output pair: the cosine sums' re, im, the sine sums' re, im.
+                let mut acc = Array::<F>::new(comptime![4 * pairs]);
+                #[unroll]
+                for p in 0..count {
+                    acc[4 * p] = x0r;
+                    acc[4 * p + 1] = x0i;
+                    acc[4 * p + 2] = F::new(0.0);
+                    acc[4 * p + 3] = F::new(0.0);
+                }
+                let mut y0r = x0r;
+                let mut y0i = x0i;
+                #[unroll]
+                for j in 0..comptime![r / 2] {
+                    let (ar, ai) = read_pass_element::<F, NI>(
+                        input,
+                        staged,
+                        factors,
+                        twiddles,
+                        smem_re,
+                        smem_im,
+                        at,
+                        s,
+                        base,
+                        i,
+                        comptime![(j + 1) * butterflies],
+                        0usize,
+                        cfg.clone(),
+                    );
+                    let (br, bi) = read_pass_element::<F, NI>(
+                        input,
+                        staged,
+                        factors,
+                        twiddles,
+                        smem_re,
+                        smem_im,
+                        at,
+                        s,
+                        base,
+                        i,
+                        comptime![(r - 1 - j) * butterflies],
+                        0usize,
+                        cfg.clone(),
+                    );
+                    let (sum_r, sum_i, diff_r, diff_i) = (ar + br, ai + bi, ar - br, ai - bi);
+                    if comptime![c == 0] {
+                        y0r += sum_r;
+                        y0i += sum_i;
+                    }
+                    #[unroll]
+                    for p in 0..count {
+                        let angle = comptime![
+                            2.0 * core::f64::consts::PI * (((j + 1) * (first + p + 1)) % r) as f64 / r as f64
+                        ];
+                        let cos = F::new(comptime![angle.cos() as f32]);
+                        let sin = F::new(comptime![angle.sin() as f32]);
+                        acc[4 * p] += cos * sum_r;
+                        acc[4 * p + 1] += cos * sum_i;
+                        acc[4 * p + 2] += sin * diff_r;
+                        acc[4 * p + 3] += sin * diff_i;
+                    }
+                }
+                let held = comptime![q * outputs];
+                out_re[held] = y0r;
+                out_im[held] = y0i;
+                #[unroll]
+                for p in 0..count {
+                    // C ∓ i·S in slot 2p + 1, C ± i·S in 2p + 2 (see `split_output`).
+                    let (cr, ci, sr, si) = (acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
+                    out_re[held + 2 * p + 1] = cr + si;
+                    out_im[held + 2 * p + 1] = ci - sr;
+                    out_re[held + 2 * p + 2] = cr - si;
+                    out_im[held + 2 * p + 2] = ci + sr;
+                }
+            }
+        }
+    }
+    if comptime![!from_global && !to_global] {
+        // In place: every read of this pass must land before any write.
+        sync_cube();
+    }
+    #[unroll]
+    for q in 0..rounds {
+        let w = lane + q * threads;
+        let (chunk, s, i) = split_unit(w, butterflies, cfg.clone());
+        #[unroll]
+        for c in 0..split {
+            if lane < threads && w < units && chunk == c {
+                #[unroll]
+                for m in 0..outputs {
+                    match comptime![split_output(r, pairs, c, m, inverse)] {
+                        Some(t) => {
+                            let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
+                            if comptime![to_global] {
+                                if butterfly_needed(i, cfg.clone(), r) {
+                                    store_slot_value::<F, NO>(
+                                        output,
+                                        post_coarse,
+                                        post_fine,
+                                        factors,
+                                        at,
+                                        s,
+                                        i + comptime![t] * butterflies,
+                                        value,
+                                        cfg.clone(),
+                                    );
+                                }
+                            } else {
+                                // Span 1: output t of butterfly i goes to i·r + t.
+                                let to = s * comptime![cfg.smem_stride] + slot(i * r + comptime![t], cfg.padded_slots);
+                                smem_re[to] = value.0;
+                                smem_im[to] = value.1;
+                            }
+                        }
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+    if comptime![!to_global] {
+        sync_cube();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunks of a split butterfly hold every output `0..r` once, in the
+    /// forward and the inverse order, however finely it is split.
+    #[test]
+    fn split_chunks_hold_every_output_once() {
+        for r in [17usize, 19, 23, 47, 61, 67] {
+            for pairs in [1usize, 4, 12, 33] {
+                let split = butterfly_split(r, pairs);
+                let per_chunk = (r / 2).div_ceil(split);
+                for inverse in [false, true] {
+                    let mut held: Vec<usize> = (0..split)
+                        .flat_map(|c| {
+                            (0..2 * per_chunk + 1).filter_map(move |m| split_output(r, per_chunk, c, m, inverse))
+                        })
+                        .collect();
+                    held.sort_unstable();
+                    assert_eq!(
+                        held,
+                        (0..r).collect::<Vec<_>>(),
+                        "r {r}, pairs {pairs}, inverse {inverse}"
+                    );
+                }
+            }
+        }
+    }
+}
