@@ -14,6 +14,12 @@ OUT_DIR/S.list (the hashes with the kernel's name, sorted). `diff` compares
 two dumps set by set and exits 1 on any difference, printing which sources
 appear on one side only. Kernel names hold Rust module paths and are compared
 apart from the sources (a moved module renames a kernel, not its code).
+
+CubeCL emits a kernel's uninitialised declarations in an order that changes
+from run to run of the same binary (WGSL `var x: T;`, C `T x;`), and on CUDA
+places its shared-memory buffers at offsets of the dynamic shared memory
+that change likewise; so each run of consecutive declarations is sorted and
+those offsets blanked before hashing (`canonical`); nothing else changes.
 """
 import hashlib
 import os
@@ -23,7 +29,36 @@ import sys
 import tempfile
 
 SETS = ["pow2", "any", "smooth", "resident", "odd", "plane"]
+# An uninitialised declaration: WGSL `var a_1: array<f32, 8>;`, C `float l_2;`, `uint a_3[8];`.
+DECLARATION = re.compile(r"^\s*(var(<[^>]*>)? \w+: [^=();]*|[A-Za-z_][\w:<>, ]*[\s*]+\w+(\[\d+\])*)\s*;\s*$")
+# A CUDA shared buffer placed in the dynamic shared memory, and the comment before a barrier's.
+SHARED_PLACEMENT = re.compile(r"(reinterpret_cast<.*>\(&?dynamic_shared_mem\[)\d+(\]\);)\s*$")
+SHARED_COMMENT = re.compile(r"^\s*// Shared (value|array) size: .*$")
 BLOCK = re.compile(r"\[START_KERNEL_COMPILATION\](.*?)\[END_KERNEL_COMPILATION\]", re.S)
+
+
+def canonical(src):
+    """`src` with each run of consecutive declarations (blank lines between
+    them included) in sorted order."""
+    out, run, comment = [], [], ""
+    for line in src.split("\n"):
+        if SHARED_COMMENT.match(line):
+            # The buffer's size, kept with the placement it describes.
+            comment = line.strip() + " | "
+            continue
+        placed = SHARED_PLACEMENT.search(line)
+        if placed:
+            run.append(comment + SHARED_PLACEMENT.sub(r"\1*\2", line))
+            comment = ""
+        elif DECLARATION.match(line) and not line.strip().startswith("return"):
+            run.append(line)
+        elif run and not line.strip():
+            continue
+        else:
+            out += sorted(run)
+            run = []
+            out.append(line)
+    return "\n".join(out + sorted(run))
 
 
 def compiled(log_text):
@@ -32,7 +67,7 @@ def compiled(log_text):
     for block in BLOCK.findall(log_text):
         name = re.search(r"^name: (.*)$", block, re.M)
         src = block.split("source:\n", 1)[1]
-        out.append((name.group(1) if name else "?", src.strip()))
+        out.append((name.group(1) if name else "?", canonical(src.strip())))
     return out
 
 

@@ -357,7 +357,7 @@ pub(crate) fn shared_layout(
 #[cfg(test)]
 mod tests {
     use super::super::factor::{default_max_radix, BUTTERFLY_PAIRS};
-    use super::super::lowering::whole_signal_stage;
+    use super::super::stage::whole_signal_stage;
     use super::super::stage::{Convolution, InputForm};
     use super::*;
 

@@ -24,8 +24,6 @@ pub use super::plane::PlaneConfig;
 pub use super::real::HalfSpectrumConfig;
 pub use super::stage::{AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill};
 pub use plane::MIN_PLANE_THREADS;
-#[cfg(test)]
-pub(crate) use single::whole_signal_stage;
 pub(crate) use single::{shared_stage, shared_stage_tables, CONVOLUTION_ROW_THREADS};
 
 use cubecl::prelude::*;
@@ -33,9 +31,9 @@ use cubecl::prelude::*;
 use super::factor::{default_max_radix, has_radix_plan, radices, threads_per_signal, BUTTERFLY_PAIRS};
 use super::options::DeviceOptions;
 use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
-use super::stage::smem_stride_for;
+use super::stage::{smem_stride_for, tile_slots};
 use super::window::Window;
-use single::{convolution_for, tile_slots, COLUMN_SIGNALS};
+use single::{convolution_for, COLUMN_SIGNALS};
 
 /// Shared memory every backend we target gives a cube: the least a caller may
 /// set as `DeviceOptions::shared_limit`.

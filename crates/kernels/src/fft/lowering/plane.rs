@@ -7,8 +7,7 @@ use super::super::factor::{gcd, has_radix_plan};
 use super::super::options::PlaneFusion;
 use super::super::plan::AxisStep;
 use super::super::plane::PlaneConfig;
-use super::super::stage::{InputForm, OutputForm, StageConfig};
-use super::single::tile_slots;
+use super::super::stage::{tile_slots, InputForm, OutputForm, StageConfig};
 use super::tables::twiddle_table;
 use super::{Buf, Kernel, Lowering, Transform};
 

@@ -5,14 +5,13 @@
 use super::super::banks::{shared_layout, Lanes};
 use super::super::factor::{
     balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, has_radix_plan,
-    is_rader_prime, is_smooth, largest_first_pass_last, radices, threads_per_signal,
+    is_rader_prime, is_smooth, largest_first_pass_last,
 };
 use super::super::options::{OddReal, PrimeAlgorithm, SharedLayout, UnitStrides};
 use super::super::plan::AxisStep;
 use super::super::stage::{
-    coordinates_pay, smem_stride_for, splits_first_pass, Convolution, InputForm, OutputForm, StageConfig, StageLayout,
+    coordinates_pay, tile_slots, whole_signal_stage, Convolution, InputForm, OutputForm, StageConfig, StageLayout,
 };
-use super::super::window::Window;
 use super::tables::{coarse_twiddles, convolution_factors, twiddle_table};
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};
 
@@ -36,67 +35,6 @@ pub(crate) const CONVOLUTION_ROW_THREADS: usize = 128;
 /// to 24 beat three-pass plans, wider ones lost on the real transforms
 /// (benches/results/2026-11-26_rader_two_passes_h100.md).
 const CONVOLUTION_COMPOSITE: usize = 24;
-
-/// Complex values a signal's tile holds: its input, the passes' sequence, and
-/// Rader's `x[0]` and `X[0]` beside the convolution.
-pub(super) fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> usize {
-    let extra = if convolution == Some(Convolution::Rader) { 2 } else { 0 };
-    input.load_len(n).max(Convolution::pass_len(convolution, n) + extra)
-}
-
-/// A stage that transforms whole signals of length `n` (through a
-/// convolution's length when given) in one cube, one signal at a time, rows
-/// walked element first, whole sequences in and out: callers narrow it. Its
-/// first pass splits its butterflies by `butterfly_pairs` where
-/// [`splits_first_pass`] allows (0: never).
-pub(crate) fn whole_signal_stage(
-    n: usize,
-    convolution: Option<Convolution>,
-    forms: (InputForm, OutputForm),
-    max_radix: usize,
-    butterfly_pairs: usize,
-) -> StageConfig {
-    let pass_len = Convolution::pass_len(convolution, n);
-    let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
-    let mut cfg = StageConfig {
-        n,
-        radices: radix_list,
-        convolution,
-        threads_per_signal: 1,
-        signals_per_cube: 1,
-        butterfly_pairs,
-        inverse: false,
-        input: forms.0,
-        output: forms.1,
-        load: Window::Prefix(2 * n + 1),
-        store: Window::Prefix(2 * n + 1),
-        load_signals_fastest: false,
-        store_signals_fastest: false,
-        smem_stride: smem_stride_for(tile_slots(n, forms.0, convolution)),
-        padded_slots: true,
-        scale_bits: 1f32.to_bits(),
-        post_twiddle: None,
-        prune: false,
-        load_fold: None,
-        store_fold: None,
-        load_factor: None,
-        store_factor: None,
-        load_shared: false,
-        store_shared: false,
-        // Set once the layout is known (`StageConfig::with_layout`, `push_stage`).
-        vector_input: false,
-        vector_output: false,
-        unit_input_axis: false,
-        unit_output_axis: false,
-        one_tile_row: false,
-        prefetch: None,
-    };
-    if !splits_first_pass(&cfg) {
-        cfg.butterfly_pairs = 0;
-    }
-    cfg.threads_per_signal = threads_per_signal(pass_len, &cfg.radices, cfg.butterfly_pairs);
-    cfg
-}
 
 /// The convolution a length runs as in one cube: none for lengths with a
 /// radix plan, Rader's for larger primes with a 7-smooth predecessor (unless

@@ -20,7 +20,7 @@ mod resident;
 mod split;
 mod store;
 
-pub(crate) use config::{coordinates_pay, Round};
+pub(crate) use config::{coordinates_pay, tile_slots, whole_signal_stage, Round};
 pub use config::{
     padded_len, smem_stride_for, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
     TileFill,
@@ -31,8 +31,7 @@ pub use kernel::fft_stage_kernel;
 #[cfg(test)]
 pub(crate) use load::tile_loads_ahead;
 pub(crate) use load::{
-    hermitian_bin, hermitian_imag, load_tile, loads_directly, splits_first_pass, stages_ahead, walks_units,
-    MIN_DIRECT_RUN,
+    hermitian_bin, hermitian_imag, load_tile, loads_directly, stages_ahead, walks_units, MIN_DIRECT_RUN,
 };
 pub(crate) use packed::{fold_packed_tile, folds_in_shared, packed_bin_imag, untangled_units};
 pub(crate) use passes::{tile_output, transform_tile};

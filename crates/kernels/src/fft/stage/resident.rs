@@ -305,8 +305,8 @@ mod tests {
     /// registers a thread, and one-tile cubes read the table.
     #[test]
     fn resident_threads_hold_twiddles_only_where_registers_allow() {
+        use super::super::whole_signal_stage;
         use crate::fft::factor::BUTTERFLY_PAIRS;
-        use crate::fft::lowering::whole_signal_stage;
         let forms = (InputForm::Complex, OutputForm::Complex);
         let resident = |n: usize, radices: &[usize], threads: usize| {
             let mut cfg = whole_signal_stage(n, None, forms, 16, BUTTERFLY_PAIRS);
