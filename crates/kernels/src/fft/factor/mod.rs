@@ -6,11 +6,10 @@ mod primes;
 mod radices;
 mod threads;
 
-pub use primes::{bluestein_length, four_step_split, is_rader_prime, primitive_root};
+pub use primes::{bluestein_length, four_step_split, is_rader_prime, is_smooth, primitive_root};
 pub(crate) use primes::{dft_split, gcd, DftSplit};
 pub use radices::{
-    balanced_two_passes, default_max_radix, has_radix_plan, is_smooth, radices, radices_within, smooth_plans,
-    MAX_PRIME_RADIX,
+    balanced_two_passes, default_max_radix, has_radix_plan, radices, radices_within, smooth_plans, MAX_PRIME_RADIX,
 };
 pub use threads::{
     butterfly_split, first_pass_in_whole_rounds, largest_first_pass_last, rounds_per_thread, thread_rounds_on,

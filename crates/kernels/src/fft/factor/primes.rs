@@ -1,7 +1,42 @@
 //! Number theory for the other lengths: primes, primitive roots, Rader's and
 //! Bluestein's lengths, in-register DFT splits, and the four-step split.
 
-use super::radices::is_smooth;
+/// True when `n` has no prime factor above 7.
+pub fn is_smooth(n: usize) -> bool {
+    SmoothFactors::of(n).is_some()
+}
+
+/// `n = 3^threes · 5^fives · 7^sevens · 2^bits`.
+pub(super) struct SmoothFactors {
+    pub(super) threes: usize,
+    pub(super) fives: usize,
+    pub(super) sevens: usize,
+    pub(super) bits: usize,
+}
+
+impl SmoothFactors {
+    pub(super) fn of(n: usize) -> Option<Self> {
+        if n == 0 {
+            return None;
+        }
+        let mut rest = n;
+        let mut count = |p: usize| {
+            let mut k = 0;
+            while rest.is_multiple_of(p) {
+                rest /= p;
+                k += 1;
+            }
+            k
+        };
+        let (threes, fives, sevens) = (count(3), count(5), count(7));
+        rest.is_power_of_two().then(|| SmoothFactors {
+            threes,
+            fives,
+            sevens,
+            bits: rest.trailing_zeros() as usize,
+        })
+    }
+}
 
 /// The convolution length of Bluestein's algorithm for a length-`n` transform:
 /// the smallest 7-smooth length that holds the linear convolution of `n` chirp

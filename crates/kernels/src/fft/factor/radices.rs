@@ -1,7 +1,7 @@
 //! Radix plans: a length factored into the radices of its Stockham passes,
 //! and the 7-smooth lengths those passes cover.
 
-use super::primes::prime_factors;
+use super::primes::{is_smooth, prime_factors, SmoothFactors};
 use super::threads::thread_rounds;
 
 /// Largest radix made of an odd radix and a power of two.
@@ -125,38 +125,6 @@ fn split_large_primes(n: usize) -> Option<(Vec<usize>, usize)> {
         }
     }
     Some((large, smooth))
-}
-
-/// `n = 3^threes · 5^fives · 7^sevens · 2^bits`.
-struct SmoothFactors {
-    threes: usize,
-    fives: usize,
-    sevens: usize,
-    bits: usize,
-}
-
-impl SmoothFactors {
-    fn of(n: usize) -> Option<Self> {
-        if n == 0 {
-            return None;
-        }
-        let mut rest = n;
-        let mut count = |p: usize| {
-            let mut k = 0;
-            while rest.is_multiple_of(p) {
-                rest /= p;
-                k += 1;
-            }
-            k
-        };
-        let (threes, fives, sevens) = (count(3), count(5), count(7));
-        rest.is_power_of_two().then(|| SmoothFactors {
-            threes,
-            fives,
-            sevens,
-            bits: rest.trailing_zeros() as usize,
-        })
-    }
 }
 
 /// Power-of-two passes holding `bits` bits, at most `cap_bits` each: all
@@ -294,11 +262,6 @@ pub fn balanced_two_passes(len: usize, max_radix: usize) -> Option<[usize; 2]> {
         .filter(|&a| len.is_multiple_of(a) && len / a <= max_radix && is_smooth(a) && is_smooth(len / a))
         .last()
         .map(|a| [a, len / a])
-}
-
-/// True when `n` has no prime factor above 7.
-pub fn is_smooth(n: usize) -> bool {
-    SmoothFactors::of(n).is_some()
 }
 
 /// True when `n` runs as mixed-radix passes: no prime factor above

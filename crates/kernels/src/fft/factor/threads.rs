@@ -1,7 +1,7 @@
 //! Threads and rounds of a plan's passes: threads per signal, split first-pass
 //! butterflies, and pass orders that keep the threads busy.
 
-use super::radices::is_smooth;
+use super::primes::is_smooth;
 
 /// Threads a cube may have on every backend we target.
 pub const MAX_SIGNAL_THREADS: usize = 1024;

@@ -2,9 +2,6 @@
 //! stage (input and output forms, folds, twiddles, convolutions, rounds of
 //! passes, the tile's layout) and the sizes of its tile in shared memory.
 
-use super::load::{loads_directly, splits_first_pass};
-use super::store::stores_directly;
-use crate::fft::factor::{radices, threads_per_signal};
 use crate::fft::window::Window;
 
 /// What a stage reads before its complex transform of length `n`.
@@ -421,16 +418,6 @@ impl StageConfig {
     }
 }
 
-/// Whether a stage's tiles take their coordinates without a runtime division
-/// when they form one row ([`StageConfig::one_tile_row`]): resident cubes,
-/// which find them for every tile they walk, and one-tile cubes whose tile goes
-/// through shared memory both ways. Passes that read or write global memory
-/// directly gain nothing from it, and a last pass that stores from registers
-/// lost with it (benches/results/2026-11-26_tile_coordinates_h100.md).
-pub(crate) fn coordinates_pay(cfg: &StageConfig) -> bool {
-    cfg.prefetch.is_some() || !(loads_directly(cfg) || stores_directly(cfg))
-}
-
 /// Shared-memory distance between two signals of `slots` complex values: one
 /// padding word every 32 (see [`slot`]) and an odd total, so that neither the
 /// strided Stockham writes nor signals side by side fall into one bank.
@@ -464,65 +451,4 @@ pub struct StageLayout {
     pub input: [usize; 4],
     /// Output strides of (a, b, c, axis), likewise.
     pub output: [usize; 4],
-}
-
-/// Complex values a signal's tile holds: its input, the passes' sequence, and
-/// Rader's `x[0]` and `X[0]` beside the convolution.
-pub(crate) fn tile_slots(n: usize, input: InputForm, convolution: Option<Convolution>) -> usize {
-    let extra = if convolution == Some(Convolution::Rader) { 2 } else { 0 };
-    input.load_len(n).max(Convolution::pass_len(convolution, n) + extra)
-}
-
-/// A stage that transforms whole signals of length `n` (through a
-/// convolution's length when given) in one cube, one signal at a time, rows
-/// walked element first, whole sequences in and out: callers narrow it. Its
-/// first pass splits its butterflies by `butterfly_pairs` where
-/// [`splits_first_pass`] allows (0: never).
-pub(crate) fn whole_signal_stage(
-    n: usize,
-    convolution: Option<Convolution>,
-    forms: (InputForm, OutputForm),
-    max_radix: usize,
-    butterfly_pairs: usize,
-) -> StageConfig {
-    let pass_len = Convolution::pass_len(convolution, n);
-    let radix_list = radices(pass_len, max_radix).expect("pass lengths have a radix plan");
-    let mut cfg = StageConfig {
-        n,
-        radices: radix_list,
-        convolution,
-        threads_per_signal: 1,
-        signals_per_cube: 1,
-        butterfly_pairs,
-        inverse: false,
-        input: forms.0,
-        output: forms.1,
-        load: Window::Prefix(2 * n + 1),
-        store: Window::Prefix(2 * n + 1),
-        load_signals_fastest: false,
-        store_signals_fastest: false,
-        smem_stride: smem_stride_for(tile_slots(n, forms.0, convolution)),
-        padded_slots: true,
-        scale_bits: 1f32.to_bits(),
-        post_twiddle: None,
-        prune: false,
-        load_fold: None,
-        store_fold: None,
-        load_factor: None,
-        store_factor: None,
-        load_shared: false,
-        store_shared: false,
-        // Set once the layout is known (`StageConfig::with_layout`, `push_stage`).
-        vector_input: false,
-        vector_output: false,
-        unit_input_axis: false,
-        unit_output_axis: false,
-        one_tile_row: false,
-        prefetch: None,
-    };
-    if !splits_first_pass(&cfg) {
-        cfg.butterfly_pairs = 0;
-    }
-    cfg.threads_per_signal = threads_per_signal(pass_len, &cfg.radices, cfg.butterfly_pairs);
-    cfg
 }

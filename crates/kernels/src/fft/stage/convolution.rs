@@ -4,24 +4,8 @@
 use cubecl::prelude::*;
 
 use super::butterfly::{complex_mul, small_dft, table_value};
-use super::config::{Convolution, Round, StageConfig};
+use super::config::StageConfig;
 use super::coords::slot;
-use super::split::pass_split;
-
-/// Whether a stage's convolution, if any, can read a staged tile: Rader's,
-/// whose unsplit first pass gathers its slots from the staged input through the
-/// factors table; not Bluestein's, whose chirp runs past the input. Only
-/// `TilePrefetch::Always` takes Rader's rows there: most Rader lengths ran
-/// slower resident (benches/results/2026-11-26_resident_split_h100.md).
-pub(super) fn stages_convolution(cfg: &StageConfig) -> bool {
-    match cfg.convolution {
-        None => true,
-        // x[0] lands in its slot as the first pass writes, after the turn of
-        // a one-pass plan would have read it.
-        Some(Convolution::Rader) => cfg.radices.len() > 1 && pass_split(cfg, &Round::first(cfg), 0) == 1,
-        Some(Convolution::Bluestein(_)) => false,
-    }
-}
 
 /// The slot of a Rader stage's input `k` (`output` false) or output `k`
 /// (`output` true), from the stage's factors (see [`Convolution::Rader`]).

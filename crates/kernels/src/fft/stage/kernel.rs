@@ -5,11 +5,12 @@ use cubecl::prelude::*;
 
 use super::config::StageConfig;
 use super::coords::{tile_coords, unit_in_tile, TileGrid};
-use super::load::{load_tile, loads_directly};
-use super::packed::{fold_packed_tile, folds_in_shared};
+use super::load::load_tile;
+use super::packed::fold_packed_tile;
 use super::passes::transform_tile;
 use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
-use super::store::{store_tile, stores_directly};
+use super::rules::{folds_in_shared, loads_directly, stores_directly};
+use super::store::store_tile;
 
 /// Transforms tiles of equal-length signals. Without [`StageConfig::prefetch`]
 /// each cube takes one tile: it loads it (or its first pass reads global

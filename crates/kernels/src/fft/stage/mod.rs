@@ -12,29 +12,34 @@ mod butterfly;
 mod config;
 mod convolution;
 mod coords;
+mod element;
 mod kernel;
 mod load;
 mod packed;
+mod pass_input;
 mod passes;
 mod resident;
+mod rules;
 mod split;
 mod store;
 
-pub(crate) use config::{coordinates_pay, tile_slots, whole_signal_stage, Round};
+pub(crate) use config::Round;
 pub use config::{
     padded_len, smem_stride_for, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
     TileFill,
 };
 pub(crate) use convolution::input_slot;
 pub(crate) use coords::{slot, split_flat, unit_in_tile, window_index, window_position, TileCoords};
+pub(crate) use element::{hermitian_bin, hermitian_imag, packed_bin_imag};
 pub use kernel::fft_stage_kernel;
+pub(crate) use load::load_tile;
+pub(crate) use packed::{fold_packed_tile, untangled_units};
+pub(crate) use passes::transform_tile;
 #[cfg(test)]
-pub(crate) use load::tile_loads_ahead;
-pub(crate) use load::{
-    hermitian_bin, hermitian_imag, load_tile, loads_directly, stages_ahead, walks_units, MIN_DIRECT_RUN,
+pub(crate) use rules::tile_loads_ahead;
+pub(crate) use rules::{
+    coordinates_pay, folds_in_shared, loads_directly, pass_split, stages_ahead, stores_directly, tile_slots,
+    walks_units, whole_signal_stage, HELD_TWIDDLE_THREADS, MIN_DIRECT_RUN,
 };
-pub(crate) use packed::{fold_packed_tile, folds_in_shared, packed_bin_imag, untangled_units};
-pub(crate) use passes::{tile_output, transform_tile};
-pub(crate) use resident::HELD_TWIDDLE_THREADS;
-pub(crate) use split::{pass_split, split_output};
-pub(crate) use store::{store_tile, stores_directly};
+pub(crate) use split::split_output;
+pub(crate) use store::{store_tile, tile_output};

@@ -5,31 +5,9 @@
 use cubecl::prelude::*;
 
 use super::butterfly::{complex_mul, table_twiddle};
-use super::config::{InputForm, StageConfig};
+use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
-use super::load::loads_directly;
-use super::store::store_element;
-
-/// Whether a packed Hermitian input is folded in shared memory after a staged
-/// load; a first pass that reads global memory folds the bins as it reads them.
-pub(crate) fn folds_in_shared(cfg: &StageConfig) -> bool {
-    cfg.input == InputForm::HermitianPacked && !loads_directly(cfg)
-}
-
-/// The imaginary part of loaded value `k`: like pocketfft, irfft ignores it at
-/// DC and Nyquist of a packed Hermitian input.
-#[cube]
-// The comptime switch stays an outer `if`.
-#[allow(clippy::collapsible_if)]
-pub(crate) fn packed_bin_imag<F: Float>(vi: F, k: usize, #[comptime] cfg: StageConfig) -> F {
-    let mut out = vi;
-    if comptime![cfg.input == InputForm::HermitianPacked] {
-        if k == 0 || k == comptime![cfg.n] {
-            out = F::new(0.0);
-        }
-    }
-    out
-}
+use super::element::store_element;
 
 /// Packed C2R: folds the `n + 1` Hermitian bins of each signal in shared memory
 /// into the half-length complex spectrum of its real pairs.
@@ -76,20 +54,6 @@ pub(super) fn fold_bins<F: Float>(xr: F, xi: F, yr: F, yi: F, twiddles: &Array<F
     let (wr, wi) = table_twiddle::<F>(twiddles, k, true);
     let (dr, di) = complex_mul::<F>(xr - yr, xi + yi, wr, wi);
     (xr + yr - di, xi - yi + dr)
-}
-
-/// Whether an untangling (R2C) stage pairs bins `k` and `n - k` in the last
-/// pass's registers instead of through shared memory after it: each thread
-/// takes a butterfly and its mirror ([`untangled_units`]). Only where every
-/// thread gets a pair and two butterflies hold no more values than the plan's
-/// largest radix (R2C 1000): elsewhere idle threads or doubled registers made
-/// it slower (benches/results/2026-11-25_fewest_passes_h100.md).
-pub(super) fn untangles_in_registers(cfg: &StageConfig) -> bool {
-    let Some(&r) = cfg.radices.last() else {
-        return false;
-    };
-    let largest = cfg.radices.iter().copied().max().unwrap_or(r);
-    untangled_units(cfg.n / r) >= cfg.threads_per_signal && 2 * r <= largest
 }
 
 /// Units of work of an untangling last pass with `quarter` butterflies: unit

@@ -4,31 +4,14 @@
 use cubecl::prelude::*;
 
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
-use super::config::{InputForm, OutputForm, Round, StageConfig};
-use super::convolution::{rader_slot, rader_source, turn_to_inverse};
+use super::config::{OutputForm, Round, StageConfig};
+use super::convolution::turn_to_inverse;
 use super::coords::{slot, TileCoords};
-use super::load::{load_element, loads_directly};
-use super::packed::{fold_bins, packed_bin_imag, store_untangled_unit, untangle_bin, untangled_units};
-use super::resident::{held_twiddle_offset, holds_twiddles};
-use super::split::{pass_split, split_first_pass};
-use super::store::{store_slot_value, stores_directly};
-use crate::fft::window::Window;
-
-/// True when some output of butterfly `i` of the last pass lies in the store
-/// window, whose outputs are `i + t·n/r`; butterflies with none are skipped.
-#[cube]
-pub(super) fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptime] r: usize) -> bool {
-    let quarter = comptime![cfg.n / r];
-    // Real outputs need every element, twin spectra bins k and n - k.
-    let whole = comptime![cfg.output.is_real() || cfg.output == OutputForm::TwinSpectra];
-    match comptime![(cfg.prune, cfg.store_fold, whole, cfg.store)] {
-        (true, None, false, Window::Prefix(len)) => i < comptime![len.min(cfg.n)],
-        (true, None, false, Window::Centered(m)) | (true, None, false, Window::Shifted(m)) => {
-            i < comptime![m - m / 2] || i + comptime![m / 2] >= quarter
-        }
-        _ => true,
-    }
-}
+use super::element::store_slot_value;
+use super::packed::{store_untangled_unit, untangled_units};
+use super::pass_input::{butterfly_needed, read_pass_element};
+use super::rules::{held_twiddle_offset, holds_twiddles, loads_directly, pass_split, stores_directly};
+use super::split::split_first_pass;
 
 /// Stockham pass `pass` (radix `r`, the round's `pass`-th) over every signal of
 /// the tile, then the following passes up to `until`. Pass `p` reads element
@@ -321,73 +304,6 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
     }
 }
 
-/// Element `i + offset` of the tile's signal `signal` as pass `pass` reads
-/// it: from the input a resident cube staged, from global memory (a first
-/// pass that loads directly) or from the tile in shared memory, where the
-/// signal starts at `base`. Each source adds the offset itself, as the
-/// unsplit pass always spelled it.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn read_pass_element<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
-    staged: &SharedMemory<Vector<F, N>>,
-    factors: &Array<F>,
-    twiddles: &Array<F>,
-    smem_re: &SharedMemory<F>,
-    smem_im: &SharedMemory<F>,
-    at: TileCoords,
-    signal: usize,
-    base: usize,
-    i: usize,
-    offset: usize,
-    #[comptime] pass: usize,
-    #[comptime] cfg: StageConfig,
-) -> (F, F) {
-    let from_staged = comptime![pass == 0 && cfg.prefetch.is_some()];
-    let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
-    if from_staged {
-        let k = if comptime![cfg.rader()] {
-            rader_source::<F>(factors, i + offset, cfg.clone())
-        } else {
-            i + offset
-        };
-        let v = staged[signal * comptime![cfg.load_len()] + k];
-        (v[0], v[1])
-    } else if from_global {
-        load_pass_input::<F, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
-    } else {
-        (
-            smem_re[base + slot(i + offset, cfg.padded_slots)],
-            smem_im[base + slot(i + offset, cfg.padded_slots)],
-        )
-    }
-}
-
-/// Value `k` of what the first pass transforms, read from global memory: the
-/// windowed input element, or for a packed Hermitian input the value folded
-/// from bins `k` and `n - k`.
-#[cube]
-fn load_pass_input<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
-    factors: &Array<F>,
-    twiddles: &Array<F>,
-    at: TileCoords,
-    s: usize,
-    k: usize,
-    #[comptime] cfg: StageConfig,
-) -> (F, F) {
-    if comptime![cfg.input == InputForm::HermitianPacked] {
-        let n = comptime![cfg.n];
-        let (xr, xi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
-        let (yr, yi) = load_element::<F, N>(input, factors, at, s, n - k, cfg.clone());
-        let xi = packed_bin_imag::<F>(xi, k, cfg.clone());
-        let yi = packed_bin_imag::<F>(yi, n - k, cfg.clone());
-        fold_bins::<F>(xr, xi, yr, yi, twiddles, k)
-    } else {
-        load_element::<F, N>(input, factors, at, s, k, cfg)
-    }
-}
-
 /// The complex transform of every signal of the tile: the Stockham passes, or
 /// the two transforms of a [`Convolution`], which turn from one to the other
 /// at the kernel's spectrum in registers ([`Round::turn`]; Rader's `Σ a`
@@ -439,57 +355,5 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
             round,
             cfg.clone(),
         );
-    }
-}
-
-/// Output `k` of the tile's signal `s` from its transform in shared memory: the
-/// value itself, the bin untangled from the half-length transform,
-/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`x[0] +
-/// Σ a` for `X[0]`), which the passes summed in its slot.
-#[cube]
-pub(crate) fn tile_output<F: Float>(
-    smem_re: &SharedMemory<F>,
-    smem_im: &SharedMemory<F>,
-    twiddles: &Array<F>,
-    factors: &Array<F>,
-    s: usize,
-    k: usize,
-    #[comptime] cfg: StageConfig,
-) -> (F, F) {
-    let n = comptime![cfg.n];
-    let base = s * comptime![cfg.smem_stride];
-    if comptime![cfg.output == OutputForm::Untangled] {
-        // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
-        // k runs over 0..=n: Z[n] is Z[0].
-        let za = select(k == n, 0usize, k);
-        let zc = select(k == 0, 0usize, n - k);
-        let (zr, zi) = (
-            smem_re[base + slot(za, cfg.padded_slots)],
-            smem_im[base + slot(za, cfg.padded_slots)],
-        );
-        let (yr, yi) = (
-            smem_re[base + slot(zc, cfg.padded_slots)],
-            smem_im[base + slot(zc, cfg.padded_slots)],
-        );
-        let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
-        untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
-    } else if comptime![cfg.convolution.is_some() && !cfg.rader()] {
-        // Bluestein's output chirp.
-        let (fr, fi) = table_value::<F>(factors, k);
-        complex_mul::<F>(
-            smem_re[base + slot(k, cfg.padded_slots)],
-            smem_im[base + slot(k, cfg.padded_slots)],
-            fr,
-            fi,
-        )
-    } else if comptime![cfg.rader()] {
-        // The passes added x[0] already.
-        let at = base + slot(rader_slot::<F>(factors, k, true), cfg.padded_slots);
-        (smem_re[at], smem_im[at])
-    } else {
-        (
-            smem_re[base + slot(k, cfg.padded_slots)],
-            smem_im[base + slot(k, cfg.padded_slots)],
-        )
     }
 }

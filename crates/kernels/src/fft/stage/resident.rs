@@ -5,12 +5,12 @@ use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
 use super::butterfly::table_twiddle;
-use super::config::{OutputForm, Round, StageConfig};
+use super::config::{Round, StageConfig};
 use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
-use super::load::load_source;
+use super::element::load_source;
 use super::passes::stockham_passes;
-use super::store::{store_tile, stores_directly};
-use crate::fft::factor::rounds_per_thread;
+use super::rules::{held_twiddle_offset, holds_twiddles, stores_directly};
+use super::store::store_tile;
 
 /// Starts staging the complex input of the tile's signals in `staged`, as it
 /// lies in global memory (zeros outside the load window), element `k` of
@@ -117,36 +117,6 @@ impl TileLanding for LoadsLanded {
     fn commit(&self) {}
 
     fn wait(&self) {}
-}
-
-/// The most twiddles (complex values, two registers each) a resident cube's
-/// thread holds.
-const MAX_HELD_TWIDDLES: usize = 8;
-
-/// The most threads of a resident cube whose threads hold their twiddles. ptxas
-/// gives a cube of up to 8 warps as many as 255 registers a thread, but caps
-/// one of 9 to 12 warps at 168 (some SM sub-partition holds 3 of them), where
-/// held twiddles spill (benches/results/2026-11-26_register_cap_h100.md).
-pub(crate) const HELD_TWIDDLE_THREADS: usize = 256;
-
-/// Whether a resident cube's threads hold their passes' twiddles in
-/// registers ([`held_twiddles`]): a cube of at most [`HELD_TWIDDLE_THREADS`]
-/// threads, a transform without a convolution (one round of passes) and
-/// without an untangling last pass, at most [`MAX_HELD_TWIDDLES`] a thread.
-pub(crate) fn holds_twiddles(cfg: &StageConfig) -> bool {
-    let passes = cfg.radices.len();
-    cfg.prefetch.is_some()
-        && cfg.threads_per_cube() <= HELD_TWIDDLE_THREADS
-        && cfg.convolution.is_none()
-        && cfg.output != OutputForm::Untangled
-        && held_twiddle_offset(cfg, passes) <= MAX_HELD_TWIDDLES
-}
-
-/// Twiddles a thread holds for the passes before `pass`: one for each of its
-/// butterflies in every pass after the first (whose span is 1).
-pub(crate) fn held_twiddle_offset(cfg: &StageConfig, pass: usize) -> usize {
-    let later = &cfg.radices[1.min(pass)..pass];
-    rounds_per_thread(cfg.pass_len(), later, cfg.threads_per_signal)
 }
 
 /// The first twiddle `W^k` of each butterfly this thread runs in each pass
@@ -292,38 +262,5 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             );
         }
         tile = following;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::config::{InputForm, TileFill};
-    use super::*;
-
-    /// Resident cubes of up to 8 warps hold one twiddle per butterfly of
-    /// each pass after the first; larger cubes, which ptxas holds to 168
-    /// registers a thread, and one-tile cubes read the table.
-    #[test]
-    fn resident_threads_hold_twiddles_only_where_registers_allow() {
-        use super::super::whole_signal_stage;
-        use crate::fft::factor::BUTTERFLY_PAIRS;
-        let forms = (InputForm::Complex, OutputForm::Complex);
-        let resident = |n: usize, radices: &[usize], threads: usize| {
-            let mut cfg = whole_signal_stage(n, None, forms, 16, BUTTERFLY_PAIRS);
-            cfg.radices = radices.to_vec();
-            cfg.threads_per_signal = threads;
-            cfg.signals_per_cube = 1;
-            cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 2 });
-            cfg
-        };
-        // 7168 / 16 = 448 butterflies on 256 threads: two each; 7168 / 28 = 256: one.
-        let mut cfg = resident(7168, &[16, 16, 28], 256);
-        assert!(holds_twiddles(&cfg));
-        assert_eq!(held_twiddle_offset(&cfg, 2), 2);
-        assert_eq!(held_twiddle_offset(&cfg, 3), 3);
-        cfg.prefetch = None;
-        assert!(!holds_twiddles(&cfg));
-        assert!(!holds_twiddles(&resident(6912, &[12, 24, 24], 288)));
-        assert!(!holds_twiddles(&resident(12288, &[12, 32, 32], 384)));
     }
 }

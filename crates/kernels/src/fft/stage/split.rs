@@ -3,30 +3,12 @@
 
 use cubecl::prelude::*;
 
-use super::config::{OutputForm, Round, StageConfig};
+use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
-use super::load::loads_directly;
-use super::passes::{butterfly_needed, read_pass_element};
-use super::store::{store_slot_value, stores_directly};
+use super::element::store_slot_value;
+use super::pass_input::{butterfly_needed, read_pass_element};
+use super::rules::{loads_directly, stores_directly};
 use crate::fft::factor::butterfly_split;
-
-/// Threads each butterfly of pass `pass` of `round` is split over
-/// ([`split_first_pass`]): those of a first pass of a large odd radix
-/// ([`butterfly_split`]), unless the pass applies Bluestein's chirp, turns a
-/// convolution or untangles its store; 1 otherwise.
-pub(crate) fn pass_split(cfg: &StageConfig, round: &Round, pass: usize) -> usize {
-    if pass >= cfg.radices.len() {
-        return 1;
-    }
-    let (r, _) = round.radix_and_span(&cfg.radices, pass);
-    let last = pass + 1 == cfg.radices.len();
-    let untangles = last && stores_directly(cfg) && cfg.output == OutputForm::Untangled;
-    if pass == 0 && round.chirp.is_none() && !(last && round.turn) && !untangles {
-        butterfly_split(r, cfg.butterfly_pairs)
-    } else {
-        1
-    }
-}
 
 /// Output `t` of a butterfly of odd radix `r` that slot `m` of a split
 /// unit's outputs holds ([`split_first_pass`]): slot 0 is `y_0` (the first

@@ -5,163 +5,11 @@ use cubecl::prelude::*;
 
 use super::butterfly::{complex_mul, table_twiddle, table_value};
 use super::config::{OutputForm, StageConfig};
-use super::coords::{
-    advance_flat, axis_index, axis_offset, fold_dim_index, split_flat, unit_in_tile, window_index, window_position,
-    within_fold, TileCoords,
-};
-use super::load::{direct_runs_coalesce, unit_walk_element, walks_units};
-use super::packed::untangles_in_registers;
-use super::passes::tile_output;
-use crate::pairs::write_pair;
-
-/// Writes transform output `k` of the tile's signal `s` if the store window
-/// holds it: four-step twiddled, multiplied by its factor, scaled, and written
-/// in the stage's output form.
-#[cube]
-// The cube macro expands a comptime `match`, not an `if let`.
-#[allow(clippy::too_many_arguments, clippy::single_match, clippy::collapsible_match)]
-pub(super) fn store_element<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    at: TileCoords,
-    s: usize,
-    k: usize,
-    value: (F, F),
-    #[comptime] cfg: StageConfig,
-) {
-    let out_seq = comptime![cfg.output_seq_len()];
-    let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)]);
-    let sig = at.out_base + s * at.out_sc;
-    let d = fold_dim_index(at.b, at.c0 + s, cfg.store_fold);
-    let axis = axis_index(k, d, cfg.store_fold);
-    let inside = at.c0 + s < at.nc && within_fold(axis, comptime![cfg.n], cfg.store_fold);
-    let (mut vr, mut vi) = value;
-    match comptime![cfg.post_twiddle] {
-        Some(pt) => {
-            let d2 = if comptime![pt.dim == 1] { at.b } else { at.c0 + s };
-            let e = (d2 * k) % comptime![pt.total];
-            let (cr, ci) = table_twiddle::<F>(post_coarse, e / comptime![pt.fine_len], cfg.inverse);
-            let (fr, fi) = table_twiddle::<F>(post_fine, e % comptime![pt.fine_len], cfg.inverse);
-            let (wr, wi) = complex_mul::<F>(cr, ci, fr, fi);
-            let (tr, ti) = complex_mul::<F>(vr, vi, wr, wi);
-            vr = tr;
-            vi = ti;
-        }
-        None => {}
-    }
-    match comptime![cfg.store_factor] {
-        Some(offset) => {
-            if inside {
-                let (fr, fi) = table_value::<F>(factors, offset + axis);
-                let (tr, ti) = complex_mul::<F>(vr, vi, fr, fi);
-                vr = tr;
-                vi = ti;
-            }
-        }
-        None => {}
-    }
-    match comptime![cfg.output] {
-        OutputForm::RealPairs => {
-            let (held0, j0) = window_position(2 * axis, cfg.store, out_seq);
-            if comptime![cfg.vector_output] {
-                // A contiguous axis, an even signal offset and whole pairs in the window.
-                if held0 && inside {
-                    write_pair::<F, N>(output, (sig + j0) / 2, vr * scale, vi * scale, true);
-                }
-            } else {
-                let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
-                if held0 && inside {
-                    output[sig + axis_offset(j0, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
-                }
-                if held1 && inside {
-                    output[sig + axis_offset(j1, at.out_axis, cfg.unit_output_axis)] = Vector::new(vi * scale);
-                }
-            }
-        }
-        OutputForm::RealPart | OutputForm::TwinReals => {
-            let (held, j) = window_position(axis, cfg.store, out_seq);
-            if held && inside {
-                output[sig + axis_offset(j, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
-            }
-        }
-        _ => {
-            let (held, j) = window_position(axis, cfg.store, out_seq);
-            if held && inside {
-                write_pair::<F, N>(
-                    output,
-                    sig + axis_offset(j, at.out_axis, cfg.unit_output_axis),
-                    vr * scale,
-                    vi * scale,
-                    cfg.vector_output,
-                );
-            }
-        }
-    }
-}
-
-/// Writes transform output `k` of the tile's slot `s` ([`store_element`]):
-/// a twin slot's real and imaginary parts go to its two signals.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn store_slot_value<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    at: TileCoords,
-    s: usize,
-    k: usize,
-    value: (F, F),
-    #[comptime] cfg: StageConfig,
-) {
-    if comptime![cfg.output == OutputForm::TwinReals] {
-        let (vr, vi) = value;
-        let zero = F::new(0.0);
-        store_element::<F, N>(
-            output,
-            post_coarse,
-            post_fine,
-            factors,
-            at,
-            2 * s,
-            k,
-            (vr, zero),
-            cfg.clone(),
-        );
-        store_element::<F, N>(
-            output,
-            post_coarse,
-            post_fine,
-            factors,
-            at,
-            2 * s + 1,
-            k,
-            (vi, zero),
-            cfg,
-        );
-    } else {
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, value, cfg);
-    }
-}
-
-/// Whether the last pass writes global memory directly: not when the caller
-/// takes the tile, not after a convolution's last step, nor when the store
-/// walks the tile in another order than the passes (the transposed store of a
-/// four-step pass), nor when the writes would not coalesce; an untangling
-/// store only where [`untangles_in_registers`].
-pub(crate) fn stores_directly(cfg: &StageConfig) -> bool {
-    !cfg.store_shared
-        && cfg.convolution.is_none()
-        && cfg
-            .radices
-            .last()
-            .is_some_and(|&r| direct_runs_coalesce(cfg, r, cfg.store_signals_fastest))
-        && cfg.store_signals_fastest == cfg.load_signals_fastest
-        && (cfg.output != OutputForm::Untangled || untangles_in_registers(cfg))
-        && cfg.output != OutputForm::TwinSpectra
-}
+use super::convolution::rader_slot;
+use super::coords::{advance_flat, slot, split_flat, unit_in_tile, window_index, TileCoords};
+use super::element::{store_element, store_slot_value, unit_walk_element};
+use super::packed::untangle_bin;
+use super::rules::walks_units;
 
 /// Writes the tile's outputs from shared memory, in the order the output coalesces in.
 #[cube]
@@ -344,5 +192,57 @@ fn write_walked_output<F: Float, N: Size>(
         store_element::<F, N>(output, post_coarse, post_fine, factors, at, 2 * s + 1, k, b, cfg);
     } else {
         store_slot_value::<F, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
+    }
+}
+
+/// Output `k` of the tile's signal `s` from its transform in shared memory: the
+/// value itself, the bin untangled from the half-length transform,
+/// Bluestein's value times the chirp, or Rader's `x[0] + c[log k]` (`x[0] +
+/// Σ a` for `X[0]`), which the passes summed in its slot.
+#[cube]
+pub(crate) fn tile_output<F: Float>(
+    smem_re: &SharedMemory<F>,
+    smem_im: &SharedMemory<F>,
+    twiddles: &Array<F>,
+    factors: &Array<F>,
+    s: usize,
+    k: usize,
+    #[comptime] cfg: StageConfig,
+) -> (F, F) {
+    let n = comptime![cfg.n];
+    let base = s * comptime![cfg.smem_stride];
+    if comptime![cfg.output == OutputForm::Untangled] {
+        // X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])
+        // k runs over 0..=n: Z[n] is Z[0].
+        let za = select(k == n, 0usize, k);
+        let zc = select(k == 0, 0usize, n - k);
+        let (zr, zi) = (
+            smem_re[base + slot(za, cfg.padded_slots)],
+            smem_im[base + slot(za, cfg.padded_slots)],
+        );
+        let (yr, yi) = (
+            smem_re[base + slot(zc, cfg.padded_slots)],
+            smem_im[base + slot(zc, cfg.padded_slots)],
+        );
+        let (wr, wi) = table_twiddle::<F>(twiddles, k, false);
+        untangle_bin::<F>(zr, zi, yr, yi, wr, wi)
+    } else if comptime![cfg.convolution.is_some() && !cfg.rader()] {
+        // Bluestein's output chirp.
+        let (fr, fi) = table_value::<F>(factors, k);
+        complex_mul::<F>(
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+            fr,
+            fi,
+        )
+    } else if comptime![cfg.rader()] {
+        // The passes added x[0] already.
+        let at = base + slot(rader_slot::<F>(factors, k, true), cfg.padded_slots);
+        (smem_re[at], smem_im[at])
+    } else {
+        (
+            smem_re[base + slot(k, cfg.padded_slots)],
+            smem_im[base + slot(k, cfg.padded_slots)],
+        )
     }
 }
