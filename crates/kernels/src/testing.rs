@@ -19,8 +19,12 @@ pub fn uniform_f32(len: usize, seed: u64) -> Vec<f32> {
     uniform(len, seed).into_iter().map(|v| v as f32).collect()
 }
 
-/// A seed that differs between runs (tests draw fresh inputs; failures print it).
+/// A seed that differs between runs (tests draw fresh inputs; failures print
+/// it), or the one `FNO_TEST_SEED` holds, to rerun a failure.
 pub fn fresh_seed() -> u64 {
+    if let Some(seed) = std::env::var("FNO_TEST_SEED").ok().and_then(|s| s.parse().ok()) {
+        return seed;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
