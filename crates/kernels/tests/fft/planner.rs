@@ -1,6 +1,6 @@
 //! The lowering's decisions, on the CPU without a device: the kernels,
 //! radices, threads and tiles `lower` picks for the cases of the oracle tests
-//! under a device's limits. Lavapipe's decisions use [`PORTABLE`], those the
+//! under a device's limits. Lavapipe's decisions use [`DeviceLimits::LAVAPIPE`] (where they were first checked), those the
 //! CUDA tests rely on [`DeviceLimits::H100`].
 
 use super::any_length::ragged_plans;
@@ -15,11 +15,6 @@ use super::windows::crossover_cases;
 use super::*;
 use fno_kernels::fft::lowering::PlaneConfig;
 use fno_kernels::fft::{FftError, MIN_PLANE_THREADS};
-
-/// Mesa lavapipe's limits, where these decisions were first checked.
-const PORTABLE: DeviceLimits = DeviceLimits::LAVAPIPE;
-
-const H100: DeviceLimits = DeviceLimits::H100;
 
 #[test]
 fn invalid_device_options_are_errors() {
@@ -37,7 +32,7 @@ fn invalid_device_options_are_errors() {
         ..PLANE
     };
     for options in radix_caps.into_iter().chain(shared_limits).chain([no_threads]) {
-        let result = lower(&plan, &PORTABLE, options);
+        let result = lower(&plan, &DeviceLimits::LAVAPIPE, options);
         assert!(matches!(result, Err(FftError::Invalid(_))), "{options:?}");
     }
 }
@@ -47,7 +42,7 @@ fn invalid_device_options_are_errors() {
 #[test]
 fn plane_launches_follow_the_options() {
     for (desc, by_default) in plane_cases() {
-        let planes = |options| lowered(&desc, &PORTABLE, options).planes().count();
+        let planes = |options| lowered(&desc, &DeviceLimits::LAVAPIPE, options).planes().count();
         assert_eq!(planes(ALWAYS_PLANE), 1, "{desc:?}: asked for a plane launch");
         assert_eq!(planes(PLANE) == 1, by_default, "{desc:?}: default choice");
         assert_eq!(planes(SEPARATE), 0, "{desc:?}: asked for none");
@@ -59,13 +54,13 @@ fn plane_launches_follow_the_options() {
 #[test]
 fn thin_plane_cubes_only_when_asked() {
     for desc in thin_plane_cases() {
-        let asked: Vec<usize> = lowered(&desc, &PORTABLE, ALWAYS_PLANE)
+        let asked: Vec<usize> = lowered(&desc, &DeviceLimits::LAVAPIPE, ALWAYS_PLANE)
             .planes()
             .map(PlaneConfig::threads)
             .collect();
         assert_eq!(asked.len(), 1, "{desc:?}: asked for a plane launch");
         assert!(asked[0] < MIN_PLANE_THREADS, "{desc:?}: {asked:?} threads");
-        let by_default = lowered(&desc, &PORTABLE, PLANE).planes().count();
+        let by_default = lowered(&desc, &DeviceLimits::LAVAPIPE, PLANE).planes().count();
         assert_eq!(
             by_default == 1,
             asked[0] >= MIN_PLANE_THREADS,
@@ -80,10 +75,12 @@ fn thin_plane_cubes_only_when_asked() {
 #[test]
 fn shared_layouts_of_convolution_rows() {
     let rows_211 = &layout_cases()[0];
-    let threads = |options| stage_threads(&lowered(rows_211, &PORTABLE, options));
+    let threads = |options| stage_threads(&lowered(rows_211, &DeviceLimits::LAVAPIPE, options));
     assert_eq!((threads(FFT_ONLY), threads(PLAIN)), (vec![16], vec![15]));
     for desc in layout_planes() {
-        let planes = lowered(&desc, &PORTABLE, in_planes(FFT_ONLY)).planes().count();
+        let planes = lowered(&desc, &DeviceLimits::LAVAPIPE, in_planes(FFT_ONLY))
+            .planes()
+            .count();
         assert_eq!(planes, 1, "{desc:?}");
     }
 }
@@ -105,7 +102,7 @@ fn large_primes_run_as_radices() {
         let axis = desc.axes[desc.axes.len() - 1].rem_euclid(desc.shape.len() as isize) as usize;
         let n = desc.lengths.as_ref().map_or(desc.shape[axis], |l| l[l.len() - 1]);
         let largest = largest_prime(n);
-        let radices = stage_radices(&lowered(&desc, &PORTABLE, SEPARATE_FFTS));
+        let radices = stage_radices(&lowered(&desc, &DeviceLimits::LAVAPIPE, SEPARATE_FFTS));
         assert!(
             radices.iter().flatten().any(|&r| r == largest),
             "{desc:?}: no radix-{largest} pass in {radices:?}"
@@ -119,13 +116,17 @@ fn large_primes_run_as_radices() {
 /// under lavapipe's limits), before the shared layout may add idle lanes.
 #[test]
 fn rader_and_bluestein_primes() {
-    let max_threads = PORTABLE.cube_threads.min(1024);
+    let max_threads = DeviceLimits::LAVAPIPE.cube_threads.min(1024);
     for desc in rader_cases() {
         assert!(
-            rader_stages(&lowered(&desc, &PORTABLE, FFT_ONLY)) >= 1,
+            rader_stages(&lowered(&desc, &DeviceLimits::LAVAPIPE, FFT_ONLY)) >= 1,
             "{desc:?} does not run through Rader's algorithm"
         );
-        assert_eq!(rader_stages(&lowered(&desc, &PORTABLE, BLUESTEIN)), 0, "{desc:?}");
+        assert_eq!(
+            rader_stages(&lowered(&desc, &DeviceLimits::LAVAPIPE, BLUESTEIN)),
+            0,
+            "{desc:?}"
+        );
         if desc.axes != [-1] {
             continue;
         }
@@ -134,7 +135,7 @@ fn rader_and_bluestein_primes() {
                 shared_layout: SharedLayout::Plain,
                 ..options
             };
-            let recipe = lowered(&desc, &PORTABLE, plain);
+            let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, plain);
             if recipe.launches.len() > 1 {
                 continue;
             }
@@ -154,7 +155,7 @@ fn rader_and_bluestein_primes() {
 fn rader_rows_run_in_two_balanced_passes() {
     for (n, two_pass) in RADER_ROWS {
         for desc in every_kind(n) {
-            let recipe = lowered(&desc, &PORTABLE, FFT_ONLY);
+            let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, FFT_ONLY);
             assert_eq!(rader_stages(&recipe), 1, "{desc:?}");
             let radices = &stage_radices(&recipe)[0];
             match two_pass {
@@ -174,7 +175,7 @@ fn rader_rows_run_in_two_balanced_passes() {
 #[test]
 fn one_row_of_tiles() {
     for (desc, one_row) in one_row_cases() {
-        let recipe = lowered(&desc, &PORTABLE, FFT_ONLY);
+        let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, FFT_ONLY);
         let taken = recipe.stages().filter(|cfg| cfg.one_tile_row).count();
         assert_eq!(taken, one_row, "{desc:?}");
     }
@@ -184,8 +185,8 @@ fn one_row_of_tiles() {
 /// holds them, narrower tiles otherwise.
 #[test]
 fn column_tiles_take_whole_rows() {
-    for (desc, columns, fits) in column_cases(PORTABLE.shared_memory) {
-        let tiles = stage_tiles(&lowered(&desc, &PORTABLE, DeviceOptions::default()));
+    for (desc, columns, fits) in column_cases(DeviceLimits::LAVAPIPE.shared_memory) {
+        let tiles = stage_tiles(&lowered(&desc, &DeviceLimits::LAVAPIPE, DeviceOptions::default()));
         if fits {
             assert_eq!(tiles, vec![columns], "{desc:?}");
         } else {
@@ -199,7 +200,7 @@ fn column_tiles_take_whole_rows() {
 #[test]
 fn direct_dft_crossover_prices_the_convolution() {
     for (desc, options, rader, direct) in crossover_cases() {
-        let recipe = lowered(&desc, &PORTABLE, options);
+        let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, options);
         assert_eq!(rader_stages(&recipe) > 0, rader, "{desc:?} under {options:?}");
         assert_eq!(recipe.stages().next().is_none(), direct, "{desc:?} under {options:?}");
     }
@@ -209,7 +210,7 @@ fn direct_dft_crossover_prices_the_convolution() {
 #[test]
 fn ragged_first_passes_trade_places_on_rows() {
     for (desc, radices) in ragged_plans() {
-        let planned = stage_radices(&lowered(&desc, &PORTABLE, DeviceOptions::default()));
+        let planned = stage_radices(&lowered(&desc, &DeviceLimits::LAVAPIPE, DeviceOptions::default()));
         assert_eq!(planned, [radices], "{desc:?}");
     }
 }
@@ -220,7 +221,7 @@ fn ragged_first_passes_trade_places_on_rows() {
 fn staged_stages_take_their_largest_pass_last() {
     for (desc, options, radices) in staged_plans() {
         assert_eq!(
-            stage_radices(&lowered(&desc, &PORTABLE, options)),
+            stage_radices(&lowered(&desc, &DeviceLimits::LAVAPIPE, options)),
             [radices],
             "{desc:?}"
         );
@@ -243,7 +244,7 @@ fn assert_twins(limits: &DeviceLimits, twinned: &[FftDesc], widened: &[FftDesc])
 /// `odd_real_transforms_pair_signals`: which odd real transforms pair signals.
 #[test]
 fn odd_real_transforms_pair_signals() {
-    assert_twins(&PORTABLE, &twinned_cases(), &widened_cases());
+    assert_twins(&DeviceLimits::LAVAPIPE, &twinned_cases(), &widened_cases());
 }
 
 /// `odd_real_transforms_pair_signals_on_cuda`: the same on an H100, and the
@@ -252,7 +253,7 @@ fn odd_real_transforms_pair_signals() {
 fn odd_real_transforms_pair_signals_on_h100() {
     let mut twinned = twinned_cases();
     twinned.extend(cuda_twinned_cases());
-    assert_twins(&H100, &twinned, &widened_cases());
+    assert_twins(&DeviceLimits::H100, &twinned, &widened_cases());
 }
 
 /// `resident_cubes_fill_the_next_tile`: every complex case runs a resident
@@ -262,11 +263,14 @@ fn odd_real_transforms_pair_signals_on_h100() {
 #[test]
 fn resident_cubes_fill_the_next_tile() {
     for desc in resident_cases(false).iter().filter(|desc| desc.kind == FftKind::C2C) {
-        assert!(resident_stages(&lowered(desc, &PORTABLE, RESIDENT)) > 0, "{desc:?}");
+        assert!(
+            resident_stages(&lowered(desc, &DeviceLimits::LAVAPIPE, RESIDENT)) > 0,
+            "{desc:?}"
+        );
     }
     for (n, radices, threads) in [(141, vec![47, 3], 12), (3008, vec![47, 4, 16], 64)] {
         let desc = FftDesc::new(&[9, n], &[-1], FftKind::C2C, Direction::Forward);
-        let recipe = lowered(&desc, &PORTABLE, RESIDENT);
+        let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, RESIDENT);
         assert_eq!(stage_radices(&recipe), [radices], "{n}");
         assert_eq!(stage_threads(&recipe), [threads], "{n}");
     }
@@ -275,7 +279,11 @@ fn resident_cubes_fill_the_next_tile() {
         ..RESIDENT
     };
     for desc in resident_cases(false) {
-        assert_eq!(resident_stages(&lowered(&desc, &PORTABLE, never)), 0, "{desc:?}");
+        assert_eq!(
+            resident_stages(&lowered(&desc, &DeviceLimits::LAVAPIPE, never)),
+            0,
+            "{desc:?}"
+        );
     }
 }
 
@@ -293,14 +301,14 @@ fn resident_cubes_fill_the_next_tile_on_h100() {
         };
         for desc in resident_cases(true).iter().filter(|desc| desc.kind == FftKind::C2C) {
             assert!(
-                resident_stages(&lowered(desc, &H100, options)) > 0,
+                resident_stages(&lowered(desc, &DeviceLimits::H100, options)) > 0,
                 "{desc:?} {options:?}"
             );
         }
     }
     let default = DeviceOptions::default();
     let odd_rows = FftDesc::new(&[200, 141], &[-1], FftKind::C2C, Direction::Forward);
-    assert_eq!(stage_threads(&lowered(&odd_rows, &H100, default)), [12]);
+    assert_eq!(stage_threads(&lowered(&odd_rows, &DeviceLimits::H100, default)), [12]);
     for (desc, resident) in [
         (FftDesc::new(&[3, 12288], &[-1], FftKind::C2C, Direction::Forward), 1),
         (FftDesc::new(&[3, 6144], &[-1], FftKind::C2C, Direction::Inverse), 1),
@@ -312,7 +320,11 @@ fn resident_cubes_fill_the_next_tile_on_h100() {
             0,
         ),
     ] {
-        assert_eq!(resident_stages(&lowered(&desc, &H100, default)), resident, "{desc:?}");
+        assert_eq!(
+            resident_stages(&lowered(&desc, &DeviceLimits::H100, default)),
+            resident,
+            "{desc:?}"
+        );
     }
     // 6144 resident: a radix-24 pass saves one, and runs last; 6144 and
     // 6912 on 8 warps (27 one radix), 12288 on 12 (two extra rounds on 8
@@ -324,7 +336,7 @@ fn resident_cubes_fill_the_next_tile_on_h100() {
         (10752, vec![16, 21, 32], 336),
     ] {
         let desc = FftDesc::new(&[3, n], &[-1], FftKind::C2C, Direction::Forward);
-        let recipe = lowered(&desc, &H100, default);
+        let recipe = lowered(&desc, &DeviceLimits::H100, default);
         assert_eq!(stage_radices(&recipe), [radices], "{n}");
         assert_eq!(stage_threads(&recipe), [threads], "{n}");
     }
@@ -336,7 +348,7 @@ fn resident_cubes_fill_the_next_tile_on_h100() {
 fn compiled_unit_strides_on_h100() {
     for n in COMPILED_STRIDE_LENGTHS {
         for desc in every_kind(n) {
-            let recipe = lowered(&desc, &H100, FFT_COMPILED_STRIDES);
+            let recipe = lowered(&desc, &DeviceLimits::H100, FFT_COMPILED_STRIDES);
             assert!(unit_stride_stages(&recipe) >= 1, "{desc:?}");
         }
     }
