@@ -13,7 +13,7 @@ use super::resident::{resident_cases, staged_plans, RESIDENT};
 use super::tiles::{column_cases, one_row_cases};
 use super::windows::crossover_cases;
 use super::*;
-use fno_kernels::fft::lowering::PlaneConfig;
+use fno_kernels::fft::lowering::{Kernel, PlaneConfig};
 use fno_kernels::fft::{FftError, MIN_PLANE_THREADS};
 
 #[test]
@@ -352,4 +352,46 @@ fn compiled_unit_strides_on_h100() {
             assert!(unit_stride_stages(&recipe) >= 1, "{desc:?}");
         }
     }
+}
+
+/// No launch asks for more threads a cube than the device has, under
+/// lavapipe's and an H100's limits, on the cases the oracle tests run (a
+/// resident stage that split its first pass's butterflies once took 61
+/// signals of 20 threads).
+#[test]
+fn launches_fit_the_cube_threads() {
+    let cases = super::windows::window_cases()
+        .into_iter()
+        .chain(super::windows::any_length_window_cases())
+        .chain(super::primes::rader_cases())
+        .chain(super::resident::resident_cases(true))
+        .chain(
+            [85, 141, 211, 212, 421, 1000, 4099, 12288]
+                .into_iter()
+                .flat_map(every_kind),
+        );
+    for desc in cases {
+        for limits in [DeviceLimits::LAVAPIPE, DeviceLimits::H100] {
+            let recipe = lowered(&desc, &limits, DeviceOptions::default());
+            let threads = recipe
+                .launches
+                .iter()
+                .map(|launch| match &launch.kernel {
+                    Kernel::Stage { cfg, .. } => cfg.threads_per_cube(),
+                    Kernel::Plane { cfg, .. } => cfg.threads(),
+                    Kernel::Dft { cfg, .. } => cfg.threads(),
+                    Kernel::HalfSpectrum { .. } => 0,
+                })
+                .max()
+                .unwrap_or(0);
+            assert!(
+                threads <= limits.cube_threads,
+                "{desc:?} {limits:?}: {threads} threads a cube"
+            );
+        }
+    }
+    let split = FftDesc::new(&[2, 211, 212], &[-2, -1], FftKind::C2C, Direction::Inverse);
+    let recipe = lowered(&split, &DeviceLimits::H100, DeviceOptions::default());
+    let last = recipe.stages().last().unwrap();
+    assert_eq!((last.radices.clone(), last.butterfly_pairs), (vec![53, 4], 6));
 }

@@ -7,7 +7,19 @@ use super::*;
 
 #[test]
 fn truncation_and_zero_padding_windows() {
-    let cases = vec![
+    // The pruned kernels (strides compiled in) must compute the same function.
+    check_all(
+        "truncation_and_zero_padding_windows",
+        drawn_seed(),
+        window_cases(),
+        FFT_PRUNED_OR_NOT,
+    );
+}
+
+/// Truncating and zero-padding windows on one to three axes, in FFT and
+/// fftshift order, of short and four-step lengths, and numpy's crop and pad.
+pub(super) fn window_cases() -> Vec<FftDesc> {
+    vec![
         // Forward truncation: centred C2C windows (odd and even), R2C prefix.
         FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
         FftDesc::new(&[3, 64], &[-1], FftKind::C2C, Direction::Forward).modes(&[16]),
@@ -64,19 +76,23 @@ fn truncation_and_zero_padding_windows() {
         FftDesc::new(&[3, 40], &[-1], FftKind::C2C, Direction::Inverse).lengths(&[32]),
         FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[64]),
         FftDesc::new(&[2, 50000], &[-1], FftKind::R2C, Direction::Forward).lengths(&[1 << 16]),
-    ];
-    // The pruned kernels (strides compiled in) must compute the same function.
-    check_all(
-        "truncation_and_zero_padding_windows",
-        drawn_seed(),
-        cases,
-        FFT_PRUNED_OR_NOT,
-    );
+    ]
 }
 
 #[test]
 fn any_length_axes_windows_and_padding() {
-    let cases = vec![
+    check_all(
+        "any_length_axes_windows_and_padding",
+        drawn_seed(),
+        any_length_window_cases(),
+        FFT_PRUNED_OR_NOT,
+    );
+}
+
+/// Windows and padding on axes of any length: Darcy-sized 2D grids, inner
+/// axes, long Bluestein rows and columns, crops and pads to odd lengths.
+pub(super) fn any_length_window_cases() -> Vec<FftDesc> {
+    vec![
         // Darcy-sized grids: 2D real transforms with neuraloperator's mode windows.
         FftDesc::new(&[2, 3, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
         FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
@@ -120,13 +136,7 @@ fn any_length_axes_windows_and_padding() {
         FftDesc::new(&[3, 99], &[-1], FftKind::C2C, Direction::Forward).modes(&[17]),
         FftDesc::new(&[3, 96], &[-1], FftKind::C2C, Direction::Forward).modes(&[16]),
         FftDesc::new(&[3, 83], &[-1], FftKind::R2C, Direction::Forward).modes(&[9]),
-    ];
-    check_all(
-        "any_length_axes_windows_and_padding",
-        drawn_seed(),
-        cases,
-        FFT_PRUNED_OR_NOT,
-    );
+    ]
 }
 
 /// The direct DFT (a matrix product between the stored windows) on every kind,

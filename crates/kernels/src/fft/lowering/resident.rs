@@ -189,8 +189,9 @@ impl Lowering {
     /// reads the staged tile, where a split thread reading the whole butterfly
     /// costs shared loads only. The cube keeps its signals, even past
     /// [`RESIDENT_THREADS`], as fewer signals a cube ran slower
-    /// (benches/results/2026-11-26_resident_split_h100.md). A caller's
-    /// `butterfly_pairs` holds (0: unsplit).
+    /// (benches/results/2026-11-26_resident_split_h100.md), but no more than
+    /// the device's threads a cube hold. A caller's `butterfly_pairs` holds
+    /// (0: unsplit).
     pub(super) fn split_staged_first_pass(&self, cfg: &mut StageConfig) {
         let len = cfg.pass_len();
         let Some(&r) = cfg.radices.first() else {
@@ -201,8 +202,13 @@ impl Lowering {
         if cfg.convolution.is_some() || is_smooth(r) || !few || butterfly_split(r, pairs) == 1 {
             return;
         }
+        let threads = threads_per_signal(len, &cfg.radices, pairs);
+        if threads > self.max_threads {
+            return;
+        }
         cfg.butterfly_pairs = pairs;
-        cfg.threads_per_signal = threads_per_signal(len, &cfg.radices, pairs);
+        cfg.threads_per_signal = threads;
+        cfg.signals_per_cube = cfg.signals_per_cube.min(self.max_threads / threads);
     }
 }
 
