@@ -24,17 +24,19 @@ def copy_gbps():
     return 2 * x.numel() * 4 / median_ms(lambda: y.copy_(x), n=20) / 1e6
 
 
-def baseline(case):
+def baseline(case, half=False):
+    """cuFFT's GB/s on `case` (bytes counted in f32), in float16 where `half`."""
     n, batch, m = case["n"], case["batch"], case["modes"]
+    cdt, rdt = (torch.complex32, torch.float16) if half else (torch.complex64, torch.float32)
     name = case["case"]
     if name == "fft_c2c_1d":
-        x = torch.randn(batch, n, dtype=torch.complex64, device=dev)
+        x = torch.randn(batch, n, dtype=torch.complex64, device=dev).to(cdt)
         f, byt = (lambda: torch.fft.fft(x)), 2 * x.numel() * 8
     elif name == "rfft_1d":
-        x = torch.randn(batch, n, device=dev)
+        x = torch.randn(batch, n, dtype=rdt, device=dev)
         f, byt = (lambda: torch.fft.rfft(x)), x.numel() * 4 + batch * (n // 2 + 1) * 8
     elif name.startswith("fft_c2c_1d_modes"):
-        x = torch.randn(batch, n, dtype=torch.complex64, device=dev)
+        x = torch.randn(batch, n, dtype=torch.complex64, device=dev).to(cdt)
         lo, hi = m - m // 2, m // 2
 
         def f():
@@ -42,20 +44,20 @@ def baseline(case):
             return torch.cat([y[:, :lo], y[:, n - hi:]], dim=1)
         byt = x.numel() * 8 + batch * m * 8
     elif name == "fft_c2c_col_modes":
-        x = torch.randn(batch, n, 32, dtype=torch.complex64, device=dev)
+        x = torch.randn(batch, n, 32, dtype=torch.complex64, device=dev).to(cdt)
         keep = torch.tensor(list(range(m - m // 2)) + list(range(n - m // 2, n)), device=dev)
         f, byt = (lambda: torch.fft.fft(x, dim=1).index_select(1, keep)), batch * (n + m) * 32 * 8
     elif name.startswith("rfft_1d_modes"):
-        x = torch.randn(batch, n, device=dev)
+        x = torch.randn(batch, n, dtype=rdt, device=dev)
         f, byt = (lambda: torch.fft.rfft(x)[:, :m].contiguous()), x.numel() * 4 + batch * m * 8
     elif name == "irfft_1d":
-        x = torch.randn(batch, n // 2 + 1, dtype=torch.complex64, device=dev)
+        x = torch.randn(batch, n // 2 + 1, dtype=torch.complex64, device=dev).to(cdt)
         f, byt = (lambda: torch.fft.irfft(x, n=n)), x.numel() * 8 + batch * n * 4
     elif name == "rfft2":
-        x = torch.randn(batch, n, n, device=dev)
+        x = torch.randn(batch, n, n, dtype=rdt, device=dev)
         f, byt = (lambda: torch.fft.rfft2(x)), x.numel() * 4 + batch * n * (n // 2 + 1) * 8
     elif name == "irfft2":
-        x = torch.randn(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev)
+        x = torch.randn(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev).to(cdt)
         f, byt = (lambda: torch.fft.irfft2(x, s=(n, n))), x.numel() * 8 + batch * n * n * 4
     elif name in ("fno_rfft2", "fno_irfft2"):
         # neuraloperator's spectral convolution: rfft2, keep the centred m rows
@@ -66,13 +68,13 @@ def baseline(case):
         keep = torch.tensor(rows, device=dev)
         byt = batch * (n * n * 4 + m * bins * 8)
         if name == "fno_rfft2":
-            x = torch.randn(batch, n, n, device=dev)
+            x = torch.randn(batch, n, n, dtype=rdt, device=dev)
             f = lambda: torch.fft.rfft2(x)[:, :, :bins].index_select(1, keep)
         else:
-            x = torch.randn(batch, m, bins, dtype=torch.complex64, device=dev)
+            x = torch.randn(batch, m, bins, dtype=torch.complex64, device=dev).to(cdt)
 
             def f():
-                full = torch.zeros(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev)
+                full = torch.zeros(batch, n, n // 2 + 1, dtype=torch.complex64, device=dev).to(cdt)
                 full[:, keep, :bins] = x
                 return torch.fft.irfft2(full, s=(n, n))
     else:

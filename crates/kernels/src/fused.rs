@@ -22,6 +22,8 @@
 //! spectrum it computes, which the weight gradient needs.
 
 use cubecl::prelude::*;
+
+use crate::precision::{Native, Storage};
 use cubecl::server::Handle;
 use cubecl::CubeElement;
 
@@ -141,10 +143,10 @@ impl FusedConfig {
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
-    x: &Array<Vector<F, NI>>,
+fn fused_kernel<F: Float + CubeElement, S: Storage, NI: Size, NO: Size>(
+    x: &Array<Vector<S::Elem, NI>>,
     weight: &Array<F>,
-    y: &mut Array<Vector<F, NO>>,
+    y: &mut Array<Vector<S::Elem, NO>>,
     spectrum: &mut Array<F>,
     forward_twiddles: &Array<F>,
     forward_factors: &Array<F>,
@@ -219,9 +221,9 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
                 nc: cin,
             };
             if comptime![!loads_directly(&cfg.forward)] {
-                load_tile::<F, NI>(x, forward_factors, at, &mut work_re, &mut work_im, fwd.clone());
+                load_tile::<F, S, NI>(x, forward_factors, at, &mut work_re, &mut work_im, fwd.clone());
             }
-            transform_tile::<F, NI, NO>(
+            transform_tile::<F, S, NI, NO>(
                 x,
                 y,
                 forward_twiddles,
@@ -378,7 +380,7 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
                 c0: o0 + og,
                 nc: select(b < batch, last, 0),
             };
-            transform_tile::<F, NI, NO>(
+            transform_tile::<F, S, NI, NO>(
                 x,
                 y,
                 inverse_twiddles,
@@ -393,7 +395,7 @@ fn fused_kernel<F: Float + CubeElement, NI: Size, NO: Size>(
                 inv.clone(),
             );
             if comptime![!stores_directly(&cfg.inverse)] {
-                store_tile::<F, NO>(
+                store_tile::<F, S, NO>(
                     y,
                     inverse_twiddles,
                     inverse_twiddles,
@@ -743,7 +745,7 @@ impl FusedSpectralConv {
         // SAFETY: launched without bounds checks: every index the kernel forms
         // stays inside the arrays sized here (see `DeviceFft::launch`).
         unsafe {
-            fused_kernel::launch_unchecked::<f32, R>(
+            fused_kernel::launch_unchecked::<f32, Native<f32>, R>(
                 client,
                 count,
                 CubeDim::new_1d(cfg.threads() as u32),

@@ -12,6 +12,7 @@ mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;
 pub mod pointwise_tf32;
+pub mod precision;
 pub mod split_sum;
 pub mod testing;
 mod tile;

@@ -7,42 +7,57 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-/// Floats `2q` and `2q + 1` of an array of pairs: one 8-byte load when the
-/// array is bound as vectors of two, else two 4-byte loads.
+use crate::precision::{load_value, store_value, Storage};
+
+/// Values `2q` and `2q + 1` of an array of pairs: one 8-byte load (4 in
+/// half precision) when the array is bound as vectors of two, else two loads.
 #[cube]
-pub(crate) fn read_pair<F: Float, N: Size>(array: &Array<Vector<F, N>>, q: usize, #[comptime] vector: bool) -> (F, F) {
+pub(crate) fn read_pair<F: Float, S: Storage, N: Size>(
+    array: &Array<Vector<S::Elem, N>>,
+    q: usize,
+    #[comptime] vector: bool,
+) -> (F, F) {
     if comptime![vector] {
         let v = array[q];
-        (v[0], v[1])
+        (load_value::<F, S>(v[0]), load_value::<F, S>(v[1]))
     } else {
-        (read_float::<F, N>(array, 2 * q), read_float::<F, N>(array, 2 * q + 1))
+        (
+            read_float::<F, S, N>(array, 2 * q),
+            read_float::<F, S, N>(array, 2 * q + 1),
+        )
     }
 }
 
-/// Float `i` of an array bound with vector size 1.
+/// Value `i` of an array bound with vector size 1.
 #[cube]
-pub(crate) fn read_float<F: Float, N: Size>(array: &Array<Vector<F, N>>, i: usize) -> F {
+pub(crate) fn read_float<F: Float, S: Storage, N: Size>(array: &Array<Vector<S::Elem, N>>, i: usize) -> F {
     let v = array[i];
-    v[0]
+    load_value::<F, S>(v[0])
 }
 
-/// Writes floats `2q` and `2q + 1` of an array of pairs (see [`read_pair`]).
+/// Writes value `i` of an array bound with vector size 1.
 #[cube]
-pub(crate) fn write_pair<F: Float, N: Size>(
-    array: &mut Array<Vector<F, N>>,
+pub(crate) fn write_float<F: Float, S: Storage, N: Size>(array: &mut Array<Vector<S::Elem, N>>, i: usize, a: F) {
+    array[i] = Vector::new(store_value::<F, S>(a));
+}
+
+/// Writes values `2q` and `2q + 1` of an array of pairs (see [`read_pair`]).
+#[cube]
+pub(crate) fn write_pair<F: Float, S: Storage, N: Size>(
+    array: &mut Array<Vector<S::Elem, N>>,
     q: usize,
     a: F,
     b: F,
     #[comptime] vector: bool,
 ) {
     if comptime![vector] {
-        let mut v = Vector::<F, N>::empty();
-        v[0] = a;
-        v[1] = b;
+        let mut v = Vector::<S::Elem, N>::empty();
+        v[0] = store_value::<F, S>(a);
+        v[1] = store_value::<F, S>(b);
         array[q] = v;
     } else {
-        array[2 * q] = Vector::new(a);
-        array[2 * q + 1] = Vector::new(b);
+        write_float::<F, S, N>(array, 2 * q, a);
+        write_float::<F, S, N>(array, 2 * q + 1, b);
     }
 }
 
@@ -53,6 +68,12 @@ pub(crate) fn vector_size(pairs: bool) -> usize {
     } else {
         1
     }
+}
+
+/// Whether a buffer of `value_bytes`-byte values starts where vectors of
+/// `pairs` pairs may be read (pairs of f32 on 8 bytes, two pairs on 16).
+pub(crate) fn holds_pairs(handle: &Handle, pairs: usize, value_bytes: usize) -> bool {
+    starts_on(handle, (2 * pairs * value_bytes) as u64)
 }
 
 /// Whether a buffer starts on an 8-byte boundary, as vectors of two floats

@@ -19,6 +19,21 @@ pub fn uniform_f32(len: usize, seed: u64) -> Vec<f32> {
     uniform(len, seed).into_iter().map(|v| v as f32).collect()
 }
 
+/// `len` values drawn from N(0, 1) (Box–Muller on [`uniform`]'s stream).
+pub fn normal_f32(len: usize, seed: u64) -> Vec<f32> {
+    let u = uniform(len + len % 2, seed);
+    u.chunks_exact(2)
+        .flat_map(|p| {
+            // (0, 1] for the logarithm, [0, 1) for the angle.
+            let (a, b) = (1.0 - (p[0] + 1.0) / 2.0, (p[1] + 1.0) / 2.0);
+            let r = (-2.0 * a.ln()).sqrt();
+            let t = std::f64::consts::TAU * b;
+            [(r * t.cos()) as f32, (r * t.sin()) as f32]
+        })
+        .take(len)
+        .collect()
+}
+
 /// A seed that differs between runs (tests draw fresh inputs; failures print
 /// it), or the one `FNO_TEST_SEED` holds, to rerun a failure.
 pub fn fresh_seed() -> u64 {

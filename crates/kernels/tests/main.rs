@@ -9,6 +9,7 @@ mod fft;
 mod fused_device;
 mod pointwise_conv_device;
 mod pointwise_grad_device;
+mod precision_device;
 mod split_sum_device;
 
 /// The first CUDA device, for the `--ignored` tests of the asynchronous-copy

@@ -3,6 +3,7 @@
 
 use super::config::{CgemmConfig, Staging};
 use crate::pairs::{read_float, read_pair, write_pair};
+use crate::precision::Native;
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 use cubecl::CubeElement;
@@ -88,11 +89,11 @@ fn stage_operand<F: Float, N: Size>(
                 out[1] = select(valid, v[1], F::new(0.0));
                 smem[buf + e] = out;
             } else if comptime![cfg.complex] {
-                let (re, im) = read_pair::<F, N>(src, at, false);
+                let (re, im) = read_pair::<F, Native<F>, N>(src, at, false);
                 smem[buf + 2 * e] = Vector::new(select(valid, re, F::new(0.0)));
                 smem[buf + 2 * e + 1] = Vector::new(select(valid, im, F::new(0.0)));
             } else {
-                smem[buf + e] = Vector::new(select(valid, read_float::<F, N>(src, at), F::new(0.0)));
+                smem[buf + e] = Vector::new(select(valid, read_float::<F, Native<F>, N>(src, at), F::new(0.0)));
             }
         }
     }
@@ -388,7 +389,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
                         }
                     }
                     if comptime![cfg.complex] {
-                        write_pair::<F, N>(c, ct, re, acc_im[i * tq + j] * s, staging.pairs);
+                        write_pair::<F, Native<F>, N>(c, ct, re, acc_im[i * tq + j] * s, staging.pairs);
                     } else {
                         c[ct] = Vector::new(re);
                     }

@@ -11,7 +11,8 @@ use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, TileFill};
-use crate::pairs::{pair_aligned, quad_aligned, vector_size};
+use crate::pairs::{holds_pairs, vector_size};
+use crate::precision::{Bf16InF32, Native, Storage, Stored};
 
 /// Threads a cube of the element-wise half-spectrum passes takes.
 const ELEMWISE_THREADS: usize = 256;
@@ -27,6 +28,7 @@ pub struct Table {
 pub struct DeviceFft<R: Runtime> {
     client: ComputeClient<R>,
     plan: FftPlan,
+    stored: Stored,
     options: DeviceOptions,
     recipe: Recipe<Table>,
     measurements: Vec<Measurement>,
@@ -67,6 +69,7 @@ impl<R: Runtime> DeviceFft<R> {
         };
         DeviceFft {
             client: client.clone(),
+            stored: plan.desc().precision.stored_on(client),
             plan,
             options,
             recipe: Recipe {
@@ -86,6 +89,12 @@ impl<R: Runtime> DeviceFft<R> {
         &self.plan
     }
 
+    /// How this device holds the plan's values: the element type of its
+    /// input, output and scratch buffers.
+    pub fn stored(&self) -> Stored {
+        self.stored
+    }
+
     /// The lowering choices this plan was built with.
     pub fn options(&self) -> DeviceOptions {
         self.options
@@ -102,15 +111,19 @@ impl<R: Runtime> DeviceFft<R> {
         &self.recipe
     }
 
-    /// Runs the transform. `input` holds `plan().input_floats()` f32 values
-    /// (at least `plan().input_extent()`), `output` room for `plan().output_floats()`.
+    /// Runs the transform. `input` holds `plan().input_floats()` values
+    /// (at least `plan().input_extent()`), `output` room for
+    /// `plan().output_floats()`, each value as [`Self::stored`] says.
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), FftError> {
+        let value_bytes = self.stored.bytes();
         let check = |h: &Handle, floats: usize, what: &str| {
             let bytes = h.size_in_used() as usize;
-            if bytes < floats * 4 {
+            if bytes < floats * value_bytes {
                 Err(FftError::Buffer(format!(
-                    "{what} holds {bytes} bytes, the plan needs {}",
-                    floats * 4
+                    "{what} holds {bytes} bytes, the plan needs {} ({} values of {})",
+                    floats * value_bytes,
+                    floats,
+                    self.plan.desc().precision,
                 )))
             } else {
                 Ok(())
@@ -118,7 +131,12 @@ impl<R: Runtime> DeviceFft<R> {
         };
         check(input, self.plan.input_extent(), "input")?;
         check(output, self.plan.output_floats(), "output")?;
-        let temps: Vec<Handle> = self.recipe.temps.iter().map(|&f| self.client.empty(f * 4)).collect();
+        let temps: Vec<Handle> = self
+            .recipe
+            .temps
+            .iter()
+            .map(|&f| self.client.empty(f * value_bytes))
+            .collect();
         let resolve = |b: Buf| -> Handle {
             match b {
                 Buf::Input => input.clone(),
@@ -129,17 +147,24 @@ impl<R: Runtime> DeviceFft<R> {
         for launch in &self.recipe.launches {
             let src = resolve(launch.src);
             let dst = resolve(launch.dst);
-            self.launch(launch, src, dst);
+            match self.stored {
+                Stored::F32 => self.launch::<Native<f32>>(launch, src, dst),
+                Stored::F16 => self.launch::<Native<half::f16>>(launch, src, dst),
+                Stored::BF16 => self.launch::<Native<half::bf16>>(launch, src, dst),
+                Stored::BF16InF32 => self.launch::<Bf16InF32>(launch, src, dst),
+            }
         }
         Ok(())
     }
 
-    fn launch(&self, launch: &Launch<Table>, src: Handle, dst: Handle) {
+    /// Launches one kernel of the recipe on buffers of `S` values.
+    fn launch<S: Storage>(&self, launch: &Launch<Table>, src: Handle, dst: Handle) {
         let client = &self.client;
+        let value_bytes = self.stored.bytes();
         let array = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
         let table = |t: &Table| array(t.handle.clone(), t.floats);
         // An input read as a crop may end before the plan's dense size.
-        let src_floats = launch.src_floats.min(src.size_in_used() as usize / 4);
+        let src_floats = launch.src_floats.min(src.size_in_used() as usize / value_bytes);
         // SAFETY: the kernels launch without bounds checks: every index they
         // form stays inside the arrays sized here, and their stores are
         // guarded by their windows. The oracle checks found no access out of
@@ -158,20 +183,20 @@ impl<R: Runtime> DeviceFft<R> {
                     let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_tile());
                     // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
                     let mut cfg = cfg.clone();
-                    cfg.vector_input &= pair_aligned(&src);
-                    cfg.vector_output &= pair_aligned(&dst);
+                    cfg.vector_input &= holds_pairs(&src, 1, value_bytes);
+                    cfg.vector_output &= holds_pairs(&dst, 1, value_bytes);
                     // Staging copies whole pairs: without them a cube takes one tile.
                     let resident = resident_cubes.filter(|_| cfg.vector_input);
                     if !cfg.vector_input {
                         cfg.prefetch = None;
                     }
-                    if cfg.prefetch == Some(TileFill::AsyncCopies { pairs: 2 }) && !quad_aligned(&src) {
+                    if cfg.prefetch == Some(TileFill::AsyncCopies { pairs: 2 }) && !holds_pairs(&src, 2, value_bytes) {
                         cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 1 });
                     }
                     let cubes = resident.map_or(tiles, |cubes| cubes.clamp(1, tiles));
                     // Stages without a four-step twiddle bind the pass twiddles in its place.
                     let [coarse, fine] = post.as_ref().map_or([twiddles, twiddles], |[c, f]| [c, f]);
-                    fft_stage_kernel::launch_unchecked::<f32, R>(
+                    fft_stage_kernel::launch_unchecked::<f32, S, R>(
                         client,
                         cube_count(cubes),
                         CubeDim::new_1d(cfg.threads_per_cube() as u32),
@@ -206,7 +231,7 @@ impl<R: Runtime> DeviceFft<R> {
                     input,
                     output,
                 } => {
-                    dft_kernel::launch_unchecked::<f32, R>(
+                    dft_kernel::launch_unchecked::<f32, S, R>(
                         client,
                         cube_count(cfg.cubes(shape.rows, *signals)),
                         CubeDim::new_1d(cfg.threads() as u32),
@@ -227,7 +252,7 @@ impl<R: Runtime> DeviceFft<R> {
                     );
                 }
                 Kernel::Plane { cfg, images, twiddles } => {
-                    fft_plane_kernel::launch_unchecked::<f32, R>(
+                    fft_plane_kernel::launch_unchecked::<f32, S, R>(
                         client,
                         cube_count(*images),
                         CubeDim::new_1d(cfg.threads() as u32),
@@ -249,9 +274,9 @@ impl<R: Runtime> DeviceFft<R> {
                     twiddles,
                 } => {
                     let half_spectrum = if *fold {
-                        fold_kernel::launch_unchecked::<f32, R>
+                        fold_kernel::launch_unchecked::<f32, S, R>
                     } else {
-                        untangle_kernel::launch_unchecked::<f32, R>
+                        untangle_kernel::launch_unchecked::<f32, S, R>
                     };
                     half_spectrum(
                         client,

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::window::Window;
+use crate::precision::Precision;
 
 /// Kind of transform along the axes, numpy's naming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +92,9 @@ pub struct FftDesc {
     pub norm: Norm,
     /// Order of the retained modes on the non-real axes.
     pub mode_order: ModeOrder,
+    /// What the input, output and intermediate buffers hold; the transform
+    /// computes in f32 whatever they hold.
+    pub precision: Precision,
 }
 
 /// How the centred window of retained modes is laid out along a complex axis.
@@ -130,7 +134,13 @@ impl FftDesc {
             lengths: None,
             norm: Norm::Backward,
             mode_order: ModeOrder::Fft,
+            precision: Precision::F32,
         }
+    }
+
+    pub fn precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
     }
 
     pub fn mode_order(mut self, order: ModeOrder) -> Self {
@@ -367,12 +377,13 @@ impl FftPlan {
         self.desc.kind != FftKind::C2R
     }
 
-    /// Number of f32 values of the input buffer (complex values count twice).
+    /// Number of real values of the input buffer (complex values count twice),
+    /// each stored in the plan's precision.
     pub fn input_floats(&self) -> usize {
         self.desc.shape.iter().product::<usize>() * if self.input_is_complex() { 2 } else { 1 }
     }
 
-    /// Number of f32 values a device execution reads: up to the last one read,
+    /// Number of values a device execution reads: up to the last one read,
     /// which falls short of [`Self::input_floats`] when the first transformed
     /// axis is cropped (a row-pitched buffer read as a crop of its pitch).
     pub fn input_extent(&self) -> usize {
@@ -396,7 +407,7 @@ impl FftPlan {
         extent
     }
 
-    /// Number of f32 values of the output buffer.
+    /// Number of real values of the output buffer (complex values count twice).
     pub fn output_floats(&self) -> usize {
         self.output_shape.iter().product::<usize>() * if self.output_is_complex() { 2 } else { 1 }
     }

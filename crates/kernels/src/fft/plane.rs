@@ -14,6 +14,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::stage::{
     fold_packed_tile, folds_in_shared, load_tile, loads_directly, packed_bin_imag, slot, split_flat, store_tile,
     stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, StageConfig, TileCoords,
@@ -149,9 +151,9 @@ fn load_tile_from_image<F: Float>(
 /// One cube per image: the first stage's signals in tiles from global memory
 /// into the image, then the second stage's from the image to global memory.
 #[cube(launch_unchecked)]
-pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
-    input: &Array<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
+pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<S::Elem, NI>>,
+    output: &mut Array<Vector<S::Elem, NO>>,
     first_twiddles: &Array<F>,
     second_twiddles: &Array<F>,
     images: usize,
@@ -188,7 +190,7 @@ pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
             nc: count,
         };
         if comptime![!loads_directly(&first)] {
-            load_tile::<F, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
+            load_tile::<F, S, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
         }
         if comptime![folds_in_shared(&first)] {
             fold_packed_tile::<F>(
@@ -200,7 +202,7 @@ pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
                 first.clone(),
             );
         }
-        transform_tile::<F, NI, NO>(
+        transform_tile::<F, S, NI, NO>(
             input,
             output,
             first_twiddles,
@@ -270,7 +272,7 @@ pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
                 second.clone(),
             );
         }
-        transform_tile::<F, NI, NO>(
+        transform_tile::<F, S, NI, NO>(
             input,
             output,
             second_twiddles,
@@ -285,7 +287,7 @@ pub fn fft_plane_kernel<F: Float, NI: Size, NO: Size>(
             second.clone(),
         );
         if comptime![!stores_directly(&second)] {
-            store_tile::<F, NO>(
+            store_tile::<F, S, NO>(
                 output,
                 second_twiddles,
                 second_twiddles,

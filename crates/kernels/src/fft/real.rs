@@ -4,6 +4,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::{load_value, store_value, Storage};
+
 use super::stage::{window_index, window_position};
 use super::window::Window;
 
@@ -26,9 +28,9 @@ fn cmul<F: Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
 /// `X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])` for the
 /// window's bins. `z` is `[outer][n][inner]`, `x` is `[outer][stored][inner]`.
 #[cube(launch_unchecked)]
-pub fn untangle_kernel<F: Float>(
-    z: &Array<F>,
-    x: &mut Array<F>,
+pub fn untangle_kernel<F: Float, S: Storage>(
+    z: &Array<S::Elem>,
+    x: &mut Array<S::Elem>,
     twiddles: &Array<F>,
     inner: usize,
     total: usize,
@@ -46,21 +48,22 @@ pub fn untangle_kernel<F: Float>(
     let k = window_index(j, cfg.window, comptime![cfg.n + 1]);
     let za = 2 * ((o * n + k % n) * inner + i);
     let zc = 2 * ((o * n + (n - k) % n) * inner + i);
-    let (zr, zi, yr, yi) = (z[za], z[za + 1], z[zc], z[zc + 1]);
+    let (zr, zi) = (load_value::<F, S>(z[za]), load_value::<F, S>(z[za + 1]));
+    let (yr, yi) = (load_value::<F, S>(z[zc]), load_value::<F, S>(z[zc + 1]));
     let (wr, wi) = (twiddles[2 * k], twiddles[2 * k + 1]);
     let (dr, di) = cmul::<F>(zr - yr, zi + yi, wr, wi);
     let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)] * 0.5);
-    x[2 * id] = (zr + yr + di) * scale;
-    x[2 * id + 1] = (zi - yi - dr) * scale;
+    x[2 * id] = store_value::<F, S>((zr + yr + di) * scale);
+    x[2 * id + 1] = store_value::<F, S>((zi - yi - dr) * scale);
 }
 
 /// `Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k])` for all
 /// `k < n`, bins outside the window being zero and the imaginary parts of DC and
 /// Nyquist ignored. `x` is `[outer][stored][inner]`, `z` is `[outer][n][inner]`.
 #[cube(launch_unchecked)]
-pub fn fold_kernel<F: Float>(
-    x: &Array<F>,
-    z: &mut Array<F>,
+pub fn fold_kernel<F: Float, S: Storage>(
+    x: &Array<S::Elem>,
+    z: &mut Array<S::Elem>,
     twiddles: &Array<F>,
     inner: usize,
     total: usize,
@@ -74,17 +77,17 @@ pub fn fold_kernel<F: Float>(
     let i = id % inner;
     let k = (id / inner) % n;
     let o = id / (inner * n);
-    let (xr, xi) = load_bin::<F>(x, o, k, i, inner, cfg);
-    let (yr, yi) = load_bin::<F>(x, o, n - k, i, inner, cfg);
+    let (xr, xi) = load_bin::<F, S>(x, o, k, i, inner, cfg);
+    let (yr, yi) = load_bin::<F, S>(x, o, n - k, i, inner, cfg);
     let (wr, wi) = (twiddles[2 * k], F::new(0.0) - twiddles[2 * k + 1]);
     let (dr, di) = cmul::<F>(xr - yr, xi + yi, wr, wi);
-    z[2 * id] = xr + yr - di;
-    z[2 * id + 1] = xi - yi + dr;
+    z[2 * id] = store_value::<F, S>(xr + yr - di);
+    z[2 * id + 1] = store_value::<F, S>(xi - yi + dr);
 }
 
 #[cube]
-fn load_bin<F: Float>(
-    x: &Array<F>,
+fn load_bin<F: Float, S: Storage>(
+    x: &Array<S::Elem>,
     o: usize,
     k: usize,
     i: usize,
@@ -97,8 +100,8 @@ fn load_bin<F: Float>(
     let mut vi = F::new(0.0);
     if held {
         let at = 2 * ((o * stored + j) * inner + i);
-        vr = x[at];
-        vi = x[at + 1];
+        vr = load_value::<F, S>(x[at]);
+        vi = load_value::<F, S>(x[at + 1]);
     }
     if k == 0 || k == comptime![cfg.n] {
         vi = F::new(0.0);

@@ -3,8 +3,11 @@
 //! machine with `--ignored`. Their plans under an H100's limits are asserted
 //! on the CPU in `planner.rs`.
 
+use super::precision::check_half_on;
+use super::primes::{rader_cases, BLUESTEIN};
 use super::real::{check_odd_real, cuda_twinned_cases};
-use super::resident::{check_resident, RESIDENT};
+use super::resident::{check_resident, resident_cases, RESIDENT};
+use super::windows::any_length_window_cases;
 use super::*;
 
 /// The same as `resident_cubes_fill_the_next_tile` on CUDA, whose resident
@@ -90,4 +93,35 @@ fn compiled_unit_strides_and_measured_plans_on_cuda() {
         }
     }
     report("compiled_unit_strides_and_measured_plans_on_cuda", &errors);
+}
+
+/// Half-precision buffers on CUDA, f16 and native bf16, against the oracle:
+/// every kind of powers of two and of any length, windows on axes of any
+/// length and four-step lengths, primes by Rader and Bluestein, resident
+/// cubes staging half values by asynchronous copies. (Each plan compiles its
+/// kernels through NVRTC: the cases are few enough to run in minutes.)
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn half_precision_on_cuda() {
+    let client = crate::cuda_client_with_async_copies();
+    assert_eq!(Precision::BF16.stored_on(&client), Stored::BF16);
+    let seed = drawn_seed();
+    let lengths = [2, 16, 256, 4096, 85, 421, 1000, 4099, 12288];
+    let kinds: Vec<FftDesc> = lengths.into_iter().flat_map(every_kind).collect();
+    check_half_on(&client, "half_kinds_on_cuda", seed, kinds, &[DeviceOptions::default()]);
+    check_half_on(
+        &client,
+        "half_windows_on_cuda",
+        seed,
+        any_length_window_cases(),
+        &[DeviceOptions::default()],
+    );
+    check_half_on(&client, "half_primes_on_cuda", seed, rader_cases(), &[BLUESTEIN]);
+    check_half_on(
+        &client,
+        "half_resident_on_cuda",
+        seed,
+        resident_cases(false),
+        &[RESIDENT],
+    );
 }

@@ -93,12 +93,13 @@ impl DeviceLimits {
 pub enum Buf {
     Input,
     Output,
-    /// Scratch buffer `i` of the recipe, of the given number of f32 values.
+    /// Scratch buffer `i` of the recipe, of the given number of values (in the
+    /// plan's precision).
     Temp(usize, usize),
 }
 
 /// The launches of one execution, in order, and the scratch buffers they
-/// share (f32 values each). `T` as in [`Launch`].
+/// share (their numbers of values). `T` as in [`Launch`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recipe<T = Vec<f32>> {
     pub launches: Vec<Launch<T>>,

@@ -3,10 +3,12 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::butterfly::{complex_mul, table_twiddle, table_value};
 use super::config::{InputForm, OutputForm, StageConfig};
 use super::coords::{axis_index, axis_offset, fold_dim_index, window_position, within_fold, TileCoords};
-use crate::pairs::{read_float, read_pair, write_pair};
+use crate::pairs::{read_float, read_pair, write_float, write_pair};
 
 /// Where a Hermitian input (bins `0..=len/2` of a length-`len` spectrum) holds
 /// axis index `axis`: the bin, and whether the value is its conjugate
@@ -43,8 +45,8 @@ pub(super) fn load_source(at: TileCoords, s: usize, k: usize, #[comptime] cfg: S
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let` or match guards.
 #[allow(clippy::single_match, clippy::collapsible_match)]
-pub(super) fn load_element<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+pub(super) fn load_element<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     at: TileCoords,
     s: usize,
@@ -62,10 +64,10 @@ pub(super) fn load_element<F: Float, N: Size>(
         InputForm::RealTwins => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                vr = read_float::<F, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
+                vr = read_float::<F, S, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
             if held && twin_inside {
-                vi = read_float::<F, N>(input, sig + at.in_sc + axis_offset(j, at.in_axis, cfg.unit_input_axis));
+                vi = read_float::<F, S, N>(input, sig + at.in_sc + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
         }
         InputForm::HermitianTwins => {
@@ -74,7 +76,7 @@ pub(super) fn load_element<F: Float, N: Size>(
             let (bin, mirrored) = hermitian_bin(axis, len);
             let (held, j) = window_position(bin, cfg.load, in_seq);
             if held && inside {
-                let (ar, ai) = read_pair::<F, N>(
+                let (ar, ai) = read_pair::<F, S, N>(
                     input,
                     sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
                     cfg.vector_input,
@@ -83,7 +85,7 @@ pub(super) fn load_element<F: Float, N: Size>(
                 vi = hermitian_imag::<F>(ai, bin, mirrored, len);
             }
             if held && twin_inside {
-                let (br, bi) = read_pair::<F, N>(
+                let (br, bi) = read_pair::<F, S, N>(
                     input,
                     sig + at.in_sc + axis_offset(j, at.in_axis, cfg.unit_input_axis),
                     cfg.vector_input,
@@ -98,24 +100,24 @@ pub(super) fn load_element<F: Float, N: Size>(
             if comptime![cfg.vector_input] {
                 // A contiguous axis, an even signal offset and whole pairs in the window.
                 if held0 && inside {
-                    let (a, b) = read_pair::<F, N>(input, (sig + j0) / 2, true);
+                    let (a, b) = read_pair::<F, S, N>(input, (sig + j0) / 2, true);
                     vr = a;
                     vi = b;
                 }
             } else {
                 let (held1, j1) = window_position(2 * axis + 1, cfg.load, in_seq);
                 if held0 && inside {
-                    vr = read_float::<F, N>(input, sig + axis_offset(j0, at.in_axis, cfg.unit_input_axis));
+                    vr = read_float::<F, S, N>(input, sig + axis_offset(j0, at.in_axis, cfg.unit_input_axis));
                 }
                 if held1 && inside {
-                    vi = read_float::<F, N>(input, sig + axis_offset(j1, at.in_axis, cfg.unit_input_axis));
+                    vi = read_float::<F, S, N>(input, sig + axis_offset(j1, at.in_axis, cfg.unit_input_axis));
                 }
             }
         }
         InputForm::Real => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                vr = read_float::<F, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
+                vr = read_float::<F, S, N>(input, sig + axis_offset(j, at.in_axis, cfg.unit_input_axis));
             }
         }
         InputForm::Hermitian => {
@@ -123,7 +125,7 @@ pub(super) fn load_element<F: Float, N: Size>(
             let (bin, mirrored) = hermitian_bin(axis, len);
             let (held, j) = window_position(bin, cfg.load, in_seq);
             if held && inside {
-                let (a, b) = read_pair::<F, N>(
+                let (a, b) = read_pair::<F, S, N>(
                     input,
                     sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
                     cfg.vector_input,
@@ -135,7 +137,7 @@ pub(super) fn load_element<F: Float, N: Size>(
         _ => {
             let (held, j) = window_position(axis, cfg.load, in_seq);
             if held && inside {
-                let (a, b) = read_pair::<F, N>(
+                let (a, b) = read_pair::<F, S, N>(
                     input,
                     sig + axis_offset(j, at.in_axis, cfg.unit_input_axis),
                     cfg.vector_input,
@@ -179,8 +181,8 @@ pub(super) fn unit_walk_element(
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::single_match, clippy::collapsible_match)]
-pub(super) fn store_element<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+pub(super) fn store_element<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
@@ -227,28 +229,40 @@ pub(super) fn store_element<F: Float, N: Size>(
             if comptime![cfg.vector_output] {
                 // A contiguous axis, an even signal offset and whole pairs in the window.
                 if held0 && inside {
-                    write_pair::<F, N>(output, (sig + j0) / 2, vr * scale, vi * scale, true);
+                    write_pair::<F, S, N>(output, (sig + j0) / 2, vr * scale, vi * scale, true);
                 }
             } else {
                 let (held1, j1) = window_position(2 * axis + 1, cfg.store, out_seq);
                 if held0 && inside {
-                    output[sig + axis_offset(j0, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
+                    write_float::<F, S, N>(
+                        output,
+                        sig + axis_offset(j0, at.out_axis, cfg.unit_output_axis),
+                        vr * scale,
+                    );
                 }
                 if held1 && inside {
-                    output[sig + axis_offset(j1, at.out_axis, cfg.unit_output_axis)] = Vector::new(vi * scale);
+                    write_float::<F, S, N>(
+                        output,
+                        sig + axis_offset(j1, at.out_axis, cfg.unit_output_axis),
+                        vi * scale,
+                    );
                 }
             }
         }
         OutputForm::RealPart | OutputForm::TwinReals => {
             let (held, j) = window_position(axis, cfg.store, out_seq);
             if held && inside {
-                output[sig + axis_offset(j, at.out_axis, cfg.unit_output_axis)] = Vector::new(vr * scale);
+                write_float::<F, S, N>(
+                    output,
+                    sig + axis_offset(j, at.out_axis, cfg.unit_output_axis),
+                    vr * scale,
+                );
             }
         }
         _ => {
             let (held, j) = window_position(axis, cfg.store, out_seq);
             if held && inside {
-                write_pair::<F, N>(
+                write_pair::<F, S, N>(
                     output,
                     sig + axis_offset(j, at.out_axis, cfg.unit_output_axis),
                     vr * scale,
@@ -264,8 +278,8 @@ pub(super) fn store_element<F: Float, N: Size>(
 /// a twin slot's real and imaginary parts go to its two signals.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn store_slot_value<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+pub(super) fn store_slot_value<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
@@ -278,7 +292,7 @@ pub(super) fn store_slot_value<F: Float, N: Size>(
     if comptime![cfg.output == OutputForm::TwinReals] {
         let (vr, vi) = value;
         let zero = F::new(0.0);
-        store_element::<F, N>(
+        store_element::<F, S, N>(
             output,
             post_coarse,
             post_fine,
@@ -289,7 +303,7 @@ pub(super) fn store_slot_value<F: Float, N: Size>(
             (vr, zero),
             cfg.clone(),
         );
-        store_element::<F, N>(
+        store_element::<F, S, N>(
             output,
             post_coarse,
             post_fine,
@@ -301,7 +315,7 @@ pub(super) fn store_slot_value<F: Float, N: Size>(
             cfg,
         );
     } else {
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, s, k, value, cfg);
+        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, value, cfg);
     }
 }
 

@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::config::StageConfig;
 use super::convolution::input_slot;
 use super::coords::{advance_flat, split_flat, unit_in_tile, TileCoords};
@@ -12,8 +14,8 @@ use super::rules::{tile_loads_ahead, walks_units};
 /// Fills the tile's shared memory with its signals' (windowed) input from
 /// global memory, walking in the order the loads coalesce in.
 #[cube]
-pub(crate) fn load_tile<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+pub(crate) fn load_tile<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     at: TileCoords,
     smem_re: &mut SharedMemory<F>,
@@ -24,9 +26,9 @@ pub(crate) fn load_tile<F: Float, N: Size>(
     let load_len = comptime![cfg.load_len()];
     if comptime![tile_loads_ahead(&cfg)] {
         if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
-            load_rounds_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
+            load_rounds_ahead::<F, S, N>(input, factors, at, smem_re, smem_im, cfg.clone());
         } else {
-            load_flat_ahead::<F, N>(input, factors, at, smem_re, smem_im, cfg.clone());
+            load_flat_ahead::<F, S, N>(input, factors, at, smem_re, smem_im, cfg.clone());
         }
     } else if comptime![walks_units(&cfg, load_len, cfg.load_signals_fastest)] {
         let (s, thread) = unit_in_tile(cfg.clone());
@@ -35,7 +37,7 @@ pub(crate) fn load_tile<F: Float, N: Size>(
         for round in 0..comptime![load_len.div_ceil(threads)] {
             let (k, held) = unit_walk_element(thread, round, threads, load_len);
             if held {
-                load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+                load_tile_element::<F, S, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
             }
         }
     } else {
@@ -44,7 +46,7 @@ pub(crate) fn load_tile<F: Float, N: Size>(
         let mut flat = UNIT_POS as usize;
         let (mut s, mut k) = split_flat(flat, load_len, signals, fastest);
         while flat < comptime![load_len * signals] {
-            load_tile_element::<F, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
+            load_tile_element::<F, S, N>(input, factors, at, smem_re, smem_im, s, k, cfg.clone());
             let (next_s, next_k) = advance_flat(s, k, step, load_len, signals, fastest);
             s = next_s;
             k = next_k;
@@ -58,8 +60,8 @@ pub(crate) fn load_tile<F: Float, N: Size>(
 /// rounds, issuing every round's global load before it places any value
 /// ([`flat_loads_ahead`]).
 #[cube]
-fn load_flat_ahead<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+fn load_flat_ahead<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     at: TileCoords,
     smem_re: &mut SharedMemory<F>,
@@ -79,7 +81,7 @@ fn load_flat_ahead<F: Float, N: Size>(
     #[unroll]
     for round in 0..rounds {
         if comptime![(round + 1) * step <= total] || first + round * step < total {
-            let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+            let (vr, vi) = load_element::<F, S, N>(input, factors, at, s, k, cfg.clone());
             re[round] = vr;
             im[round] = vi;
         }
@@ -103,8 +105,8 @@ fn load_flat_ahead<F: Float, N: Size>(
 /// every round's global load before it places any value in shared memory, so
 /// that the loads' latencies overlap ([`loads_ahead`]).
 #[cube]
-fn load_rounds_ahead<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+fn load_rounds_ahead<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     at: TileCoords,
     smem_re: &mut SharedMemory<F>,
@@ -121,7 +123,7 @@ fn load_rounds_ahead<F: Float, N: Size>(
     for round in 0..rounds {
         let (k, held) = unit_walk_element(thread, round, threads, load_len);
         if held {
-            let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+            let (vr, vi) = load_element::<F, S, N>(input, factors, at, s, k, cfg.clone());
             re[round] = vr;
             im[round] = vi;
         }
@@ -139,8 +141,8 @@ fn load_rounds_ahead<F: Float, N: Size>(
 /// shared memory (see [`load_tile`]).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn load_tile_element<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+fn load_tile_element<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     at: TileCoords,
     smem_re: &mut SharedMemory<F>,
@@ -149,7 +151,7 @@ fn load_tile_element<F: Float, N: Size>(
     k: usize,
     #[comptime] cfg: StageConfig,
 ) {
-    let (vr, vi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
+    let (vr, vi) = load_element::<F, S, N>(input, factors, at, s, k, cfg.clone());
     place_element::<F>(factors, smem_re, smem_im, s, k, vr, vi, cfg);
 }
 

@@ -4,6 +4,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::butterfly::{complex_mul, table_twiddle};
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
@@ -77,8 +79,8 @@ pub(super) fn untangle_bin<F: Float>(zr: F, zi: F, yr: F, yi: F, wr: F, wi: F) -
 /// second twiddle is `W_2n^(n-a) = -conj W_2n^a`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn store_bin_pair<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+fn store_bin_pair<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     twiddles: &Array<F>,
@@ -96,10 +98,10 @@ fn store_bin_pair<F: Float, N: Size>(
     let (zr, zi) = z;
     let (yr, yi) = y;
     let x = untangle_bin::<F>(zr, zi, yr, yi, wr, wi);
-    store_element::<F, N>(output, post_coarse, post_fine, factors, at, signal, a, x, cfg.clone());
+    store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, signal, a, x, cfg.clone());
     if both {
         let x = untangle_bin::<F>(yr, yi, zr, zi, F::new(0.0) - wr, wi);
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, signal, n - a, x, cfg);
+        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, signal, n - a, x, cfg);
     }
 }
 
@@ -158,8 +160,8 @@ pub(crate) fn untangled_bin_pairs(quarter: usize, r: usize, first: bool) -> Vec<
 #[cube]
 // The cube macro unrolls index ranges over comptime lists, not iterators.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub(super) fn store_untangled_unit<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+pub(super) fn store_untangled_unit<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     twiddles: &Array<F>,
@@ -181,7 +183,7 @@ pub(super) fn store_untangled_unit<F: Float, N: Size>(
         for p in 0..comptime![first.len()] {
             let pair = comptime![first[p]];
             let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
-            store_bin_pair::<F, N>(
+            store_bin_pair::<F, S, N>(
                 output,
                 post_coarse,
                 post_fine,
@@ -201,7 +203,7 @@ pub(super) fn store_untangled_unit<F: Float, N: Size>(
         for p in 0..comptime![rest.len()] {
             let pair = comptime![rest[p]];
             let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
-            store_bin_pair::<F, N>(
+            store_bin_pair::<F, S, N>(
                 output,
                 post_coarse,
                 post_fine,

@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::{load_value, Storage};
+
 use super::config::{InputForm, OutputForm, StageConfig};
 use super::convolution::rader_source;
 use super::coords::{slot, TileCoords};
@@ -34,9 +36,9 @@ pub(super) fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptim
 /// unsplit pass always spelled it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn read_pass_element<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
-    staged: &SharedMemory<Vector<F, N>>,
+pub(super) fn read_pass_element<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
+    staged: &SharedMemory<Vector<S::Elem, N>>,
     factors: &Array<F>,
     twiddles: &Array<F>,
     smem_re: &SharedMemory<F>,
@@ -58,9 +60,9 @@ pub(super) fn read_pass_element<F: Float, N: Size>(
             i + offset
         };
         let v = staged[signal * comptime![cfg.load_len()] + k];
-        (v[0], v[1])
+        (load_value::<F, S>(v[0]), load_value::<F, S>(v[1]))
     } else if from_global {
-        load_pass_input::<F, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
+        load_pass_input::<F, S, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
     } else {
         (
             smem_re[base + slot(i + offset, cfg.padded_slots)],
@@ -73,8 +75,8 @@ pub(super) fn read_pass_element<F: Float, N: Size>(
 /// windowed input element, or for a packed Hermitian input the value folded
 /// from bins `k` and `n - k`.
 #[cube]
-fn load_pass_input<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+fn load_pass_input<F: Float, S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     factors: &Array<F>,
     twiddles: &Array<F>,
     at: TileCoords,
@@ -84,12 +86,12 @@ fn load_pass_input<F: Float, N: Size>(
 ) -> (F, F) {
     if comptime![cfg.input == InputForm::HermitianPacked] {
         let n = comptime![cfg.n];
-        let (xr, xi) = load_element::<F, N>(input, factors, at, s, k, cfg.clone());
-        let (yr, yi) = load_element::<F, N>(input, factors, at, s, n - k, cfg.clone());
+        let (xr, xi) = load_element::<F, S, N>(input, factors, at, s, k, cfg.clone());
+        let (yr, yi) = load_element::<F, S, N>(input, factors, at, s, n - k, cfg.clone());
         let xi = packed_bin_imag::<F>(xi, k, cfg.clone());
         let yi = packed_bin_imag::<F>(yi, n - k, cfg.clone());
         fold_bins::<F>(xr, xi, yr, yi, twiddles, k)
     } else {
-        load_element::<F, N>(input, factors, at, s, k, cfg)
+        load_element::<F, S, N>(input, factors, at, s, k, cfg)
     }
 }

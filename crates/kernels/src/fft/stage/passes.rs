@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::{load_value, Storage};
+
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
 use super::config::{OutputForm, Round, StageConfig};
 use super::convolution::turn_to_inverse;
@@ -22,10 +24,10 @@ use super::split::split_first_pass;
 // The comptime switch around the untangling store stays an outer `if`; the
 // cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
-pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
-    input: &Array<Vector<F, NI>>,
-    staged: &SharedMemory<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
+pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<S::Elem, NI>>,
+    staged: &SharedMemory<Vector<S::Elem, NI>>,
+    output: &mut Array<Vector<S::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -70,7 +72,7 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
     let base = signal * comptime![cfg.smem_stride];
 
     if comptime![pass_split(&cfg, &round, pass) > 1] {
-        split_first_pass::<F, NI, NO>(
+        split_first_pass::<F, S, NI, NO>(
             input,
             staged,
             output,
@@ -121,7 +123,7 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     let mut wi = F::new(0.0);
                     #[unroll]
                     for j in 0..r {
-                        let (mut xr, mut xi) = read_pass_element::<F, NI>(
+                        let (mut xr, mut xi) = read_pass_element::<F, S, NI>(
                             input,
                             staged,
                             factors,
@@ -187,7 +189,7 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
                     // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
                     #[unroll]
                     for t in 0..r {
-                        store_slot_value::<F, NO>(
+                        store_slot_value::<F, S, NO>(
                             output,
                             post_coarse,
                             post_fine,
@@ -204,7 +206,7 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
             // Only an untangling pass has the mirror slots this indexes.
             if comptime![untangle] {
                 if exists {
-                    store_untangled_unit::<F, NO>(
+                    store_untangled_unit::<F, S, NO>(
                         output,
                         post_coarse,
                         post_fine,
@@ -234,8 +236,8 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
                 if thread == 0 {
                     let x0 = staged[signal * comptime![cfg.load_len()]];
                     let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
-                    smem_re[at] = x0[0];
-                    smem_im[at] = x0[1];
+                    smem_re[at] = load_value::<F, S>(x0[0]);
+                    smem_im[at] = load_value::<F, S>(x0[1]);
                 }
             }
             // Rader's last inverse pass adds x[0] (in the slot after the
@@ -282,7 +284,7 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
         (pass + 1, until, round)
     }];
     if comptime![following < upto] {
-        stockham_passes::<F, NI, NO>(
+        stockham_passes::<F, S, NI, NO>(
             input,
             staged,
             output,
@@ -316,9 +318,9 @@ pub(super) fn stockham_passes<F: Float, NI: Size, NO: Size>(
 /// [`Convolution`]: super::config::Convolution
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
-    input: &Array<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
+pub(crate) fn transform_tile<F: Float, S: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<S::Elem, NI>>,
+    output: &mut Array<Vector<S::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -333,10 +335,10 @@ pub(crate) fn transform_tile<F: Float, NI: Size, NO: Size>(
     if comptime![!cfg.radices.is_empty()] {
         let round = comptime![Round::first(&cfg)];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
-        let unstaged = SharedMemory::<Vector<F, NI>>::new(1usize);
+        let unstaged = SharedMemory::<Vector<S::Elem, NI>>::new(1usize);
         // Nor do other cubes hold twiddles (see `held_twiddles`).
         let unheld = Array::<F>::new(1usize);
-        stockham_passes::<F, NI, NO>(
+        stockham_passes::<F, S, NI, NO>(
             input,
             &unstaged,
             output,

@@ -4,6 +4,8 @@
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::butterfly::table_twiddle;
 use super::config::{Round, StageConfig};
 use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
@@ -20,10 +22,10 @@ use super::store::store_tile;
 ///
 /// [`TileFill`]: super::config::TileFill
 #[cube]
-fn stage_tile<F: Float, N: Size>(
-    input: &Array<Vector<F, N>>,
+fn stage_tile<S: Storage, N: Size>(
+    input: &Array<Vector<S::Elem, N>>,
     at: TileCoords,
-    staged: &mut SharedMemory<Vector<F, N>>,
+    staged: &mut SharedMemory<Vector<S::Elem, N>>,
     #[comptime] cfg: StageConfig,
 ) {
     let signals = comptime![cfg.signals_per_cube];
@@ -63,9 +65,9 @@ fn stage_tile<F: Float, N: Size>(
                 copy_async_checked(&input.slice(from, from + len), &mut staged.slice_mut(to, to + 1), 2u32);
             } else {
                 let v = input[from];
-                let mut pair = Vector::<F, N>::empty();
-                pair[0] = select(valid, v[0], F::new(0.0));
-                pair[1] = select(valid, v[1], F::new(0.0));
+                let mut pair = Vector::<S::Elem, N>::empty();
+                pair[0] = select(valid, v[0], S::Elem::new(0.0));
+                pair[1] = select(valid, v[1], S::Elem::new(0.0));
                 staged[to] = pair;
             }
             let (next_s, next_k) = advance_flat(s, k, threads, load_len, signals, fastest);
@@ -160,9 +162,9 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 /// work would hide its load.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
-    input: &Array<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
+pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLanding>(
+    input: &Array<Vector<S::Elem, NI>>,
+    output: &mut Array<Vector<S::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -178,12 +180,12 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
     let signals = comptime![cfg.signals_per_cube];
     let passes = comptime![cfg.radices.len()];
     // 16-byte copies need 16-byte-aligned destinations.
-    let mut staged = SharedMemory::<Vector<F, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
+    let mut staged = SharedMemory::<Vector<S::Elem, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
     let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
     let mut tile = CUBE_POS;
-    stage_tile::<F, NI>(
+    stage_tile::<S, NI>(
         input,
         tile_coords(tile, grid, per_tile, cfg.one_tile_row),
         &mut staged,
@@ -194,7 +196,7 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
         let following = tile + CUBE_COUNT;
         let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
         landed.wait();
-        stockham_passes::<F, NI, NO>(
+        stockham_passes::<F, S, NI, NO>(
             input,
             &staged,
             output,
@@ -219,7 +221,7 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             sync_cube();
         }
         if following < grid.num_tiles {
-            stage_tile::<F, NI>(
+            stage_tile::<S, NI>(
                 input,
                 tile_coords(following, grid, per_tile, cfg.one_tile_row),
                 &mut staged,
@@ -228,7 +230,7 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             landed.commit();
         }
         if comptime![passes > 1] {
-            stockham_passes::<F, NI, NO>(
+            stockham_passes::<F, S, NI, NO>(
                 input,
                 &staged,
                 output,
@@ -249,7 +251,7 @@ pub(super) fn resident_tiles<F: Float, NI: Size, NO: Size, L: TileLanding>(
             );
         }
         if comptime![!stores_directly(&cfg)] {
-            store_tile::<F, NO>(
+            store_tile::<F, S, NO>(
                 output,
                 twiddles,
                 post_coarse,

@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
 use super::element::store_slot_value;
@@ -52,10 +54,10 @@ fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageCo
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::single_match)]
-pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
-    input: &Array<Vector<F, NI>>,
-    staged: &SharedMemory<Vector<F, NI>>,
-    output: &mut Array<Vector<F, NO>>,
+pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<S::Elem, NI>>,
+    staged: &SharedMemory<Vector<S::Elem, NI>>,
+    output: &mut Array<Vector<S::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -89,7 +91,7 @@ pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
         #[unroll]
         for c in 0..split {
             if lane < threads && w < units && chunk == c {
-                let (x0r, x0i) = read_pass_element::<F, NI>(
+                let (x0r, x0i) = read_pass_element::<F, S, NI>(
                     input,
                     staged,
                     factors,
@@ -119,7 +121,7 @@ pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
                 let mut y0i = x0i;
                 #[unroll]
                 for j in 0..comptime![r / 2] {
-                    let (ar, ai) = read_pass_element::<F, NI>(
+                    let (ar, ai) = read_pass_element::<F, S, NI>(
                         input,
                         staged,
                         factors,
@@ -134,7 +136,7 @@ pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
                         0usize,
                         cfg.clone(),
                     );
-                    let (br, bi) = read_pass_element::<F, NI>(
+                    let (br, bi) = read_pass_element::<F, S, NI>(
                         input,
                         staged,
                         factors,
@@ -200,7 +202,7 @@ pub(super) fn split_first_pass<F: Float, NI: Size, NO: Size>(
                             let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
                             if comptime![to_global] {
                                 if butterfly_needed(i, cfg.clone(), r) {
-                                    store_slot_value::<F, NO>(
+                                    store_slot_value::<F, S, NO>(
                                         output,
                                         post_coarse,
                                         post_fine,

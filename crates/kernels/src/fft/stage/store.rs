@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use crate::precision::Storage;
+
 use super::butterfly::{complex_mul, table_twiddle, table_value};
 use super::config::{OutputForm, StageConfig};
 use super::convolution::rader_slot;
@@ -14,8 +16,8 @@ use super::rules::walks_units;
 /// Writes the tile's outputs from shared memory, in the order the output coalesces in.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn store_tile<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+pub(crate) fn store_tile<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -64,7 +66,7 @@ pub(crate) fn store_tile<F: Float, N: Size>(
                     read[4 * round + 2],
                     read[4 * round + 3],
                 );
-                write_walked_output::<F, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg.clone());
+                write_walked_output::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg.clone());
             }
         }
     } else {
@@ -74,7 +76,7 @@ pub(crate) fn store_tile<F: Float, N: Size>(
             #[unroll]
             for _ in 0..group {
                 if flat < store_count {
-                    store_tile_element::<F, N>(
+                    store_tile_element::<F, S, N>(
                         output,
                         twiddles,
                         post_coarse,
@@ -114,8 +116,8 @@ fn store_rounds_unrolled(cfg: &StageConfig, rounds: usize) -> usize {
 /// Element `u` of the store walk of the tile's signal `s` (see [`store_tile`]).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn store_tile_element<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+fn store_tile_element<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -129,7 +131,7 @@ fn store_tile_element<F: Float, N: Size>(
 ) {
     let k = walked_output(u, cfg.clone());
     let values = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
-    write_walked_output::<F, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg);
+    write_walked_output::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg);
 }
 
 /// The output a store walk's position `u` stands for: the element itself, or
@@ -171,8 +173,8 @@ fn read_walked_output<F: Float>(
 /// [`read_walked_output`] read.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn write_walked_output<F: Float, N: Size>(
-    output: &mut Array<Vector<F, N>>,
+fn write_walked_output<F: Float, S: Storage, N: Size>(
+    output: &mut Array<Vector<S::Elem, N>>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
@@ -188,10 +190,10 @@ fn write_walked_output<F: Float, N: Size>(
         let half = F::new(0.5);
         let a = ((zr + yr) * half, (zi - yi) * half);
         let b = ((zi + yi) * half, (yr - zr) * half);
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, 2 * s, k, a, cfg.clone());
-        store_element::<F, N>(output, post_coarse, post_fine, factors, at, 2 * s + 1, k, b, cfg);
+        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, 2 * s, k, a, cfg.clone());
+        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, 2 * s + 1, k, b, cfg);
     } else {
-        store_slot_value::<F, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
+        store_slot_value::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
     }
 }
 
