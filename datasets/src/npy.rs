@@ -1,7 +1,7 @@
 //! NumPy `.npy` arrays through the `npyz` crate: read as float32 (any real
 //! dtype widened or narrowed to f32) or complex64 (complex128 narrowed), in
-//! either byte order and either memory order; written as float32 (`<f4`) or
-//! complex64 (`<c8`), C order.
+//! either byte order and either memory order (float16 reported as such);
+//! written as float32 (`<f4`), complex64 (`<c8`) or float16 (`<f2`), C order.
 //!
 //! Complex data are kept interleaved (re, im), the layout of
 //! `torch.view_as_real`, so a `<c8` array of shape `S` holds `2·prod(S)` floats.
@@ -35,6 +35,8 @@ pub enum NpyError {
 pub enum DType {
     F32,
     C64,
+    /// float16 (`<f2`): read widened to f32 exactly, written rounded to nearest.
+    F16,
 }
 
 impl DType {
@@ -42,13 +44,14 @@ impl DType {
         match self {
             DType::F32 => "<f4",
             DType::C64 => "<c8",
+            DType::F16 => "<f2",
         }
     }
 
     /// f32 values per element.
     pub fn floats(self) -> usize {
         match self {
-            DType::F32 => 1,
+            DType::F32 | DType::F16 => 1,
             DType::C64 => 2,
         }
     }
@@ -297,7 +300,11 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
     let d = decode(bytes)?;
     Ok(NpyArray {
         shape: d.shape,
-        dtype: if d.complex { DType::C64 } else { DType::F32 },
+        dtype: match (d.complex, d.name) {
+            (true, _) => DType::C64,
+            (false, "float16") => DType::F16,
+            (false, _) => DType::F32,
+        },
         data: d.data,
     })
 }
@@ -372,6 +379,7 @@ pub(crate) fn write_to(w: impl Write, shape: &[usize], dtype: DType, data: &[f32
     match dtype {
         DType::F32 => write_all(w, shape, dtype, data.iter().copied()),
         DType::C64 => write_all(w, shape, dtype, data.chunks_exact(2).map(|c| Complex::new(c[0], c[1]))),
+        DType::F16 => write_all(w, shape, dtype, data.iter().map(|&v| half::f16::from_f32(v))),
     }
 }
 
@@ -423,15 +431,30 @@ mod tests {
     }
 
     #[test]
-    fn round_trip_both_dtypes() {
-        for (shape, dtype) in [(vec![3, 4], DType::F32), (vec![5], DType::C64), (vec![], DType::F32)] {
+    fn round_trip_every_dtype() {
+        for (shape, dtype, bytes_each) in [
+            (vec![3, 4], DType::F32, 4),
+            (vec![5], DType::C64, 4),
+            (vec![], DType::F32, 4),
+            (vec![2, 3], DType::F16, 2),
+        ] {
             let n = shape.iter().product::<usize>() * dtype.floats();
             let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 1.0).collect();
             let a = NpyArray::new(shape, dtype, data);
             let bytes = to_bytes(&a);
-            assert_eq!((bytes.len() - a.data.len() * 4) % 64, 0);
+            assert_eq!((bytes.len() - a.data.len() * bytes_each) % 64, 0);
             assert_eq!(parse(&bytes).unwrap(), a);
         }
+        // float16 keeps 11 significant bits: written rounded to nearest.
+        let a = NpyArray::new(
+            vec![2],
+            DType::F16,
+            vec![1.0 + 2f32.powi(-12), 1.0 + 3.0 * 2f32.powi(-11)],
+        );
+        assert_eq!(
+            parse(&to_bytes(&a)).unwrap().data,
+            vec![1.0, 1.0 + 2.0 * 2f32.powi(-10)]
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::{Norm, Planning};
+use fno_kernels::precision::Precision;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
 
 /// Where to run.
@@ -86,6 +87,26 @@ impl From<PlanningArg> for Planning {
         match arg {
             PlanningArg::Rules => Planning::Rules,
             PlanningArg::Measured => Planning::Measured,
+        }
+    }
+}
+
+/// What an FFT's buffers hold (`fno fft --precision`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FftPrecisionArg {
+    F32,
+    /// IEEE half precision.
+    F16,
+    /// bfloat16.
+    Bf16,
+}
+
+impl From<FftPrecisionArg> for Precision {
+    fn from(arg: FftPrecisionArg) -> Self {
+        match arg {
+            FftPrecisionArg::F32 => Precision::F32,
+            FftPrecisionArg::F16 => Precision::F16,
+            FftPrecisionArg::Bf16 => Precision::BF16,
         }
     }
 }

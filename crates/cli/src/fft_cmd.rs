@@ -7,12 +7,15 @@ use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_kernels::backend::Backend;
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+use fno_kernels::precision::Precision;
 
-use crate::args::{BackendArg, NormArg};
+use crate::args::{BackendArg, FftPrecisionArg, NormArg};
 
 #[derive(Args, Debug)]
 pub struct FftArgs {
-    /// Input array (.npy, float32 '<f4' or complex64 '<c8').
+    /// Input array (.npy: any real dtype, complex64 or complex128; with
+    /// `--precision f16`, a float16 array's last axis of length 2 holds the
+    /// (re, im) pairs of a complex input).
     #[arg(long)]
     input: PathBuf,
     /// Output array (.npy); written only when the transform succeeds.
@@ -40,6 +43,12 @@ pub struct FftArgs {
     /// Normalisation, as numpy's `norm`.
     #[arg(long, value_enum, default_value_t = NormArg::Backward)]
     norm: NormArg,
+    /// What the transform's buffers hold; it computes in f32 (f64 on the
+    /// CPU). f16: float16 in and out (complex output as float16 with a last
+    /// axis of 2, numpy having no complex float16); bf16: float32/complex64
+    /// files, values rounded to bfloat16 on load and on output.
+    #[arg(long, value_enum, default_value_t = FftPrecisionArg::F32)]
+    precision: FftPrecisionArg,
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
@@ -64,14 +73,18 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         .transpose()?;
     let lengths = args.n.as_deref().map(|n| parse_list::<usize>("n", n)).transpose()?;
     let norm: Norm = args.norm.into();
+    let precision: Precision = args.precision.into();
 
-    let input = npy::read(&args.input).map_err(|e| e.to_string())?;
+    let mut input = npy::read(&args.input).map_err(|e| e.to_string())?;
     let (kind, direction) = match (args.real, args.inverse) {
         (false, false) => (FftKind::C2C, Direction::Forward),
         (false, true) => (FftKind::C2C, Direction::Inverse),
         (true, false) => (FftKind::R2C, Direction::Forward),
         (true, true) => (FftKind::C2R, Direction::Inverse),
     };
+    if precision == Precision::F16 && input.dtype == DType::F16 && kind != FftKind::R2C {
+        input = complex_from_pairs(input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    }
     let data = match (kind, input.dtype) {
         (FftKind::R2C, DType::C64) => {
             return Err(format!(
@@ -80,7 +93,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
             ))
         }
         // numpy promotes real input of complex transforms to complex.
-        (FftKind::C2C | FftKind::C2R, DType::F32) => input.data.iter().flat_map(|&v| [v, 0.0]).collect(),
+        (FftKind::C2C | FftKind::C2R, DType::F32 | DType::F16) => input.data.iter().flat_map(|&v| [v, 0.0]).collect(),
         _ => input.data,
     };
     if input.shape.is_empty() {
@@ -89,7 +102,10 @@ pub fn run(args: FftArgs) -> Result<(), String> {
             args.input.display()
         ));
     }
-    let mut desc = FftDesc::new(&input.shape, &axes, kind, direction).norm(norm);
+    let data = precision.round(&data);
+    let mut desc = FftDesc::new(&input.shape, &axes, kind, direction)
+        .norm(norm)
+        .precision(precision);
     desc.modes = modes;
     desc.lengths = lengths;
     let plan = FftPlan::new(desc).map_err(|e| e.to_string())?;
@@ -100,7 +116,8 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         Backend::Cpu => {
             let wide: Vec<f64> = data.iter().map(|&v| v as f64).collect();
             let out = plan.execute_cpu(&wide).map_err(|e| e.to_string())?;
-            out.into_iter().map(|v| v as f32).collect()
+            let out: Vec<f32> = out.into_iter().map(|v| v as f32).collect();
+            precision.round(&out)
         }
         #[cfg(feature = "cuda")]
         Backend::Cuda => {
@@ -115,25 +132,40 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         #[allow(unreachable_patterns)]
         other => return Err(format!("backend {other} is not compiled into this build")),
     };
-    let dtype = if plan.output_is_complex() {
-        DType::C64
-    } else {
-        DType::F32
+    let mut shape = plan.output_shape().to_vec();
+    let dtype = match (precision, plan.output_is_complex()) {
+        (Precision::F16, true) => {
+            shape.push(2);
+            DType::F16
+        }
+        (Precision::F16, false) => DType::F16,
+        (_, true) => DType::C64,
+        (_, false) => DType::F32,
     };
-    npy::write(
-        &args.output,
-        &NpyArray::new(plan.output_shape().to_vec(), dtype, result),
-    )
-    .map_err(|e| e.to_string())
+    npy::write(&args.output, &NpyArray::new(shape, dtype, result)).map_err(|e| e.to_string())
+}
+
+/// A float16 array whose last axis holds (re, im) pairs, as the complex array
+/// it stands for (numpy has no complex float16).
+fn complex_from_pairs(array: NpyArray) -> Result<NpyArray, String> {
+    let mut shape = array.shape;
+    if shape.last() != Some(&2) {
+        return Err(format!(
+            "a float16 input of a complex transform holds (re, im) pairs on a last axis of length 2, got shape {shape:?} (or pass complex64)"
+        ));
+    }
+    shape.pop();
+    Ok(NpyArray::new(shape, DType::C64, array.data))
 }
 
 fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[f32]) -> Result<Vec<f32>, String> {
     let device = plan.on_device(client).map_err(|e| e.to_string())?;
-    let input = client.create_from_slice(f32::as_bytes(data));
-    let output = client.empty(plan.output_floats() * 4);
+    let stored = device.stored();
+    let input = client.create_from_slice(&stored.encode(data));
+    let output = client.empty(plan.output_floats() * stored.bytes());
     device.execute(&input, &output).map_err(|e| e.to_string())?;
     let bytes = client
         .read_one(output)
         .map_err(|e| format!("reading the result back failed: {e:?}"))?;
-    Ok(f32::from_bytes(&bytes).to_vec())
+    Ok(stored.decode(&bytes))
 }

@@ -215,6 +215,108 @@ fn complex_fft_axes_norm_and_length() {
     }
 }
 
+/// `--precision f16`: float16 in and out, complex values as float16 pairs on
+/// a last axis of 2; `--precision bf16`: float32 files holding bfloat16
+/// values. Each within issue 48's bound of the naive DFT of the rounded
+/// input, on the CPU and wgpu, and the forward-inverse round trip in f16.
+#[test]
+fn half_precision_transforms_read_and_write_their_files() {
+    let shape = [4usize, 12, 20];
+    let x = fno_kernels::testing::normal_f32(shape.iter().product(), 5);
+    let x16: Vec<f32> = x.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect();
+    let xb: Vec<f32> = x.iter().map(|&v| half::bf16::from_f32(v).to_f32()).collect();
+    let input16 = scratch("x16.npy");
+    npy::write(&input16, &NpyArray::new(shape.to_vec(), DType::F16, x16.clone())).unwrap();
+    let input32 = scratch("x32.npy");
+    npy::write(&input32, &NpyArray::new(shape.to_vec(), DType::F32, x.clone())).unwrap();
+    let rfft2 = |x: &[f32]| {
+        let xc: Vec<C> = x.iter().map(|&v| (v as f64, 0.0)).collect();
+        let f = dft_axis(&dft_axis(&xc, &shape, 2, -1.0), &shape, 1, -1.0);
+        let (f, _) = select(&f, &shape, 2, &(0..11).collect::<Vec<_>>());
+        f.iter().flat_map(|c| [c.0, c.1]).collect::<Vec<f64>>()
+    };
+    for backend in ["cpu", "wgpu"] {
+        let spec = scratch(&format!("spec16-{backend}.npy"));
+        run_ok(&[
+            "--input",
+            path(&input16),
+            "--output",
+            path(&spec),
+            "--real",
+            "--axes=-2,-1",
+            "--precision",
+            "f16",
+            "--backend",
+            backend,
+        ]);
+        let got = npy::read(&spec).unwrap();
+        assert_eq!((got.shape.clone(), got.dtype), (vec![4, 12, 11, 2], DType::F16));
+        let e = rel_err(&got.data, &rfft2(&x16));
+        assert!(e < 1e-3, "{backend}: f16 rfft2 error {e}");
+
+        // The float16 pairs read back as the complex spectrum they hold.
+        let back = scratch(&format!("back16-{backend}.npy"));
+        run_ok(&[
+            "--input",
+            path(&spec),
+            "--output",
+            path(&back),
+            "--real",
+            "--inverse",
+            "--axes=-2,-1",
+            "--n",
+            "12,20",
+            "--precision",
+            "f16",
+            "--backend",
+            backend,
+        ]);
+        let got = npy::read(&back).unwrap();
+        assert_eq!((got.shape.clone(), got.dtype), (shape.to_vec(), DType::F16));
+        let want: Vec<f64> = x16.iter().map(|&v| v as f64).collect();
+        let e = rel_err(&got.data, &want);
+        assert!(e < 2e-3, "{backend}: f16 round trip error {e}");
+
+        // bf16: float32 files, the input rounded on load, the output rounded.
+        let spec = scratch(&format!("specb-{backend}.npy"));
+        run_ok(&[
+            "--input",
+            path(&input32),
+            "--output",
+            path(&spec),
+            "--real",
+            "--axes=-2,-1",
+            "--precision",
+            "bf16",
+            "--backend",
+            backend,
+        ]);
+        let got = npy::read(&spec).unwrap();
+        assert_eq!((got.shape.clone(), got.dtype), (vec![4, 12, 11], DType::C64));
+        assert!(
+            got.data.iter().all(|&v| half::bf16::from_f32(v).to_f32() == v),
+            "{backend}: not bf16 values"
+        );
+        let e = rel_err(&got.data, &rfft2(&xb));
+        assert!(e < 1e-2, "{backend}: bf16 rfft2 error {e}");
+    }
+    // A float16 input of a complex transform must hold pairs.
+    let out = fno(&[
+        "--input",
+        path(&input16),
+        "--output",
+        path(&scratch("never.npy")),
+        "--precision",
+        "f16",
+        "--backend",
+        "cpu",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("(re, im) pairs on a last axis of length 2"), "{err}");
+    assert!(!scratch("never.npy").exists());
+}
+
 #[test]
 fn bad_input_is_one_error_line_exit_2_and_no_output() {
     let good = scratch("good.npy");
