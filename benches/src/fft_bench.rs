@@ -373,14 +373,14 @@ fn verify<R: Runtime>(client: &ComputeClient<R>, desc: &FftDesc, options: Device
     small.shape[0] = small.shape[0].min(3);
     let plan = FftPlan::new(small).expect("valid case");
     let device = plan.on_device_with(client, options).unwrap();
-    let stored = device.stored();
-    let x = stored.round(&uniform_f32(plan.input_floats(), 7));
+    let (from, to) = (device.input_stored(), device.output_stored());
+    let x = from.round(&uniform_f32(plan.input_floats(), 7));
     let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     let want = plan.execute_cpu(&wide).unwrap();
-    let input = client.create_from_slice(&stored.encode(&x));
-    let output = client.create_from_slice(&stored.encode(&vec![f32::NAN; plan.output_floats()]));
+    let input = client.create_from_slice(&from.encode(&x));
+    let output = client.create_from_slice(&to.encode(&vec![f32::NAN; plan.output_floats()]));
     device.execute(&input, &output).unwrap();
-    let got = stored.decode(&client.read_one(output).unwrap());
+    let got = to.decode(&client.read_one(output).unwrap());
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
     let den: f64 = want.iter().map(|w| w * w).sum();
     if got.iter().any(|g| !g.is_finite()) {
@@ -421,7 +421,7 @@ fn bench<R: Runtime>(
         };
         let err = verify(&client, &case.desc, options);
         // f32 plans at 1e-5; half plans at issue 48's bounds (f16 1e-3, bf16 1e-2).
-        let bound = match case.desc.precision {
+        let bound = match case.desc.output_precision {
             Precision::F32 => 1e-5,
             Precision::F16 => 1e-3,
             Precision::BF16 => 1e-2,
@@ -456,9 +456,8 @@ fn bench<R: Runtime>(
             })
             .collect();
         let measured = format!("[{}]", measured.join(", "));
-        let stored = device.stored();
-        let input = client.create_from_slice(&stored.encode(&uniform_f32(plan.input_floats(), 7)));
-        let output = client.empty(plan.output_floats() * stored.bytes());
+        let input = client.create_from_slice(&device.input_stored().encode(&uniform_f32(plan.input_floats(), 7)));
+        let output = client.empty(plan.output_floats() * device.output_stored().bytes());
         for _ in 0..3 {
             device.execute(&input, &output).unwrap();
         }
@@ -490,7 +489,7 @@ fn bench<R: Runtime>(
         println!(
             "{{\"case\": \"{}\", \"precision\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"plane_threads\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
-            case.desc.precision,
+            case.desc.output_precision,
             case.direct,
             recipe.launches.len(),
             recipe.stages().map(|cfg| &cfg.radices).collect::<Vec<_>>(),

@@ -160,12 +160,11 @@ fn complex_from_pairs(array: NpyArray) -> Result<NpyArray, String> {
 
 fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[f32]) -> Result<Vec<f32>, String> {
     let device = plan.on_device(client).map_err(|e| e.to_string())?;
-    let stored = device.stored();
-    let input = client.create_from_slice(&stored.encode(data));
-    let output = client.empty(plan.output_floats() * stored.bytes());
+    let input = client.create_from_slice(&device.input_stored().encode(data));
+    let output = client.empty(plan.output_floats() * device.output_stored().bytes());
     device.execute(&input, &output).map_err(|e| e.to_string())?;
     let bytes = client
         .read_one(output)
         .map_err(|e| format!("reading the result back failed: {e:?}"))?;
-    Ok(stored.decode(&bytes))
+    Ok(device.output_stored().decode(&bytes))
 }

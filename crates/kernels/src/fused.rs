@@ -143,10 +143,10 @@ impl FusedConfig {
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn fused_kernel<F: Float + CubeElement, S: Storage, NI: Size, NO: Size>(
-    x: &Array<Vector<S::Elem, NI>>,
+fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    x: &Array<Vector<SI::Elem, NI>>,
     weight: &Array<F>,
-    y: &mut Array<Vector<S::Elem, NO>>,
+    y: &mut Array<Vector<SO::Elem, NO>>,
     spectrum: &mut Array<F>,
     forward_twiddles: &Array<F>,
     forward_factors: &Array<F>,
@@ -221,9 +221,9 @@ fn fused_kernel<F: Float + CubeElement, S: Storage, NI: Size, NO: Size>(
                 nc: cin,
             };
             if comptime![!loads_directly(&cfg.forward)] {
-                load_tile::<F, S, NI>(x, forward_factors, at, &mut work_re, &mut work_im, fwd.clone());
+                load_tile::<F, SI, NI>(x, forward_factors, at, &mut work_re, &mut work_im, fwd.clone());
             }
-            transform_tile::<F, S, NI, NO>(
+            transform_tile::<F, SI, SO, NI, NO>(
                 x,
                 y,
                 forward_twiddles,
@@ -380,7 +380,7 @@ fn fused_kernel<F: Float + CubeElement, S: Storage, NI: Size, NO: Size>(
                 c0: o0 + og,
                 nc: select(b < batch, last, 0),
             };
-            transform_tile::<F, S, NI, NO>(
+            transform_tile::<F, SI, SO, NI, NO>(
                 x,
                 y,
                 inverse_twiddles,
@@ -395,7 +395,7 @@ fn fused_kernel<F: Float + CubeElement, S: Storage, NI: Size, NO: Size>(
                 inv.clone(),
             );
             if comptime![!stores_directly(&cfg.inverse)] {
-                store_tile::<F, S, NO>(
+                store_tile::<F, SO, NO>(
                     y,
                     inverse_twiddles,
                     inverse_twiddles,
@@ -745,7 +745,7 @@ impl FusedSpectralConv {
         // SAFETY: launched without bounds checks: every index the kernel forms
         // stays inside the arrays sized here (see `DeviceFft::launch`).
         unsafe {
-            fused_kernel::launch_unchecked::<f32, Native<f32>, R>(
+            fused_kernel::launch_unchecked::<f32, Native<f32>, Native<f32>, R>(
                 client,
                 count,
                 CubeDim::new_1d(cfg.threads() as u32),

@@ -12,7 +12,7 @@ use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, TileFill};
 use crate::pairs::{holds_pairs, vector_size};
-use crate::precision::{Bf16InF32, Native, Storage, Stored};
+use crate::precision::{Bf16InF32, Native, Precision, Storage, Stored};
 
 /// Threads a cube of the element-wise half-spectrum passes takes.
 const ELEMWISE_THREADS: usize = 256;
@@ -24,11 +24,37 @@ pub struct Table {
     pub floats: usize,
 }
 
+/// How one device holds a plan's buffers: the input, the output, and the
+/// scratch buffers between launches (in the half precision where one side
+/// is half, so that an f32-to-half plan moves half the bytes between launches).
+#[derive(Clone, Copy, Debug)]
+struct BufferStorage {
+    input: Stored,
+    output: Stored,
+    scratch: Stored,
+}
+
+impl BufferStorage {
+    fn of<R: Runtime>(plan: &FftPlan, client: &ComputeClient<R>) -> Self {
+        let desc = plan.desc();
+        let scratch = match desc.output_precision {
+            Precision::F32 => desc.input_precision,
+            half => half,
+        };
+        BufferStorage {
+            input: desc.input_precision.stored_on(client),
+            output: desc.output_precision.stored_on(client),
+            scratch: scratch.stored_on(client),
+        }
+    }
+}
+
 /// An [`FftPlan`] lowered for one device: twiddle tables uploaded, launches chosen.
 pub struct DeviceFft<R: Runtime> {
     client: ComputeClient<R>,
     plan: FftPlan,
-    stored: Stored,
+    /// How this device holds the input's, the output's and the scratch buffers' values.
+    stored: BufferStorage,
     options: DeviceOptions,
     recipe: Recipe<Table>,
     measurements: Vec<Measurement>,
@@ -69,7 +95,7 @@ impl<R: Runtime> DeviceFft<R> {
         };
         DeviceFft {
             client: client.clone(),
-            stored: plan.desc().precision.stored_on(client),
+            stored: BufferStorage::of(&plan, client),
             plan,
             options,
             recipe: Recipe {
@@ -89,10 +115,14 @@ impl<R: Runtime> DeviceFft<R> {
         &self.plan
     }
 
-    /// How this device holds the plan's values: the element type of its
-    /// input, output and scratch buffers.
-    pub fn stored(&self) -> Stored {
-        self.stored
+    /// How this device holds the input's values: its element type.
+    pub fn input_stored(&self) -> Stored {
+        self.stored.input
+    }
+
+    /// How this device holds the output's values.
+    pub fn output_stored(&self) -> Stored {
+        self.stored.output
     }
 
     /// The lowering choices this plan was built with.
@@ -113,58 +143,79 @@ impl<R: Runtime> DeviceFft<R> {
 
     /// Runs the transform. `input` holds `plan().input_floats()` values
     /// (at least `plan().input_extent()`), `output` room for
-    /// `plan().output_floats()`, each value as [`Self::stored`] says.
+    /// `plan().output_floats()`, each value as [`Self::input_stored`] and
+    /// [`Self::output_stored`] say.
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), FftError> {
-        let value_bytes = self.stored.bytes();
-        let check = |h: &Handle, floats: usize, what: &str| {
+        let desc = self.plan.desc();
+        let check = |h: &Handle, floats: usize, stored: Stored, precision: Precision, what: &str| {
             let bytes = h.size_in_used() as usize;
-            if bytes < floats * value_bytes {
+            if bytes < floats * stored.bytes() {
                 Err(FftError::Buffer(format!(
-                    "{what} holds {bytes} bytes, the plan needs {} ({} values of {})",
-                    floats * value_bytes,
-                    floats,
-                    self.plan.desc().precision,
+                    "{what} holds {bytes} bytes, the plan needs {} ({floats} values of {precision})",
+                    floats * stored.bytes(),
                 )))
             } else {
                 Ok(())
             }
         };
-        check(input, self.plan.input_extent(), "input")?;
-        check(output, self.plan.output_floats(), "output")?;
+        check(
+            input,
+            self.plan.input_extent(),
+            self.stored.input,
+            desc.input_precision,
+            "input",
+        )?;
+        check(
+            output,
+            self.plan.output_floats(),
+            self.stored.output,
+            desc.output_precision,
+            "output",
+        )?;
         let temps: Vec<Handle> = self
             .recipe
             .temps
             .iter()
-            .map(|&f| self.client.empty(f * value_bytes))
+            .map(|&f| self.client.empty(f * self.stored.scratch.bytes()))
             .collect();
-        let resolve = |b: Buf| -> Handle {
+        let resolve = |b: Buf| -> (Handle, Stored) {
             match b {
-                Buf::Input => input.clone(),
-                Buf::Output => output.clone(),
-                Buf::Temp(i, _) => temps[i].clone(),
+                Buf::Input => (input.clone(), self.stored.input),
+                Buf::Output => (output.clone(), self.stored.output),
+                Buf::Temp(i, _) => (temps[i].clone(), self.stored.scratch),
             }
         };
         for launch in &self.recipe.launches {
-            let src = resolve(launch.src);
-            let dst = resolve(launch.dst);
-            match self.stored {
-                Stored::F32 => self.launch::<Native<f32>>(launch, src, dst),
-                Stored::F16 => self.launch::<Native<half::f16>>(launch, src, dst),
-                Stored::BF16 => self.launch::<Native<half::bf16>>(launch, src, dst),
-                Stored::BF16InF32 => self.launch::<Bf16InF32>(launch, src, dst),
+            let (src, from) = resolve(launch.src);
+            let (dst, to) = resolve(launch.dst);
+            match from {
+                Stored::F32 => self.launch_to::<Native<f32>>(to, launch, src, dst),
+                Stored::F16 => self.launch_to::<Native<half::f16>>(to, launch, src, dst),
+                Stored::BF16 => self.launch_to::<Native<half::bf16>>(to, launch, src, dst),
+                Stored::BF16InF32 => self.launch_to::<Bf16InF32>(to, launch, src, dst),
             }
         }
         Ok(())
     }
 
-    /// Launches one kernel of the recipe on buffers of `S` values.
-    fn launch<S: Storage>(&self, launch: &Launch<Table>, src: Handle, dst: Handle) {
+    /// [`Self::launch`] from `SI` values into a buffer stored as `to`.
+    fn launch_to<SI: Storage>(&self, to: Stored, launch: &Launch<Table>, src: Handle, dst: Handle) {
+        match to {
+            Stored::F32 => self.launch::<SI, Native<f32>>(launch, src, dst),
+            Stored::F16 => self.launch::<SI, Native<half::f16>>(launch, src, dst),
+            Stored::BF16 => self.launch::<SI, Native<half::bf16>>(launch, src, dst),
+            Stored::BF16InF32 => self.launch::<SI, Bf16InF32>(launch, src, dst),
+        }
+    }
+
+    /// Launches one kernel of the recipe from `SI` values into `SO` values.
+    fn launch<SI: Storage, SO: Storage>(&self, launch: &Launch<Table>, src: Handle, dst: Handle) {
         let client = &self.client;
-        let value_bytes = self.stored.bytes();
+        let (in_bytes, out_bytes) = (size_of::<SI::Elem>(), size_of::<SO::Elem>());
         let array = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
         let table = |t: &Table| array(t.handle.clone(), t.floats);
         // An input read as a crop may end before the plan's dense size.
-        let src_floats = launch.src_floats.min(src.size_in_used() as usize / value_bytes);
+        let src_floats = launch.src_floats.min(src.size_in_used() as usize / in_bytes);
         // SAFETY: the kernels launch without bounds checks: every index they
         // form stays inside the arrays sized here, and their stores are
         // guarded by their windows. The oracle checks found no access out of
@@ -183,20 +234,20 @@ impl<R: Runtime> DeviceFft<R> {
                     let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_tile());
                     // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
                     let mut cfg = cfg.clone();
-                    cfg.vector_input &= holds_pairs(&src, 1, value_bytes);
-                    cfg.vector_output &= holds_pairs(&dst, 1, value_bytes);
+                    cfg.vector_input &= holds_pairs(&src, 1, in_bytes);
+                    cfg.vector_output &= holds_pairs(&dst, 1, out_bytes);
                     // Staging copies whole pairs: without them a cube takes one tile.
                     let resident = resident_cubes.filter(|_| cfg.vector_input);
                     if !cfg.vector_input {
                         cfg.prefetch = None;
                     }
-                    if cfg.prefetch == Some(TileFill::AsyncCopies { pairs: 2 }) && !holds_pairs(&src, 2, value_bytes) {
+                    if cfg.prefetch == Some(TileFill::AsyncCopies { pairs: 2 }) && !holds_pairs(&src, 2, in_bytes) {
                         cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 1 });
                     }
                     let cubes = resident.map_or(tiles, |cubes| cubes.clamp(1, tiles));
                     // Stages without a four-step twiddle bind the pass twiddles in its place.
                     let [coarse, fine] = post.as_ref().map_or([twiddles, twiddles], |[c, f]| [c, f]);
-                    fft_stage_kernel::launch_unchecked::<f32, S, R>(
+                    fft_stage_kernel::launch_unchecked::<f32, SI, SO, R>(
                         client,
                         cube_count(cubes),
                         CubeDim::new_1d(cfg.threads_per_cube() as u32),
@@ -231,7 +282,7 @@ impl<R: Runtime> DeviceFft<R> {
                     input,
                     output,
                 } => {
-                    dft_kernel::launch_unchecked::<f32, S, R>(
+                    dft_kernel::launch_unchecked::<f32, SI, SO, R>(
                         client,
                         cube_count(cfg.cubes(shape.rows, *signals)),
                         CubeDim::new_1d(cfg.threads() as u32),
@@ -252,7 +303,7 @@ impl<R: Runtime> DeviceFft<R> {
                     );
                 }
                 Kernel::Plane { cfg, images, twiddles } => {
-                    fft_plane_kernel::launch_unchecked::<f32, S, R>(
+                    fft_plane_kernel::launch_unchecked::<f32, SI, SO, R>(
                         client,
                         cube_count(*images),
                         CubeDim::new_1d(cfg.threads() as u32),
@@ -274,9 +325,9 @@ impl<R: Runtime> DeviceFft<R> {
                     twiddles,
                 } => {
                     let half_spectrum = if *fold {
-                        fold_kernel::launch_unchecked::<f32, S, R>
+                        fold_kernel::launch_unchecked::<f32, SI, SO, R>
                     } else {
-                        untangle_kernel::launch_unchecked::<f32, S, R>
+                        untangle_kernel::launch_unchecked::<f32, SI, SO, R>
                     };
                     half_spectrum(
                         client,

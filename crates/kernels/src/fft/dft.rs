@@ -99,9 +99,9 @@ fn address(
 /// (floats along the axis) and `s < signals`. Strides are in floats.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
-pub fn dft_kernel<F: Float, S: Storage>(
-    input: &Array<S::Elem>,
-    output: &mut Array<S::Elem>,
+pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
+    input: &Array<SI::Elem>,
+    output: &mut Array<SO::Elem>,
     matrix: &Array<F>,
     p_len: usize,
     q_len: usize,
@@ -182,7 +182,7 @@ pub fn dft_kernel<F: Float, S: Storage>(
                 let (qg, sg) = (q0 + q, s0 + s);
                 let valid = qg < q_len && sg < signals;
                 let at = address(sg, qg, inner, in_outer, in_inner, in_axis, cfg.in_parts);
-                smem_x[q * x_stride + s] = select(valid, load_value::<F, S>(input[select(valid, at, 0)]), F::new(0.0));
+                smem_x[q * x_stride + s] = select(valid, load_value::<F, SI>(input[select(valid, at, 0)]), F::new(0.0));
             }
         }
         sync_cube();
@@ -215,7 +215,7 @@ pub fn dft_kernel<F: Float, S: Storage>(
             let (p, s) = (p0 + ti + i * np, s0 + tj + j * ns);
             if p < p_len && s < signals {
                 output[address(s, p, inner, out_outer, out_inner, out_axis, cfg.out_parts)] =
-                    store_value::<F, S>(acc[i * ts + j]);
+                    store_value::<F, SO>(acc[i * ts + j]);
             }
         }
     }

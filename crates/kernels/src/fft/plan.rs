@@ -92,9 +92,12 @@ pub struct FftDesc {
     pub norm: Norm,
     /// Order of the retained modes on the non-real axes.
     pub mode_order: ModeOrder,
-    /// What the input, output and intermediate buffers hold; the transform
-    /// computes in f32 whatever they hold.
-    pub precision: Precision,
+    /// What the input buffer holds; the transform computes in f32 whatever
+    /// its buffers hold.
+    pub input_precision: Precision,
+    /// What the output buffer holds. The scratch buffers between launches
+    /// take the output's precision where it is half, else the input's.
+    pub output_precision: Precision,
 }
 
 /// How the centred window of retained modes is laid out along a complex axis.
@@ -134,12 +137,21 @@ impl FftDesc {
             lengths: None,
             norm: Norm::Backward,
             mode_order: ModeOrder::Fft,
-            precision: Precision::F32,
+            input_precision: Precision::F32,
+            output_precision: Precision::F32,
         }
     }
 
-    pub fn precision(mut self, precision: Precision) -> Self {
-        self.precision = precision;
+    /// Input, output and scratch buffers in `precision`.
+    pub fn precision(self, precision: Precision) -> Self {
+        self.precisions(precision, precision)
+    }
+
+    /// The input in one precision, the output in another (f32 activations
+    /// in, a half-precision spectrum out, say).
+    pub fn precisions(mut self, input: Precision, output: Precision) -> Self {
+        self.input_precision = input;
+        self.output_precision = output;
         self
     }
 

@@ -151,9 +151,9 @@ fn load_tile_from_image<F: Float>(
 /// One cube per image: the first stage's signals in tiles from global memory
 /// into the image, then the second stage's from the image to global memory.
 #[cube(launch_unchecked)]
-pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
-    input: &Array<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     first_twiddles: &Array<F>,
     second_twiddles: &Array<F>,
     images: usize,
@@ -190,7 +190,7 @@ pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
             nc: count,
         };
         if comptime![!loads_directly(&first)] {
-            load_tile::<F, S, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
+            load_tile::<F, SI, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
         }
         if comptime![folds_in_shared(&first)] {
             fold_packed_tile::<F>(
@@ -202,7 +202,7 @@ pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
                 first.clone(),
             );
         }
-        transform_tile::<F, S, NI, NO>(
+        transform_tile::<F, SI, SO, NI, NO>(
             input,
             output,
             first_twiddles,
@@ -272,7 +272,7 @@ pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
                 second.clone(),
             );
         }
-        transform_tile::<F, S, NI, NO>(
+        transform_tile::<F, SI, SO, NI, NO>(
             input,
             output,
             second_twiddles,
@@ -287,7 +287,7 @@ pub fn fft_plane_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
             second.clone(),
         );
         if comptime![!stores_directly(&second)] {
-            store_tile::<F, S, NO>(
+            store_tile::<F, SO, NO>(
                 output,
                 second_twiddles,
                 second_twiddles,

@@ -28,9 +28,9 @@ fn cmul<F: Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
 /// `X[k] = (Z[k] + conj Z[n-k])/2 - i/2 · W_2n^k · (Z[k] - conj Z[n-k])` for the
 /// window's bins. `z` is `[outer][n][inner]`, `x` is `[outer][stored][inner]`.
 #[cube(launch_unchecked)]
-pub fn untangle_kernel<F: Float, S: Storage>(
-    z: &Array<S::Elem>,
-    x: &mut Array<S::Elem>,
+pub fn untangle_kernel<F: Float, SI: Storage, SO: Storage>(
+    z: &Array<SI::Elem>,
+    x: &mut Array<SO::Elem>,
     twiddles: &Array<F>,
     inner: usize,
     total: usize,
@@ -48,22 +48,22 @@ pub fn untangle_kernel<F: Float, S: Storage>(
     let k = window_index(j, cfg.window, comptime![cfg.n + 1]);
     let za = 2 * ((o * n + k % n) * inner + i);
     let zc = 2 * ((o * n + (n - k) % n) * inner + i);
-    let (zr, zi) = (load_value::<F, S>(z[za]), load_value::<F, S>(z[za + 1]));
-    let (yr, yi) = (load_value::<F, S>(z[zc]), load_value::<F, S>(z[zc + 1]));
+    let (zr, zi) = (load_value::<F, SI>(z[za]), load_value::<F, SI>(z[za + 1]));
+    let (yr, yi) = (load_value::<F, SI>(z[zc]), load_value::<F, SI>(z[zc + 1]));
     let (wr, wi) = (twiddles[2 * k], twiddles[2 * k + 1]);
     let (dr, di) = cmul::<F>(zr - yr, zi + yi, wr, wi);
     let scale = F::new(comptime![f32::from_bits(cfg.scale_bits)] * 0.5);
-    x[2 * id] = store_value::<F, S>((zr + yr + di) * scale);
-    x[2 * id + 1] = store_value::<F, S>((zi - yi - dr) * scale);
+    x[2 * id] = store_value::<F, SO>((zr + yr + di) * scale);
+    x[2 * id + 1] = store_value::<F, SO>((zi - yi - dr) * scale);
 }
 
 /// `Z[k] = (X[k] + conj X[n-k]) + i·W_2n^{-k}·(X[k] - conj X[n-k])` for all
 /// `k < n`, bins outside the window being zero and the imaginary parts of DC and
 /// Nyquist ignored. `x` is `[outer][stored][inner]`, `z` is `[outer][n][inner]`.
 #[cube(launch_unchecked)]
-pub fn fold_kernel<F: Float, S: Storage>(
-    x: &Array<S::Elem>,
-    z: &mut Array<S::Elem>,
+pub fn fold_kernel<F: Float, SI: Storage, SO: Storage>(
+    x: &Array<SI::Elem>,
+    z: &mut Array<SO::Elem>,
     twiddles: &Array<F>,
     inner: usize,
     total: usize,
@@ -77,12 +77,12 @@ pub fn fold_kernel<F: Float, S: Storage>(
     let i = id % inner;
     let k = (id / inner) % n;
     let o = id / (inner * n);
-    let (xr, xi) = load_bin::<F, S>(x, o, k, i, inner, cfg);
-    let (yr, yi) = load_bin::<F, S>(x, o, n - k, i, inner, cfg);
+    let (xr, xi) = load_bin::<F, SI>(x, o, k, i, inner, cfg);
+    let (yr, yi) = load_bin::<F, SI>(x, o, n - k, i, inner, cfg);
     let (wr, wi) = (twiddles[2 * k], F::new(0.0) - twiddles[2 * k + 1]);
     let (dr, di) = cmul::<F>(xr - yr, xi + yi, wr, wi);
-    z[2 * id] = store_value::<F, S>(xr + yr - di);
-    z[2 * id + 1] = store_value::<F, S>(xi - yi + dr);
+    z[2 * id] = store_value::<F, SO>(xr + yr - di);
+    z[2 * id + 1] = store_value::<F, SO>(xi - yi + dr);
 }
 
 #[cube]

@@ -3,7 +3,7 @@
 //! machine with `--ignored`. Their plans under an H100's limits are asserted
 //! on the CPU in `planner.rs`.
 
-use super::precision::check_half_on;
+use super::precision::{check_half_on, mixed_cases};
 use super::primes::{rader_cases, BLUESTEIN};
 use super::real::{check_odd_real, cuda_twinned_cases};
 use super::resident::{check_resident, resident_cases, RESIDENT};
@@ -124,4 +124,8 @@ fn half_precision_on_cuda() {
         resident_cases(false),
         &[RESIDENT],
     );
+    for half in [Precision::F16, Precision::BF16] {
+        let name = format!("mixed_precisions_on_cuda {half}");
+        check_all_on(&client, &name, seed, mixed_cases(half), &[DeviceOptions::default()]);
+    }
 }

@@ -83,6 +83,52 @@ fn half_resident_and_plane() {
     check_half("half_plane", seed, planes, &[ALWAYS_PLANE, SEPARATE]);
 }
 
+/// Input and output in different precisions, as a mixed-precision spectral
+/// convolution runs them: f32 activations to a `half` spectrum (truncated
+/// forward transforms) and back (zero-padded inverses), over one and several
+/// launches (the scratch between them in half).
+pub(super) fn mixed_cases(half: Precision) -> Vec<FftDesc> {
+    let forward = [
+        FftDesc::new(&[2, 3, 64, 64], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[16, 9]),
+        FftDesc::new(&[2, 3, 85, 85], &[-2, -1], FftKind::R2C, Direction::Forward).modes(&[12, 7]),
+        FftDesc::new(&[2, 8, 16, 12], &[-3, -2, -1], FftKind::R2C, Direction::Forward).modes(&[5, 8, 5]),
+        FftDesc::new(&[2, 1 << 14], &[-1], FftKind::C2C, Direction::Forward).modes(&[301]),
+    ];
+    let inverse = [
+        FftDesc::new(&[2, 3, 16, 9], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[16, 9])
+            .lengths(&[64, 64]),
+        FftDesc::new(&[2, 3, 12, 7], &[-2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[12, 7])
+            .lengths(&[85, 85]),
+        FftDesc::new(&[2, 5, 8, 5], &[-3, -2, -1], FftKind::C2R, Direction::Inverse)
+            .modes(&[5, 8, 5])
+            .lengths(&[8, 16, 12]),
+        FftDesc::new(&[2, 301], &[-1], FftKind::C2C, Direction::Inverse)
+            .modes(&[301])
+            .lengths(&[1 << 14]),
+    ];
+    forward
+        .into_iter()
+        .map(|desc| desc.precisions(Precision::F32, half))
+        .chain(inverse.into_iter().map(|desc| desc.precisions(half, Precision::F32)))
+        .collect()
+}
+
+/// [`mixed_cases`] in f16 and bf16, plane and separate axes.
+#[test]
+fn mixed_input_and_output_precisions() {
+    let seed = drawn_seed();
+    for half in HALF {
+        check_all(
+            &format!("mixed_input_and_output_precisions {half}"),
+            seed,
+            mixed_cases(half),
+            &[DeviceOptions::default(), SEPARATE],
+        );
+    }
+}
+
 /// Buffers are sized by the stored value: a half plan rejects an f32-sized
 /// buffer's half (too short) and names the precision.
 #[test]
@@ -90,7 +136,10 @@ fn half_buffers_are_checked_in_their_bytes() {
     let client = client();
     let desc = FftDesc::new(&[2, 64], &[-1], FftKind::C2C, Direction::Forward).precision(Precision::F16);
     let device = device_with(&client, &desc, DeviceOptions::default());
-    assert_eq!(device.stored(), Stored::F16);
+    assert_eq!(
+        (device.input_stored(), device.output_stored()),
+        (Stored::F16, Stored::F16)
+    );
     let short = client.empty(2 * 64 * 2 * 2 - 2);
     let output = client.empty(2 * 64 * 2 * 2);
     let err = device.execute(&short, &output).unwrap_err().to_string();

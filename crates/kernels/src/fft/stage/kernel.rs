@@ -21,9 +21,9 @@ use super::store::store_tile;
 /// the current one ([`resident_tiles`]).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn fft_stage_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
-    input: &Array<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -64,7 +64,7 @@ pub fn fft_stage_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
             let landed = CopiesLanding {
                 barrier: Barrier::shared(CUBE_DIM, UNIT_POS == 0),
             };
-            resident_tiles::<F, S, NI, NO, CopiesLanding>(
+            resident_tiles::<F, SI, SO, NI, NO, CopiesLanding>(
                 input,
                 output,
                 twiddles,
@@ -80,7 +80,7 @@ pub fn fft_stage_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
                 cfg,
             );
         } else {
-            resident_tiles::<F, S, NI, NO, LoadsLanded>(
+            resident_tiles::<F, SI, SO, NI, NO, LoadsLanded>(
                 input,
                 output,
                 twiddles,
@@ -103,12 +103,12 @@ pub fn fft_stage_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
         }
         let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
         if comptime![!loads_directly(&cfg)] {
-            load_tile::<F, S, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
+            load_tile::<F, SI, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
         }
         if comptime![folds_in_shared(&cfg)] {
             fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
         }
-        transform_tile::<F, S, NI, NO>(
+        transform_tile::<F, SI, SO, NI, NO>(
             input,
             output,
             twiddles,
@@ -123,7 +123,7 @@ pub fn fft_stage_kernel<F: Float, S: Storage, NI: Size, NO: Size>(
             cfg.clone(),
         );
         if comptime![!stores_directly(&cfg)] {
-            store_tile::<F, S, NO>(
+            store_tile::<F, SO, NO>(
                 output,
                 twiddles,
                 post_coarse,

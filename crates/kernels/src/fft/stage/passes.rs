@@ -24,10 +24,10 @@ use super::split::split_first_pass;
 // The comptime switch around the untangling store stays an outer `if`; the
 // cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
-pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
-    input: &Array<Vector<S::Elem, NI>>,
-    staged: &SharedMemory<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    staged: &SharedMemory<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -72,7 +72,7 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
     let base = signal * comptime![cfg.smem_stride];
 
     if comptime![pass_split(&cfg, &round, pass) > 1] {
-        split_first_pass::<F, S, NI, NO>(
+        split_first_pass::<F, SI, SO, NI, NO>(
             input,
             staged,
             output,
@@ -123,7 +123,7 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
                     let mut wi = F::new(0.0);
                     #[unroll]
                     for j in 0..r {
-                        let (mut xr, mut xi) = read_pass_element::<F, S, NI>(
+                        let (mut xr, mut xi) = read_pass_element::<F, SI, NI>(
                             input,
                             staged,
                             factors,
@@ -189,7 +189,7 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
                     // Last pass: span = n / r, so output t of butterfly i is element i + t·n/r.
                     #[unroll]
                     for t in 0..r {
-                        store_slot_value::<F, S, NO>(
+                        store_slot_value::<F, SO, NO>(
                             output,
                             post_coarse,
                             post_fine,
@@ -206,7 +206,7 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
             // Only an untangling pass has the mirror slots this indexes.
             if comptime![untangle] {
                 if exists {
-                    store_untangled_unit::<F, S, NO>(
+                    store_untangled_unit::<F, SO, NO>(
                         output,
                         post_coarse,
                         post_fine,
@@ -236,8 +236,8 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
                 if thread == 0 {
                     let x0 = staged[signal * comptime![cfg.load_len()]];
                     let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
-                    smem_re[at] = load_value::<F, S>(x0[0]);
-                    smem_im[at] = load_value::<F, S>(x0[1]);
+                    smem_re[at] = load_value::<F, SI>(x0[0]);
+                    smem_im[at] = load_value::<F, SI>(x0[1]);
                 }
             }
             // Rader's last inverse pass adds x[0] (in the slot after the
@@ -284,7 +284,7 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
         (pass + 1, until, round)
     }];
     if comptime![following < upto] {
-        stockham_passes::<F, S, NI, NO>(
+        stockham_passes::<F, SI, SO, NI, NO>(
             input,
             staged,
             output,
@@ -318,9 +318,9 @@ pub(super) fn stockham_passes<F: Float, S: Storage, NI: Size, NO: Size>(
 /// [`Convolution`]: super::config::Convolution
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn transform_tile<F: Float, S: Storage, NI: Size, NO: Size>(
-    input: &Array<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub(crate) fn transform_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -335,10 +335,10 @@ pub(crate) fn transform_tile<F: Float, S: Storage, NI: Size, NO: Size>(
     if comptime![!cfg.radices.is_empty()] {
         let round = comptime![Round::first(&cfg)];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
-        let unstaged = SharedMemory::<Vector<S::Elem, NI>>::new(1usize);
+        let unstaged = SharedMemory::<Vector<SI::Elem, NI>>::new(1usize);
         // Nor do other cubes hold twiddles (see `held_twiddles`).
         let unheld = Array::<F>::new(1usize);
-        stockham_passes::<F, S, NI, NO>(
+        stockham_passes::<F, SI, SO, NI, NO>(
             input,
             &unstaged,
             output,

@@ -162,9 +162,9 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 /// work would hide its load.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLanding>(
-    input: &Array<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size, L: TileLanding>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -180,12 +180,12 @@ pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLa
     let signals = comptime![cfg.signals_per_cube];
     let passes = comptime![cfg.radices.len()];
     // 16-byte copies need 16-byte-aligned destinations.
-    let mut staged = SharedMemory::<Vector<S::Elem, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
+    let mut staged = SharedMemory::<Vector<SI::Elem, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
     let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
     let mut tile = CUBE_POS;
-    stage_tile::<S, NI>(
+    stage_tile::<SI, NI>(
         input,
         tile_coords(tile, grid, per_tile, cfg.one_tile_row),
         &mut staged,
@@ -196,7 +196,7 @@ pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLa
         let following = tile + CUBE_COUNT;
         let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
         landed.wait();
-        stockham_passes::<F, S, NI, NO>(
+        stockham_passes::<F, SI, SO, NI, NO>(
             input,
             &staged,
             output,
@@ -221,7 +221,7 @@ pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLa
             sync_cube();
         }
         if following < grid.num_tiles {
-            stage_tile::<S, NI>(
+            stage_tile::<SI, NI>(
                 input,
                 tile_coords(following, grid, per_tile, cfg.one_tile_row),
                 &mut staged,
@@ -230,7 +230,7 @@ pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLa
             landed.commit();
         }
         if comptime![passes > 1] {
-            stockham_passes::<F, S, NI, NO>(
+            stockham_passes::<F, SI, SO, NI, NO>(
                 input,
                 &staged,
                 output,
@@ -251,7 +251,7 @@ pub(super) fn resident_tiles<F: Float, S: Storage, NI: Size, NO: Size, L: TileLa
             );
         }
         if comptime![!stores_directly(&cfg)] {
-            store_tile::<F, S, NO>(
+            store_tile::<F, SO, NO>(
                 output,
                 twiddles,
                 post_coarse,

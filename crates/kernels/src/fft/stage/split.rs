@@ -54,10 +54,10 @@ fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageCo
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
 #[allow(clippy::too_many_arguments, clippy::single_match)]
-pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
-    input: &Array<Vector<S::Elem, NI>>,
-    staged: &SharedMemory<Vector<S::Elem, NI>>,
-    output: &mut Array<Vector<S::Elem, NO>>,
+pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    staged: &SharedMemory<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
@@ -91,7 +91,7 @@ pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
         #[unroll]
         for c in 0..split {
             if lane < threads && w < units && chunk == c {
-                let (x0r, x0i) = read_pass_element::<F, S, NI>(
+                let (x0r, x0i) = read_pass_element::<F, SI, NI>(
                     input,
                     staged,
                     factors,
@@ -121,7 +121,7 @@ pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
                 let mut y0i = x0i;
                 #[unroll]
                 for j in 0..comptime![r / 2] {
-                    let (ar, ai) = read_pass_element::<F, S, NI>(
+                    let (ar, ai) = read_pass_element::<F, SI, NI>(
                         input,
                         staged,
                         factors,
@@ -136,7 +136,7 @@ pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
                         0usize,
                         cfg.clone(),
                     );
-                    let (br, bi) = read_pass_element::<F, S, NI>(
+                    let (br, bi) = read_pass_element::<F, SI, NI>(
                         input,
                         staged,
                         factors,
@@ -202,7 +202,7 @@ pub(super) fn split_first_pass<F: Float, S: Storage, NI: Size, NO: Size>(
                             let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
                             if comptime![to_global] {
                                 if butterfly_needed(i, cfg.clone(), r) {
-                                    store_slot_value::<F, S, NO>(
+                                    store_slot_value::<F, SO, NO>(
                                         output,
                                         post_coarse,
                                         post_fine,
