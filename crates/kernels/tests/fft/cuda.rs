@@ -124,6 +124,14 @@ fn half_precision_on_cuda() {
         resident_cases(false),
         &[RESIDENT],
     );
+}
+
+/// f32 in, half out and back on CUDA (`mixed_cases`), f16 and native bf16.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mixed_precisions_on_cuda() {
+    let client = crate::cuda_client_with_async_copies();
+    let seed = drawn_seed();
     for half in [Precision::F16, Precision::BF16] {
         let name = format!("mixed_precisions_on_cuda {half}");
         check_all_on(&client, &name, seed, mixed_cases(half), &[DeviceOptions::default()]);
