@@ -76,16 +76,15 @@ pub(crate) fn holds_pairs(handle: &Handle, pairs: usize, value_bytes: usize) -> 
     starts_on(handle, (2 * pairs * value_bytes) as u64)
 }
 
-/// Whether a buffer starts on an 8-byte boundary, as vectors of two floats
+/// [`holds_pairs`] of f32 pairs: an 8-byte boundary, as vectors of two floats
 /// need (a view at an odd float offset does not).
 pub(crate) fn pair_aligned(handle: &Handle) -> bool {
-    starts_on(handle, 8)
+    holds_pairs(handle, 1, 4)
 }
 
-/// Whether a buffer starts on a 16-byte boundary, as 16-byte copies of two
-/// pairs need.
+/// [`holds_pairs`] of two f32 pairs: a 16-byte boundary, as 16-byte copies need.
 pub(crate) fn quad_aligned(handle: &Handle) -> bool {
-    starts_on(handle, 16)
+    holds_pairs(handle, 2, 4)
 }
 
 /// Floats a thread reads and writes at once in the element-wise kernels: 4
