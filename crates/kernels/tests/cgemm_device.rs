@@ -8,27 +8,32 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
-use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
+use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
+use fno_kernels::precision::Precision;
 use fno_kernels::testing::uniform_f32;
 
+/// Relative L2 error of `problem` on the device against its f64 oracle of
+/// the operands as stored (rounded to their precisions).
 fn check<R: Runtime>(client: &ComputeClient<R>, problem: &CgemmProblem, seed: u64) -> f64 {
     let (ea, eb, ec) = problem.extents();
     let width = if problem.complex { 2 } else { 1 };
-    let a = uniform_f32(width * ea, seed);
-    let b = uniform_f32(width * eb, seed + 1);
+    let precisions = problem.precisions;
+    let [sa, sb, sc] = [precisions.a, precisions.b, precisions.c].map(|p| p.stored_on(client));
+    let a = sa.round(&uniform_f32(width * ea, seed));
+    let b = sb.round(&uniform_f32(width * eb, seed + 1));
     let bias = uniform_f32(problem.q, seed + 2);
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
     let want = problem.run_cpu(&f64s(&a), &f64s(&b), Some(&f64s(&bias)));
-    let ha = client.create_from_slice(f32::as_bytes(&a));
-    let hb = client.create_from_slice(f32::as_bytes(&b));
-    let hc = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; width * ec]));
+    let ha = client.create_from_slice(&sa.encode(&a));
+    let hb = client.create_from_slice(&sb.encode(&b));
+    let hc = client.create_from_slice(&sc.encode(&vec![f32::NAN; width * ec]));
     if problem.bias.is_some() {
         let hbias = client.create_from_slice(f32::as_bytes(&bias));
         problem.launch_biased(client, &ha, &hb, &hc, &hbias);
     } else {
         problem.launch(client, &ha, &hb, &hc);
     }
-    let got = f32::from_bytes(&client.read_one(hc).unwrap()).to_vec();
+    let got = sc.decode(&client.read_one(hc).unwrap());
     assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: unwritten output");
     let num: f64 = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).powi(2)).sum();
     let den: f64 = want.iter().map(|w| w * w).sum();
@@ -140,4 +145,59 @@ fn real_matrix_products_match_the_oracle() {
         }
     }
     println!("real matmul: worst relative L2 error {worst:.2e}");
+}
+
+/// The precisions a mixed-precision spectral convolution gives its three
+/// contractions: spectra in `half`, the weight and its gradient in f32.
+fn mixed_precisions(half: Precision) -> [OperandPrecisions; 4] {
+    let f32 = Precision::F32;
+    [
+        OperandPrecisions::all(half),
+        OperandPrecisions { a: half, b: f32, c: half },
+        OperandPrecisions { a: half, b: half, c: f32 },
+        OperandPrecisions { a: f32, b: f32, c: half },
+    ]
+}
+
+/// Half-precision operands, f32 sums: within a few of the output's unit
+/// round-offs of the oracle of the stored operands, and as exact as f32 where
+/// the output is f32 (a long reduction summed in half would not be).
+pub(crate) fn half_contractions<R: Runtime>(client: &ComputeClient<R>) {
+    for half in [Precision::F16, Precision::BF16] {
+        let mut worst: f64 = 0.0;
+        for (seed, &(batch, cin, cout, modes)) in [(5, 17, 9, 65), (1, 64, 70, 5), (3000, 3, 2, 3)].iter().enumerate() {
+            let dense = spectral::dense_weight(cout, modes, false);
+            for precisions in mixed_precisions(half) {
+                for problem in [
+                    spectral::forward(batch, cin, cout, modes, dense),
+                    spectral::grad_input(batch, cin, cout, modes, dense),
+                    spectral::grad_weight(batch, cin, cout, modes),
+                ] {
+                    let problem = CgemmProblem {
+                        precisions,
+                        mode_scale: vec![0.5, 2.0],
+                        ..problem
+                    };
+                    let e = check(client, &problem, 300 + seed as u64);
+                    let bound = (3.0 * precisions.c.unit_roundoff()).max(1e-5);
+                    assert!(e < bound, "{half} {problem:?} ({:?}): {e:e} > {bound:e}", problem.config());
+                    worst = worst.max(e);
+                }
+            }
+        }
+        println!("cgemm {half}: worst relative L2 error {worst:.2e}");
+    }
+}
+
+#[test]
+fn half_precision_contractions_match_the_oracle() {
+    half_contractions(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA: native bf16 buffers, half pairs staged by asynchronous copies.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn half_precision_contractions_match_the_oracle_on_cuda() {
+    half_contractions(&crate::cuda_client_with_async_copies());
 }

@@ -24,9 +24,15 @@ pub struct CgemmConfig {
 }
 
 impl CgemmConfig {
-    /// Shared memory the cube stages, in bytes.
+    /// Shared memory the cube stages for f32 operands, in bytes.
     pub fn shared_bytes(&self) -> usize {
-        4 * self.width() * self.chunk * (self.block_p() + self.block_q()) * self.modes
+        self.shared_bytes_of(4, 4)
+    }
+
+    /// Shared memory the cube stages for operands of `a_bytes`- and
+    /// `b_bytes`-byte values.
+    pub fn shared_bytes_of(&self, a_bytes: usize, b_bytes: usize) -> usize {
+        self.width() * self.chunk * (a_bytes * self.block_p() + b_bytes * self.block_q()) * self.modes
     }
 
     pub(super) fn block_p(&self) -> usize {

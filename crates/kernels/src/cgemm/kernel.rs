@@ -1,9 +1,11 @@
 //! The kernel: chunks of both operands staged in shared memory, register tiles
-//! multiplied out of them, and the tiles scaled, biased and written.
+//! multiplied out of them, and the tiles scaled, biased and written. Each
+//! operand has its own [`Storage`]: shared memory holds the stored values
+//! (so asynchronous copies move them as they are), products and sums run in `F`.
 
 use super::config::{CgemmConfig, Staging};
-use crate::pairs::{read_float, read_pair, write_pair};
-use crate::precision::Native;
+use crate::pairs::{write_float, write_pair};
+use crate::precision::{load_value, Storage};
 use cubecl::prelude::barrier::{copy_async_checked, Barrier};
 use cubecl::prelude::*;
 use cubecl::CubeElement;
@@ -19,10 +21,11 @@ struct OperandSlice {
     k_stride: usize,
 }
 
-/// Element `e` of the chunk staged at vector `buf`, read back from shared memory.
+/// Element `e` of the chunk staged at vector `buf`, read back from shared
+/// memory (which holds the operand's stored values) as `F`.
 #[cube]
-fn staged_value<F: Float, N: Size>(
-    smem: &SharedMemory<Vector<F, N>>,
+fn staged_value<F: Float, S: Storage, N: Size>(
+    smem: &SharedMemory<Vector<S::Elem, N>>,
     buf: usize,
     e: usize,
     #[comptime] complex: bool,
@@ -30,24 +33,27 @@ fn staged_value<F: Float, N: Size>(
 ) -> (F, F) {
     if comptime![complex && pairs] {
         let v = smem[buf + e];
-        (v[0], v[1])
+        (load_value::<F, S>(v[0]), load_value::<F, S>(v[1]))
     } else if comptime![complex] {
-        (smem[buf + 2 * e][0], smem[buf + 2 * e + 1][0])
+        (
+            load_value::<F, S>(smem[buf + 2 * e][0]),
+            load_value::<F, S>(smem[buf + 2 * e + 1][0]),
+        )
     } else {
-        (smem[buf + e][0], F::new(0.0))
+        (load_value::<F, S>(smem[buf + e][0]), F::new(0.0))
     }
 }
 
 /// Stages the chunk of `r` terms from `r0` of one operand into shared memory
-/// at vector `buf`, with zeros outside the problem. Element `e` of the chunk is
+/// at vector `buf`, in the operand's stored type, with zeros outside the problem. Element `e` of the chunk is
 /// (r, x, mode) with the mode fastest: consecutive threads read consecutive
 /// modes, and write consecutive shared words. Asynchronous copies only start
 /// the transfer: the caller commits them to a barrier and waits.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_operand<F: Float, N: Size>(
-    src: &Array<Vector<F, N>>,
-    smem: &mut SharedMemory<Vector<F, N>>,
+fn stage_operand<S: Storage, N: Size>(
+    src: &Array<Vector<S::Elem, N>>,
+    smem: &mut SharedMemory<Vector<S::Elem, N>>,
     buf: usize,
     slice: OperandSlice,
     r0: usize,
@@ -84,16 +90,17 @@ fn stage_operand<F: Float, N: Size>(
                 );
             } else if comptime![cfg.complex && staging.pairs] {
                 let v = src[at];
-                let mut out = Vector::<F, N>::empty();
-                out[0] = select(valid, v[0], F::new(0.0));
-                out[1] = select(valid, v[1], F::new(0.0));
+                let zero = S::Elem::new(0.0);
+                let mut out = Vector::<S::Elem, N>::empty();
+                out[0] = select(valid, v[0], zero);
+                out[1] = select(valid, v[1], zero);
                 smem[buf + e] = out;
             } else if comptime![cfg.complex] {
-                let (re, im) = read_pair::<F, Native<F>, N>(src, at, false);
-                smem[buf + 2 * e] = Vector::new(select(valid, re, F::new(0.0)));
-                smem[buf + 2 * e + 1] = Vector::new(select(valid, im, F::new(0.0)));
+                let zero = S::Elem::new(0.0);
+                smem[buf + 2 * e] = Vector::new(select(valid, src[2 * at][0], zero));
+                smem[buf + 2 * e + 1] = Vector::new(select(valid, src[2 * at + 1][0], zero));
             } else {
-                smem[buf + e] = Vector::new(select(valid, read_float::<F, Native<F>, N>(src, at), F::new(0.0)));
+                smem[buf + e] = Vector::new(select(valid, src[at][0], S::Elem::new(0.0)));
             }
         }
     }
@@ -103,11 +110,11 @@ fn stage_operand<F: Float, N: Size>(
 /// buffer `buffer` (see [`stage_operand`]).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_chunk<F: Float, N: Size>(
-    a: &Array<Vector<F, N>>,
-    b: &Array<Vector<F, N>>,
-    smem_a: &mut SharedMemory<Vector<F, N>>,
-    smem_b: &mut SharedMemory<Vector<F, N>>,
+fn stage_chunk<SA: Storage, SB: Storage, N: Size>(
+    a: &Array<Vector<SA::Elem, N>>,
+    b: &Array<Vector<SB::Elem, N>>,
+    smem_a: &mut SharedMemory<Vector<SA::Elem, N>>,
+    smem_b: &mut SharedMemory<Vector<SB::Elem, N>>,
     slice_a: OperandSlice,
     slice_b: OperandSlice,
     buffer: usize,
@@ -121,17 +128,17 @@ fn stage_chunk<F: Float, N: Size>(
     let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
     let buf_a = buffer * comptime![staging.buffer_len(&cfg, bp)];
     let buf_b = buffer * comptime![staging.buffer_len(&cfg, bq)];
-    stage_operand::<F, N>(a, smem_a, buf_a, slice_a, r0, r_len, k0, k_len, bp, cfg, staging);
-    stage_operand::<F, N>(b, smem_b, buf_b, slice_b, r0, r_len, k0, k_len, bq, cfg, staging);
+    stage_operand::<SA, N>(a, smem_a, buf_a, slice_a, r0, r_len, k0, k_len, bp, cfg, staging);
+    stage_operand::<SB, N>(b, smem_b, buf_b, slice_b, r0, r_len, k0, k_len, bq, cfg, staging);
 }
 
 /// Multiplies the chunk staged in buffer `buffer` into the thread's register
 /// tile, conjugating operands as configured.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn multiply_chunk<F: Float, N: Size>(
-    smem_a: &SharedMemory<Vector<F, N>>,
-    smem_b: &SharedMemory<Vector<F, N>>,
+fn multiply_chunk<F: Float, SA: Storage, SB: Storage, N: Size>(
+    smem_a: &SharedMemory<Vector<SA::Elem, N>>,
+    smem_b: &SharedMemory<Vector<SB::Elem, N>>,
     buffer: usize,
     acc_re: &mut Array<F>,
     acc_im: &mut Array<F>,
@@ -157,7 +164,7 @@ fn multiply_chunk<F: Float, N: Size>(
     for rr in 0..comptime![cfg.chunk] {
         #[unroll]
         for i in 0..tp {
-            let (re, im) = staged_value::<F, N>(
+            let (re, im) = staged_value::<F, SA, N>(
                 smem_a,
                 buf_a,
                 (rr * bp + ti + i * np) * modes + m,
@@ -169,7 +176,7 @@ fn multiply_chunk<F: Float, N: Size>(
         }
         #[unroll]
         for j in 0..tq {
-            let (re, im) = staged_value::<F, N>(
+            let (re, im) = staged_value::<F, SB, N>(
                 smem_b,
                 buf_b,
                 (rr * bq + tj + j * nq) * modes + m,
@@ -201,10 +208,10 @@ fn multiply_chunk<F: Float, N: Size>(
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
-    a: &Array<Vector<F, N>>,
-    b: &Array<Vector<F, N>>,
-    c: &mut Array<Vector<F, N>>,
+pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Storage, N: Size>(
+    a: &Array<Vector<SA::Elem, N>>,
+    b: &Array<Vector<SB::Elem, N>>,
+    c: &mut Array<Vector<SC::Elem, N>>,
     scale: &Array<F>,
     bias: &Array<F>,
     bias_mode: usize,
@@ -244,8 +251,10 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     let r_begin = split * r_per;
     let r_end = select(r_begin + r_per < r_len, r_begin + r_per, r_len);
 
-    let mut smem_a = SharedMemory::<Vector<F, N>>::new(comptime![staging.buffer_len(&cfg, bp) * staging.buffers()]);
-    let mut smem_b = SharedMemory::<Vector<F, N>>::new(comptime![staging.buffer_len(&cfg, bq) * staging.buffers()]);
+    let mut smem_a =
+        SharedMemory::<Vector<SA::Elem, N>>::new(comptime![staging.buffer_len(&cfg, bp) * staging.buffers()]);
+    let mut smem_b =
+        SharedMemory::<Vector<SB::Elem, N>>::new(comptime![staging.buffer_len(&cfg, bq) * staging.buffers()]);
     let mut acc_re = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     let mut acc_im = Array::<F>::new(comptime![cfg.tile_p * cfg.tile_q]);
     #[unroll]
@@ -275,7 +284,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
         let landed_1 = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
         // A split cube whose slice of r is empty leaves no copy in flight.
         if r_begin < r_end {
-            stage_chunk::<F, N>(
+            stage_chunk::<SA, SB, N>(
                 a,
                 b,
                 &mut smem_a,
@@ -298,7 +307,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
             let next = r0 + comptime![cfg.chunk];
             if next < r_end {
                 let buffer = select(odd, 0usize, 1usize);
-                stage_chunk::<F, N>(
+                stage_chunk::<SA, SB, N>(
                     a,
                     b,
                     &mut smem_a,
@@ -325,7 +334,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
                 landed_0.arrive_and_wait();
             }
             let buffer = select(odd, 1usize, 0usize);
-            multiply_chunk::<F, N>(
+            multiply_chunk::<F, SA, SB, N>(
                 &smem_a,
                 &smem_b,
                 buffer,
@@ -345,7 +354,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
     } else {
         let mut r0 = r_begin;
         while r0 < r_end {
-            stage_chunk::<F, N>(
+            stage_chunk::<SA, SB, N>(
                 a,
                 b,
                 &mut smem_a,
@@ -361,7 +370,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
                 staging,
             );
             sync_cube();
-            multiply_chunk::<F, N>(&smem_a, &smem_b, 0, &mut acc_re, &mut acc_im, m, ti, tj, cfg, staging);
+            multiply_chunk::<F, SA, SB, N>(&smem_a, &smem_b, 0, &mut acc_re, &mut acc_im, m, ti, tj, cfg, staging);
             // Every read of this chunk must land before the next chunk is staged.
             sync_cube();
             r0 += comptime![cfg.chunk];
@@ -389,9 +398,9 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, N: Size>(
                         }
                     }
                     if comptime![cfg.complex] {
-                        write_pair::<F, Native<F>, N>(c, ct, re, acc_im[i * tq + j] * s, staging.pairs);
+                        write_pair::<F, SC, N>(c, ct, re, acc_im[i * tq + j] * s, staging.pairs);
                     } else {
-                        c[ct] = Vector::new(re);
+                        write_float::<F, SC, N>(c, ct, re);
                     }
                 }
             }

@@ -4,14 +4,17 @@
 use super::config::{CgemmConfig, Staging};
 use super::kernel::cgemm_kernel;
 use super::problem::{CgemmProblem, ModeBias};
-use crate::pairs::{pair_aligned, vector_size};
+use crate::pairs::{holds_pairs, vector_size};
+use crate::precision::{Bf16InF32, Native, Storage, Stored};
 use crate::split_sum::SplitSumProblem;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::CubeElement;
 
 impl CgemmProblem {
-    /// Runs on a CubeCL device; buffers hold f32 values (complex interleaved).
+    /// Runs on a CubeCL device; buffers hold values (complex interleaved) in
+    /// the problem's [`precisions`](CgemmProblem::precisions), as
+    /// [`Precision::stored_on`](crate::precision::Precision::stored_on) the device.
     pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
         self.launch_with(self.config(), client, a, b, c)
     }
@@ -98,35 +101,33 @@ impl CgemmProblem {
                 ModeBias { mode: 0, factor: 0.0 },
             ),
         };
-        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), cfg.width() * len) };
-        // Complex operands travel as 8-byte pairs wherever every buffer starts on a pair.
-        let pairs = cfg.complex && [a, b, target].into_iter().all(pair_aligned);
+        let stored = [self.precisions.a, self.precisions.b, self.precisions.c].map(|p| p.stored_on(client));
+        let bytes = stored.map(Stored::bytes);
+        assert!(
+            partial.is_none() || stored[2] == Stored::F32,
+            "split reductions add their partials into an f32 output"
+        );
+        // Complex operands travel as pairs wherever every buffer starts on a pair.
+        let pairs = cfg.complex
+            && [(a, bytes[0]), (b, bytes[1]), (target, bytes[2])]
+                .into_iter()
+                .all(|(h, value_bytes)| holds_pairs(h, 1, value_bytes));
         let props = client.properties();
         let staging = Staging {
             pairs,
             async_copy: pairs
                 && props.features.copy_async
-                && 2 * cfg.shared_bytes() <= props.hardware.max_shared_memory_size,
+                && 2 * cfg.shared_bytes_of(bytes[0], bytes[1]) <= props.hardware.max_shared_memory_size,
         };
-        // SAFETY: launched without bounds checks: every index the kernel forms
-        // stays inside the arrays sized here (see `DeviceFft::launch`).
-        unsafe {
-            cgemm_kernel::launch_unchecked::<f32, R>(
-                client,
-                count,
-                CubeDim::new_1d(cfg.threads() as u32),
-                vector_size(pairs),
-                arr(a, ea),
-                arr(b, eb),
-                arr(target, target_len),
-                scale,
-                bias_values,
-                bias.mode,
-                bias.factor,
-                self.p,
-                self.q,
-                self.r,
-                self.k,
+        let args = LaunchArgs {
+            count,
+            cube_dim: CubeDim::new_1d(cfg.threads() as u32),
+            buffers: [(a, ea), (b, eb), (target, target_len)].map(|(h, len)| (h.clone(), cfg.width() * len)),
+            scale,
+            bias: bias_values,
+            bias_at: (bias.mode, bias.factor),
+            shape: [self.p, self.q, self.r, self.k],
+            strides: [
                 self.a.row,
                 self.a.col,
                 self.a.mode,
@@ -136,13 +137,12 @@ impl CgemmProblem {
                 c_strides.0,
                 c_strides.1,
                 c_strides.2,
-                cfg.splits,
-                r_per,
-                c_split,
-                cfg,
-                staging,
-            );
-        }
+            ],
+            split: (cfg.splits, r_per, c_split),
+            cfg,
+            staging,
+        };
+        launch_a(client, stored, args);
         if let Some(partial) = partial {
             let sum = SplitSumProblem {
                 splits: cfg.splits,
@@ -154,5 +154,97 @@ impl CgemmProblem {
             };
             sum.launch(client, &partial, c);
         }
+    }
+}
+
+/// What one launch binds, whatever its operands' storage.
+struct LaunchArgs<R: Runtime> {
+    count: CubeCount,
+    cube_dim: CubeDim,
+    /// A, B and the output (C or the split partials) with their lengths in values.
+    buffers: [(Handle, usize); 3],
+    scale: ArrayArg<R>,
+    bias: ArrayArg<R>,
+    bias_at: (usize, f32),
+    shape: [usize; 4],
+    strides: [usize; 9],
+    split: (usize, usize, usize),
+    cfg: CgemmConfig,
+    staging: Staging,
+}
+
+/// Calls `$launch::<$($done,)* S>` with `S` the storage type of `$stored`.
+macro_rules! with_storage {
+    ($stored:expr, $launch:ident, [$($done:ty),*], $($arg:expr),*) => {
+        match $stored {
+            Stored::F32 => $launch::<R, $($done,)* Native<f32>>($($arg),*),
+            Stored::F16 => $launch::<R, $($done,)* Native<half::f16>>($($arg),*),
+            Stored::BF16 => $launch::<R, $($done,)* Native<half::bf16>>($($arg),*),
+            Stored::BF16InF32 => $launch::<R, $($done,)* Bf16InF32>($($arg),*),
+        }
+    };
+}
+
+fn launch_a<R: Runtime>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
+    with_storage!(stored[0], launch_b, [], client, stored, args)
+}
+
+fn launch_b<R: Runtime, SA: Storage>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
+    with_storage!(stored[1], launch_c, [SA], client, stored, args)
+}
+
+fn launch_c<R: Runtime, SA: Storage, SB: Storage>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
+    with_storage!(stored[2], launch_typed, [SA, SB], client, args)
+}
+
+fn launch_typed<R: Runtime, SA: Storage, SB: Storage, SC: Storage>(client: &ComputeClient<R>, args: LaunchArgs<R>) {
+    let LaunchArgs {
+        count,
+        cube_dim,
+        buffers: [(a, ea), (b, eb), (c, ec)],
+        scale,
+        bias,
+        bias_at,
+        shape: [p, q, r, k],
+        strides: [a_p, a_r, a_k, b_r, b_q, b_k, c_p, c_q, c_k],
+        split: (splits, r_per, c_split),
+        cfg,
+        staging,
+    } = args;
+    let arr = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
+    // SAFETY: launched without bounds checks: every index the kernel forms
+    // stays inside the arrays sized here (see `DeviceFft::launch`).
+    unsafe {
+        cgemm_kernel::launch_unchecked::<f32, SA, SB, SC, R>(
+            client,
+            count,
+            cube_dim,
+            vector_size(staging.pairs),
+            arr(a, ea),
+            arr(b, eb),
+            arr(c, ec),
+            scale,
+            bias,
+            bias_at.0,
+            bias_at.1,
+            p,
+            q,
+            r,
+            k,
+            a_p,
+            a_r,
+            a_k,
+            b_r,
+            b_q,
+            b_k,
+            c_p,
+            c_q,
+            c_k,
+            splits,
+            r_per,
+            c_split,
+            cfg,
+            staging,
+        );
     }
 }

@@ -38,4 +38,4 @@ pub mod spectral;
 
 pub use config::CgemmConfig;
 pub(crate) use problem::span;
-pub use problem::{CgemmProblem, ModeBias, Strides};
+pub use problem::{CgemmProblem, ModeBias, OperandPrecisions, Strides};

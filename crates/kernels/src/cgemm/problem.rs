@@ -1,5 +1,7 @@
 //! The problem a batched CGEMM solves: its shape, operand strides,
-//! conjugations, per-mode scale and bias.
+//! conjugations, per-mode scale and bias, and the precision its operands hold.
+
+use crate::precision::Precision;
 
 /// A per-column constant added to one mode of the output:
 /// `C[p, q, mode] += factor · bias[q]`. A constant added to every point of a
@@ -9,6 +11,26 @@
 pub struct ModeBias {
     pub mode: usize,
     pub factor: f32,
+}
+
+/// The precision each operand holds in global memory; products and sums run
+/// in f32 whatever the operands hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OperandPrecisions {
+    pub a: Precision,
+    pub b: Precision,
+    pub c: Precision,
+}
+
+impl OperandPrecisions {
+    /// Every operand in `precision`.
+    pub fn all(precision: Precision) -> Self {
+        OperandPrecisions {
+            a: precision,
+            b: precision,
+            c: precision,
+        }
+    }
 }
 
 /// Strides of an operand in elements (complex or real): (row, column, mode).
@@ -39,6 +61,8 @@ pub struct CgemmProblem {
     pub mode_scale: Vec<f32>,
     /// Added after the scale; launched by [`CgemmProblem::launch_biased`].
     pub bias: Option<ModeBias>,
+    /// What the buffers of A, B and C hold (the scale and bias are f32).
+    pub precisions: OperandPrecisions,
 }
 
 /// Elements an operand at strides `s` spans (at least one).

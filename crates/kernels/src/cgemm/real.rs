@@ -1,6 +1,6 @@
 //! Real matrix products `C[b] = A[b]·B[b]` over a stack of matrices, in f32.
 
-use super::{CgemmProblem, Strides};
+use super::{CgemmProblem, OperandPrecisions, Strides};
 
 /// Strides of a stack of matrices in floats; a `batch` stride of 0 repeats
 /// one matrix for every product.
@@ -66,5 +66,6 @@ pub fn matmul(batch: usize, m: usize, k: usize, n: usize, lhs: MatrixStrides, rh
         conj_b: false,
         mode_scale: Vec::new(),
         bias: None,
+        precisions: OperandPrecisions::default(),
     }
 }

@@ -3,6 +3,7 @@
 
 use super::config::CgemmConfig;
 use super::problem::CgemmProblem;
+use crate::precision::Precision;
 
 /// Most threads a cube gets, most complex values it stages per `r` term, and
 /// the `r` terms staged at once (at most 16 KiB of shared memory), chosen from
@@ -64,9 +65,10 @@ impl CgemmProblem {
         };
         // A long reduction into few outputs splits r among cubes (slices of at
         // least MIN_SPLIT_TERMS) until the GPU's threads are busy, rather than
-        // shrinking cubes that would each walk all of r.
+        // shrinking cubes that would each walk all of r. The partials are
+        // added into an f32 output only.
         let busy = self.cubes(&cfg) * cfg.threads();
-        if busy < MIN_CUBES * MAX_THREADS {
+        if busy < MIN_CUBES * MAX_THREADS && self.precisions.c == Precision::F32 {
             cfg.splits = (MIN_CUBES * MAX_THREADS)
                 .div_ceil(busy)
                 .min(self.r / MIN_SPLIT_TERMS)

@@ -2,7 +2,7 @@
 //! `[batch, channels, modes]` and weights `[Cin, Cout, modes]` (or `[Cin, Cout]`
 //! when shared) with the weight's strides given (frameworks may pad its rows).
 
-use super::{CgemmProblem, Strides};
+use super::{CgemmProblem, OperandPrecisions, Strides};
 
 /// Strides of a densely stored weight: `row` walks `Cin`, `col` walks `Cout`,
 /// and `mode` is 0 for a weight shared by all modes.
@@ -38,6 +38,7 @@ pub fn forward(batch: usize, cin: usize, cout: usize, modes: usize, weight: Stri
         conj_b: false,
         mode_scale: Vec::new(),
         bias: None,
+        precisions: OperandPrecisions::default(),
     }
 }
 
@@ -61,6 +62,7 @@ pub fn grad_input(batch: usize, cin: usize, cout: usize, modes: usize, weight: S
         conj_b: true,
         mode_scale: Vec::new(),
         bias: None,
+        precisions: OperandPrecisions::default(),
     }
 }
 
@@ -86,5 +88,6 @@ pub fn grad_weight(batch: usize, cin: usize, cout: usize, modes: usize) -> Cgemm
         conj_b: false,
         mode_scale: Vec::new(),
         bias: None,
+        precisions: OperandPrecisions::default(),
     }
 }
