@@ -153,9 +153,21 @@ fn mixed_precisions(half: Precision) -> [OperandPrecisions; 4] {
     let f32 = Precision::F32;
     [
         OperandPrecisions::all(half),
-        OperandPrecisions { a: half, b: f32, c: half },
-        OperandPrecisions { a: half, b: half, c: f32 },
-        OperandPrecisions { a: f32, b: f32, c: half },
+        OperandPrecisions {
+            a: half,
+            b: f32,
+            c: half,
+        },
+        OperandPrecisions {
+            a: half,
+            b: half,
+            c: f32,
+        },
+        OperandPrecisions {
+            a: f32,
+            b: f32,
+            c: half,
+        },
     ]
 }
 
@@ -180,7 +192,11 @@ pub(crate) fn half_contractions<R: Runtime>(client: &ComputeClient<R>) {
                     };
                     let e = check(client, &problem, 300 + seed as u64);
                     let bound = (3.0 * precisions.c.unit_roundoff()).max(1e-5);
-                    assert!(e < bound, "{half} {problem:?} ({:?}): {e:e} > {bound:e}", problem.config());
+                    assert!(
+                        e < bound,
+                        "{half} {problem:?} ({:?}): {e:e} > {bound:e}",
+                        problem.config()
+                    );
                     worst = worst.max(e);
                 }
             }

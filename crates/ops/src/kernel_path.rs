@@ -25,9 +25,10 @@ use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, Strides};
+use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
+use fno_kernels::precision::{Precision, Stored};
 
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
@@ -53,9 +54,38 @@ fn execute<R: CubeRuntime>(fft: &DeviceFft<R>, input: &CubeTensor<R>) -> Result<
     if fft.plan().output_is_complex() {
         out_shape.push(2);
     }
-    let out = empty(input, out_shape);
+    let out = empty_of(input, out_shape, dtype_of(fft.output_stored()));
     fft.execute(&input.handle, &out.handle).map_err(fft_error)?;
     Ok(out)
+}
+
+/// The precision a tensor of `dtype` holds, where the kernels take it.
+fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
+    match dtype {
+        DType::F32 => Ok(Precision::F32),
+        DType::F16 => Ok(Precision::F16),
+        DType::BF16 => Ok(Precision::BF16),
+        other => Err(SpectralError::Unsupported(format!(
+            "the kernels take f32, f16 or bf16 tensors, got {other:?}"
+        ))),
+    }
+}
+
+/// The tensor dtype of values stored as `stored` (bf16 in f32 is an f32 tensor).
+fn dtype_of(stored: Stored) -> DType {
+    match stored {
+        Stored::F32 | Stored::BF16InF32 => DType::F32,
+        Stored::F16 => DType::F16,
+        Stored::BF16 => DType::BF16,
+    }
+}
+
+/// `t` as a tensor of `dtype` (itself when it is one).
+fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTensor<R> {
+    if t.dtype == dtype {
+        return t;
+    }
+    burn_cubecl::kernel::cast(t, dtype)
 }
 
 /// The forward's complement: the norm whose forward scale is `norm`'s inverse
@@ -74,14 +104,19 @@ fn spatial_axes(dims: usize) -> Vec<isize> {
 
 /// A contiguous, unwritten f32 tensor of `shape` on `like`'s device.
 pub(crate) fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
-    let floats: usize = shape.iter().product();
-    let handle = like.client.empty(floats.max(1) * 4);
+    empty_of(like, shape, DType::F32)
+}
+
+/// A contiguous, unwritten tensor of `shape` and `dtype` on `like`'s device.
+fn empty_of<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>, dtype: DType) -> CubeTensor<R> {
+    let values: usize = shape.iter().product();
+    let handle = like.client.empty(values.max(1) * dtype.size());
     CubeTensor::new_contiguous(
         like.client.clone(),
         like.device.clone(),
         Shape::from(shape),
         handle,
-        DType::F32,
+        dtype,
     )
 }
 
@@ -100,28 +135,32 @@ fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec<usize>> {
 }
 
 /// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
-/// tensor: `[.., *modes, 2]`, the non-last dims' modes in `order`. A row-pitched
-/// `x` is read in place, the pitch cropped by the transform's length.
+/// tensor: `[.., *modes, 2]` in `spectrum` precision, the non-last dims' modes
+/// in `order`. A row-pitched `x` is read in place, the pitch cropped by the
+/// transform's length.
 fn truncated_rfft<R: CubeRuntime>(
     x: CubeTensor<R>,
     modes: &[usize],
     norm: Norm,
     order: ModeOrder,
+    spectrum: Precision,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let axes = spatial_axes(modes.len());
+    let input = precision_of(x.dtype)?;
     let desc = |stored: &[usize], grid: &[usize]| {
         FftDesc::new(stored, &axes, FftKind::R2C, Direction::Forward)
             .modes(modes)
             .lengths(grid)
             .norm(norm)
             .mode_order(order)
+            .precisions(input, spectrum)
     };
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
     if let Some(stored) = row_pitched_shape(&x) {
         let fft = device_fft(&x.client, &x.device, desc(&stored, grid))?;
         // A view may end at its last row's end rather than its pitch's.
-        if fft.plan().input_extent() * 4 <= x.handle.size_in_used() as usize {
+        if fft.plan().input_extent() * x.dtype.size() <= x.handle.size_in_used() as usize {
             return execute(&fft, &x);
         }
     }
@@ -129,13 +168,14 @@ fn truncated_rfft<R: CubeRuntime>(
 }
 
 /// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
-/// back to `[.., *grid]`.
+/// holding `precisions.0` values back to `[.., *grid]` in `precisions.1`.
 fn padded_irfft<R: CubeRuntime>(
     s: &CubeTensor<R>,
     modes: &[usize],
     grid: &[usize],
     norm: Norm,
     order: ModeOrder,
+    precisions: (Precision, Precision),
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
@@ -144,7 +184,8 @@ fn padded_irfft<R: CubeRuntime>(
             .modes(modes)
             .lengths(grid)
             .norm(norm)
-            .mode_order(order),
+            .mode_order(order)
+            .precisions(precisions.0, precisions.1),
         s,
     )
 }
@@ -155,7 +196,7 @@ fn cgemm<R: CubeRuntime>(
     b: &CubeTensor<R>,
     out_shape: Vec<usize>,
 ) -> CubeTensor<R> {
-    let out = empty(a, out_shape);
+    let out = empty_of(a, out_shape, dtype_of(problem.precisions.c.stored_on(&a.client)));
     problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
     out
 }
@@ -200,8 +241,9 @@ fn as_points<B: burn::tensor::backend::Backend>(t: FloatTensor<B>) -> Tensor<B, 
     Tensor::<B, 3>::from_primitive(TensorPrimitive::Float(t)).reshape([shape[0], shape[1], points])
 }
 
-fn check_supported(
-    x: &CubeTensor<impl CubeRuntime>,
+fn check_supported<R: CubeRuntime>(
+    x: &CubeTensor<R>,
+    weight: &CubeTensor<R>,
     shapes: &SpectralShapes,
     spec: &SpectralConvSpec,
     imp: SpectralImpl,
@@ -214,11 +256,15 @@ fn check_supported(
             ))
         }
     }
-    if x.dtype != DType::F32 {
-        return Err(SpectralError::Unsupported(format!(
-            "the kernels run in f32, got {:?}",
-            x.dtype
-        )));
+    let precisions = [
+        precision_of(x.dtype)?,
+        precision_of(weight.dtype)?,
+        spec.spectrum_precision,
+    ];
+    if imp == SpectralImpl::Fused && precisions.iter().any(|&p| p != Precision::F32) {
+        return Err(SpectralError::Unsupported(
+            "the fused kernel runs in f32; half precision runs Unfused or Reference".into(),
+        ));
     }
     let dims = shapes.spatial_dims();
     if shapes.crops_weight(&spec.modes) {
@@ -373,7 +419,7 @@ fn fused_all_axes<R: CubeRuntime>(
     let input = if later.is_empty() {
         input
     } else {
-        truncated_rfft(input, later, norm, orders.0)?
+        truncated_rfft(input, later, norm, orders.0, Precision::F32)?
     };
     let (out, spectrum) = fused_axis(
         &input,
@@ -389,7 +435,14 @@ fn fused_all_axes<R: CubeRuntime>(
     let out = if later.is_empty() {
         out
     } else {
-        padded_irfft(&out, later, &out_grid[1..], norm, orders.1)?
+        padded_irfft(
+            &out,
+            later,
+            &out_grid[1..],
+            norm,
+            orders.1,
+            (Precision::F32, Precision::F32),
+        )?
     };
     Ok((out, spectrum))
 }
@@ -423,12 +476,18 @@ fn forward<R: CubeRuntime>(
         );
     }
 
-    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER)?;
+    let (x_precision, spectrum) = (precision_of(x.dtype)?, spec.spectrum_precision);
+    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER, spectrum)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
     let problem = CgemmProblem {
         bias: bias.map(|(_, mode_bias)| mode_bias),
+        precisions: OperandPrecisions {
+            a: spectrum,
+            b: precision_of(weight.dtype)?,
+            c: spectrum,
+        },
         ..spectral::forward(
             shapes.batch,
             shapes.in_channels,
@@ -437,7 +496,7 @@ fn forward<R: CubeRuntime>(
             weight_strides,
         )
     };
-    let y_hat = empty(&x_hat, y_shape);
+    let y_hat = empty_of(&x_hat, y_shape, x_hat.dtype);
     match bias {
         Some((values, _)) => problem.launch_biased(
             &x_hat.client,
@@ -448,7 +507,14 @@ fn forward<R: CubeRuntime>(
         ),
         None => problem.launch(&x_hat.client, &x_hat.handle, &weight.handle, &y_hat.handle),
     }
-    let y = padded_irfft(&y_hat, &shapes.modes, &shapes.output, spec.norm, INVERSE_ORDER)?;
+    let y = padded_irfft(
+        &y_hat,
+        &shapes.modes,
+        &shapes.output,
+        spec.norm,
+        INVERSE_ORDER,
+        (spectrum, x_precision),
+    )?;
     Ok((y, x_hat))
 }
 
@@ -469,8 +535,9 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
         let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &shapes, spec, imp)?;
-        let bias = bias.map(into_contiguous);
+        check_supported(&x, &weight, &shapes, spec, imp)?;
+        // The kernels add f32 bias values.
+        let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));
         let mode_bias = dc_bias(&shapes, spec.norm);
         let folded = bias.as_ref().zip(mode_bias);
         let (y, x_hat) = forward(x, weight, folded, &shapes, spec, imp)?;
@@ -478,7 +545,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let y = match bias.filter(|_| mode_bias.is_none()) {
             Some(bias) => {
                 let shape = y.shape();
-                let bias = Tensor::<Self, 1>::from_primitive(TensorPrimitive::Float(bias));
+                let bias = Tensor::<Self, 1>::from_primitive(TensorPrimitive::Float(cast_to(bias, y.dtype)));
                 let sum = as_points::<Self>(y) + bias.reshape([1, shapes.out_channels, 1]);
                 Self::float_reshape(sum.into_primitive().tensor(), shape)
             }
@@ -503,6 +570,12 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         }
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
         let shared = spec.weights == WeightLayout::Shared;
+        // The output gradient holds the output's precision, which is the input's.
+        let (x_precision, w_precision, spectrum) = (
+            precision_of(grad_out.dtype)?,
+            precision_of(weight.dtype)?,
+            spec.spectrum_precision,
+        );
         let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
         let (b, ci, co, k) = (
             shapes.batch,
@@ -526,8 +599,12 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         // The bias gradient is the output gradient's sum over the grid: read at
         // frequency 0 of its spectrum, or summed where that mode is not kept.
         let mode_bias = dc_bias(&shapes, spec.norm);
-        let summed_bias = (with_bias && mode_bias.is_none())
-            .then(|| as_points::<Self>(grad_out.clone()).sum_dim(2).sum_dim(0).reshape([co]));
+        let summed_bias = (with_bias && mode_bias.is_none()).then(|| {
+            as_points::<Self>(cast_to(grad_out.clone(), DType::F32))
+                .sum_dim(2)
+                .sum_dim(0)
+                .reshape([co])
+        });
         let (grad_x, g_hat) = if imp == SpectralImpl::Fused {
             // conj(W)ᵀ: rows walk Cout, columns Cin.
             let transposed = Strides {
@@ -549,16 +626,28 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 gx_scale,
             )?
         } else {
-            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER)?;
+            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER, spectrum)?;
             let mut gx_shape = vec![b, ci];
             gx_shape.extend(&shapes.modes);
             gx_shape.push(2);
             let gx_problem = CgemmProblem {
                 mode_scale: gx_scale,
+                precisions: OperandPrecisions {
+                    a: spectrum,
+                    b: w_precision,
+                    c: spectrum,
+                },
                 ..spectral::grad_input(b, ci, co, k, weight_strides)
             };
             let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
-            let grad_x = padded_irfft(&gx_hat, &shapes.modes, &shapes.input, adjoint, FORWARD_ORDER)?;
+            let grad_x = padded_irfft(
+                &gx_hat,
+                &shapes.modes,
+                &shapes.input,
+                adjoint,
+                FORWARD_ORDER,
+                (spectrum, x_precision),
+            )?;
             (grad_x, g_hat)
         };
 
@@ -568,13 +657,18 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         gw_shape.push(2);
         let gw_problem = CgemmProblem {
             mode_scale: out_bins.clone(),
+            precisions: OperandPrecisions {
+                a: spectrum,
+                b: spectrum,
+                c: w_precision,
+            },
             ..spectral::grad_weight(b, ci, co, k)
         };
         let grad_w = cgemm(gw_problem, &x_hat, &g_hat, gw_shape);
         let grad_bias = match mode_bias.filter(|_| with_bias) {
             Some(ModeBias { mode, factor }) => {
                 let g_hat = Tensor::<Self, 4>::from_primitive(TensorPrimitive::Float(Self::float_reshape(
-                    g_hat,
+                    cast_to(g_hat, DType::F32),
                     Shape::from([b, co, k, 2]),
                 )));
                 let real_dc = g_hat.slice([0..b, 0..co, mode..mode + 1, 0..1]).reshape([1, b, co]);

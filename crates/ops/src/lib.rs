@@ -16,12 +16,14 @@ pub mod matmul;
 mod plan_cache;
 pub mod pointwise;
 pub mod reference;
+pub mod rounding;
 pub mod spec;
 
 use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
+pub use fno_kernels::precision::Precision;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use plan_cache::{fft_planning, set_fft_planning};
 pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, MatmulPrecision, PointwiseBackend};

@@ -7,6 +7,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
+use crate::rounding::round_to;
 use crate::spec::{norm_scales, SpectralConvSpec, SpectralError, SpectralShapes, WeightLayout};
 
 /// A complex tensor as two real tensors of logical shape `shape`.
@@ -108,8 +109,15 @@ pub fn spectral_conv_reference<B: PreciseMatmulBackend, const D: usize, const W:
         spectrum = spectrum.along(d + 2, &mr, &mi);
     }
 
+    // The spectra as the kernels store them.
+    let stored = |s: Split<B>| Split {
+        re: round_to(s.re, spec.spectrum_precision),
+        im: s.im.map(|im| round_to(im, spec.spectrum_precision)),
+        shape: s.shape,
+    };
+    let spectrum = stored(spectrum);
     let weight = crop_weight(weight, &shapes, spec);
-    let out = contract(spectrum, weight, &shapes, spec.weights);
+    let out = stored(contract(spectrum, weight, &shapes, spec.weights));
 
     // Inverse: modes sit in a spectrum of the input's size, which irfftn(s = output)
     // crops or zero-pads at the end; complex dims first, the real last dim last.

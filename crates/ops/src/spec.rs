@@ -1,6 +1,7 @@
 //! What a spectral convolution computes, independent of how.
 
 use fno_kernels::fft::{ModeOrder, Norm, Window};
+use fno_kernels::precision::Precision;
 
 /// Where neuraloperator 2.0.0 takes the modes of the non-last dims from the
 /// input's spectrum, and where it puts them back (one index lower on odd
@@ -77,6 +78,11 @@ pub struct SpectralConvSpec {
     /// neuraloperator's `fft_norm` (its default is `forward`).
     pub norm: Norm,
     pub weights: WeightLayout,
+    /// What the retained spectra hold (the input's, the contracted one and,
+    /// in the backward, the output gradient's); transforms and contractions
+    /// compute in f32 whatever they hold. F16: neuraloperator's
+    /// `fno_block_precision = "mixed"` (docs/half_precision.md).
+    pub spectrum_precision: Precision,
 }
 
 impl SpectralConvSpec {
@@ -86,7 +92,13 @@ impl SpectralConvSpec {
             output_size: None,
             norm: Norm::Forward,
             weights: WeightLayout::PerMode,
+            spectrum_precision: Precision::F32,
         }
+    }
+
+    pub fn spectrum_precision(mut self, precision: Precision) -> Self {
+        self.spectrum_precision = precision;
+        self
     }
 
     pub fn output_size(mut self, size: &[usize]) -> Self {

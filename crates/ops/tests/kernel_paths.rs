@@ -7,13 +7,14 @@ use crate::common;
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::Backend;
+use burn::tensor::FloatDType;
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use common::{random, rel_l2, spectral_conv_f64, Problem};
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl};
+use fno_ops::{spectral_conv, Precision, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Diff = Autodiff<Wgpu>;
@@ -39,6 +40,7 @@ fn run<B: SpectralConvBackend + burn::tensor::backend::AutodiffBackend, const D:
     b: &[f64],
     r: &[f64],
     views: bool,
+    x_dtype: FloatDType,
 ) -> Outcome {
     let device = Default::default();
     let t = |v: &[f64], s: &[usize]| TensorData::new(v.to_vec(), s.to_vec());
@@ -71,7 +73,19 @@ fn run<B: SpectralConvBackend + burn::tensor::backend::AutodiffBackend, const D:
         (wt.clone(), wt)
     };
     let bt = Tensor::<B, 1>::from_data(t(b, &[b.len()]), &device).require_grad();
+    // A half-precision x comes in as a cast (whose gradient is cast back).
+    let x_view = if x_dtype == FloatDType::F32 {
+        x_view
+    } else {
+        x_view.cast(x_dtype)
+    };
     let y = spectral_conv(x_view, w_view, Some(bt.clone()), spec, imp).unwrap();
+    let y = if x_dtype == FloatDType::F32 {
+        y
+    } else {
+        assert_eq!(y.dtype(), x_dtype.into(), "the output holds the input's precision");
+        y.cast(FloatDType::F32)
+    };
     let rt = Tensor::<B, D>::from_data(t(r, &y.dims()), &device);
     let g = (y.clone() * rt).sum().backward();
     Outcome {
@@ -92,6 +106,12 @@ const PITCH_PAD: usize = 64;
 type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
 
 fn compare(case: Case, seed: u64, views: bool) {
+    compare_in(case, seed, views, &[]);
+}
+
+/// [`compare`], then the Unfused path with half-precision spectra and x in
+/// each `half` pair's (spectrum precision, x dtype).
+fn compare_in(case: Case, seed: u64, views: bool, half: &[(Precision, FloatDType)]) {
     let (batch, cin, cout, grid, out_grid, modes, norm, shared) = case;
     let mut spec = SpectralConvSpec::new(&modes).norm(norm).output_size(&out_grid);
     if shared {
@@ -110,13 +130,16 @@ fn compare(case: Case, seed: u64, views: bool) {
     let r = random(batch * cout * out_grid.iter().product::<usize>(), seed + 3);
     macro_rules! go {
         ($b:ty, $imp:expr, $pad:expr) => {
+            go!($b, $imp, $pad, &spec, FloatDType::F32)
+        };
+        ($b:ty, $imp:expr, $pad:expr, $spec:expr, $x_dtype:expr) => {
             match (grid.len(), shared) {
-                (1, false) => run::<$b, 3, 4>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
-                (2, false) => run::<$b, 4, 5>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
-                (3, false) => run::<$b, 5, 6>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
-                (1, true) => run::<$b, 3, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
-                (2, true) => run::<$b, 4, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
-                _ => run::<$b, 5, 3>($imp, &spec, &xs, &ws, &x, &w, &b, &r, $pad),
+                (1, false) => run::<$b, 3, 4>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
+                (2, false) => run::<$b, 4, 5>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
+                (3, false) => run::<$b, 5, 6>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
+                (1, true) => run::<$b, 3, 3>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
+                (2, true) => run::<$b, 4, 3>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
+                _ => run::<$b, 5, 3>($imp, $spec, &xs, &ws, &x, &w, &b, &r, $pad, $x_dtype),
             }
         };
     }
@@ -152,6 +175,40 @@ fn compare(case: Case, seed: u64, views: bool) {
         {
             let e = rel_l2(k, r);
             assert!(e < 1e-5, "{name}: {what} vs reference: {e:e}");
+        }
+    }
+    if half.is_empty() {
+        return;
+    }
+    // Half-precision spectra: every result within the precision's bound of the
+    // f32 path's, and off it (rounding happened); the reference path rounds
+    // its spectra alike. The output and input gradient come out in x's
+    // precision, so an f16 x adds its own rounding.
+    for &(precision, x_dtype) in half {
+        let half_spec = spec.clone().spectrum_precision(precision);
+        let name =
+            format!("{precision} spectra, x {x_dtype:?}: grid {grid:?}->{out_grid:?} modes {modes:?} shared={shared}");
+        let bound = if precision == Precision::F16 { 1e-3 } else { 1e-2 };
+        let kernels = go!(Diff, SpectralImpl::Unfused, views, &half_spec, x_dtype);
+        let rounded = go!(Exact, SpectralImpl::Reference, false, &half_spec, FloatDType::F32);
+        let results = [("forward", &kernels.y, &reference.y, &rounded.y)].into_iter().chain(
+            ["grad_x", "grad_w", "grad_bias"]
+                .into_iter()
+                .zip(kernels.grads.iter().zip(&reference.grads).zip(&rounded.grads))
+                .map(|(w, ((k, r), o))| (w, k, r, o)),
+        );
+        for (what, k, full, rounded) in results {
+            let e = rel_l2(k, full);
+            assert!(e < bound, "{name}: {what} vs f32 reference: {e:e}");
+            if what != "grad_bias" {
+                assert!(
+                    e > 1e-6,
+                    "{name}: {what} is the f32 result ({e:e}): nothing was rounded"
+                );
+            }
+            let e_rounded = rel_l2(k, rounded);
+            assert!(e_rounded < bound, "{name}: {what} vs rounded reference: {e_rounded:e}");
+            println!("{name}: {what}: {e:.1e} off f32, {e_rounded:.1e} off the rounded reference");
         }
     }
 }
@@ -218,6 +275,27 @@ fn kernel_paths_match_reference_on_any_size_grids() {
     compare_all(cases, 11);
 }
 
+/// Half-precision spectra (f16 and bf16; x in f32, and in f16 where the
+/// spectra are) on grids of every kind: power of two, Bluestein, 3D, shared
+/// weights, a pitched x.
+#[test]
+fn half_precision_spectra_match_reference() {
+    let both = [
+        (Precision::F16, FloatDType::F32),
+        (Precision::F16, FloatDType::F16),
+        (Precision::BF16, FloatDType::F32),
+    ];
+    let cases: Vec<Case> = vec![
+        (2, 3, 4, vec![16, 32], vec![16, 32], vec![7, 17], Norm::Forward, false),
+        (2, 3, 4, vec![85], vec![85], vec![12], Norm::Forward, false),
+        (2, 2, 2, vec![5, 7, 9], vec![5, 7, 9], vec![3, 4, 3], Norm::Ortho, false),
+        (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
+    ];
+    for (i, case) in cases.into_iter().enumerate() {
+        compare_in(case, 5000 + i as u64 * 13, i % 2 == 1, &both);
+    }
+}
+
 /// The pitched x of the tests above is what it claims: narrowing the rows of a
 /// dense tensor gives a view with the dense row stride, not a copy.
 #[test]
@@ -249,6 +327,14 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
             "{imp:?}: {err}"
         );
     }
+
+    // The fused kernel runs in f32 only.
+    let half = spec.clone().spectrum_precision(Precision::F16);
+    let err = spectral_conv(x.clone(), w.clone(), None, &half, SpectralImpl::Fused).unwrap_err();
+    assert!(
+        matches!(err, SpectralError::Unsupported(ref m) if m.contains("f32")),
+        "{err}"
+    );
 
     // CPU backends have no kernels. (NdArray in f64, as every test of this
     // binary: NdArray's first use fixes its float type for all of them.)
