@@ -12,7 +12,7 @@ torch's own peak), and the test relative L2
 error of the de-normalised prediction after the last epoch.
 
     python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
-                             [--precision f32,tf32]
+                             [--precision f32,tf32,mixed]
 
 `--precision` sets both trainers alike. f32: torch with TF32 off everywhere
 (`torch.backends.cudnn.allow_tf32 = False`; torch's default leaves it on, so
@@ -20,7 +20,10 @@ neuraloperator's 1×1 convolutions run in TF32 unless told), ours with
 `matmul_precision = "f32"`. tf32: torch with TF32 on everywhere (cuDNN and
 `set_float32_matmul_precision("high")`, which reaches the spectral einsum
 too), ours with `matmul_precision = "tf32"` (the 1×1 forwards and input
-gradients; our spectral contraction and weight gradients stay f32).
+gradients; our spectral contraction and weight gradients stay f32). mixed:
+neuraloperator with `fno_block_precision="mixed"` under torch autocast (float16)
+with a GradScaler, TF32 off; ours with `run.precision = "mixed"` (spectra and
+their contraction in f16, sums in f32) and f32 1×1 products.
 
 With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test
@@ -139,7 +142,7 @@ def run_neuralop_process(name, epochs, work, memory, seed, precision):
 
 def run_neuralop(name, case, files, epochs, seed, precision):
     import torch
-    tf32 = precision == "tf32"
+    tf32, mixed = precision == "tf32", precision == "mixed"
     torch.backends.cudnn.allow_tf32 = tf32
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
     from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
@@ -156,7 +159,10 @@ def run_neuralop(name, case, files, epochs, seed, precision):
     norm.fit(ytr)
     norm = norm.to(dev)
     model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
-                projection_channel_ratio=2, n_layers=4).to(dev)
+                projection_channel_ratio=2, n_layers=4,
+                fno_block_precision="mixed" if mixed else "full").to(dev)
+    scaler = torch.amp.GradScaler("cuda", enabled=mixed)
+    autocast = lambda: torch.autocast("cuda", dtype=torch.float16, enabled=mixed)
     anchor = case.get("anchor", False)
     opt = AdamW(model.parameters(), lr=5e-3 if anchor else 1e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=max(1, epochs // 5), gamma=0.5) if anchor else None
@@ -174,9 +180,15 @@ def run_neuralop(name, case, files, epochs, seed, precision):
             idx = order[i:i + batch]
             x, y = xtr[idx].to(dev), norm.transform(ytr[idx].to(dev))
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
+            with autocast():
+                loss = loss_fn(model(x).float(), y)
+            scaler.scale(loss).backward()
+            try:
+                scaler.step(opt)
+                scaler.update()
+            except RuntimeError as e:  # a scaler that cannot unscale complex gradients: train unscaled
+                print(f"GradScaler: {e}; this step skipped, the rest unscaled", file=sys.stderr)
+                scaler = torch.amp.GradScaler("cuda", enabled=False)
         if sched:
             sched.step()
         torch.cuda.synchronize()
@@ -186,7 +198,9 @@ def run_neuralop(name, case, files, epochs, seed, precision):
     with torch.no_grad():
         for i in range(0, xte.shape[0], 50):
             x, y = xte[i:i + 50].to(dev), yte[i:i + 50].to(dev)
-            err += l2(norm.inverse_transform(model(x)), y).item()
+            with autocast():
+                out = model(x).float()
+            err += l2(norm.inverse_transform(out), y).item()
     return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
                 torch_peak_mib=torch.cuda.max_memory_allocated() / 2 ** 20,
                 test_l2=err / xte.shape[0])
@@ -230,7 +244,8 @@ seed = {seed}
 eval_every = {epochs}
 checkpoint_every = {epochs}
 plot_samples = 0
-matmul_precision = "{precision}"
+matmul_precision = "{"tf32" if precision == "tf32" else "f32"}"
+precision = "{"mixed" if precision == "mixed" else "f32"}"
 """
 
 
@@ -293,14 +308,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=1, help="runs a case from seeds 0..N-1 (test errors: median, range)")
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--precision", default="f32",
-                    help="f32, tf32 or both as f32,tf32: both trainers' matmul precision (see above)")
+                    help="f32, tf32, mixed or several as f32,mixed: both trainers' precision (see above)")
     ap.add_argument("--again", action="store_true",
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
     precisions = args.precision.split(",")
-    if not set(precisions) <= {"f32", "tf32"}:
-        ap.error(f"--precision: {args.precision!r} is not f32, tf32 or f32,tf32")
+    if not set(precisions) <= {"f32", "tf32", "mixed"}:
+        ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32 and mixed")
     fno = os.path.abspath(args.fno)
     work = os.path.abspath(args.out)
     data_dir = os.path.join(work, "data")

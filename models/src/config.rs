@@ -143,6 +143,59 @@ pub enum SkipKind {
     SoftGating,
 }
 
+/// What the FNO blocks' spectral convolutions hold (neuraloperator's
+/// `fno_block_precision`, named `f32`, `mixed` and `half` in training
+/// configurations and on the command line). Transforms and contractions
+/// compute in f32 in every case (docs/half_precision.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockPrecision {
+    /// f32 throughout (neuraloperator's `"full"`).
+    #[default]
+    F32,
+    /// The retained spectra and their contraction in f16; the block's input
+    /// and output stay f32.
+    Mixed,
+    /// As `Mixed`, and the block's input rounded to f16 before its transform
+    /// and its output rounded to f16.
+    Half,
+}
+
+impl BlockPrecision {
+    /// neuraloperator's name: `"full"`, `"mixed"` or `"half"`.
+    pub fn neuralop_name(self) -> &'static str {
+        match self {
+            BlockPrecision::F32 => "full",
+            BlockPrecision::Mixed => "mixed",
+            BlockPrecision::Half => "half",
+        }
+    }
+
+    pub fn from_neuralop(name: &str) -> Option<Self> {
+        [BlockPrecision::F32, BlockPrecision::Mixed, BlockPrecision::Half]
+            .into_iter()
+            .find(|p| p.neuralop_name() == name)
+    }
+
+    /// What the spectra hold.
+    pub fn spectrum(self) -> fno_ops::Precision {
+        match self {
+            BlockPrecision::F32 => fno_ops::Precision::F32,
+            BlockPrecision::Mixed | BlockPrecision::Half => fno_ops::Precision::F16,
+        }
+    }
+}
+
+impl std::fmt::Display for BlockPrecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BlockPrecision::F32 => "f32",
+            BlockPrecision::Mixed => "mixed",
+            BlockPrecision::Half => "half",
+        })
+    }
+}
+
 /// Normalisation inside the FNO blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NormKind {
@@ -225,6 +278,10 @@ impl FnoConfig {
 
     pub fn channel_mlp_skip_kind(&self) -> Option<SkipKind> {
         skip_kind("channel_mlp_skip", &self.channel_mlp_skip).expect("validated")
+    }
+
+    pub fn block_precision(&self) -> BlockPrecision {
+        BlockPrecision::from_neuralop(&self.fno_block_precision).expect("validated")
     }
 
     pub fn norm_kind(&self) -> Option<NormKind> {
@@ -441,7 +498,6 @@ impl FnoConfig {
                 "resolution_scaling_factor",
                 self.resolution_scaling_factor.as_ref().is_some_and(|v| !v.is_null()),
             ),
-            ("fno_block_precision", self.fno_block_precision != "full"),
             ("stabilizer", self.stabilizer.as_deref().is_some_and(|s| s != "tanh")),
             (
                 "max_n_modes",
@@ -450,6 +506,12 @@ impl FnoConfig {
         ];
         if let Some((name, _)) = unsupported.iter().find(|(_, on)| *on) {
             return bad(format!("{name}: only neuraloperator's default is implemented"));
+        }
+        if BlockPrecision::from_neuralop(&self.fno_block_precision).is_none() {
+            return bad(format!(
+                "fno_block_precision = {:?}: expected \"full\", \"mixed\" or \"half\"",
+                self.fno_block_precision
+            ));
         }
         if Factorization::parse(self.factorization.as_deref()).is_none() {
             return bad(format!(

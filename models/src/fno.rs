@@ -6,12 +6,14 @@ use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use fno_kernels::fft::Norm;
+use burn::tensor::FloatDType;
+use fno_ops::rounding::round_to;
 use fno_ops::{
-    channel_scale, gelu, pointwise_conv, spectral_conv, MatmulPrecision, SpectralConvBackend, SpectralConvSpec,
-    SpectralImpl,
+    channel_scale, gelu, pointwise_conv, spectral_conv, MatmulPrecision, Precision, SpectralConvBackend,
+    SpectralConvSpec, SpectralImpl,
 };
 
-use crate::config::{FnoConfig, NormKind, SkipKind};
+use crate::config::{BlockPrecision, FnoConfig, NormKind, SkipKind};
 use crate::ModelError;
 
 /// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`, its products
@@ -158,6 +160,7 @@ pub struct Fno<B: Backend> {
     config: FnoConfig,
     spectral_impl: SpectralImpl,
     matmul_precision: MatmulPrecision,
+    block_precision: BlockPrecision,
 }
 
 /// `[B, C, *spatial]` → `[B, C, S]`.
@@ -222,6 +225,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             config: config.clone(),
             spectral_impl: SpectralImpl::Reference,
             matmul_precision: MatmulPrecision::F32,
+            block_precision: config.block_precision(),
         })
     }
 
@@ -254,6 +258,17 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// Chooses the 1×1 convolutions' precision (any time).
     pub fn with_matmul_precision(mut self, precision: MatmulPrecision) -> Self {
         self.matmul_precision = precision;
+        self
+    }
+
+    pub fn block_precision(&self) -> BlockPrecision {
+        self.block_precision
+    }
+
+    /// Chooses what the spectral convolutions hold (any time; a new model
+    /// takes its configuration's `fno_block_precision`).
+    pub fn with_block_precision(mut self, precision: BlockPrecision) -> Self {
+        self.block_precision = precision;
         self
     }
 
@@ -369,7 +384,19 @@ impl<B: SpectralConvBackend> Fno<B> {
     }
 
     fn spectral<const D: usize>(&self, block: &FnoBlock<B>, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
-        let spec = SpectralConvSpec::new(&self.config.weight_modes()).norm(Norm::Forward);
+        let precision = self.block_precision;
+        let spec = SpectralConvSpec::new(&self.config.weight_modes())
+            .norm(Norm::Forward)
+            .spectrum_precision(precision.spectrum());
+        let half = precision == BlockPrecision::Half;
+        // "half" rounds the block's input and output to f16: the kernel paths
+        // by storing them so (one cast each way), the reference path by rounding.
+        let kernels = self.spectral_impl != SpectralImpl::Reference;
+        let x = match (half, kernels) {
+            (true, true) => x.cast(FloatDType::F16),
+            (true, false) => round_to(x, Precision::F16),
+            (false, _) => x,
+        };
         let w = block.spectral_weight.val();
         let h = self.config.hidden_channels;
         let m = self.config.weight_modes();
@@ -380,7 +407,12 @@ impl<B: SpectralConvBackend> Fno<B> {
             2 => spectral_conv(x, w.reshape([h, h, m[0], m[1], 2]), bias, &spec, imp),
             _ => spectral_conv(x, w.reshape([h, h, m[0], m[1], m[2], 2]), bias, &spec, imp),
         };
-        y.map_err(ModelError::Spectral)
+        let y = y.map_err(ModelError::Spectral)?;
+        Ok(match (half, kernels) {
+            (true, true) => y.cast(FloatDType::F32),
+            (true, false) => round_to(y, Precision::F16),
+            (false, _) => y,
+        })
     }
 }
 

@@ -10,7 +10,7 @@ mod factorized;
 pub mod fno;
 pub mod infer;
 
-pub use config::FnoConfig;
+pub use config::{BlockPrecision, FnoConfig};
 pub use fno::Fno;
 pub use infer::infer;
 

@@ -13,7 +13,7 @@ use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::relative_l2_f32 as rel_l2;
 use fno_models::checkpoint::SafeTensorsFile;
-use fno_models::{Fno, FnoConfig, ModelError};
+use fno_models::{BlockPrecision, Fno, FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
@@ -73,6 +73,41 @@ fn fixture_reproduces_pytorch_on_candle_reference() {
 fn fixture_reproduces_pytorch_on_the_kernel_paths() {
     check_fixture::<Wgpu>("wgpu", SpectralImpl::Unfused);
     check_fixture::<Wgpu>("wgpu", SpectralImpl::Fused);
+}
+
+/// neuraloperator's `fno_block_precision` "mixed" and "half": half-precision
+/// spectra (and block inputs and outputs for "half") keep the fixture's output
+/// within f16's reach of PyTorch's f32 one, off it by more than f32 round-off;
+/// the kernel path agrees with the reference path, which rounds alike; a
+/// configuration naming the precision gives the model it.
+#[test]
+fn fixture_runs_in_half_precision_blocks() {
+    let (xs, x) = npy("x.npy");
+    let (_, want) = npy("y.npy");
+    let bytes = read("model.safetensors");
+    for precision in [BlockPrecision::Mixed, BlockPrecision::Half] {
+        let mut cfg = config();
+        cfg.fno_block_precision = precision.neuralop_name().into();
+        let reference = Fno::<NdArray>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
+        assert_eq!(reference.block_precision(), precision);
+        let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&config()), &Default::default())
+            .unwrap()
+            .with_spectral_impl(SpectralImpl::Unfused)
+            .with_block_precision(precision);
+        let (r, k) = (run(&reference, &xs, &x), run(&kernels, &xs, &x));
+        let full = run(&kernels.clone().with_block_precision(BlockPrecision::F32), &xs, &x);
+        let (er, ek, ekr) = (rel_l2(&r, &want), rel_l2(&k, &want), rel_l2(&k, &r));
+        let rounding = rel_l2(&k, &full);
+        println!(
+            "{precision}: reference {er:.2e}, kernels {ek:.2e} off PyTorch's f32; kernels {ekr:.2e} off the \
+             reference, {rounding:.2e} off their f32 output"
+        );
+        for e in [er, ek, ekr] {
+            assert!(e < 1e-3, "{precision}: {e:e}");
+        }
+        // Our f32 paths agree to about 1e-7 (fixture_reproduces_pytorch_*).
+        assert!(rounding > 1e-6, "{precision}: {rounding:e}: nothing was rounded");
+    }
 }
 
 /// Discretisation invariance: other grids than the 16² of training, odd and

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use fno_datasets::generate::{GenerateSpec, Pde};
-use fno_models::FnoConfig;
+use fno_models::{BlockPrecision, FnoConfig};
 use fno_ops::MatmulPrecision;
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +117,9 @@ pub struct RunConfig {
     /// `"f32"` or `"tf32"`: the 1×1 convolutions' products (see
     /// [`MatmulPrecision`]; TF32 only where the device has tensor cores for it).
     pub matmul_precision: MatmulPrecision,
+    /// `"f32"`, `"mixed"` or `"half"`: what the spectral convolutions hold
+    /// (neuraloperator's `fno_block_precision`, see [`BlockPrecision`]).
+    pub precision: BlockPrecision,
 }
 
 impl Default for RunConfig {
@@ -128,6 +131,7 @@ impl Default for RunConfig {
             checkpoint_every: 1,
             plot_samples: 3,
             matmul_precision: MatmulPrecision::F32,
+            precision: BlockPrecision::F32,
         }
     }
 }
@@ -202,6 +206,13 @@ impl TrainConfig {
                  trained yet (only dense ones); such neuraloperator checkpoints still load for `fno infer`",
                 self.model.factorization.as_deref().unwrap_or("dense"),
                 self.model.separable
+            ));
+        }
+        let block = self.model.block_precision();
+        if block != BlockPrecision::F32 && block != self.run.precision {
+            return Err(format!(
+                "model.fno_block_precision = {:?} but run.precision = \"{}\": set run.precision (it decides)",
+                self.model.fno_block_precision, self.run.precision
             ));
         }
         let o = &self.optim;

@@ -171,10 +171,11 @@ where
     fn go<const D: usize>(self, observer: &mut dyn TrainObserver) -> Result<TrainSummary, TrainError> {
         let (cfg, o) = (self.cfg, &self.cfg.optim);
         B::seed(self.device, cfg.run.seed);
-        let precision = cfg.run.matmul_precision;
+        let (precision, block_precision) = (cfg.run.matmul_precision, cfg.run.precision);
         let mut model = Fno::<B>::new(&cfg.model, self.device)?
             .with_spectral_impl(self.options.spectral_impl)
-            .with_matmul_precision(precision);
+            .with_matmul_precision(precision)
+            .with_block_precision(block_precision);
         let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
             .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)));
         let mut state = TrainingState {
@@ -193,7 +194,8 @@ where
             (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
             model = model
                 .with_spectral_impl(self.options.spectral_impl)
-                .with_matmul_precision(precision);
+                .with_matmul_precision(precision)
+                .with_block_precision(block_precision);
             observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
             state = TrainingState {
                 config: cfg.clone(),
@@ -323,10 +325,11 @@ fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), Tra
     let mut same = saved.config.clone();
     same.optim.epochs = now.config.optim.epochs;
     same.run.matmul_precision = now.config.run.matmul_precision;
+    same.run.precision = now.config.run.precision;
     if same != now.config {
         return Err(TrainError::Checkpoint(
-            "the checkpoint was trained with a different configuration (only optim.epochs and \
-             run.matmul_precision may change on --resume)"
+            "the checkpoint was trained with a different configuration (only optim.epochs, \
+             run.matmul_precision and run.precision may change on --resume)"
                 .into(),
         ));
     }

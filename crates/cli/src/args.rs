@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::{Norm, Planning};
 use fno_kernels::precision::Precision;
+use fno_models::BlockPrecision;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
 
 /// Where to run.
@@ -72,6 +73,27 @@ impl From<PrecisionArg> for MatmulPrecision {
     }
 }
 
+/// What the FNO blocks' spectral convolutions hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BlockPrecisionArg {
+    /// f32 throughout.
+    F32,
+    /// Spectra and their contraction in f16, sums in f32 (neuraloperator's "mixed").
+    Mixed,
+    /// As mixed, the blocks' inputs and outputs rounded to f16 too (neuraloperator's "half").
+    Half,
+}
+
+impl From<BlockPrecisionArg> for BlockPrecision {
+    fn from(arg: BlockPrecisionArg) -> Self {
+        match arg {
+            BlockPrecisionArg::F32 => BlockPrecision::F32,
+            BlockPrecisionArg::Mixed => BlockPrecision::Mixed,
+            BlockPrecisionArg::Half => BlockPrecision::Half,
+        }
+    }
+}
+
 /// How the kernel path lowers its FFT plans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlanningArg {
@@ -133,7 +155,7 @@ impl From<NormArg> for Norm {
 }
 
 /// Where and how a model runs: `--backend`, `--impl`, `--fft-planning`,
-/// `--matmul-precision`.
+/// `--matmul-precision`, `--precision`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelDevice {
     /// Where to run.
@@ -149,6 +171,10 @@ pub struct ModelDevice {
     /// configuration's run.matmul_precision].
     #[arg(long, value_enum)]
     pub matmul_precision: Option<PrecisionArg>,
+    /// What the spectral convolutions hold [default: the model's
+    /// fno_block_precision; `fno train`: the configuration's run.precision].
+    #[arg(long, value_enum)]
+    pub precision: Option<BlockPrecisionArg>,
 }
 
 impl ModelDevice {
@@ -166,17 +192,39 @@ impl ModelDevice {
     }
 }
 
-/// `model` at `precision`, saying so where TF32 is asked for and the device
+/// The precisions a model runs at: its 1×1 products' and, where given, its
+/// spectral convolutions' (else the model's own).
+#[derive(Clone, Copy, Debug)]
+pub struct Precisions {
+    pub matmul: MatmulPrecision,
+    pub block: Option<BlockPrecision>,
+}
+
+impl ModelDevice {
+    /// The precisions asked for on the command line.
+    pub fn precisions(&self) -> Precisions {
+        Precisions {
+            matmul: self.matmul_precision.map(Into::into).unwrap_or_default(),
+            block: self.precision.map(Into::into),
+        }
+    }
+}
+
+/// `model` at `precisions`, saying so where TF32 is asked for and the device
 /// has none.
 pub fn with_precision<B: SpectralConvBackend>(
     model: fno_models::Fno<B>,
-    precision: MatmulPrecision,
+    precisions: Precisions,
     device: &B::Device,
 ) -> fno_models::Fno<B> {
-    if let Some(why) = precision.unavailable_on::<B>(device) {
+    if let Some(why) = precisions.matmul.unavailable_on::<B>(device) {
         eprintln!("{why}");
     }
-    model.with_matmul_precision(precision)
+    let model = model.with_matmul_precision(precisions.matmul);
+    match precisions.block {
+        Some(block) => model.with_block_precision(block),
+        None => model,
+    }
 }
 
 /// A job written once for any backend with the spectral convolution.

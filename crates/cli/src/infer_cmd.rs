@@ -8,10 +8,10 @@ use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::Array;
 use fno_models::FnoConfig;
-use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
+use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::Predictor;
 
-use crate::args::{with_precision, run_on, BackendJob, ModelDevice};
+use crate::args::{with_precision, run_on, BackendJob, ModelDevice, Precisions};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -62,7 +62,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         input: input.array,
         input_label: format!("{} ('{key}')", args.input.display()),
         imp,
-        precision: args.device.matmul_precision.map(Into::into).unwrap_or_default(),
+        precisions: args.device.precisions(),
         batch_size: args.batch_size,
         label: args.checkpoint.display().to_string(),
     };
@@ -83,7 +83,7 @@ struct InferJob<'a> {
     input: Array,
     input_label: String,
     imp: SpectralImpl,
-    precision: MatmulPrecision,
+    precisions: Precisions,
     batch_size: usize,
     label: String,
 }
@@ -95,7 +95,7 @@ impl BackendJob for InferJob<'_> {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<(Array, bool), String> {
         let mut predictor =
             Predictor::<B>::load(self.checkpoint, self.config, device).map_err(|e| format!("{}: {e}", self.label))?;
-        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precision, device);
+        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precisions, device);
         let cfg = predictor.model.config();
         let mut input = self.input;
         // A single-channel model takes [samples, *grid] too, as neuraloperator's files store it.

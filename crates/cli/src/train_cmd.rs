@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use burn::backend::Autodiff;
 use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
-use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
+use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
 use fno_training::data::{load_source, DataProgress};
@@ -15,7 +15,7 @@ use fno_training::{
     check_start, train, Predictor, PreparedData, RunOptions, Start, TrainConfig, TrainObserver, TrainSummary,
 };
 
-use crate::args::{with_precision, run_on, BackendJob, ModelDevice};
+use crate::args::{with_precision, run_on, BackendJob, ModelDevice, Precisions};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -143,6 +143,9 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     if let Some(precision) = args.device.matmul_precision {
         cfg.run.matmul_precision = precision.into();
     }
+    if let Some(precision) = args.device.precision {
+        cfg.run.precision = precision.into();
+    }
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,
@@ -162,11 +165,12 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     let mut console = Console { bar: None };
     let data = PreparedData::prepare(&cfg, &cache, &mut console).map_err(|e| e.to_string())?;
     eprintln!(
-        "training a {}-D FNO on {} samples {:?} ({backend}, {imp:?}, {:?} 1×1 products); {} epochs, batch {}, {} loss",
+        "training a {}-D FNO on {} samples {:?} ({backend}, {imp:?}, {:?} 1×1 products, {} spectral blocks); {} epochs, batch {}, {} loss",
         cfg.model.dims(),
         data.train.len(),
         data.train.grid(),
         cfg.run.matmul_precision,
+        cfg.run.precision,
         cfg.optim.epochs,
         cfg.optim.batch_size,
         cfg.optim.loss.name()
@@ -235,7 +239,7 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
         bytes: &bytes,
         data: &data,
         imp,
-        precision: args.device.matmul_precision.map(Into::into).unwrap_or_default(),
+        precisions: args.device.precisions(),
         batch_size: args.batch_size,
         label: &label,
     };
@@ -257,7 +261,7 @@ struct EvalJob<'a> {
     bytes: &'a [u8],
     data: &'a fno_datasets::PdeDataset,
     imp: SpectralImpl,
-    precision: MatmulPrecision,
+    precisions: Precisions,
     batch_size: usize,
     label: &'a str,
 }
@@ -269,7 +273,7 @@ impl BackendJob for EvalJob<'_> {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String> {
         let mut predictor =
             Predictor::<B>::load(self.bytes, None, device).map_err(|e| format!("{}: {e}", self.label))?;
-        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precision, device);
+        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precisions, device);
         let cfg = predictor.model.config();
         if self.data.inputs.shape[1] != cfg.in_channels || self.data.grid().len() != cfg.dims() {
             return Err(format!(

@@ -238,6 +238,17 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("fp16") && err.contains("f32") && err.contains("tf32"), "{err}");
+    std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"quarter\"")).unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("quarter") && err.contains("\"mixed\""), "{err}");
+    // The model's precision and the run's disagree: the run's decides, so say so.
+    std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"half\"")).unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("run.precision = \"f32\": set run.precision"), "{err}");
     std::fs::write(&config, TINY).unwrap();
     let nowhere = dir.join("never-trained");
     let out = fno(&[
@@ -271,7 +282,8 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
 
 /// On wgpu (lavapipe in CI) the run trains through the kernel paths, and each
 /// epoch reports the device memory: live tensors within what the pools hold.
-/// TF32, asked for on a device without it, is said to run in f32.
+/// TF32, asked for on a device without it, is said to run in f32; the
+/// spectral blocks run in mixed precision.
 #[test]
 fn a_wgpu_run_reports_device_memory_each_epoch() {
     let dir = scratch("wgpu");
@@ -288,9 +300,12 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
         "wgpu",
         "--matmul-precision",
         "tf32",
+        "--precision",
+        "mixed",
     ]);
     let (_, err) = text(&out);
     assert!(out.status.success(), "{err}");
+    assert!(err.contains("mixed spectral blocks"), "{err}");
     assert!(err.contains(" MiB"), "no memory on the epoch line: {err}");
     assert!(
         err.contains("Tf32 1×1 products") && err.contains("no TF32 tensor cores: the 1×1 convolutions run in f32"),
