@@ -23,7 +23,9 @@ too), ours with `matmul_precision = "tf32"` (the 1×1 forwards and input
 gradients; our spectral contraction and weight gradients stay f32). mixed:
 neuraloperator with `fno_block_precision="mixed"` under torch autocast (float16)
 with a GradScaler, TF32 off; ours with `run.precision = "mixed"` (spectra and
-their contraction in f16, sums in f32) and f32 1×1 products.
+their contraction in f16, sums in f32) and f32 1×1 products. half:
+neuraloperator with `fno_block_precision="half"` under autocast; ours with
+`run.precision = "half"` (every activation in f16, f32 weights and sums).
 
 With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test
@@ -142,7 +144,7 @@ def run_neuralop_process(name, epochs, work, memory, seed, precision):
 
 def run_neuralop(name, case, files, epochs, seed, precision):
     import torch
-    tf32, mixed = precision == "tf32", precision == "mixed"
+    tf32, mixed = precision == "tf32", precision in ("mixed", "half")
     torch.backends.cudnn.allow_tf32 = tf32
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
     from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
@@ -160,7 +162,7 @@ def run_neuralop(name, case, files, epochs, seed, precision):
     norm = norm.to(dev)
     model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
                 projection_channel_ratio=2, n_layers=4,
-                fno_block_precision="mixed" if mixed else "full").to(dev)
+                fno_block_precision=precision if mixed else "full").to(dev)
     scaler = torch.amp.GradScaler("cuda", enabled=mixed)
     autocast = lambda: torch.autocast("cuda", dtype=torch.float16, enabled=mixed)
     anchor = case.get("anchor", False)
@@ -245,7 +247,7 @@ eval_every = {epochs}
 checkpoint_every = {epochs}
 plot_samples = 0
 matmul_precision = "{"tf32" if precision == "tf32" else "f32"}"
-precision = "{"mixed" if precision == "mixed" else "f32"}"
+precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 
@@ -308,14 +310,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=1, help="runs a case from seeds 0..N-1 (test errors: median, range)")
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--precision", default="f32",
-                    help="f32, tf32, mixed or several as f32,mixed: both trainers' precision (see above)")
+                    help="f32, tf32, mixed, half or several as f32,half: both trainers' precision (see above)")
     ap.add_argument("--again", action="store_true",
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
     precisions = args.precision.split(",")
-    if not set(precisions) <= {"f32", "tf32", "mixed"}:
-        ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32 and mixed")
+    if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
+        ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")
     fno = os.path.abspath(args.fno)
     work = os.path.abspath(args.out)
     data_dir = os.path.join(work, "data")

@@ -82,16 +82,11 @@ pub(crate) fn pair_aligned(handle: &Handle) -> bool {
     holds_pairs(handle, 1, 4)
 }
 
-/// [`holds_pairs`] of two f32 pairs: a 16-byte boundary, as 16-byte copies need.
-pub(crate) fn quad_aligned(handle: &Handle) -> bool {
-    holds_pairs(handle, 2, 4)
-}
-
-/// Floats a thread reads and writes at once in the element-wise kernels: 4
-/// (16-byte accesses) when every row holds whole vectors (`whole`) and every
-/// buffer starts on 16 bytes, else 1.
-pub(crate) fn four_wide(whole: bool, buffers: &[&Handle]) -> usize {
-    if whole && buffers.iter().all(|h| quad_aligned(h)) {
+/// Values a thread reads and writes at once in the element-wise kernels: 4
+/// (16-byte accesses of f32) when every row holds whole vectors (`whole`) and
+/// every buffer starts on four values of `value_bytes`, else 1.
+pub(crate) fn four_wide(whole: bool, buffers: &[&Handle], value_bytes: usize) -> usize {
+    if whole && buffers.iter().all(|h| holds_pairs(h, 2, value_bytes)) {
         4
     } else {
         1

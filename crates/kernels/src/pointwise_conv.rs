@@ -14,7 +14,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use crate::pairs::quad_aligned;
+use crate::pairs::holds_pairs;
+use crate::precision::{load_value, store_value, with_storage, Precision, Storage};
 
 /// Threads along the points and the rows of the cube's block.
 const POINT_THREADS: usize = 32;
@@ -91,11 +92,13 @@ impl PointwiseConvProblem {
         self.batch * self.m * self.points != 0
     }
 
-    /// Runs on a CubeCL device: `a`, `x`, `bias` hold f32 values as the
-    /// problem describes; writes `y`.
+    /// Runs on a CubeCL device: `a`, `bias` hold f32 values, `x` values
+    /// stored in `precision`, as the problem describes; writes `y` (as `x`).
+    /// Products and sums run in f32.
     pub fn launch<R: Runtime>(
         &self,
         client: &ComputeClient<R>,
+        precision: Precision,
         a: &Handle,
         x: &Handle,
         bias: Option<&Handle>,
@@ -104,46 +107,62 @@ impl PointwiseConvProblem {
         if !self.has_output(bias) {
             return;
         }
-        let cfg = self.config(quad_aligned(x) && quad_aligned(y));
-        let count = CubeCount::Static(
-            self.points.div_ceil(BLOCK_S) as u32,
-            self.m.div_ceil(cfg.block_m()) as u32,
-            self.batch as u32,
-        );
-        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
-        // SAFETY: launched without bounds checks: staged loads are masked to
-        // the problem (an index of 0 stands in for an invalid one; `X` holds at
-        // least one value, as `k = 0` binds `A` in its place) and stores to
-        // rows and points inside it.
-        unsafe {
-            pointwise_conv_kernel::launch_unchecked::<f32, R>(
-                client,
-                count,
-                CubeDim::new_1d(THREADS as u32),
-                cfg.a_width,
-                cfg.x_width,
-                arr(a, self.a_extent()),
-                if self.k == 0 {
-                    arr(a, 1)
-                } else {
-                    arr(x, self.batch * self.k * self.points)
-                },
-                match bias {
-                    Some(h) => arr(h, self.m),
-                    None => arr(a, 1),
-                },
-                arr(y, self.batch * self.m * self.points),
-                self.m,
-                self.k,
-                self.points,
-                self.a_row,
-                self.a_col,
-                cfg,
-                self.bias,
-            );
-        }
+        let stored = precision.stored_on(client);
+        with_storage!(stored, launch_typed, [], self, client, a, x, bias, y)
     }
+}
 
+fn launch_typed<R: Runtime, S: Storage>(
+    problem: &PointwiseConvProblem,
+    client: &ComputeClient<R>,
+    a: &Handle,
+    x: &Handle,
+    bias: Option<&Handle>,
+    y: &Handle,
+) {
+    let p = problem;
+    let value_bytes = size_of::<S::Elem>();
+    let cfg = p.config(holds_pairs(x, 2, value_bytes) && holds_pairs(y, 2, value_bytes));
+    let count = CubeCount::Static(
+        p.points.div_ceil(BLOCK_S) as u32,
+        p.m.div_ceil(cfg.block_m()) as u32,
+        p.batch as u32,
+    );
+    let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
+    // SAFETY: launched without bounds checks: staged loads are masked to
+    // the problem (an index of 0 stands in for an invalid one; `X` holds at
+    // least one value, as `k = 0` binds `A` in its place) and stores to
+    // rows and points inside it.
+    unsafe {
+        pointwise_conv_kernel::launch_unchecked::<f32, S, R>(
+            client,
+            count,
+            CubeDim::new_1d(THREADS as u32),
+            cfg.a_width,
+            cfg.x_width,
+            arr(a, p.a_extent()),
+            if p.k == 0 {
+                arr(a, 1)
+            } else {
+                arr(x, p.batch * p.k * p.points)
+            },
+            match bias {
+                Some(h) => arr(h, p.m),
+                None => arr(a, 1),
+            },
+            arr(y, p.batch * p.m * p.points),
+            p.m,
+            p.k,
+            p.points,
+            p.a_row,
+            p.a_col,
+            cfg,
+            p.bias,
+        );
+    }
+}
+
+impl PointwiseConvProblem {
     /// The CPU oracle (f64): `Y` dense `[batch, m, points]`.
     pub fn run_cpu(&self, a: &[f64], x: &[f64], bias: Option<&[f64]>) -> Vec<f64> {
         let (m, k, n) = (self.m, self.k, self.points);
@@ -175,11 +194,11 @@ fn point_of(tx: usize, #[comptime] j: usize, #[comptime] width: usize) -> usize 
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn pointwise_conv_kernel<F: Float, NA: Size, NX: Size>(
+fn pointwise_conv_kernel<F: Float, S: Storage, NA: Size, NX: Size>(
     a: &Array<F>,
-    x: &Array<Vector<F, NX>>,
+    x: &Array<Vector<S::Elem, NX>>,
     bias: &Array<F>,
-    y: &mut Array<Vector<F, NX>>,
+    y: &mut Array<Vector<S::Elem, NX>>,
     m_len: usize,
     k_len: usize,
     points: usize,
@@ -242,7 +261,13 @@ fn pointwise_conv_kernel<F: Float, NA: Size, NX: Size>(
             let (c, v) = (e / x_pitch, e % x_pitch);
             let valid = k0 + c < k_len && s0 + v * wx < points;
             let at = select(valid, (x_base + (k0 + c) * points + s0) / wx + v, 0);
-            smem_x[e] = select(valid, x[at], Vector::new(F::new(0.0)));
+            let stored = x[at];
+            let mut values = Vector::<F, NX>::empty();
+            #[unroll]
+            for q in 0..wx {
+                values[q] = select(valid, load_value::<F, S>(stored[q]), F::new(0.0));
+            }
+            smem_x[e] = values;
         }
         sync_cube();
         // A run-time loop over the chunk's terms: unrolled, the compiler hoists
@@ -286,10 +311,10 @@ fn pointwise_conv_kernel<F: Float, NA: Size, NX: Size>(
             for g in 0..comptime![TILE_S / cfg.x_width] {
                 let s = s0 + point_of(tx, g * wx, wx);
                 if s < points {
-                    let mut out = Vector::<F, NX>::empty();
+                    let mut out = Vector::<S::Elem, NX>::empty();
                     #[unroll]
                     for q in 0..wx {
-                        out[q] = acc[i * TILE_S + g * wx + q] + offset;
+                        out[q] = store_value::<F, S>(acc[i * TILE_S + g * wx + q] + offset);
                     }
                     y[(y_base + r * points + s) / wx] = out;
                 }

@@ -15,6 +15,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use crate::cgemm::Strides;
+use crate::precision::{load_value, with_storage, Precision, Storage};
 use crate::split_sum::SplitSumProblem;
 
 /// Threads along each side of the cube's output block (8 × 8 threads).
@@ -98,12 +99,13 @@ impl PointwiseGradProblem {
         self.points.div_ceil(cfg.slice).max(1)
     }
 
-    /// Runs on a CubeCL device: `g`, `x` hold f32 `[batch, cout|cin, points]`;
-    /// writes `grad_weight` (`[cout, cin]`) and, when the problem has a bias,
-    /// `grad_bias` (`[cout]`).
+    /// Runs on a CubeCL device: `g`, `x` hold `[batch, cout|cin, points]`
+    /// values stored in `precision`; writes f32 `grad_weight` (`[cout, cin]`)
+    /// and, when the problem has a bias, `grad_bias` (`[cout]`), summed in f32.
     pub fn launch<R: Runtime>(
         &self,
         client: &ComputeClient<R>,
+        precision: Precision,
         g: &Handle,
         x: &Handle,
         grad_weight: &Handle,
@@ -117,65 +119,77 @@ impl PointwiseGradProblem {
         if self.cout * self.cin == 0 {
             return;
         }
-        let cfg = self.config();
-        let slices = self.slices(&cfg);
-        let parts = self.batch.max(1) * slices;
-        let weights = self.cout * self.cin;
-        let partial_w = client.empty(4 * parts * weights);
-        // Without a bias the kernel's bias slot is bound to the weight partials, never written.
-        let partial_b = self.bias.then(|| client.empty(4 * parts * self.cout));
-        let count = CubeCount::Static(
-            self.cout.div_ceil(cfg.block_o()) as u32,
-            self.cin.div_ceil(cfg.block_i()) as u32,
-            parts as u32,
-        );
-        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
-        let values = self.batch * self.points;
-        // No samples: no points to sum, so every partial is zero.
-        let points = if self.batch == 0 { 0 } else { self.points };
-        // SAFETY: launched without bounds checks: staged loads are masked to
-        // the problem (an index of 0 stands in for an invalid one) and writes
-        // to the outputs of the cube's block within `cout × cin`.
-        unsafe {
-            pointwise_grad_kernel::launch_unchecked::<f32, R>(
-                client,
-                count,
-                CubeDim::new_1d(THREADS as u32),
-                cfg.vectors().0,
-                cfg.vectors().1,
-                arr(g, (values * self.cout).max(1)),
-                arr(x, (values * self.cin).max(1)),
-                arr(&partial_w, parts * weights),
-                match &partial_b {
-                    Some(h) => arr(h, parts * self.cout),
-                    None => arr(&partial_w, parts * weights),
-                },
-                self.cout,
-                self.cin,
-                points,
-                slices,
-                cfg,
-                self.bias,
-            );
-        }
-        let rows_of = |rows: usize, cols: usize| SplitSumProblem {
-            splits: parts,
-            p: rows,
-            q: cols,
-            k: 1,
-            width: 1,
-            strides: Strides {
-                row: cols,
-                col: 1,
-                mode: 0,
+        let stored = precision.stored_on(client);
+        with_storage!(stored, launch_typed, [], self, client, [g, x, grad_weight], grad_bias)
+    }
+}
+
+fn launch_typed<R: Runtime, S: Storage>(
+    problem: &PointwiseGradProblem,
+    client: &ComputeClient<R>,
+    [g, x, grad_weight]: [&Handle; 3],
+    grad_bias: Option<&Handle>,
+) {
+    let cfg = problem.config();
+    let slices = problem.slices(&cfg);
+    let parts = problem.batch.max(1) * slices;
+    let weights = problem.cout * problem.cin;
+    let partial_w = client.empty(4 * parts * weights);
+    // Without a bias the kernel's bias slot is bound to the weight partials, never written.
+    let partial_b = problem.bias.then(|| client.empty(4 * parts * problem.cout));
+    let count = CubeCount::Static(
+        problem.cout.div_ceil(cfg.block_o()) as u32,
+        problem.cin.div_ceil(cfg.block_i()) as u32,
+        parts as u32,
+    );
+    let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
+    let values = problem.batch * problem.points;
+    // No samples: no points to sum, so every partial is zero.
+    let points = if problem.batch == 0 { 0 } else { problem.points };
+    // SAFETY: launched without bounds checks: staged loads are masked to
+    // the problem (an index of 0 stands in for an invalid one) and writes
+    // to the outputs of the cube's block within `cout × cin`.
+    unsafe {
+        pointwise_grad_kernel::launch_unchecked::<f32, S, R>(
+            client,
+            count,
+            CubeDim::new_1d(THREADS as u32),
+            cfg.vectors().0,
+            cfg.vectors().1,
+            arr(g, (values * problem.cout).max(1)),
+            arr(x, (values * problem.cin).max(1)),
+            arr(&partial_w, parts * weights),
+            match &partial_b {
+                Some(h) => arr(h, parts * problem.cout),
+                None => arr(&partial_w, parts * weights),
             },
-        };
-        rows_of(self.cout, self.cin).launch(client, &partial_w, grad_weight);
-        if let (Some(partial), Some(out)) = (&partial_b, grad_bias) {
-            rows_of(self.cout, 1).launch(client, partial, out);
-        }
+            problem.cout,
+            problem.cin,
+            points,
+            slices,
+            cfg,
+            problem.bias,
+        );
+    }
+    let rows_of = |rows: usize, cols: usize| SplitSumProblem {
+        splits: parts,
+        p: rows,
+        q: cols,
+        k: 1,
+        width: 1,
+        strides: Strides {
+            row: cols,
+            col: 1,
+            mode: 0,
+        },
+    };
+    rows_of(problem.cout, problem.cin).launch(client, &partial_w, grad_weight);
+    if let (Some(partial), Some(out)) = (&partial_b, grad_bias) {
+        rows_of(problem.cout, 1).launch(client, partial, out);
+    }
     }
 
+impl PointwiseGradProblem {
     /// The CPU oracle (f64): `(GW [cout, cin], Gbias [cout])`, the bias empty
     /// without one.
     pub fn run_cpu(&self, g: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
@@ -204,8 +218,8 @@ impl PointwiseGradProblem {
 /// consecutive points of a row. [`store_transposed`] puts them in place.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn load_transposed<F: Float, N: Size>(
-    src: &Array<F>,
+fn load_transposed<F: Float, S: Storage, N: Size>(
+    src: &Array<S::Elem>,
     next: &mut Array<Vector<F, N>>,
     base: usize,
     row0: usize,
@@ -228,7 +242,7 @@ fn load_transposed<F: Float, N: Size>(
             let row = row0 + v * width + r;
             let valid = point_valid && row < len;
             let at = select(valid, base + row * points + s0 + k, 0);
-            values[r] = select(valid, src[at], F::new(0.0));
+            values[r] = select(valid, load_value::<F, S>(src[at]), F::new(0.0));
         }
         next[t] = values;
     }
@@ -278,9 +292,9 @@ fn read_tile<F: Float, N: Size>(
 /// the first `cin` block).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-fn pointwise_grad_kernel<F: Float, NO: Size, NI: Size>(
-    g: &Array<F>,
-    x: &Array<F>,
+fn pointwise_grad_kernel<F: Float, S: Storage, NO: Size, NI: Size>(
+    g: &Array<S::Elem>,
+    x: &Array<S::Elem>,
     partial_w: &mut Array<F>,
     partial_b: &mut Array<F>,
     cout: usize,
@@ -327,8 +341,8 @@ fn pointwise_grad_kernel<F: Float, NO: Size, NI: Size>(
     // chunk is summed, and stored to shared memory after it.
     let mut g_next = Array::<Vector<F, NO>>::new(comptime![(CHUNK * bo / wo).div_ceil(THREADS)]);
     let mut x_next = Array::<Vector<F, NI>>::new(comptime![(CHUNK * bi / wi).div_ceil(THREADS)]);
-    load_transposed::<F, NO>(g, &mut g_next, g_base, o0, cout, points, s_begin, s_end, bo, wo);
-    load_transposed::<F, NI>(x, &mut x_next, x_base, i0, cin, points, s_begin, s_end, bi, wi);
+    load_transposed::<F, S, NO>(g, &mut g_next, g_base, o0, cout, points, s_begin, s_end, bo, wo);
+    load_transposed::<F, S, NI>(x, &mut x_next, x_base, i0, cin, points, s_begin, s_end, bi, wi);
     let mut s0 = s_begin;
     while s0 < s_end {
         store_transposed::<F, NO>(&g_next, &mut smem_g, bo, wo);
@@ -336,8 +350,8 @@ fn pointwise_grad_kernel<F: Float, NO: Size, NI: Size>(
         sync_cube();
         if s0 + CHUNK < s_end {
             let s1 = s0 + CHUNK;
-            load_transposed::<F, NO>(g, &mut g_next, g_base, o0, cout, points, s1, s_end, bo, wo);
-            load_transposed::<F, NI>(x, &mut x_next, x_base, i0, cin, points, s1, s_end, bi, wi);
+            load_transposed::<F, S, NO>(g, &mut g_next, g_base, o0, cout, points, s1, s_end, bo, wo);
+            load_transposed::<F, S, NI>(x, &mut x_next, x_base, i0, cin, points, s1, s_end, bi, wi);
         }
         // A run-time loop over the chunk's points: unrolled, the compiler hoists
         // the loads of many points at once and runs out of registers.

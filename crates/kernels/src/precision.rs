@@ -118,7 +118,11 @@ impl Stored {
     /// Values read back from a buffer of this storage.
     pub fn decode(self, bytes: &[u8]) -> Vec<f32> {
         match self {
-            Stored::F32 | Stored::BF16InF32 => f32::from_bytes(bytes).to_vec(),
+            // Byte buffers need not be aligned for f32.
+            Stored::F32 | Stored::BF16InF32 => bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
             Stored::F16 => bytes
                 .chunks_exact(2)
                 .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32())
@@ -187,3 +191,25 @@ pub fn store_value<F: Float, S: Storage>(x: F) -> S::Elem {
     }
     v
 }
+
+/// Calls `$launch::<R, $($done,)* S>($args)` with `S` the [`Storage`] of the
+/// [`Stored`] `$stored`: how host code picks a kernel's storage at run time.
+macro_rules! with_storage {
+    ($stored:expr, $launch:ident, [$($done:ty),*], $($arg:expr),*) => {
+        match $stored {
+            $crate::precision::Stored::F32 => {
+                $launch::<R, $($done,)* $crate::precision::Native<f32>>($($arg),*)
+            }
+            $crate::precision::Stored::F16 => {
+                $launch::<R, $($done,)* $crate::precision::Native<half::f16>>($($arg),*)
+            }
+            $crate::precision::Stored::BF16 => {
+                $launch::<R, $($done,)* $crate::precision::Native<half::bf16>>($($arg),*)
+            }
+            $crate::precision::Stored::BF16InF32 => {
+                $launch::<R, $($done,)* $crate::precision::Bf16InF32>($($arg),*)
+            }
+        }
+    };
+}
+pub(crate) use with_storage;

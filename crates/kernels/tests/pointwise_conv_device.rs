@@ -1,11 +1,13 @@
 //! The 1×1 convolution kernel on wgpu (lavapipe in CI) against its f64 oracle:
 //! the weight as stored and transposed (the input gradient), with and without
 //! a bias; one-wide and partial blocks of rows and points, contractions that
-//! fill no chunk and several chunks, points read as vectors of four and one by one.
+//! fill no chunk and several chunks, points read as vectors of four and one by
+//! one; activations stored in f32, f16 and bf16 (f32 weights and sums).
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_conv::PointwiseConvProblem;
+use fno_kernels::precision::Precision;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
 /// A `[batch, m, k, points]` problem with the weight stored `[m, k]`, or
@@ -42,25 +44,31 @@ fn pointwise_convolutions_match_the_oracle() {
     .iter()
     .enumerate()
     {
-        for (transposed, bias) in [(false, true), (false, false), (true, false)] {
+        let variants = [(false, true), (false, false), (true, false)];
+        for (precision, (transposed, bias)) in Precision::ALL
+            .into_iter()
+            .flat_map(|p| variants.map(|v| (p, v)))
+        {
+            let stored = precision.stored_on(&client);
             let problem = problem(batch, m, k, points, transposed, bias);
             // Fresh buffers start on 16 bytes.
             widths.insert(problem.config(true).x_width);
             let seed = seed + 10 * case as u64;
             let a = uniform_f32(m * k, seed);
-            let x = uniform_f32(batch * k * points, seed + 1);
+            let x = stored.round(&uniform_f32(batch * k * points, seed + 1));
             let b = uniform_f32(m, seed + 2);
             let want = problem.run_cpu(&f64s(&a), &f64s(&x), bias.then(|| f64s(&b)).as_deref());
             let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
-            let (ha, hx, hb) = (upload(&a), upload(&x), upload(&b));
-            let hy = upload(&vec![f32::NAN; batch * m * points]);
-            problem.launch(&client, &ha, &hx, bias.then_some(&hb), &hy);
-            let got = f64s(f32::from_bytes(&client.read_one(hy).unwrap()));
+            let (ha, hx, hb) = (upload(&a), client.create_from_slice(&stored.encode(&x)), upload(&b));
+            let hy = client.create_from_slice(&stored.encode(&vec![f32::NAN; batch * m * points]));
+            problem.launch(&client, precision, &ha, &hx, bias.then_some(&hb), &hy);
+            let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
             assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: output unwritten");
             let e = relative_l2(&got, &want);
+            let bound = if precision == Precision::F32 { 1e-6 } else { precision.unit_roundoff() };
             assert!(
-                e < 1e-6,
-                "{problem:?} ({:?}): error {e:e} (seed {seed})",
+                e < bound,
+                "{precision} {problem:?} ({:?}): error {e:e} (seed {seed})",
                 problem.config(true)
             );
         }

@@ -1,10 +1,13 @@
 //! The 1×1 convolution's parameter gradients on wgpu (lavapipe in CI) against
 //! their f64 oracle: one-wide and partial blocks on both sides, points that
-//! fill no chunk, several slices per sample, with and without the bias.
+//! fill no chunk, several slices per sample, with and without the bias; the
+//! activations and their gradients stored in f32, f16 and bf16 (f32 sums and
+//! outputs, so as exact as f32 against the oracle of the stored values).
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
+use fno_kernels::precision::Precision;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
@@ -26,7 +29,8 @@ fn pointwise_gradients_match_the_oracle() {
     .iter()
     .enumerate()
     {
-        for bias in [false, true] {
+        for (precision, bias) in Precision::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
+            let stored = precision.stored_on(&client);
             let problem = PointwiseGradProblem {
                 batch,
                 cout,
@@ -35,14 +39,14 @@ fn pointwise_gradients_match_the_oracle() {
                 bias,
             };
             let seed = seed + 10 * case as u64;
-            let g = uniform_f32(batch * cout * points, seed);
-            let x = uniform_f32(batch * cin * points, seed + 1);
+            let g = stored.round(&uniform_f32(batch * cout * points, seed));
+            let x = stored.round(&uniform_f32(batch * cin * points, seed + 1));
             let (want_w, want_b) = problem.run_cpu(&f64s(&g), &f64s(&x));
-            let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(if v.is_empty() { &[0.0] } else { v }));
+            let upload = |v: &[f32]| client.create_from_slice(&stored.encode(if v.is_empty() { &[0.0] } else { v }));
             let (hg, hx) = (upload(&g), upload(&x));
-            let hw = upload(&vec![f32::NAN; cout * cin]);
-            let hb = upload(&vec![f32::NAN; cout]);
-            problem.launch(&client, &hg, &hx, &hw, bias.then_some(&hb));
+            let hw = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; cout * cin]));
+            let hb = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; cout]));
+            problem.launch(&client, precision, &hg, &hx, &hw, bias.then_some(&hb));
             let read = |h| f64s(f32::from_bytes(&client.read_one(h).unwrap()));
             let got_w = read(hw);
             let outputs: Vec<(&str, Vec<f64>, Vec<f64>)> = if bias {
@@ -62,7 +66,7 @@ fn pointwise_gradients_match_the_oracle() {
                 };
                 assert!(
                     e < 1e-5,
-                    "{problem:?} ({:?}): {name} gradient error {e:e} (seed {seed})",
+                    "{precision} {problem:?} ({:?}): {name} gradient error {e:e} (seed {seed})",
                     problem.config()
                 );
             }

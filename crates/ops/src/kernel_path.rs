@@ -60,7 +60,7 @@ fn execute<R: CubeRuntime>(fft: &DeviceFft<R>, input: &CubeTensor<R>) -> Result<
 }
 
 /// The precision a tensor of `dtype` holds, where the kernels take it.
-fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
+pub(crate) fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
     match dtype {
         DType::F32 => Ok(Precision::F32),
         DType::F16 => Ok(Precision::F16),
@@ -72,7 +72,7 @@ fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
 }
 
 /// The tensor dtype of values stored as `stored` (bf16 in f32 is an f32 tensor).
-fn dtype_of(stored: Stored) -> DType {
+pub(crate) fn dtype_of(stored: Stored) -> DType {
     match stored {
         Stored::F32 | Stored::BF16InF32 => DType::F32,
         Stored::F16 => DType::F16,
@@ -81,7 +81,7 @@ fn dtype_of(stored: Stored) -> DType {
 }
 
 /// `t` as a tensor of `dtype` (itself when it is one).
-fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTensor<R> {
+pub(crate) fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTensor<R> {
     if t.dtype == dtype {
         return t;
     }
@@ -108,7 +108,7 @@ pub(crate) fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> 
 }
 
 /// A contiguous, unwritten tensor of `shape` and `dtype` on `like`'s device.
-fn empty_of<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>, dtype: DType) -> CubeTensor<R> {
+pub(crate) fn empty_of<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>, dtype: DType) -> CubeTensor<R> {
     let values: usize = shape.iter().product();
     let handle = like.client.empty(values.max(1) * dtype.size());
     CubeTensor::new_contiguous(

@@ -34,7 +34,8 @@ use fno_kernels::pointwise_tf32::tf32_supported;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::record;
-use crate::kernel_path::empty;
+use crate::kernel_path::{cast_to, empty, empty_of, precision_of};
+use fno_kernels::precision::Precision;
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 
 fn wrap<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
@@ -253,11 +254,13 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         bias: Option<FloatTensor<Self>>,
         precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
-        if x.dtype != DType::F32 || weight.dtype != DType::F32 || bias.as_ref().is_some_and(|b| b.dtype != DType::F32) {
+        let Ok(activations) = precision_of(x.dtype) else {
             return pointwise_conv_by_ops::<Self>(x, weight, bias);
-        }
-        // The weight is read at its strides (the input gradient passes a transposed view).
-        let (x, bias) = (into_contiguous(x), bias.map(into_contiguous));
+        };
+        // The weight is read at its strides (the input gradient passes a
+        // transposed view); it and the bias are f32 (master weights).
+        let weight = cast_to(weight, DType::F32);
+        let (x, bias) = (into_contiguous(x), bias.map(|b| cast_to(into_contiguous(b), DType::F32)));
         let (xs, ws) = (x.meta.shape().to_vec(), weight.meta.shape().to_vec());
         let strides = weight.meta.strides().to_vec();
         let problem = PointwiseConvProblem {
@@ -269,21 +272,17 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             a_col: strides[1],
             bias: bias.is_some(),
         };
-        let out = empty(&x, vec![problem.batch, problem.m, problem.points]);
-        let tf32 = precision == MatmulPrecision::Tf32 && problem.suits_tf32() && tf32_supported(&x.client);
-        let launch = if tf32 {
-            PointwiseConvProblem::launch_tf32::<R>
+        let out = empty_of(&x, vec![problem.batch, problem.m, problem.points], x.dtype);
+        let bias_values = bias.as_ref().map(|b| &b.handle);
+        let tf32 = precision == MatmulPrecision::Tf32
+            && activations == Precision::F32
+            && problem.suits_tf32()
+            && tf32_supported(&x.client);
+        if tf32 {
+            problem.launch_tf32(&x.client, &weight.handle, &x.handle, bias_values, &out.handle);
         } else {
-            PointwiseConvProblem::launch::<R>
-        };
-        launch(
-            &problem,
-            &x.client,
-            &weight.handle,
-            &x.handle,
-            bias.as_ref().map(|b| &b.handle),
-            &out.handle,
-        );
+            problem.launch(&x.client, activations, &weight.handle, &x.handle, bias_values, &out.handle);
+        }
         out
     }
 
@@ -292,39 +291,42 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
     }
 
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
-        if x.dtype != DType::F32 || scale.dtype != DType::F32 {
+        let Ok(activations) = precision_of(x.dtype) else {
             return channel_scale_by_ops::<Self>(x, scale);
-        }
-        let (x, scale) = (into_contiguous(x), into_contiguous(scale));
+        };
+        let (x, scale) = (into_contiguous(x), cast_to(into_contiguous(scale), DType::F32));
         let shape = x.meta.shape().to_vec();
         let problem = ChannelScaleProblem {
             batch: shape[0],
             channels: shape[1],
             points: shape[2],
         };
-        let out = empty(&x, shape);
-        problem.launch(&x.client, &x.handle, &scale.handle, &out.handle);
+        let out = empty_of(&x, shape, x.dtype);
+        problem.launch(&x.client, activations, &x.handle, &scale.handle, &out.handle);
         out
     }
 
     fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        if x.dtype != DType::F32 {
+        let Ok(activations) = precision_of(x.dtype) else {
             return gelu_by_ops::<Self>(x);
-        }
+        };
         let x = into_contiguous(x);
-        let out = empty(&x, x.meta.shape().to_vec());
-        activation::gelu(&x.client, &x.handle, &out.handle, x.meta.shape().num_elements());
+        let out = empty_of(&x, x.meta.shape().to_vec(), x.dtype);
+        let len = x.meta.shape().num_elements();
+        activation::gelu(&x.client, activations, &x.handle, &out.handle, len);
         out
     }
 
     fn exact_gelu_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
-        if x.dtype != DType::F32 || grad.dtype != DType::F32 {
+        let Ok(activations) = precision_of(x.dtype) else {
             return gelu_grad_by_ops::<Self>(x, grad);
-        }
-        let (x, grad) = (into_contiguous(x), into_contiguous(grad));
-        let out = empty(&x, x.meta.shape().to_vec());
+        };
+        let dtype = x.dtype;
+        let (x, grad) = (into_contiguous(x), cast_to(into_contiguous(grad), dtype));
+        let out = empty_of(&x, x.meta.shape().to_vec(), x.dtype);
         activation::gelu_grad(
             &x.client,
+            activations,
             &x.handle,
             &grad.handle,
             &out.handle,
@@ -364,10 +366,12 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         x: FloatTensor<Self>,
         with_bias: bool,
     ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
-        if grad.dtype != DType::F32 || x.dtype != DType::F32 {
+        let Ok(activations) = precision_of(grad.dtype) else {
             return pointwise_param_grads_by_ops::<Self>(grad, x, with_bias);
-        }
-        let (grad, x) = (into_contiguous(grad), into_contiguous(x));
+        };
+        // Weight and bias gradients in f32, summed in f32.
+        let dtype = grad.dtype;
+        let (grad, x) = (into_contiguous(grad), cast_to(into_contiguous(x), dtype));
         let (g, xs) = (grad.meta.shape().to_vec(), x.meta.shape().to_vec());
         let problem = PointwiseGradProblem {
             batch: g[0],
@@ -380,6 +384,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         let gb = with_bias.then(|| empty(&grad, vec![problem.cout]));
         problem.launch(
             &grad.client,
+            activations,
             &grad.handle,
             &x.handle,
             &gw.handle,

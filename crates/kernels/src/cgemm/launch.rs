@@ -5,7 +5,7 @@ use super::config::{CgemmConfig, Staging};
 use super::kernel::cgemm_kernel;
 use super::problem::{CgemmProblem, ModeBias};
 use crate::pairs::{holds_pairs, vector_size};
-use crate::precision::{Bf16InF32, Native, Storage, Stored};
+use crate::precision::{with_storage, Storage, Stored};
 use crate::split_sum::SplitSumProblem;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -171,18 +171,6 @@ struct LaunchArgs<R: Runtime> {
     split: (usize, usize, usize),
     cfg: CgemmConfig,
     staging: Staging,
-}
-
-/// Calls `$launch::<$($done,)* S>` with `S` the storage type of `$stored`.
-macro_rules! with_storage {
-    ($stored:expr, $launch:ident, [$($done:ty),*], $($arg:expr),*) => {
-        match $stored {
-            Stored::F32 => $launch::<R, $($done,)* Native<f32>>($($arg),*),
-            Stored::F16 => $launch::<R, $($done,)* Native<half::f16>>($($arg),*),
-            Stored::BF16 => $launch::<R, $($done,)* Native<half::bf16>>($($arg),*),
-            Stored::BF16InF32 => $launch::<R, $($done,)* Bf16InF32>($($arg),*),
-        }
-    };
 }
 
 fn launch_a<R: Runtime>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
