@@ -18,7 +18,7 @@ use burn::optim::{
     AdamWState, AdaptiveMomentumState, GradientsParams, LearningRate, MultiGradientsParams, Optimizer, SimpleOptimizer,
 };
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorPrimitive};
+use burn::tensor::{ElementConversion, Tensor, TensorPrimitive};
 use fno_ops::{AdamWStep, PointwiseBackend};
 
 /// The hyper-parameters (neuraloperator's defaults for the betas).
@@ -54,6 +54,7 @@ impl FusedAdamW {
             complex: HashSet::new(),
             records: Default::default(),
             clipping: clipping.map(|c| c.init()),
+            unscale: 1.0,
             module: PhantomData,
         }
     }
@@ -122,6 +123,8 @@ where
     complex: HashSet<ParamId>,
     records: Records<M, B>,
     clipping: Option<GradientClipping>,
+    /// Gradients are multiplied by this before anything else (a loss scale's inverse).
+    unscale: f32,
     module: PhantomData<M>,
 }
 
@@ -151,6 +154,12 @@ where
         self
     }
 
+    /// The next steps' gradients come from a loss multiplied by `scale`:
+    /// they are divided by it before clipping and the update.
+    pub fn set_loss_scale(&mut self, scale: f32) {
+        self.unscale = 1.0 / scale;
+    }
+
     fn step_with(&mut self, lr: LearningRate, module: M, mut grads: Grads) -> M {
         module.map(&mut StepMapper::<M, B> {
             optim: &self.optim,
@@ -159,6 +168,7 @@ where
             grads: &mut grads,
             lr,
             clipping: self.clipping.as_ref(),
+            unscale: self.unscale,
         })
     }
 }
@@ -197,6 +207,7 @@ where
     grads: &'a mut Grads,
     lr: LearningRate,
     clipping: Option<&'a GradientClipping>,
+    unscale: f32,
 }
 
 impl<M: AutodiffModule<B>, B: AutodiffBackend> ModuleMapper<B> for StepMapper<'_, M, B>
@@ -209,6 +220,7 @@ where
             return Param::from_mapped_value(id, tensor, mapper);
         };
         let device = grad.device();
+        let grad = if self.unscale == 1.0 { grad } else { grad * self.unscale };
         let grad = match self.clipping {
             Some(clipping) => clipping.clip_gradient(grad),
             None => grad,
@@ -228,4 +240,79 @@ where
         }
         Param::from_mapped_value(id, value, mapper)
     }
+}
+
+/// Dynamic loss scaling for f16 activations, by torch's `GradScaler` rules:
+/// the loss is multiplied by [`scale`](Self::scale) before the backward, so
+/// small gradients survive f16; a step whose gradients hold an inf or a NaN
+/// is skipped and halves the scale; every `GROWTH_INTERVAL` finite steps in
+/// a row double it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossScaler {
+    scale: f32,
+    finite_steps: usize,
+}
+
+impl LossScaler {
+    const INITIAL: f32 = 65536.0;
+    const GROWTH_INTERVAL: usize = 2000;
+
+    pub fn new() -> Self {
+        LossScaler {
+            scale: Self::INITIAL,
+            finite_steps: 0,
+        }
+    }
+
+    pub fn scale(&self) -> f32 {
+        self.scale
+    }
+
+    /// Records a step whose gradients were `finite` (or not); returns whether
+    /// to apply it.
+    pub fn update(&mut self, finite: bool) -> bool {
+        if !finite {
+            self.scale = (self.scale / 2.0).max(1.0);
+            self.finite_steps = 0;
+            return false;
+        }
+        self.finite_steps += 1;
+        if self.finite_steps == Self::GROWTH_INTERVAL {
+            self.scale *= 2.0;
+            self.finite_steps = 0;
+        }
+        true
+    }
+}
+
+impl Default for LossScaler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Whether every gradient of `module`'s parameters in `grads` is finite: one
+/// value read back (the sum of each gradient times zero is NaN exactly where
+/// a gradient holds an inf or a NaN).
+pub fn gradients_finite<B: AutodiffBackend, M: AutodiffModule<B>>(module: &M, grads: &GradientsParams) -> bool {
+    struct Check<'a, B: AutodiffBackend> {
+        grads: &'a GradientsParams,
+        total: Option<Tensor<B::InnerBackend, 1>>,
+    }
+    impl<B: AutodiffBackend> burn::module::ModuleVisitor<B> for Check<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
+                let poisoned = (g.cast(burn::tensor::FloatDType::F32) * 0.0).sum();
+                self.total = Some(match self.total.take() {
+                    Some(t) => t + poisoned,
+                    None => poisoned,
+                });
+            }
+        }
+    }
+    let mut check = Check::<B> { grads, total: None };
+    module.visit(&mut check);
+    check
+        .total
+        .is_none_or(|t| t.into_scalar().elem::<f32>().is_finite())
 }

@@ -14,14 +14,14 @@ use burn::tensor::{Tensor, TensorData};
 use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
-use fno_models::Fno;
+use fno_models::{BlockPrecision, Fno};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
 use crate::loss::Loss;
-use crate::optim::FusedAdamW;
+use crate::optim::{gradients_finite, FusedAdamW, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
@@ -214,6 +214,8 @@ where
             .normalized(self.data.input_normalizer.clone(), self.data.output_normalizer.clone());
         let n = self.data.train.len();
         let batches = n.div_ceil(o.batch_size);
+        // f16 activations take a dynamic loss scale (restarted on --resume).
+        let mut scaler = (block_precision == BlockPrecision::Half).then(LossScaler::new);
         let mut run_epochs = 0;
         while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
             let epoch = state.epoch;
@@ -221,12 +223,17 @@ where
             let lr = state.scheduler.lr;
             let order = shuffled(n, cfg.run.seed, epoch);
             let mut loss_sum = 0.0;
+            let mut skipped = 0;
             for (b, chunk) in order.chunks(o.batch_size).enumerate() {
                 let items: Vec<PdeItem> = chunk.iter().map(|&i| item(&self.data.train, i)).collect();
                 let batch: PdeBatch<B> = batcher.batch(items, self.device);
                 let prediction = model.forward(batch.unflatten::<D>(batch.inputs.clone()))?;
                 let loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
-                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                let scaled = match &scaler {
+                    Some(scaler) => loss.clone() * scaler.scale(),
+                    None => loss.clone(),
+                };
+                let grads = GradientsParams::from_grads(scaled.backward(), &model);
                 let value = scalar(loss.inner());
                 if !value.is_finite() {
                     return Err(TrainError::Diverged(format!(
@@ -235,9 +242,27 @@ where
                         b + 1
                     )));
                 }
-                model = optimizer.step(lr, model, grads);
+                let apply = match &mut scaler {
+                    Some(scaler) => {
+                        optimizer.set_loss_scale(scaler.scale());
+                        scaler.update(gradients_finite(&model, &grads))
+                    }
+                    None => true,
+                };
+                if apply {
+                    model = optimizer.step(lr, model, grads);
+                } else {
+                    skipped += 1;
+                }
                 loss_sum += value;
                 observer.batch(epoch + 1, o.epochs, b + 1, batches, value / chunk.len() as f64);
+            }
+            if skipped > 0 {
+                let scale = scaler.as_ref().map_or(1.0, LossScaler::scale);
+                observer.message(&format!(
+                    "epoch {}: {skipped} steps skipped for inf/NaN gradients (loss scale now {scale})",
+                    epoch + 1
+                ));
             }
             state.epoch += 1;
             let mut metrics = EpochMetrics {

@@ -11,7 +11,7 @@ use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use fno_kernels::adamw::{adamw_cpu, AdamWStep};
-use fno_training::optim::FusedAdamW;
+use fno_training::optim::{gradients_finite, FusedAdamW, LossScaler};
 
 // f32, as the other tests of this binary: NdArray backends of both precisions share
 // one device, whose default float type the first to run decides.
@@ -161,4 +161,35 @@ fn fused_adamw_steps_as_neuraloperators_adamw() {
         moved > 1e-5,
         "complex pairs stepped as real values (max difference {moved:e})"
     );
+}
+
+/// A loss multiplied by a scale, with the optimizer told the scale, steps as
+/// the unscaled loss does; a non-finite gradient is seen, skipped and halves
+/// the scale, and finite steps double it after the growth interval.
+#[test]
+fn loss_scaling_steps_as_unscaled_and_skips_non_finite_gradients() {
+    let mut model = toy();
+    let mut optim = FusedAdamW::new(EPSILON, DECAY).init::<B, Toy<B>>(None);
+    let scale = 1024.0;
+    for step in 0..4 {
+        let grads = GradientsParams::from_grads((loss(&model) * scale).backward(), &model);
+        assert!(gradients_finite(&model, &grads));
+        optim.set_loss_scale(scale);
+        model = optim.step(lr(step), model, grads);
+    }
+    assert_close(&flat(&model), &fused(false), "a scaled loss");
+
+    let model = toy();
+    let grads = GradientsParams::from_grads((loss(&model) * f32::INFINITY).backward(), &model);
+    assert!(!gradients_finite(&model, &grads), "an infinite gradient passed");
+    let mut scaler = LossScaler::new();
+    let start = scaler.scale();
+    assert!(!scaler.update(false));
+    assert_eq!(scaler.scale(), start / 2.0);
+    for _ in 0..1999 {
+        assert!(scaler.update(true));
+    }
+    assert_eq!(scaler.scale(), start / 2.0, "grew before 2000 finite steps");
+    assert!(scaler.update(true));
+    assert_eq!(scaler.scale(), start);
 }

@@ -11,18 +11,29 @@ use fno_kernels::testing::{fresh_seed, uniform_f32};
 
 #[test]
 fn gelu_and_its_gradient_match_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
+    gelus(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA (f16 and native bf16 buffers): run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gelu_and_its_gradient_match_the_oracle_on_cuda() {
+    gelus(&crate::cuda_client_with_async_copies());
+}
+
+fn gelus<R: Runtime>(client: &ComputeClient<R>) {
     let seed = fresh_seed();
     println!("seed {seed}");
     for (precision, len) in Precision::ALL.into_iter().flat_map(|p| [1, 7, 1024, 4099].map(|len| (p, len))) {
-        let stored = precision.stored_on(&client);
+        let stored = precision.stored_on(client);
         let x = stored.round(&uniform_f32(len, seed + len as u64).iter().map(|v| 8.0 * v).collect::<Vec<_>>());
         let g = stored.round(&uniform_f32(len, seed + 1));
         let upload = |v: &[f32]| client.create_from_slice(&stored.encode(v));
         let (hx, hg) = (upload(&x), upload(&g));
         let (hy, hd) = (upload(&vec![f32::NAN; len]), upload(&vec![f32::NAN; len]));
-        gelu(&client, precision, &hx, &hy, len);
-        gelu_grad(&client, precision, &hx, &hg, &hd, len);
+        gelu(client, precision, &hx, &hy, len);
+        gelu_grad(client, precision, &hx, &hg, &hd, len);
         let read = |h| stored.decode(&client.read_one(h).unwrap());
         let (y, d) = (read(hy), read(hd));
         for i in 0..len {

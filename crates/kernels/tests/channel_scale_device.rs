@@ -10,7 +10,18 @@ use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
 fn channel_scales_match_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
+    channel_scales(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA (f16 and native bf16 buffers): run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn channel_scales_match_the_oracle_on_cuda() {
+    channel_scales(&crate::cuda_client_with_async_copies());
+}
+
+fn channel_scales<R: Runtime>(client: &ComputeClient<R>) {
     let seed = fresh_seed();
     println!("seed {seed}");
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
@@ -20,7 +31,7 @@ fn channel_scales_match_the_oracle() {
         .into_iter()
         .flat_map(|p| cases.into_iter().enumerate().map(move |c| (p, c)))
     {
-        let stored = precision.stored_on(&client);
+        let stored = precision.stored_on(client);
         let problem = ChannelScaleProblem {
             batch,
             channels,
@@ -33,7 +44,7 @@ fn channel_scales_match_the_oracle() {
         let (hx, hs) = (upload(&x), client.create_from_slice(f32::as_bytes(&scale)));
         let hy = upload(&vec![f32::NAN; x.len()]);
         widths.insert(problem.width(&hx, &hy, stored.bytes()));
-        problem.launch(&client, precision, &hx, &hs, &hy);
+        problem.launch(client, precision, &hx, &hs, &hy);
         let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
         let e = relative_l2(&got, &problem.run_cpu(&f64s(&x), &f64s(&scale)));
         let bound = if precision == Precision::F32 { 1e-7 } else { precision.unit_roundoff() };

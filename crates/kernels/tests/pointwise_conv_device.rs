@@ -27,7 +27,18 @@ fn problem(batch: usize, m: usize, k: usize, points: usize, transposed: bool, bi
 
 #[test]
 fn pointwise_convolutions_match_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
+    pointwise_convolutions(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA (f16 and native bf16 buffers): run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pointwise_convolutions_match_the_oracle_on_cuda() {
+    pointwise_convolutions(&crate::cuda_client_with_async_copies());
+}
+
+fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
     let seed = fresh_seed();
     println!("seed {seed}");
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
@@ -49,7 +60,7 @@ fn pointwise_convolutions_match_the_oracle() {
             .into_iter()
             .flat_map(|p| variants.map(|v| (p, v)))
         {
-            let stored = precision.stored_on(&client);
+            let stored = precision.stored_on(client);
             let problem = problem(batch, m, k, points, transposed, bias);
             // Fresh buffers start on 16 bytes.
             widths.insert(problem.config(true).x_width);
@@ -61,7 +72,7 @@ fn pointwise_convolutions_match_the_oracle() {
             let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
             let (ha, hx, hb) = (upload(&a), client.create_from_slice(&stored.encode(&x)), upload(&b));
             let hy = client.create_from_slice(&stored.encode(&vec![f32::NAN; batch * m * points]));
-            problem.launch(&client, precision, &ha, &hx, bias.then_some(&hb), &hy);
+            problem.launch(client, precision, &ha, &hx, bias.then_some(&hb), &hy);
             let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
             assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: output unwritten");
             let e = relative_l2(&got, &want);

@@ -12,7 +12,18 @@ use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
 fn pointwise_gradients_match_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
+    pointwise_gradients(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA (f16 and native bf16 buffers): run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pointwise_gradients_match_the_oracle_on_cuda() {
+    pointwise_gradients(&crate::cuda_client_with_async_copies());
+}
+
+fn pointwise_gradients<R: Runtime>(client: &ComputeClient<R>) {
     let seed = fresh_seed();
     println!("seed {seed}");
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
@@ -30,7 +41,7 @@ fn pointwise_gradients_match_the_oracle() {
     .enumerate()
     {
         for (precision, bias) in Precision::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
-            let stored = precision.stored_on(&client);
+            let stored = precision.stored_on(client);
             let problem = PointwiseGradProblem {
                 batch,
                 cout,
@@ -46,7 +57,7 @@ fn pointwise_gradients_match_the_oracle() {
             let (hg, hx) = (upload(&g), upload(&x));
             let hw = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; cout * cin]));
             let hb = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; cout]));
-            problem.launch(&client, precision, &hg, &hx, &hw, bias.then_some(&hb));
+            problem.launch(client, precision, &hg, &hx, &hw, bias.then_some(&hb));
             let read = |h| f64s(f32::from_bytes(&client.read_one(h).unwrap()));
             let got_w = read(hw);
             let outputs: Vec<(&str, Vec<f64>, Vec<f64>)> = if bias {
