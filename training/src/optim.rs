@@ -242,7 +242,7 @@ where
     }
 }
 
-/// Dynamic loss scaling for f16 activations, by torch's `GradScaler` rules:
+/// Dynamic loss scaling for half-precision gradients, by torch's `GradScaler` rules:
 /// the loss is multiplied by [`scale`](Self::scale) before the backward, so
 /// small gradients survive f16; a step whose gradients hold an inf or a NaN
 /// is skipped and halves the scale; every `GROWTH_INTERVAL` finite steps in

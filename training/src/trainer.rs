@@ -214,7 +214,8 @@ where
             .normalized(self.data.input_normalizer.clone(), self.data.output_normalizer.clone());
         let n = self.data.train.len();
         let batches = n.div_ceil(o.batch_size);
-        // f16 activations take a dynamic loss scale (restarted on --resume).
+        // Half blocks take a dynamic loss scale: their f16 output gradients
+        // would lose small values (restarted on --resume).
         let mut scaler = (block_precision == BlockPrecision::Half).then(LossScaler::new);
         let mut run_epochs = 0;
         while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {

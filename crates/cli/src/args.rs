@@ -80,9 +80,7 @@ pub enum BlockPrecisionArg {
     F32,
     /// Spectra and their contraction in f16, sums in f32 (neuraloperator's "mixed").
     Mixed,
-    /// As mixed, with every activation in f16 on a GPU (weights, sums and
-    /// normalisation in f32); on the CPU the blocks' inputs and outputs
-    /// rounded to f16 (neuraloperator's "half").
+    /// As mixed, the blocks' inputs and outputs rounded to f16 too (neuraloperator's "half").
     Half,
 }
 

@@ -106,12 +106,17 @@ const PITCH_PAD: usize = 64;
 type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
 
 fn compare(case: Case, seed: u64, views: bool) {
-    compare_in(case, seed, views, &[]);
+    compare_in::<Diff>(case, seed, views, &[]);
 }
 
 /// [`compare`], then the Unfused path with half-precision spectra and x in
 /// each `half` pair's (spectrum precision, x dtype).
-fn compare_in(case: Case, seed: u64, views: bool, half: &[(Precision, FloatDType)]) {
+fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
+    case: Case,
+    seed: u64,
+    views: bool,
+    half: &[(Precision, FloatDType)],
+) {
     let (batch, cin, cout, grid, out_grid, modes, norm, shared) = case;
     let mut spec = SpectralConvSpec::new(&modes).norm(norm).output_size(&out_grid);
     if shared {
@@ -162,7 +167,7 @@ fn compare_in(case: Case, seed: u64, views: bool, half: &[(Precision, FloatDType
     };
     let exact = spectral_conv_f64(&p, &x, &w, Some(&b));
     for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
-        let kernels = go!(Diff, imp, views);
+        let kernels = go!(K, imp, views);
         let name =
             format!("{imp:?} grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}");
         let e = rel_l2(&kernels.y, &exact);
@@ -189,7 +194,7 @@ fn compare_in(case: Case, seed: u64, views: bool, half: &[(Precision, FloatDType
         let name =
             format!("{precision} spectra, x {x_dtype:?}: grid {grid:?}->{out_grid:?} modes {modes:?} shared={shared}");
         let bound = if precision == Precision::F16 { 1e-3 } else { 1e-2 };
-        let kernels = go!(Diff, SpectralImpl::Unfused, views, &half_spec, x_dtype);
+        let kernels = go!(K, SpectralImpl::Unfused, views, &half_spec, x_dtype);
         let rounded = go!(Exact, SpectralImpl::Reference, false, &half_spec, FloatDType::F32);
         let results = [("forward", &kernels.y, &reference.y, &rounded.y)].into_iter().chain(
             ["grad_x", "grad_w", "grad_bias"]
@@ -280,6 +285,18 @@ fn kernel_paths_match_reference_on_any_size_grids() {
 /// weights, a pitched x.
 #[test]
 fn half_precision_spectra_match_reference() {
+    half_precision_spectra::<Diff>();
+}
+
+/// The same on CUDA: run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn half_precision_spectra_match_reference_on_cuda() {
+    half_precision_spectra::<Autodiff<CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>>();
+}
+
+fn half_precision_spectra<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>() {
     let both = [
         (Precision::F16, FloatDType::F32),
         (Precision::F16, FloatDType::F16),
@@ -292,7 +309,7 @@ fn half_precision_spectra_match_reference() {
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
     ];
     for (i, case) in cases.into_iter().enumerate() {
-        compare_in(case, 5000 + i as u64 * 13, i % 2 == 1, &both);
+        compare_in::<K>(case, 5000 + i as u64 * 13, i % 2 == 1, &both);
     }
 }
 
