@@ -4,9 +4,8 @@
 
 use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{Distribution, FloatDType, Tensor};
 use fno_kernels::fft::Norm;
-use burn::tensor::FloatDType;
 use fno_ops::rounding::round_to;
 use fno_ops::{
     channel_scale, gelu, pointwise_conv, spectral_conv, MatmulPrecision, Precision, SpectralConvBackend,

@@ -302,7 +302,7 @@ pub fn gradients_finite<B: AutodiffBackend, M: AutodiffModule<B>>(module: &M, gr
     impl<B: AutodiffBackend> burn::module::ModuleVisitor<B> for Check<'_, B> {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
             if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
-                let poisoned = (g.cast(burn::tensor::FloatDType::F32) * 0.0).sum();
+                let poisoned = (g * 0.0).sum();
                 self.total = Some(match self.total.take() {
                     Some(t) => t + poisoned,
                     None => poisoned,
