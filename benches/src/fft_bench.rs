@@ -1,7 +1,7 @@
 //! Times our FFT plans on one device and prints one JSON line per case, for
 //! `fft_compare.py` to set beside cuFFT (torch.fft) measured in the same run.
 //!
-//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|resident|truncated|fno|radix|odd|rader|plane] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured] [--precision f32|f16|bf16]`.
+//! Usage: `fft_bench [cuda|wgpu] [--quick] [--sizes pow2|any|smooth|resident|truncated|fno|radix|odd|rader|plane] [--only case:n,...] [--plane auto|always|never] [--primes rader|bluestein] [--column-signals N] [--max-radix N] [--shared-limit BYTES] [--prefetch auto|always|never] [--resident-cubes N] [--odd-real twins|widen] [--shared-layout modelled|plain] [--butterfly-pairs N] [--convolution-row-threads N] [--unit-strides runtime|compiled] [--planning rules|measured] [--precision f32|f16|bf16] [--tensor-cores auto|never]`.
 //! `--plane` chooses when the last two axes run as one launch (default auto);
 //! `--primes` how primes with a 7-smooth predecessor (211, 421) run (default rader);
 //! `--column-signals N` the fewest signals side by side in a column tile;
@@ -22,6 +22,8 @@
 //! (times the candidates the rules cannot rank; default: rules);
 //! `--precision` what the buffers hold (default f32; half precision computes
 //! in f32 and stores f16 or bf16, GB/s still count f32 bytes);
+//! `--tensor-cores never` keeps half-precision C2C signals of 256 points
+//! off the tensor cores (default auto: on them where the device has them);
 //! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
@@ -47,7 +49,7 @@ use std::time::Instant;
 use cubecl::prelude::*;
 use fno_kernels::fft::{
     DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, Planning,
-    PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
+    PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
 };
 use fno_kernels::precision::Precision;
 use fno_kernels::testing::uniform_f32;
@@ -487,7 +489,7 @@ fn bench<R: Runtime>(
         let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
         let recipe = device.recipe();
         println!(
-            "{{\"case\": \"{}\", \"precision\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"plane_threads\": {:?}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
+            "{{\"case\": \"{}\", \"precision\": \"{}\", \"n\": {n}, \"batch\": {batch}, \"modes\": {modes}, \"direct\": \"{:?}\", \"launches\": {}, \"radices\": {:?}, \"threads\": {:?}, \"signals_per_cube\": {:?}, \"one_row\": {}, \"plane_threads\": {:?}, \"tensor_core_launches\": {}, \"measured\": {measured}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.5}, \"gbps\": {:.1}, \"rel_err\": {err:.2e}}}",
             case.name,
             case.desc.output_precision,
             case.direct,
@@ -497,6 +499,7 @@ fn bench<R: Runtime>(
             recipe.stages().map(|cfg| cfg.signals_per_cube).collect::<Vec<_>>(),
             recipe.stages().filter(|cfg| cfg.one_tile_row).count(),
             recipe.planes().map(|cfg| cfg.threads()).collect::<Vec<_>>(),
+            recipe.tensor_cores().count(),
             // Bytes counted in f32: the same figure in every precision, so GB/s compare times.
             case.bytes as f64 / ms / 1e6
         );
@@ -591,8 +594,14 @@ fn main() {
         "--planning",
         &[("rules", Planning::Rules), ("measured", Planning::Measured)],
     );
+    let tensor_cores = choice_option(
+        &args,
+        "--tensor-cores",
+        &[("auto", TensorCores::Auto), ("never", TensorCores::Never)],
+    );
     let base = DeviceOptions {
         plane,
+        tensor_cores,
         primes,
         prefetch,
         resident_cubes: positive_option(&args, "--resident-cubes"),

@@ -11,6 +11,7 @@ use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, TileFill};
+use super::tensor_core::{fft_tensor_core_kernel, MmaHalf};
 use crate::pairs::{holds_pairs, vector_size};
 use crate::precision::{Bf16InF32, Native, Precision, Storage, Stored};
 
@@ -315,6 +316,33 @@ impl<R: Runtime> DeviceFft<R> {
                         table(&twiddles[1]),
                         *images,
                         cfg.clone(),
+                    );
+                }
+                Kernel::TensorCore {
+                    cfg,
+                    signals,
+                    scale,
+                    twiddles,
+                } => {
+                    let mut cfg = *cfg;
+                    cfg.vector_input &= holds_pairs(&src, 1, in_bytes);
+                    cfg.vector_output &= holds_pairs(&dst, 2, out_bytes);
+                    let transform = match cfg.mma {
+                        MmaHalf::F16 => fft_tensor_core_kernel::launch_unchecked::<half::f16, SI, SO, R>,
+                        MmaHalf::BF16 => fft_tensor_core_kernel::launch_unchecked::<half::bf16, SI, SO, R>,
+                    };
+                    transform(
+                        client,
+                        cube_count(cfg.cubes(*signals)),
+                        CubeDim::new_1d(cfg.threads() as u32),
+                        vector_size(cfg.vector_input),
+                        if cfg.vector_output { 4 } else { 1 },
+                        array(src, src_floats),
+                        array(dst, launch.dst_floats),
+                        table(twiddles),
+                        *signals,
+                        *scale,
+                        cfg,
                     );
                 }
                 Kernel::HalfSpectrum {

@@ -18,6 +18,7 @@ mod plan;
 mod plane;
 mod real;
 pub(crate) mod stage;
+mod tensor_core;
 mod window;
 
 pub use device::{DeviceFft, Table};
@@ -25,9 +26,10 @@ pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, M
 pub use lowering::MIN_PLANE_THREADS;
 pub(crate) use lowering::{shared_stage, shared_stage_tables};
 pub use options::{
-    DeviceOptions, DirectDft, Measurement, OddReal, PlaneFusion, Planning, PrimeAlgorithm, SharedLayout, TilePrefetch,
-    UnitStrides,
+    DeviceOptions, DirectDft, Measurement, OddReal, PlaneFusion, Planning, PrimeAlgorithm, SharedLayout, TensorCores,
+    TilePrefetch, UnitStrides,
 };
 pub(crate) use plan::AxisStep;
 pub use plan::{Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm};
+pub use tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 pub use window::Window;

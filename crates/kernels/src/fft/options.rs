@@ -56,6 +56,20 @@ pub struct DeviceOptions {
     /// Whether a stage whose transformed axis is contiguous in global memory
     /// compiles that stride in.
     pub unit_strides: UnitStrides,
+    /// Whether half-precision C2C axes of 256 contiguous points run their
+    /// butterflies on tensor cores where the device has them.
+    pub tensor_cores: TensorCores,
+}
+
+/// Whether a half-precision plan's butterflies run as matrix products on
+/// tensor cores (`fft/tensor_core.rs`) where the device has half-precision
+/// MMA and the axis suits them. Both compute the same transform, with
+/// different rounding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TensorCores {
+    #[default]
+    Auto,
+    Never,
 }
 
 /// Whether a stage reading (writing) a contiguous axis has its stride of 1

@@ -21,7 +21,7 @@ use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::lowering::{lower, Convolution, DeviceLimits, Recipe};
 use fno_kernels::fft::{
     DeviceFft, DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm, OddReal, PlaneFusion,
-    PrimeAlgorithm, SharedLayout, TilePrefetch, UnitStrides,
+    PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
 };
 use fno_kernels::precision::{Precision, Stored};
 use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform_f32};
@@ -217,6 +217,7 @@ const PLANE: DeviceOptions = DeviceOptions {
     butterfly_pairs: None,
     convolution_row_threads: None,
     unit_strides: UnitStrides::Runtime,
+    tensor_cores: TensorCores::Auto,
 };
 /// The default options with every axis an FFT (no direct DFT of few modes).
 const FFT_ONLY: DeviceOptions = DeviceOptions {

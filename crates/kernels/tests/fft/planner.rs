@@ -14,7 +14,7 @@ use super::tiles::{column_cases, one_row_cases};
 use super::windows::crossover_cases;
 use super::*;
 use fno_kernels::fft::lowering::{Kernel, PlaneConfig};
-use fno_kernels::fft::{FftError, MIN_PLANE_THREADS};
+use fno_kernels::fft::{FftError, MmaHalf, MIN_PLANE_THREADS, TENSOR_CORE_LEN};
 
 #[test]
 fn invalid_device_options_are_errors() {
@@ -380,6 +380,7 @@ fn launches_fit_the_cube_threads() {
                     Kernel::Stage { cfg, .. } => cfg.threads_per_cube(),
                     Kernel::Plane { cfg, .. } => cfg.threads(),
                     Kernel::Dft { cfg, .. } => cfg.threads(),
+                    Kernel::TensorCore { cfg, .. } => cfg.threads(),
                     Kernel::HalfSpectrum { .. } => 0,
                 })
                 .max()
@@ -394,4 +395,57 @@ fn launches_fit_the_cube_threads() {
     let recipe = lowered(&split, &DeviceLimits::H100, DeviceOptions::default());
     let last = recipe.stages().last().unwrap();
     assert_eq!((last.radices.clone(), last.butterfly_pairs), (vec![53, 4], 6));
+}
+
+/// Half-precision C2C axes of 256 contiguous points go to the tensor cores
+/// where the device has half-precision MMA (bf16 operands where a buffer is
+/// bf16), unless asked not to; f32 plans, other lengths, truncated or column
+/// axes, and lavapipe keep the stage kernels.
+#[test]
+fn tensor_cores_take_contiguous_half_c2c_axes() {
+    let c2c = |shape: &[usize], axes: &[isize], direction| FftDesc::new(shape, axes, FftKind::C2C, direction);
+    let configs = |desc: &FftDesc, limits: &DeviceLimits, options| -> Vec<(bool, MmaHalf)> {
+        lowered(desc, limits, options)
+            .tensor_cores()
+            .map(|cfg| (cfg.inverse, cfg.mma))
+            .collect()
+    };
+    let h100 = |desc: &FftDesc| configs(desc, &DeviceLimits::H100, DeviceOptions::default());
+    let n = TENSOR_CORE_LEN;
+    let forward = c2c(&[3, n], &[-1], Direction::Forward);
+    assert_eq!(
+        h100(&forward.clone().precision(Precision::F16)),
+        [(false, MmaHalf::F16)]
+    );
+    assert_eq!(
+        h100(&forward.clone().precision(Precision::BF16)),
+        [(false, MmaHalf::BF16)]
+    );
+    let inverse = c2c(&[3, n], &[-1], Direction::Inverse).precisions(Precision::F16, Precision::F32);
+    assert_eq!(h100(&inverse), [(true, MmaHalf::F16)]);
+    assert!(h100(&forward).is_empty(), "f32 plan");
+    let never = DeviceOptions {
+        tensor_cores: TensorCores::Never,
+        ..DeviceOptions::default()
+    };
+    let half = forward.precision(Precision::F16);
+    assert!(configs(&half, &DeviceLimits::H100, never).is_empty(), "asked for none");
+    assert!(configs(&half, &DeviceLimits::LAVAPIPE, DeviceOptions::default()).is_empty());
+    let others = [
+        c2c(&[3, 128], &[-1], Direction::Forward),
+        c2c(&[3, 512], &[-1], Direction::Forward),
+        c2c(&[3, n], &[-1], Direction::Forward).modes(&[64]),
+        c2c(&[n, 3], &[0], Direction::Forward),
+        FftDesc::new(&[3, 2 * n], &[-1], FftKind::R2C, Direction::Forward),
+    ];
+    for desc in others {
+        assert!(h100(&desc.clone().precision(Precision::F16)).is_empty(), "{desc:?}");
+    }
+    // A 2D half C2C: the contiguous axis on tensor cores, the column axis not.
+    let plane = c2c(&[2, 64, n], &[-2, -1], Direction::Forward).precision(Precision::F16);
+    let no_plane = DeviceOptions {
+        plane: PlaneFusion::Never,
+        ..DeviceOptions::default()
+    };
+    assert_eq!(configs(&plane, &DeviceLimits::H100, no_plane), [(false, MmaHalf::F16)]);
 }

@@ -16,6 +16,7 @@ mod plane;
 mod resident;
 mod single;
 mod tables;
+mod tensor_core;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +24,7 @@ pub use super::dft::{DftConfig, DftShape};
 pub use super::plane::PlaneConfig;
 pub use super::real::HalfSpectrumConfig;
 pub use super::stage::{AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill};
+pub use super::tensor_core::{MmaHalf, TensorCoreConfig};
 pub use plane::MIN_PLANE_THREADS;
 pub(crate) use single::{shared_stage, shared_stage_tables, CONVOLUTION_ROW_THREADS};
 
@@ -58,6 +60,9 @@ pub struct DeviceLimits {
     pub async_copies: bool,
     /// Streaming multiprocessors, where the device says.
     pub multiprocessors: Option<usize>,
+    /// Whether the device multiplies f16 and bf16 tiles of `16×8×16` into f32
+    /// on tensor cores (CUDA on Ampere and later).
+    pub half_mma: bool,
 }
 
 impl DeviceLimits {
@@ -67,6 +72,7 @@ impl DeviceLimits {
         cube_threads: 1024,
         async_copies: true,
         multiprocessors: Some(132),
+        half_mma: true,
     };
 
     /// Mesa's lavapipe (Vulkan on the CPU) through wgpu, where CI runs the kernels.
@@ -75,6 +81,7 @@ impl DeviceLimits {
         cube_threads: 1024,
         async_copies: false,
         multiprocessors: None,
+        half_mma: false,
     };
 
     pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
@@ -84,6 +91,7 @@ impl DeviceLimits {
             cube_threads: props.hardware.max_units_per_cube as usize,
             async_copies: props.features.copy_async,
             multiprocessors: props.hardware.num_streaming_multiprocessors.map(|n| n as usize),
+            half_mma: super::tensor_core::half_mma_supported(client),
         }
     }
 }
@@ -111,6 +119,14 @@ impl<T> Recipe<T> {
     pub fn stages(&self) -> impl Iterator<Item = &StageConfig> {
         self.launches.iter().filter_map(|launch| match &launch.kernel {
             Kernel::Stage { cfg, .. } => Some(cfg),
+            _ => None,
+        })
+    }
+
+    /// The configurations of the tensor-core launches, in launch order.
+    pub fn tensor_cores(&self) -> impl Iterator<Item = &TensorCoreConfig> {
+        self.launches.iter().filter_map(|launch| match &launch.kernel {
+            Kernel::TensorCore { cfg, .. } => Some(cfg),
             _ => None,
         })
     }
@@ -169,6 +185,13 @@ pub enum Kernel<T = Vec<f32>> {
         images: usize,
         twiddles: [T; 2],
     },
+    /// Radix-16 butterflies on tensor cores (see `super::tensor_core`).
+    TensorCore {
+        cfg: TensorCoreConfig,
+        signals: usize,
+        scale: f32,
+        twiddles: T,
+    },
     /// The extra pass of a long real transform: untangle (R2C) or fold (C2R).
     HalfSpectrum {
         fold: bool,
@@ -220,6 +243,17 @@ impl<T> Launch<T> {
                 images: *images,
                 twiddles: [f(&twiddles[0]), f(&twiddles[1])],
             },
+            Kernel::TensorCore {
+                cfg,
+                signals,
+                scale,
+                twiddles,
+            } => Kernel::TensorCore {
+                cfg: *cfg,
+                signals: *signals,
+                scale: *scale,
+                twiddles: f(twiddles),
+            },
             Kernel::HalfSpectrum {
                 fold,
                 cfg,
@@ -266,6 +300,10 @@ pub fn lower(plan: &FftPlan, limits: &DeviceLimits, options: DeviceOptions) -> R
         device_shared: limits.shared_memory,
         async_copies: limits.async_copies,
         multiprocessors: limits.multiprocessors,
+        half_mma: limits
+            .half_mma
+            .then(|| tensor_core::mma_half(plan.desc().input_precision, plan.desc().output_precision))
+            .flatten(),
         options,
     };
     let mut shape = plan.input_shape().to_vec();
@@ -384,6 +422,8 @@ struct Lowering {
     device_shared: usize,
     async_copies: bool,
     multiprocessors: Option<usize>,
+    /// The MMA operand type of a half-precision plan on a device with tensor cores.
+    half_mma: Option<MmaHalf>,
     options: DeviceOptions,
 }
 
@@ -442,6 +482,10 @@ impl Lowering {
             outer: shape[..step.axis].iter().product(),
             inner: shape[step.axis + 1..].iter().product(),
         };
+        if let Some(cfg) = self.tensor_core_config(step, batch) {
+            self.tensor_core(cfg, step, batch, src, dst);
+            return Ok(());
+        }
         let dft = DftShape::of(step);
         if self.prefers_direct(step, &dft) {
             self.direct(step, dft, batch, src, dst);
