@@ -489,20 +489,26 @@ impl<B: PointwiseBackend, const N: usize> Backward<B, N> for PointwiseConvBackwa
 struct ChannelScaleBackward;
 
 impl<B: PointwiseBackend> Backward<B, 2> for ChannelScaleBackward {
-    /// x (kept when the scale needs its gradient) and the scale (kept when x does).
-    type State = (Option<NodeId>, Option<NodeId>);
+    /// x (kept when the scale needs its gradient), the scale (kept when x
+    /// does) and the scale's dtype.
+    type State = (Option<NodeId>, Option<NodeId>, DType);
 
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
         let [node_x, node_scale] = ops.parents;
         let grad = wrap::<B, 3>(grads.consume::<B>(&ops.node));
-        let (x_state, scale_state) = ops.state;
+        let (x_state, scale_state, scale_dtype) = ops.state;
         if let (Some(node), Some(scale)) = (node_x, scale_state) {
             let scale: FloatTensor<B> = checkpointer.retrieve_node_output(scale);
             grads.register::<B>(node.id, B::channel_scale(unwrap(grad.clone()), scale));
         }
         if let (Some(node), Some(x)) = (node_scale, x_state) {
             let x = wrap::<B, 3>(checkpointer.retrieve_node_output(x));
-            grads.register::<B>(node.id, unwrap(channel_sums(grad * x)));
+            // Summed in f32 (half products over a batch's points overflow f16,
+            // more so under a loss scale), returned in the scale's dtype.
+            let f32_of = |t: Tensor<B, 3>| if t.dtype() == DType::F32 { t } else { t.cast(DType::F32) };
+            let sums = channel_sums(f32_of(grad) * f32_of(x));
+            let sums = if scale_dtype == DType::F32 { sums } else { sums.cast(scale_dtype) };
+            grads.register::<B>(node.id, unwrap(sums));
         }
     }
 }
@@ -546,10 +552,12 @@ impl<B: PointwiseBackend, C: CheckpointStrategy> PointwiseBackend for Autodiff<B
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
         let out = B::channel_scale(x.primitive.clone(), scale.primitive.clone());
         let (x_tracked, scale_tracked) = (x.is_tracked(), scale.is_tracked());
+        let scale_dtype = scale.primitive.dtype();
         record::<B, C, _, 2>(ChannelScaleBackward, [&x, &scale], out, |checkpoint| {
             (
                 scale_tracked.then(|| checkpoint(&x)),
                 x_tracked.then(|| checkpoint(&scale)),
+                scale_dtype,
             )
         })
     }

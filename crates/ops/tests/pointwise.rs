@@ -6,7 +6,7 @@
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{DType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
@@ -272,6 +272,52 @@ fn channel_scale_and_its_gradients_match_f64() {
             }
         }
     }
+}
+
+/// Half activations with an f32 scale (the models' soft gating): the
+/// scale's gradient comes back f32, summed in f32, under a loss scale whose
+/// per-channel sums would overflow f16 (2000 terms × 8192); x's gradient
+/// stays f16. Against the f64 oracle of the f16-rounded input.
+#[test]
+fn channel_scale_of_half_activations_gives_an_f32_scale_gradient() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let [b, c, s] = [4, 64, 500];
+    let loss_scale = 8192.0;
+    let x = uniform(b * c * s, seed);
+    let (scale, r) = (uniform(c, seed + 1), uniform(b * c * s, seed + 2));
+    let x16: Tensor<Autodiff<Wgpu>, 3> = tensor::<Autodiff<Wgpu>, 3>(&x, [b, c, s])
+        .cast(DType::F16)
+        .require_grad();
+    let g: Tensor<Autodiff<Wgpu>, 1> = tensor::<Autodiff<Wgpu>, 1>(&scale, [c]).require_grad();
+    let y = channel_scale(x16.clone(), g.clone());
+    assert_eq!(y.dtype(), DType::F16);
+    let loss = (y.cast(DType::F32) * tensor::<Autodiff<Wgpu>, 3>(&r, [b, c, s])).sum() * loss_scale;
+    let grads = loss.backward();
+    let (gx, gg) = (
+        x16.grad(&grads).expect("x tracked"),
+        g.grad(&grads).expect("scale tracked"),
+    );
+    assert_eq!(gx.dtype(), DType::F16, "x's gradient in x's dtype");
+    assert_eq!(gg.dtype(), DType::F32, "the scale's gradient in the scale's dtype");
+    // The oracle: Σ_{b,s} loss_scale · r · x (x as stored in f16).
+    let x_stored = to_vec(tensor::<Wgpu, 1>(&x, [x.len()]).cast(DType::F16).cast(DType::F32));
+    let want: Vec<f64> = (0..c)
+        .map(|ch| {
+            (0..b)
+                .flat_map(|bi| (0..s).map(move |si| (bi * c + ch) * s + si))
+                .map(|i| loss_scale * r[i] * x_stored[i])
+                .sum()
+        })
+        .collect();
+    let got = to_vec(gg);
+    assert!(
+        got.iter().all(|v| v.is_finite()),
+        "scale gradient overflowed (seed {seed})"
+    );
+    let e = relative_l2(&got, &want);
+    // f16 rounding of the loss-scaled output gradient r·8192: 2^-11 relative.
+    assert!(e < 1e-3, "scale gradient {e:e} (seed {seed})");
 }
 
 /// `Σ r ⊙ gelu(x)` over a `[2, 3, 5, 7]` tensor and the gradient of x.
