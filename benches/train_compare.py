@@ -25,7 +25,7 @@ neuraloperator with `fno_block_precision="mixed"` under torch autocast (float16)
 with a GradScaler, TF32 off; ours with `run.precision = "mixed"` (spectra and
 their contraction in f16, sums in f32) and f32 1×1 products. half:
 neuraloperator with `fno_block_precision="half"` under autocast; ours with
-`run.precision = "half"` (the spectral blocks' inputs and outputs in f16 too).
+`run.precision = "half"` (every activation in f16, f32 weights and sums).
 
 With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test

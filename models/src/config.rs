@@ -156,8 +156,11 @@ pub enum BlockPrecision {
     /// The retained spectra and their contraction in f16; the block's input
     /// and output stay f32.
     Mixed,
-    /// As `Mixed`, and the block's input rounded to f16 before its transform
-    /// and its output rounded to f16 (the kernel paths store them so).
+    /// As `Mixed`, with f16 activations: on the kernel paths every
+    /// activation is an f16 tensor from the lifting's input to the
+    /// projection's output (f32 weights, sums and normalisation statistics);
+    /// on the reference path (whose CPU backends have no f16 tensors) the
+    /// spectral blocks' inputs and outputs are rounded to f16.
     Half,
 }
 

@@ -117,7 +117,20 @@ impl<B: Backend> Normalization<B> {
         }
     }
 
+    /// Statistics and affine map in f32 whatever `x` holds; the result in `x`'s dtype.
     fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        let dtype = x.dtype();
+        let half = matches!(dtype, burn::tensor::DType::F16 | burn::tensor::DType::BF16);
+        let x = if half { x.cast(FloatDType::F32) } else { x };
+        let y = self.forward_f32(x);
+        if half {
+            y.cast(dtype)
+        } else {
+            y
+        }
+    }
+
+    fn forward_f32(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
         let [b, c, s] = x.dims();
         match (&self.weight, &self.bias) {
             (Some(w), Some(bias)) => {
@@ -316,13 +329,25 @@ impl<B: SpectralConvBackend> Fno<B> {
         } else {
             x
         };
+        // "half" on the kernel paths: f16 activations from the lifting's input
+        // to the projection's output (f32 weights and sums in the kernels).
+        let half_activations = self.half_activations();
+        let x = if half_activations { x.cast(FloatDType::F16) } else { x };
         let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x), self.matmul_precision), &grid);
         let mut x = pad(x, &padding);
         for (i, block) in self.blocks.iter().enumerate() {
             x = self.block_forward(block, x, i + 1 == self.blocks.len())?;
         }
         let x = unpad(x, &padding);
-        Ok(unflatten(self.projection.forward(flatten(x), self.matmul_precision), &grid))
+        let y = unflatten(self.projection.forward(flatten(x), self.matmul_precision), &grid);
+        Ok(if half_activations { y.cast(FloatDType::F32) } else { y })
+    }
+
+    /// Whether activations are f16 tensors: `half` on the kernel paths (the
+    /// reference path's backends may have no f16 tensors; there `half` rounds
+    /// the spectral blocks' inputs and outputs instead).
+    fn half_activations(&self) -> bool {
+        self.block_precision == BlockPrecision::Half && self.spectral_impl != SpectralImpl::Reference
     }
 
     /// One block, post-activation (neuraloperator's default) or pre-activation.
@@ -387,15 +412,9 @@ impl<B: SpectralConvBackend> Fno<B> {
         let spec = SpectralConvSpec::new(&self.config.weight_modes())
             .norm(Norm::Forward)
             .spectrum_precision(precision.spectrum());
-        let half = precision == BlockPrecision::Half;
-        // "half" rounds the block's input and output to f16: the kernel paths
-        // by storing them so (one cast each way), the reference path by rounding.
-        let kernels = self.spectral_impl != SpectralImpl::Reference;
-        let x = match (half, kernels) {
-            (true, true) => x.cast(FloatDType::F16),
-            (true, false) => round_to(x, Precision::F16),
-            (false, _) => x,
-        };
+        // "half" on the reference path: the block's input and output rounded to f16.
+        let rounded = precision == BlockPrecision::Half && !self.half_activations();
+        let x = if rounded { round_to(x, Precision::F16) } else { x };
         let w = block.spectral_weight.val();
         let h = self.config.hidden_channels;
         let m = self.config.weight_modes();
@@ -407,11 +426,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             _ => spectral_conv(x, w.reshape([h, h, m[0], m[1], m[2], 2]), bias, &spec, imp),
         };
         let y = y.map_err(ModelError::Spectral)?;
-        Ok(match (half, kernels) {
-            (true, true) => y.cast(FloatDType::F32),
-            (true, false) => round_to(y, Precision::F16),
-            (false, _) => y,
-        })
+        Ok(if rounded { round_to(y, Precision::F16) } else { y })
     }
 }
 
@@ -440,7 +455,12 @@ fn pad<B: Backend, const D: usize>(mut x: Tensor<B, D>, padding: &[usize]) -> Te
         if p > 0 {
             let mut shape = x.dims();
             shape[d + 2] = p;
-            let zeros = Tensor::zeros(shape, &x.device());
+            let zeros = Tensor::<B, D>::zeros(shape, &x.device());
+            let zeros = if x.dtype() == zeros.dtype() {
+                zeros
+            } else {
+                zeros.cast(x.dtype())
+            };
             x = Tensor::cat(vec![zeros.clone(), x, zeros], d + 2);
         }
     }

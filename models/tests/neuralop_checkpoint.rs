@@ -76,9 +76,10 @@ fn fixture_reproduces_pytorch_on_the_kernel_paths() {
 }
 
 /// neuraloperator's `fno_block_precision` "mixed" and "half": half-precision
-/// spectra (and block inputs and outputs for "half") keep the fixture's output
-/// within f16's reach of PyTorch's f32 one, off it by more than f32 round-off;
-/// the kernel path agrees with the reference path, which rounds alike; a
+/// spectra ("half": every activation an f16 tensor on the kernel path, the
+/// blocks' inputs and outputs rounded to f16 on the reference path) keep the
+/// fixture's output within f16's reach of PyTorch's f32 one, off it by more
+/// than f32 round-off; the kernel path agrees with the reference path; a
 /// configuration naming the precision gives the model it.
 #[test]
 fn fixture_runs_in_half_precision_blocks() {
@@ -105,8 +106,13 @@ fn fixture_runs_in_half_precision_blocks() {
         for e in [er, ek, ekr] {
             assert!(e < 1e-3, "{precision}: {e:e}");
         }
-        // Our f32 paths agree to about 1e-7 (fixture_reproduces_pytorch_*).
-        assert!(rounding > 1e-6, "{precision}: {rounding:e}: nothing was rounded");
+        // Our f32 paths agree to about 1e-7 (fixture_reproduces_pytorch_*);
+        // f16 activations round every layer's output.
+        let least = if precision == BlockPrecision::Half { 1e-4 } else { 1e-6 };
+        assert!(
+            rounding > least,
+            "{precision}: {rounding:e}: not what {precision} rounds"
+        );
     }
 }
 

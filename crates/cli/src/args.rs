@@ -80,7 +80,10 @@ pub enum BlockPrecisionArg {
     F32,
     /// Spectra and their contraction in f16, sums in f32 (neuraloperator's "mixed").
     Mixed,
-    /// As mixed, the blocks' inputs and outputs rounded to f16 too (neuraloperator's "half").
+    /// As mixed, with every activation in f16 on the cuda and wgpu backends
+    /// (weights, sums and normalisation in f32, dynamic loss scaling); on the
+    /// cpu backend the blocks' inputs and outputs rounded to f16
+    /// (neuraloperator's "half").
     Half,
 }
 

@@ -319,3 +319,49 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
     );
     assert!(in_use > 0.0 && reserved >= in_use, "{line}");
 }
+
+/// `--precision half` on wgpu (lavapipe in CI): every activation an f16
+/// tensor, f32 weights and sums, a dynamic loss scale. Its epochs' losses
+/// track `--precision mixed` (f32 activations) to within f16's reach, and
+/// differ from them (the activations were rounded).
+#[test]
+fn half_precision_training_tracks_mixed_on_wgpu() {
+    let dir = scratch("half");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let losses = |precision: &str| -> Vec<f64> {
+        let run = dir.join(precision);
+        let out = fno(&[
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+            "--backend",
+            "wgpu",
+            "--precision",
+            precision,
+        ]);
+        let (_, err) = text(&out);
+        assert!(out.status.success(), "{precision}: {err}");
+        assert!(err.contains(&format!("{precision} spectral blocks")), "{err}");
+        std::fs::read_to_string(run.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["train_loss"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let (half, mixed) = (losses("half"), losses("mixed"));
+    assert_eq!(half.len(), 3);
+    let gaps: Vec<f64> = half.iter().zip(&mixed).map(|(h, m)| (h - m).abs() / m.abs()).collect();
+    assert!(half.iter().all(|l| l.is_finite()), "{half:?}");
+    assert!(gaps.iter().all(|&g| g < 1e-2), "half {half:?} vs mixed {mixed:?}");
+    assert!(
+        gaps.iter().any(|&g| g > 0.0),
+        "half {half:?} equals mixed: nothing was rounded"
+    );
+}
