@@ -113,7 +113,6 @@ pub fn fft_tensor_core_kernel<M: Float, SI: Storage, SO: Storage, NI: Size, NO: 
         tw_re,
         tw_im,
     };
-    let warps = WARPS;
     let first = CUBE_POS * comptime![WARPS * SIGNALS_IN_TURN] + UNIT_POS as usize / WARP;
     let g = (lane / 4) as usize;
     let t = (lane % 4) as usize;
@@ -127,13 +126,13 @@ pub fn fft_tensor_core_kernel<M: Float, SI: Storage, SO: Storage, NI: Size, NO: 
         load_tile::<M, SI, NI>(input, base, lane, 8usize, &mut b_re1, &mut b_im1, cfg.vector_input);
     }
     for s in 0..SIGNALS_IN_TURN {
-        let signal = first + s * warps;
+        let signal = first + s * WARPS;
         // The whole warp takes one signal: the branch is uniform, as MMA needs.
         if signal < signals {
             let base = signal * TENSOR_CORE_LEN;
             let (d_re0, d_im0, d_re1, d_im1) = column_products::<M>(def, &f, &b_re0, &b_im0, &b_re1, &b_im1);
             // The next signal loads while this one's rows transform and store.
-            let next = select(signal + warps < signals, signal + warps, signal) * TENSOR_CORE_LEN;
+            let next = select(signal + WARPS < signals, signal + WARPS, signal) * TENSOR_CORE_LEN;
             load_tile::<M, SI, NI>(input, next, lane, 0usize, &mut b_re0, &mut b_im0, cfg.vector_input);
             load_tile::<M, SI, NI>(input, next, lane, 8usize, &mut b_re1, &mut b_im1, cfg.vector_input);
             let (o_re0, o_im0, o_re1, o_im1) = row_products::<M>(def, &f, &d_re0, &d_im0, &d_re1, &d_im1);

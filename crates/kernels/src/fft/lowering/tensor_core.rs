@@ -9,6 +9,7 @@ use super::super::tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 use super::super::window::Window;
 use super::tables::twiddle_table;
 use super::{Batch, Buf, Kernel, Lowering};
+use crate::precision::Precision;
 
 impl Lowering {
     /// The tensor-core configuration for `step` over `batch`, if it runs there.
@@ -46,11 +47,10 @@ impl Lowering {
 
 /// The MMA operand type for a plan whose buffers are in `input` and `output`
 /// precision: bf16 where either is (its range), f16 where either is, none for f32.
-pub(super) fn mma_half(input: crate::precision::Precision, output: crate::precision::Precision) -> Option<MmaHalf> {
-    use crate::precision::Precision::*;
+pub(super) fn mma_half(input: Precision, output: Precision) -> Option<MmaHalf> {
     match (input, output) {
-        (BF16, _) | (_, BF16) => Some(MmaHalf::BF16),
-        (F16, _) | (_, F16) => Some(MmaHalf::F16),
-        (F32, F32) => None,
+        (Precision::BF16, _) | (_, Precision::BF16) => Some(MmaHalf::BF16),
+        (Precision::F16, _) | (_, Precision::F16) => Some(MmaHalf::F16),
+        (Precision::F32, Precision::F32) => None,
     }
 }
