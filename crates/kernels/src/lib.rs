@@ -8,6 +8,7 @@ pub mod cgemm;
 pub mod channel_scale;
 pub mod fft;
 pub mod fused;
+pub mod nufft;
 mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;

@@ -7,6 +7,7 @@ mod cgemm_device;
 mod channel_scale_device;
 mod fft;
 mod fused_device;
+mod nufft_device;
 mod pointwise_conv_device;
 mod pointwise_grad_device;
 mod precision_device;

@@ -1,0 +1,141 @@
+//! A plan on a CubeCL device: points sorted and uploaded once, the FFT
+//! lowered once; each execution spreads, transforms and deconvolves (type 1)
+//! or deconvolves, transforms and interpolates (type 2).
+
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::deconvolve::deconvolve;
+use super::interpolate::interpolate;
+use super::plan::{Layout, NufftDesc, NufftError, NufftType};
+use super::points::SortedPoints;
+use super::spread::{spread, PointBuffers};
+use crate::fft::{DeviceFft, FftPlan};
+
+/// A [`NufftDesc`] with its points on one device.
+pub struct DeviceNufft<R: Runtime> {
+    client: ComputeClient<R>,
+    desc: NufftDesc,
+    layout: Layout,
+    points: PointBuffers,
+    /// Per dimension `1/φ̂(k)` of each stored mode, concatenated.
+    factors: Handle,
+    fft: DeviceFft<R>,
+}
+
+impl NufftDesc {
+    /// The plan for `points` (`[M, d]` row-major, radians; any finite
+    /// values, taken modulo 2π) on `client`'s device.
+    pub fn on_device<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        points: &[f64],
+    ) -> Result<DeviceNufft<R>, NufftError> {
+        let layout = self.layout()?;
+        let sorted = SortedPoints::new(points, &layout)?;
+        let fft = FftPlan::new(self.fft(&layout))
+            .and_then(|plan| plan.on_device(client))
+            .map_err(|e| NufftError::Fft(e.to_string()))?;
+        let factors: Vec<f32> = layout.correction.iter().flatten().map(|&f| f as f32).collect();
+        Ok(DeviceNufft {
+            client: client.clone(),
+            desc: self.clone(),
+            points: PointBuffers::upload(client, &sorted),
+            factors: client.create_from_slice(f32::as_bytes(&factors)),
+            layout,
+            fft,
+        })
+    }
+}
+
+impl<R: Runtime> DeviceNufft<R> {
+    pub fn desc(&self) -> &NufftDesc {
+        &self.desc
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Number of points.
+    pub fn points(&self) -> usize {
+        self.points.len
+    }
+
+    /// f32 values of the input: `[batch, M]` complex (type 1) or `[batch, N…]` complex (type 2).
+    pub fn input_floats(&self) -> usize {
+        match self.desc.kind {
+            NufftType::One => self.point_floats(),
+            NufftType::Two => self.mode_floats(),
+        }
+    }
+
+    /// f32 values of the output: `[batch, N…]` complex (type 1) or `[batch, M]` complex (type 2).
+    pub fn output_floats(&self) -> usize {
+        match self.desc.kind {
+            NufftType::One => self.mode_floats(),
+            NufftType::Two => self.point_floats(),
+        }
+    }
+
+    fn point_floats(&self) -> usize {
+        self.desc.batch * self.points.len * 2
+    }
+
+    fn mode_floats(&self) -> usize {
+        self.desc.batch * self.desc.modes.iter().product::<usize>() * 2
+    }
+
+    /// Runs the transform from `input` into `output` (f32 buffers of
+    /// [`Self::input_floats`] and [`Self::output_floats`] values).
+    pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), NufftError> {
+        for (h, floats, what) in [
+            (input, self.input_floats(), "input"),
+            (output, self.output_floats(), "output"),
+        ] {
+            if (h.size_in_used() as usize) < floats * 4 {
+                return Err(NufftError::Invalid(format!(
+                    "the {what} holds {} bytes, the plan needs {floats} f32 values",
+                    h.size_in_used()
+                )));
+            }
+        }
+        let (client, batch) = (&self.client, self.desc.batch);
+        let grid_floats = batch * self.layout.grid.iter().product::<usize>() * 2;
+        let grid = client.empty(grid_floats * 4);
+        let modes = client.empty(self.mode_floats() * 4);
+        let spreader = self.layout.spreader;
+        let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
+        match self.desc.kind {
+            NufftType::One => {
+                spread(
+                    client,
+                    &self.points,
+                    input,
+                    &grid,
+                    batch,
+                    &self.layout.grid,
+                    spreader.width,
+                    spreader.beta,
+                );
+                self.fft.execute(&grid, &modes).map_err(fft_error)?;
+                deconvolve(client, &modes, &self.factors, output, batch, &self.desc.modes);
+            }
+            NufftType::Two => {
+                deconvolve(client, input, &self.factors, &modes, batch, &self.desc.modes);
+                self.fft.execute(&modes, &grid).map_err(fft_error)?;
+                interpolate(
+                    client,
+                    &self.points,
+                    &grid,
+                    output,
+                    batch,
+                    &self.layout.grid,
+                    spreader.width,
+                    spreader.beta,
+                );
+            }
+        }
+        Ok(())
+    }
+}

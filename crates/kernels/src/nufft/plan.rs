@@ -1,0 +1,332 @@
+//! What a non-uniform FFT computes ([`NufftDesc`]) and how (the [`Layout`]:
+//! spreading kernel, fine grid, FFT), as plain data that tests check without
+//! a device.
+
+use super::spreader::Spreader;
+use crate::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
+
+/// FINUFFT's transform types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NufftType {
+    /// Non-uniform points to uniform modes: `f_k = Σ_j c_j e^{±i k·x_j}`.
+    One,
+    /// Uniform modes to non-uniform points: `c_j = Σ_k f_k e^{±i k·x_j}`.
+    Two,
+}
+
+impl NufftType {
+    /// FINUFFT's default sign of the exponent: +1 for type 1, −1 for type 2
+    /// (each the other's adjoint).
+    pub fn default_isign(self) -> i32 {
+        match self {
+            NufftType::One => 1,
+            NufftType::Two => -1,
+        }
+    }
+}
+
+/// Tolerances a plan accepts: below 1e-6 f32 round-off dominates.
+pub const TOLERANCE_RANGE: (f64, f64) = (1e-6, 1e-1);
+
+/// One non-uniform FFT: `batch` vectors over the same points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NufftDesc {
+    pub kind: NufftType,
+    /// Modes per dimension (1 to 3 dimensions), FINUFFT's `N1, N2, N3`.
+    pub modes: Vec<usize>,
+    /// Relative tolerance, in [`TOLERANCE_RANGE`].
+    pub eps: f64,
+    /// The exponent's sign, +1 or −1.
+    pub isign: i32,
+    /// Fine grid size over modes: 2 or 1.25.
+    pub upsampling: f64,
+    /// Mode order: `Shifted` is FINUFFT's default (−N/2 … N/2−1 on every
+    /// dimension, `modeord = 0`), `Fft` its `modeord = 1` (0 … N/2−1, −N/2 … −1).
+    pub mode_order: ModeOrder,
+    /// Vectors transformed together.
+    pub batch: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NufftError {
+    Invalid(String),
+    Fft(String),
+}
+
+impl std::fmt::Display for NufftError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NufftError::Invalid(m) => write!(f, "invalid NUFFT request: {m}"),
+            NufftError::Fft(m) => write!(f, "NUFFT's FFT: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for NufftError {}
+
+impl NufftDesc {
+    /// A transform with FINUFFT's defaults: its sign, upsampling 2, modes
+    /// −N/2 … N/2−1, one vector.
+    pub fn new(kind: NufftType, modes: &[usize], eps: f64) -> Self {
+        NufftDesc {
+            kind,
+            modes: modes.to_vec(),
+            eps,
+            isign: kind.default_isign(),
+            upsampling: 2.0,
+            mode_order: ModeOrder::Shifted,
+            batch: 1,
+        }
+    }
+
+    pub fn isign(mut self, isign: i32) -> Self {
+        self.isign = isign;
+        self
+    }
+
+    pub fn upsampling(mut self, sigma: f64) -> Self {
+        self.upsampling = sigma;
+        self
+    }
+
+    pub fn mode_order(mut self, order: ModeOrder) -> Self {
+        self.mode_order = order;
+        self
+    }
+
+    pub fn batch(mut self, batch: usize) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    pub fn dims(&self) -> usize {
+        self.modes.len()
+    }
+
+    /// Checks the request and chooses kernel, fine grid and FFT.
+    pub fn layout(&self) -> Result<Layout, NufftError> {
+        let invalid = |m: String| Err(NufftError::Invalid(m));
+        if !(1..=3).contains(&self.dims()) {
+            return invalid(format!("{} dimensions given; 1, 2 or 3 are supported", self.dims()));
+        }
+        if self.modes.contains(&0) {
+            return invalid(format!("modes {:?} include an empty dimension", self.modes));
+        }
+        let (lo, hi) = TOLERANCE_RANGE;
+        if !(self.eps >= lo && self.eps <= hi) {
+            return invalid(format!("tolerance {} outside [{lo:e}, {hi:e}]", self.eps));
+        }
+        if self.isign != 1 && self.isign != -1 {
+            return invalid(format!("isign {} is neither +1 nor -1", self.isign));
+        }
+        if self.upsampling != 2.0 && self.upsampling != 1.25 {
+            return invalid(format!("upsampling {} (2 or 1.25 are supported)", self.upsampling));
+        }
+        if self.batch == 0 {
+            return invalid("a batch of no vectors".into());
+        }
+        if self.mode_order == ModeOrder::ShiftedOddLower {
+            return invalid("mode order: Shifted or Fft".into());
+        }
+        let spreader = Spreader::for_tolerance(self.eps, self.upsampling, self.dims());
+        let grid: Vec<usize> = self
+            .modes
+            .iter()
+            .map(|&m| fine_grid_len(m, self.upsampling, spreader.width))
+            .collect();
+        let correction = self
+            .modes
+            .iter()
+            .zip(&grid)
+            .map(|(&m, &n)| {
+                let fourier = spreader.fourier(n, m / 2 + 1);
+                // Mode k (signed) of the stored order, 1/φ̂(|k|).
+                (0..m)
+                    .map(|i| 1.0 / fourier[signed_mode(i, m, self.mode_order).unsigned_abs() as usize])
+                    .collect()
+            })
+            .collect();
+        Ok(Layout {
+            spreader,
+            grid,
+            correction,
+            negate_points: self.negate_points(),
+        })
+    }
+
+    /// The FFT of this transform's fine grid, `[batch, n…]` complex: forward
+    /// and truncated to the modes for type 1, inverse from the modes for type 2,
+    /// unscaled either way.
+    pub fn fft(&self, layout: &Layout) -> FftDesc {
+        let dims = self.dims();
+        let axes: Vec<isize> = (1..=dims as isize).collect();
+        let (shape, direction, norm) = match self.kind {
+            NufftType::One => (&layout.grid, Direction::Forward, Norm::Backward),
+            NufftType::Two => (&self.modes, Direction::Inverse, Norm::Forward),
+        };
+        let shape: Vec<usize> = std::iter::once(self.batch).chain(shape.iter().copied()).collect();
+        let desc = FftDesc::new(&shape, &axes, FftKind::C2C, direction)
+            .modes(&self.modes)
+            .mode_order(self.mode_order)
+            .norm(norm);
+        match self.kind {
+            NufftType::One => desc,
+            NufftType::Two => desc.lengths(&layout.grid),
+        }
+    }
+
+    /// The forward FFT's sign is −1: type 1 with +1 and type 2 with −1 run at
+    /// the points' mirror images, `e^{+ikx} = e^{−ik(−x)}`.
+    fn negate_points(&self) -> bool {
+        match self.kind {
+            NufftType::One => self.isign == 1,
+            NufftType::Two => self.isign == -1,
+        }
+    }
+}
+
+/// How a transform runs: everything the device needs besides the points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub spreader: Spreader,
+    /// Fine grid cells per dimension.
+    pub grid: Vec<usize>,
+    /// Per dimension, the deconvolution factor `1/φ̂(k)` of each stored mode.
+    pub correction: Vec<Vec<f64>>,
+    /// Whether the points are spread at `−x` (see [`NufftDesc::fft`]).
+    pub negate_points: bool,
+}
+
+/// The signed frequency of stored mode `i` of `m` in `order`.
+pub fn signed_mode(i: usize, m: usize, order: ModeOrder) -> i64 {
+    let (i, m) = (i as i64, m as i64);
+    match order {
+        ModeOrder::Fft => {
+            if i < m - m / 2 {
+                i
+            } else {
+                i - m
+            }
+        }
+        _ => i - m / 2,
+    }
+}
+
+/// FINUFFT's fine grid: `σ·m` cells, at least `2w`, rounded up to an even
+/// 2-3-5-smooth length (fast for the FFT).
+pub fn fine_grid_len(modes: usize, sigma: f64, width: usize) -> usize {
+    let least = ((sigma * modes as f64).ceil() as usize).max(2 * width);
+    (least..)
+        .find(|&n| n % 2 == 0 && smooth(n))
+        .expect("2-3-5-smooth lengths are unbounded")
+}
+
+fn smooth(mut n: usize) -> bool {
+    for p in [2, 3, 5] {
+        while n.is_multiple_of(p) {
+            n /= p;
+        }
+    }
+    n == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fine_grids_are_even_smooth_and_wide_enough() {
+        assert_eq!(fine_grid_len(100, 2.0, 7), 200);
+        assert_eq!(fine_grid_len(33, 2.0, 7), 72);
+        assert_eq!(fine_grid_len(3, 2.0, 7), 16);
+        assert_eq!(fine_grid_len(100, 1.25, 10), 128);
+        assert_eq!(fine_grid_len(97, 2.0, 4), 200);
+    }
+
+    #[test]
+    fn layouts_follow_the_request() {
+        let desc = NufftDesc::new(NufftType::One, &[32, 17], 1e-5).batch(3);
+        let layout = desc.layout().unwrap();
+        assert_eq!(layout.spreader.width, 7);
+        assert_eq!(layout.grid, vec![64, 36]);
+        assert!(layout.negate_points, "type 1's default +1 runs on mirrored points");
+        assert_eq!(layout.correction[1].len(), 17);
+        // The correction is even in k: modes −8 and 8 of 17 (shifted order) agree.
+        assert_eq!(layout.correction[1][0], layout.correction[1][16]);
+        // and smallest at k = 0 (φ̂ peaks there).
+        let min = layout.correction[0].iter().cloned().fold(f64::MAX, f64::min);
+        assert_eq!(min, layout.correction[0][16]);
+        let fft = desc.fft(&layout);
+        assert_eq!(fft.shape, vec![3, 64, 36]);
+        assert_eq!(fft.modes, Some(vec![32, 17]));
+        assert_eq!(fft.direction, Direction::Forward);
+
+        let two = NufftDesc::new(NufftType::Two, &[40], 1e-3);
+        let layout = two.layout().unwrap();
+        assert!(layout.negate_points);
+        let fft = two.fft(&layout);
+        assert_eq!(
+            (fft.shape, fft.lengths, fft.norm),
+            (vec![1, 40], Some(vec![80]), Norm::Forward)
+        );
+        assert!(!two.isign(1).layout().unwrap().negate_points);
+    }
+
+    #[test]
+    fn bad_requests_are_refused() {
+        let ok = NufftDesc::new(NufftType::One, &[8, 8], 1e-4);
+        for (desc, why) in [
+            (
+                NufftDesc {
+                    modes: vec![],
+                    ..ok.clone()
+                },
+                "dimensions",
+            ),
+            (
+                NufftDesc {
+                    modes: vec![2; 4],
+                    ..ok.clone()
+                },
+                "dimensions",
+            ),
+            (
+                NufftDesc {
+                    modes: vec![8, 0],
+                    ..ok.clone()
+                },
+                "empty",
+            ),
+            (
+                NufftDesc {
+                    eps: 1e-9,
+                    ..ok.clone()
+                },
+                "tolerance",
+            ),
+            (
+                NufftDesc {
+                    eps: f64::NAN,
+                    ..ok.clone()
+                },
+                "tolerance",
+            ),
+            (ok.clone().isign(0), "isign"),
+            (ok.clone().upsampling(1.5), "upsampling"),
+            (ok.clone().batch(0), "batch"),
+        ] {
+            let err = desc.layout().unwrap_err().to_string();
+            assert!(err.contains(why), "{err} lacks {why}");
+        }
+    }
+
+    #[test]
+    fn signed_modes_in_both_orders() {
+        let shifted: Vec<i64> = (0..5).map(|i| signed_mode(i, 5, ModeOrder::Shifted)).collect();
+        assert_eq!(shifted, vec![-2, -1, 0, 1, 2]);
+        let fft: Vec<i64> = (0..4).map(|i| signed_mode(i, 4, ModeOrder::Fft)).collect();
+        assert_eq!(fft, vec![0, 1, -2, -1]);
+        let shifted: Vec<i64> = (0..4).map(|i| signed_mode(i, 4, ModeOrder::Shifted)).collect();
+        assert_eq!(shifted, vec![-2, -1, 0, 1]);
+    }
+}

@@ -1,0 +1,189 @@
+//! Type 1's spreading, gathered: one thread per fine-grid cell (and vector)
+//! sums the kernel-weighted values of every point whose kernel covers it.
+//! Sorted by start cell ([`SortedPoints`]), those points lie in `w^(d−1)`
+//! rows of start cells, each a contiguous range (two where the row wraps):
+//! no atomics, the same sum order every run, `O(M·w^d)` work as scattering
+//! takes. (cuFINUFFT scatters with shared-memory atomics instead; WGSL has no
+//! float atomics.) Design: docs/nufft.md.
+
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+
+use super::points::SortedPoints;
+
+const THREADS: usize = 256;
+
+/// The ES kernel `exp(β(√(1 − z²) − 1))` at `z ∈ [−1, 1]`.
+#[cube]
+pub(super) fn es_kernel(z: f32, beta: f32) -> f32 {
+    f32::exp(beta * (f32::sqrt(f32::max(1.0 - z * z, 0.0)) - 1.0))
+}
+
+/// The weights of the kernel along the slower dimensions of a point whose
+/// kernel starts `ay`, `az` cells before the cell.
+#[cube]
+pub(super) fn slow_weight(
+    offset: &Array<f32>,
+    p: usize,
+    ay: usize,
+    az: usize,
+    scale: f32,
+    beta: f32,
+    #[comptime] dims: usize,
+) -> f32 {
+    let mut weight = 1.0f32;
+    if comptime![dims >= 2] {
+        weight *= es_kernel((f32::cast_from(ay) + offset[p * dims + dims - 2]) * scale, beta);
+    }
+    if comptime![dims == 3] {
+        weight *= es_kernel((f32::cast_from(az) + offset[p * dims]) * scale, beta);
+    }
+    weight
+}
+
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn spread_kernel(
+    values: &Array<f32>,
+    order: &Array<u32>,
+    start: &Array<u32>,
+    offset: &Array<f32>,
+    first: &Array<u32>,
+    grid: &mut Array<f32>,
+    points: usize,
+    nz: usize,
+    ny: usize,
+    nx: usize,
+    beta: f32,
+    #[comptime] width: usize,
+    #[comptime] dims: usize,
+) {
+    let cells = nz * ny * nx;
+    let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    if pos < grid.len() / 2 {
+        let b = pos / cells;
+        let c = pos % cells;
+        let ix = c % nx;
+        let iy = (c / nx) % ny;
+        let iz = c / (nx * ny);
+        let scale = 2.0f32 / f32::cast_from(width);
+        let wy = comptime![if dims >= 2 { width } else { 1 }];
+        let wz = comptime![if dims == 3 { width } else { 1 }];
+        let mut re = 0.0f32;
+        let mut im = 0.0f32;
+        for az in 0..wz {
+            let sz = (iz + nz - az) % nz;
+            for ay in 0..wy {
+                let row = (sz * ny + (iy + ny - ay) % ny) * nx;
+                // Start cells ix − w + 1 ..= ix along x: one range, or two where it wraps.
+                let wraps = ix + 1 < width;
+                let mut ranges = 1usize;
+                if wraps {
+                    ranges = 2;
+                }
+                for part in 0..ranges {
+                    let mut lo = row;
+                    let mut hi = row + ix + 1;
+                    if !wraps {
+                        lo = row + ix + 1 - width;
+                    } else if part == 1 {
+                        lo = row + nx + ix + 1 - width;
+                        hi = row + nx;
+                    }
+                    for p in first[lo] as usize..first[hi] as usize {
+                        let ax = (ix + nx - start[p] as usize % nx) % nx;
+                        let weight = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta)
+                            * slow_weight(offset, p, ay, az, scale, beta, dims);
+                        let v = (b * points + order[p] as usize) * 2;
+                        re += weight * values[v];
+                        im += weight * values[v + 1];
+                    }
+                }
+            }
+        }
+        grid[pos * 2] = re;
+        grid[pos * 2 + 1] = im;
+    }
+}
+
+/// The sorted points' device copies, shared by spreading and interpolation.
+pub(super) struct PointBuffers {
+    pub order: Handle,
+    pub start: Handle,
+    pub offset: Handle,
+    pub first: Handle,
+    pub len: usize,
+}
+
+impl PointBuffers {
+    pub fn upload<R: Runtime>(client: &ComputeClient<R>, sorted: &SortedPoints) -> Self {
+        PointBuffers {
+            order: client.create_from_slice(u32::as_bytes(&sorted.order)),
+            start: client.create_from_slice(u32::as_bytes(&sorted.start)),
+            offset: client.create_from_slice(f32::as_bytes(&sorted.offset)),
+            first: client.create_from_slice(u32::as_bytes(&sorted.first)),
+            len: sorted.len(),
+        }
+    }
+}
+
+/// The fine grid's `[z, y, x]` extents, slower dimensions 1 where absent.
+pub(super) fn grid_zyx(grid: &[usize]) -> [usize; 3] {
+    let mut zyx = [1; 3];
+    zyx[3 - grid.len()..].copy_from_slice(grid);
+    zyx
+}
+
+pub(super) fn cube_count(threads: usize) -> CubeCount {
+    const MAX_X: usize = 65535;
+    let cubes = threads.div_ceil(THREADS);
+    if cubes <= MAX_X {
+        CubeCount::Static(cubes as u32, 1, 1)
+    } else {
+        CubeCount::Static(MAX_X as u32, cubes.div_ceil(MAX_X) as u32, 1)
+    }
+}
+
+pub(super) fn cube_dim() -> CubeDim {
+    CubeDim::new_1d(THREADS as u32)
+}
+
+/// Spreads `batch` vectors of the points' complex `values` (`[batch, M]`,
+/// input order) onto `grid` (`[batch, cells]` complex).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn spread<R: Runtime>(
+    client: &ComputeClient<R>,
+    points: &PointBuffers,
+    values: &Handle,
+    grid: &Handle,
+    batch: usize,
+    shape: &[usize],
+    width: usize,
+    beta: f64,
+) {
+    let [nz, ny, nx] = grid_zyx(shape);
+    let floats = batch * nz * ny * nx * 2;
+    let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
+    // SAFETY: every index stays within the arrays: cells below `grid`'s
+    // length, point ranges within `first`'s, values below `batch·M`.
+    unsafe {
+        spread_kernel::launch_unchecked::<R>(
+            client,
+            cube_count(floats / 2),
+            cube_dim(),
+            arr(values, batch * points.len * 2),
+            arr(&points.order, points.len),
+            arr(&points.start, points.len),
+            arr(&points.offset, points.len * shape.len()),
+            arr(&points.first, nz * ny * nx + 1),
+            arr(grid, floats),
+            points.len,
+            nz,
+            ny,
+            nx,
+            beta as f32,
+            width,
+            shape.len(),
+        );
+    }
+}
