@@ -67,6 +67,7 @@ impl FusedAdamW {
         grad: Tensor<B, D>,
         state: Option<AdamWState<B, D>>,
         pairs: bool,
+        grad_scale: f32,
     ) -> (Tensor<B, D>, AdamWState<B, D>) {
         let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
         let step = AdamWStep {
@@ -77,6 +78,7 @@ impl FusedAdamW {
             weight_decay: self.weight_decay,
             time,
             pairs,
+            grad_scale,
         };
         let moments = state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2)));
         let [p, m, v] = B::adamw_step(primitive(tensor), primitive(grad), moments, &step)
@@ -100,7 +102,7 @@ impl<B: PointwiseBackend> SimpleOptimizer<B> for FusedAdamW {
         grad: Tensor<B, D>,
         state: Option<Self::State<D>>,
     ) -> (Tensor<B, D>, Option<Self::State<D>>) {
-        let (p, state) = self.step_param(lr, tensor, grad, state, false);
+        let (p, state) = self.step_param(lr, tensor, grad, state, false, 1.0);
         (p, Some(state))
     }
 
@@ -220,10 +222,11 @@ where
             return Param::from_mapped_value(id, tensor, mapper);
         };
         let device = grad.device();
-        let grad = if self.unscale == 1.0 { grad } else { grad * self.unscale };
-        let grad = match self.clipping {
-            Some(clipping) => clipping.clip_gradient(grad),
-            None => grad,
+        // Clipping sees the unscaled gradient; without it the step kernel unscales.
+        let (grad, grad_scale) = match self.clipping {
+            Some(clipping) if self.unscale != 1.0 => (clipping.clip_gradient(grad * self.unscale), 1.0),
+            Some(clipping) => (clipping.clip_gradient(grad), 1.0),
+            None => (grad, self.unscale),
         };
         let requires_grad = tensor.is_require_grad();
         let state = self.records.remove(&id).map(|r: AdaptorRecord<FusedAdamW, B>| {
@@ -232,7 +235,7 @@ where
         let inner = tensor.inner().to_device(&device);
         let (value, state) = self
             .optim
-            .step_param(self.lr, inner, grad, state, self.complex.contains(&id));
+            .step_param(self.lr, inner, grad, state, self.complex.contains(&id), grad_scale);
         self.records.insert(id, AdaptorRecord::from_state(state));
         let mut value = Tensor::from_inner(value);
         if requires_grad {
@@ -291,10 +294,15 @@ impl Default for LossScaler {
     }
 }
 
-/// Whether every gradient of `module`'s parameters in `grads` is finite: one
-/// value read back (the sum of each gradient times zero is NaN exactly where
-/// a gradient holds an inf or a NaN).
-pub fn gradients_finite<B: AutodiffBackend, M: AutodiffModule<B>>(module: &M, grads: &GradientsParams) -> bool {
+/// Zero if every gradient of `module`'s parameters in `grads` is finite, NaN
+/// otherwise (`None` without gradients): the sum of the gradients' sums times
+/// zero, two launches a parameter and no read, so the trainer reads it with
+/// the loss. (A sum that overflows counts as infinite, as it would after the
+/// step.)
+pub fn gradients_poison<B: AutodiffBackend, M: AutodiffModule<B>>(
+    module: &M,
+    grads: &GradientsParams,
+) -> Option<Tensor<B::InnerBackend, 1>> {
     struct Check<'a, B: AutodiffBackend> {
         grads: &'a GradientsParams,
         total: Option<Tensor<B::InnerBackend, 1>>,
@@ -302,17 +310,21 @@ pub fn gradients_finite<B: AutodiffBackend, M: AutodiffModule<B>>(module: &M, gr
     impl<B: AutodiffBackend> burn::module::ModuleVisitor<B> for Check<'_, B> {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
             if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
-                let poisoned = (g * 0.0).sum();
+                let sum = g.sum();
                 self.total = Some(match self.total.take() {
-                    Some(t) => t + poisoned,
-                    None => poisoned,
+                    Some(t) => t + sum,
+                    None => sum,
                 });
             }
         }
     }
     let mut check = Check::<B> { grads, total: None };
     module.visit(&mut check);
-    check
-        .total
-        .is_none_or(|t| t.into_scalar().elem::<f32>().is_finite())
+    check.total.map(|t| t * 0.0)
+}
+
+/// Whether every gradient of `module`'s parameters in `grads` is finite (one
+/// value read back; see [`gradients_poison`]).
+pub fn gradients_finite<B: AutodiffBackend, M: AutodiffModule<B>>(module: &M, grads: &GradientsParams) -> bool {
+    gradients_poison(module, grads).is_none_or(|t| t.into_scalar().elem::<f32>().is_finite())
 }

@@ -21,7 +21,7 @@ use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, Test
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
 use crate::loss::Loss;
-use crate::optim::{gradients_finite, FusedAdamW, LossScaler};
+use crate::optim::{gradients_poison, FusedAdamW, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
@@ -235,7 +235,9 @@ where
                     None => loss.clone(),
                 };
                 let grads = GradientsParams::from_grads(scaled.backward(), &model);
-                let value = scalar(loss.inner());
+                // The loss scaler's finiteness check travels with the loss: one read a step.
+                let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
+                let (value, finite) = loss_and_finiteness(loss.inner(), poison);
                 if !value.is_finite() {
                     return Err(TrainError::Diverged(format!(
                         "loss {value} at epoch {} batch {}",
@@ -246,7 +248,7 @@ where
                 let apply = match &mut scaler {
                     Some(scaler) => {
                         optimizer.set_loss_scale(scaler.scale());
-                        scaler.update(gradients_finite(&model, &grads))
+                        scaler.update(finite)
                     }
                     None => true,
                 };
@@ -385,6 +387,17 @@ fn shuffled(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
         order.swap(i, j.min(i));
     }
     order
+}
+
+/// The loss's value and whether `poison` (see [`gradients_poison`]) is finite, in one read.
+fn loss_and_finiteness<B: Backend>(loss: Tensor<B, 1>, poison: Option<Tensor<B, 1>>) -> (f64, bool) {
+    let Some(poison) = poison else {
+        return (scalar(loss), true);
+    };
+    let dtype = loss.dtype();
+    let values = Tensor::cat(vec![loss, poison.cast(dtype)], 0).into_data().convert::<f64>();
+    let values = values.to_vec::<f64>().expect("two scalars");
+    (values[0], values[1].is_finite())
 }
 
 fn scalar<B: Backend>(t: Tensor<B, 1>) -> f64 {

@@ -104,6 +104,7 @@ fn reference(pairs: bool) -> Vec<Vec<f64>> {
                 weight_decay: DECAY,
                 time: step + 1,
                 pairs: pairs && k == 2,
+                grad_scale: 1.0,
             };
             let m = moments[k].as_ref().map(|(m, v)| (&m[..], &v[..]));
             let (p, m, v) = adamw_cpu(&adam, &params[k], g, m);

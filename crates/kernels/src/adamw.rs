@@ -24,6 +24,8 @@ pub struct AdamWStep {
     pub time: usize,
     /// The values are complex, (re, im) pairs: each pair shares its second moment.
     pub pairs: bool,
+    /// The gradient is multiplied by this first (a loss scale's inverse; 1 otherwise).
+    pub grad_scale: f32,
 }
 
 impl AdamWStep {
@@ -55,14 +57,15 @@ fn adamw_kernel<F: Float + CubeElement>(
     beta_2: F,
     epsilon: F,
     decay: F,
+    grad_scale: F,
     #[comptime] first: bool,
     #[comptime] pairs: bool,
 ) {
     let i = ABSOLUTE_POS;
     if i < param.len() {
-        let g = grad[i];
+        let g = grad[i] * grad_scale;
         let g2 = if comptime![pairs] {
-            let other = grad[i ^ 1];
+            let other = grad[i ^ 1] * grad_scale;
             g * g + other * other
         } else {
             g * g
@@ -119,6 +122,7 @@ pub fn adamw<R: Runtime>(
             step.beta_2,
             step.epsilon,
             step.decay() as f32,
+            step.grad_scale,
             moments.is_none(),
             step.pairs,
         );
@@ -134,9 +138,12 @@ pub fn adamw_cpu(
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (b1, b2) = (step.beta_1 as f64, step.beta_2 as f64);
     let (mut p, mut m, mut v) = (Vec::new(), Vec::new(), Vec::new());
+    let scale = step.grad_scale as f64;
     for (i, &g) in grad.iter().enumerate() {
+        let g = g * scale;
         let g2 = if step.pairs {
-            g * g + grad[i ^ 1] * grad[i ^ 1]
+            let other = grad[i ^ 1] * scale;
+            g * g + other * other
         } else {
             g * g
         };

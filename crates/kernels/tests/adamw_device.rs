@@ -1,6 +1,7 @@
 //! The AdamW kernel on wgpu (lavapipe in CI) against its f64 oracle: a first
 //! step (no moments yet) and a later one, with weight decay, of real values
-//! and of complex pairs (whose second moments agree within each pair).
+//! and of complex pairs (whose second moments agree within each pair), the
+//! later one of a gradient still carrying a loss scale.
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
@@ -26,6 +27,8 @@ fn adamw_steps_match_the_oracle() {
             weight_decay: 1e-2,
             time,
             pairs,
+            // A loss scale's inverse on the later steps: applied first.
+            grad_scale: if with_moments { 1.0 / 1024.0 } else { 1.0 },
         };
         let upload = |x: &[f32]| client.create_from_slice(f32::as_bytes(x));
         let (hp, hg, hm, hv) = (upload(&p), upload(&g), upload(&m), upload(&v));

@@ -143,7 +143,7 @@ fn adamw_by_ops<B: Backend>(
     step: &AdamWStep,
 ) -> [FloatTensor<B>; 3] {
     let shape = param.shape();
-    let (p, g) = (flat::<B>(param), flat::<B>(grad));
+    let (p, g) = (flat::<B>(param), flat::<B>(grad).mul_scalar(step.grad_scale));
     let (f1, f2) = (1.0 - step.beta_1, 1.0 - step.beta_2);
     let g2 = if step.pairs {
         // |g|² of each (re, im) pair, on both of its parts.

@@ -413,6 +413,7 @@ fn adamw_step_matches_f64() {
             weight_decay: 1e-4,
             time,
             pairs,
+            grad_scale: if moments.is_some() { 1.0 / 1024.0 } else { 1.0 },
         };
         let got = run::<Wgpu>(&p, &g, moments, &step);
         let want = run::<Exact>(&p, &g, moments, &step);
