@@ -161,6 +161,29 @@ fn every_point_in_one_cell() {
 }
 
 #[test]
+fn one_plan_runs_any_batch() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let seed = fresh_seed();
+    let desc = NufftDesc::new(NufftType::Two, &[12, 10], 1e-4);
+    let x = points(200, 2, Spread::Uniform, seed);
+    let plan = desc.on_device(&client, &x).unwrap();
+    for batch in [3, 1, 3] {
+        let f = complex(batch * 120, seed + batch as u64);
+        let want = flat(&nufft_direct(&NufftDesc { batch, ..desc.clone() }, &x, &f));
+        let input: Vec<f32> = flat(&f).iter().map(|&v| v as f32).collect();
+        let input = client.create_from_slice(f32::as_bytes(&input));
+        let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; batch * 200 * 2]));
+        plan.execute_batch(batch, &input, &output).unwrap();
+        let got: Vec<f64> = f32::from_bytes(&client.read_one(output).unwrap())
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        let e = relative_l2(&got, &want);
+        assert!(e <= 3e-4, "batch {batch}: error {e:e} (seed {seed})");
+    }
+}
+
+#[test]
 fn buffers_that_are_too_small_are_refused() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let plan = NufftDesc::new(NufftType::One, &[16], 1e-3)

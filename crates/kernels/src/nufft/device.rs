@@ -2,6 +2,9 @@
 //! lowered once; each execution spreads, transforms and deconvolves (type 1)
 //! or deconvolves, transforms and interpolates (type 2).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
@@ -20,7 +23,8 @@ pub struct DeviceNufft<R: Runtime> {
     points: PointBuffers,
     /// Per dimension `1/φ̂(k)` of each stored mode, concatenated.
     factors: Handle,
-    fft: DeviceFft<R>,
+    /// The fine grid's FFT by batch size, lowered on first use.
+    ffts: Mutex<HashMap<usize, DeviceFft<R>>>,
 }
 
 impl NufftDesc {
@@ -33,18 +37,18 @@ impl NufftDesc {
     ) -> Result<DeviceNufft<R>, NufftError> {
         let layout = self.layout()?;
         let sorted = SortedPoints::new(points, &layout)?;
-        let fft = FftPlan::new(self.fft(&layout))
-            .and_then(|plan| plan.on_device(client))
-            .map_err(|e| NufftError::Fft(e.to_string()))?;
         let factors: Vec<f32> = layout.correction.iter().flatten().map(|&f| f as f32).collect();
-        Ok(DeviceNufft {
+        let plan = DeviceNufft {
             client: client.clone(),
             desc: self.clone(),
             points: PointBuffers::upload(client, &sorted),
             factors: client.create_from_slice(f32::as_bytes(&factors)),
             layout,
-            fft,
-        })
+            ffts: Mutex::new(HashMap::new()),
+        };
+        // The FFT of the planned batch now, so that a plan that cannot run fails here.
+        plan.with_fft(self.batch, |_| Ok(()))?;
+        Ok(plan)
     }
 }
 
@@ -64,34 +68,71 @@ impl<R: Runtime> DeviceNufft<R> {
 
     /// f32 values of the input: `[batch, M]` complex (type 1) or `[batch, N…]` complex (type 2).
     pub fn input_floats(&self) -> usize {
-        match self.desc.kind {
-            NufftType::One => self.point_floats(),
-            NufftType::Two => self.mode_floats(),
-        }
+        self.input_floats_of(self.desc.batch)
     }
 
     /// f32 values of the output: `[batch, N…]` complex (type 1) or `[batch, M]` complex (type 2).
     pub fn output_floats(&self) -> usize {
+        self.output_floats_of(self.desc.batch)
+    }
+
+    fn input_floats_of(&self, batch: usize) -> usize {
         match self.desc.kind {
-            NufftType::One => self.mode_floats(),
-            NufftType::Two => self.point_floats(),
+            NufftType::One => self.point_floats(batch),
+            NufftType::Two => self.mode_floats(batch),
         }
     }
 
-    fn point_floats(&self) -> usize {
-        self.desc.batch * self.points.len * 2
+    fn output_floats_of(&self, batch: usize) -> usize {
+        match self.desc.kind {
+            NufftType::One => self.mode_floats(batch),
+            NufftType::Two => self.point_floats(batch),
+        }
     }
 
-    fn mode_floats(&self) -> usize {
-        self.desc.batch * self.desc.modes.iter().product::<usize>() * 2
+    fn point_floats(&self, batch: usize) -> usize {
+        batch * self.points.len * 2
     }
 
-    /// Runs the transform from `input` into `output` (f32 buffers of
-    /// [`Self::input_floats`] and [`Self::output_floats`] values).
+    fn mode_floats(&self, batch: usize) -> usize {
+        batch * self.desc.modes.iter().product::<usize>() * 2
+    }
+
+    /// Runs `f` with the fine grid's FFT of `batch` vectors (lowered on first use).
+    fn with_fft<T>(
+        &self,
+        batch: usize,
+        f: impl FnOnce(&DeviceFft<R>) -> Result<T, NufftError>,
+    ) -> Result<T, NufftError> {
+        let mut ffts = self.ffts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !ffts.contains_key(&batch) {
+            let desc = NufftDesc {
+                batch,
+                ..self.desc.clone()
+            };
+            let fft = FftPlan::new(desc.fft(&self.layout))
+                .and_then(|plan| plan.on_device(&self.client))
+                .map_err(|e| NufftError::Fft(e.to_string()))?;
+            ffts.insert(batch, fft);
+        }
+        f(&ffts[&batch])
+    }
+
+    /// Runs the transform of the planned batch from `input` into `output`
+    /// (f32 buffers of [`Self::input_floats`] and [`Self::output_floats`] values).
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), NufftError> {
+        self.execute_batch(self.desc.batch, input, output)
+    }
+
+    /// Runs the transform of `batch` vectors over the same points (any
+    /// number: the FFT of each batch size is lowered once).
+    pub fn execute_batch(&self, batch: usize, input: &Handle, output: &Handle) -> Result<(), NufftError> {
+        if batch == 0 {
+            return Err(NufftError::Invalid("a batch of no vectors".into()));
+        }
         for (h, floats, what) in [
-            (input, self.input_floats(), "input"),
-            (output, self.output_floats(), "output"),
+            (input, self.input_floats_of(batch), "input"),
+            (output, self.output_floats_of(batch), "output"),
         ] {
             if (h.size_in_used() as usize) < floats * 4 {
                 return Err(NufftError::Invalid(format!(
@@ -100,10 +141,10 @@ impl<R: Runtime> DeviceNufft<R> {
                 )));
             }
         }
-        let (client, batch) = (&self.client, self.desc.batch);
+        let client = &self.client;
         let grid_floats = batch * self.layout.grid.iter().product::<usize>() * 2;
         let grid = client.empty(grid_floats * 4);
-        let modes = client.empty(self.mode_floats() * 4);
+        let modes = client.empty(self.mode_floats(batch) * 4);
         let spreader = self.layout.spreader;
         let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
         match self.desc.kind {
@@ -118,12 +159,12 @@ impl<R: Runtime> DeviceNufft<R> {
                     spreader.width,
                     spreader.beta,
                 );
-                self.fft.execute(&grid, &modes).map_err(fft_error)?;
+                self.with_fft(batch, |fft| fft.execute(&grid, &modes).map_err(fft_error))?;
                 deconvolve(client, &modes, &self.factors, output, batch, &self.desc.modes);
             }
             NufftType::Two => {
                 deconvolve(client, input, &self.factors, &modes, batch, &self.desc.modes);
-                self.fft.execute(&modes, &grid).map_err(fft_error)?;
+                self.with_fft(batch, |fft| fft.execute(&modes, &grid).map_err(fft_error))?;
                 interpolate(
                     client,
                     &self.points,

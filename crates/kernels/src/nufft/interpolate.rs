@@ -35,6 +35,12 @@ fn interpolate_kernel(
         let scale = 2.0f32 / f32::cast_from(width);
         let wy = comptime![if dims >= 2 { width } else { 1 }];
         let wz = comptime![if dims == 3 { width } else { 1 }];
+        // The kernel along x, once a point: w exponentials instead of w^d.
+        let mut along_x = Array::<f32>::new(width);
+        #[unroll]
+        for ax in 0..width {
+            along_x[ax] = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta);
+        }
         let mut re = 0.0f32;
         let mut im = 0.0f32;
         for az in 0..wz {
@@ -42,8 +48,9 @@ fn interpolate_kernel(
             for ay in 0..wy {
                 let row = b * cells + (z * ny + (sy + ay) % ny) * nx;
                 let slow = slow_weight(offset, p, ay, az, scale, beta, dims);
+                #[unroll]
                 for ax in 0..width {
-                    let weight = slow * es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta);
+                    let weight = slow * along_x[ax];
                     let g = (row + (sx + ax) % nx) * 2;
                     re += weight * grid[g];
                     im += weight * grid[g + 1];

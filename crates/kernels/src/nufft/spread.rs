@@ -91,7 +91,11 @@ fn spread_kernel(
                         hi = row + nx;
                     }
                     for p in first[lo] as usize..first[hi] as usize {
-                        let ax = (ix + nx - start[p] as usize % nx) % nx;
+                        // The point starts at x = start − row in this row: no division.
+                        let mut ax = ix + nx + row - start[p] as usize;
+                        if ax >= nx {
+                            ax -= nx;
+                        }
                         let weight = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta)
                             * slow_weight(offset, p, ay, az, scale, beta, dims);
                         let v = (b * points + order[p] as usize) * 2;
