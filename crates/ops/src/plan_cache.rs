@@ -11,15 +11,27 @@ use burn_cubecl::CubeRuntime;
 use cubecl::prelude::ComputeClient;
 use fno_kernels::fft::{DeviceFft, DeviceOptions, FftDesc, FftPlan, Planning};
 use fno_kernels::fused::{FusedSpectralConv, FusedTables};
+use fno_kernels::nufft::{DeviceNufft, NufftDesc, NufftType};
 
 use crate::spec::SpectralError;
 
-/// What is cached: a plan lowered as planned, or the tables of a fused
-/// kernel's two transforms.
+/// What is cached: a plan lowered as planned, the tables of a fused
+/// kernel's two transforms, or a non-uniform FFT over one point cloud.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Lowered {
     Fft(FftDesc, Planning),
     Fused(FftDesc, FftDesc),
+    Nufft(NufftKey),
+}
+
+/// A non-uniform FFT: its points (by cloud id) and request (ε by its bits).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct NufftKey {
+    points: u64,
+    kind: NufftType,
+    modes: Vec<usize>,
+    eps_bits: u64,
+    isign: i32,
 }
 
 static MEASURED: AtomicBool = AtomicBool::new(false);
@@ -98,6 +110,28 @@ pub fn fused_problem<R: CubeRuntime>(
     let problem = FusedSpectralConv::new(&plan(&forward)?, &plan(&inverse)?, weight).map_err(fft_error)?;
     let tables = cached::<R, _>(device, Lowered::Fused(forward, inverse), || Ok(problem.tables(client)))?;
     Ok((problem, tables))
+}
+
+/// The plan of `desc` over the point cloud `points_id` (coordinates
+/// `points`) on `device`, its points sorted and uploaded on first use.
+pub(crate) fn device_nufft<R: CubeRuntime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    desc: &NufftDesc,
+    points_id: u64,
+    points: &[f64],
+) -> Result<Arc<DeviceNufft<R>>, SpectralError> {
+    let key = NufftKey {
+        points: points_id,
+        kind: desc.kind,
+        modes: desc.modes.clone(),
+        eps_bits: desc.eps.to_bits(),
+        isign: desc.isign,
+    };
+    cached::<R, _>(device, Lowered::Nufft(key), || {
+        desc.on_device(client, points)
+            .map_err(|e| SpectralError::Unsupported(e.to_string()))
+    })
 }
 
 #[cfg(all(test, feature = "wgpu"))]

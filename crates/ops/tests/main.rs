@@ -5,6 +5,7 @@ mod common;
 mod device_memory;
 mod kernel_paths;
 mod neuralop_fixture;
+mod nonuniform;
 mod pointwise;
 mod precise_matmul;
 mod reference;

@@ -1,0 +1,268 @@
+//! Non-uniform FFTs as differentiable Burn ops ([`nufft`]) and the spectral
+//! convolution of values at arbitrary points built of them
+//! ([`nonuniform_spectral_conv`]): values at points → type 1 → a complex
+//! weight per mode and channel pair → type 2 at the same or other points.
+//!
+//! Both transforms are linear, and the adjoint of one is the other with the
+//! opposite sign at the same points, so each op's backward is the other op
+//! (complex values as trailing (re, im) pairs: the pairs' transpose is the
+//! complex adjoint). On `CubeBackend` the transforms run
+//! [`fno_kernels::nufft`]'s kernels (plans cached per point cloud and
+//! device); elsewhere the same algorithm in f64 on the host.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops};
+use burn::backend::autodiff::Autodiff;
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use burn_cubecl::element::BoolElement;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
+use fno_kernels::nufft::{NufftDesc, NufftError, NufftType};
+
+use crate::graph::record;
+use crate::kernel_path::{cast_to, empty};
+use crate::plan_cache::device_nufft;
+
+/// Points in `d` dimensions (radians; any finite values, taken modulo 2π),
+/// shared by the ops that read or write values there. Cheap to clone; plans
+/// are cached per cloud.
+#[derive(Clone, Debug)]
+pub struct PointCloud(Arc<Cloud>);
+
+#[derive(Debug)]
+struct Cloud {
+    id: u64,
+    dims: usize,
+    coords: Vec<f64>,
+}
+
+impl PointCloud {
+    /// `coords` `[M, dims]` row-major.
+    pub fn new(coords: Vec<f64>, dims: usize) -> Result<Self, NufftError> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        if !(1..=3).contains(&dims) || coords.is_empty() || !coords.len().is_multiple_of(dims) {
+            return Err(NufftError::Invalid(format!(
+                "{} coordinates do not make points of {dims} dimensions (1 to 3)",
+                coords.len()
+            )));
+        }
+        if let Some(x) = coords.iter().find(|x| !x.is_finite()) {
+            return Err(NufftError::Invalid(format!(
+                "a point has a non-finite coordinate ({x})"
+            )));
+        }
+        Ok(PointCloud(Arc::new(Cloud {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            dims,
+            coords,
+        })))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.coords.len() / self.0.dims
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn dims(&self) -> usize {
+        self.0.dims
+    }
+
+    pub fn coords(&self) -> &[f64] {
+        &self.0.coords
+    }
+}
+
+/// One transform over a point cloud.
+#[derive(Clone, Debug)]
+pub struct NufftOp {
+    pub points: PointCloud,
+    pub kind: NufftType,
+    pub modes: Vec<usize>,
+    pub eps: f64,
+    pub isign: i32,
+}
+
+impl NufftOp {
+    /// The transform's adjoint: the other type, the opposite sign, the same points.
+    pub fn adjoint(&self) -> NufftOp {
+        NufftOp {
+            kind: match self.kind {
+                NufftType::One => NufftType::Two,
+                NufftType::Two => NufftType::One,
+            },
+            isign: -self.isign,
+            ..self.clone()
+        }
+    }
+
+    fn desc(&self, batch: usize) -> NufftDesc {
+        NufftDesc::new(self.kind, &self.modes, self.eps)
+            .isign(self.isign)
+            .batch(batch)
+    }
+
+    /// The values one vector holds at the input and at the output (modes flattened).
+    fn extents(&self) -> (usize, usize) {
+        let (points, modes) = (self.points.len(), self.modes.iter().product());
+        match self.kind {
+            NufftType::One => (points, modes),
+            NufftType::Two => (modes, points),
+        }
+    }
+}
+
+/// Backends that run [`nufft`]. The default runs the f64 algorithm on the
+/// host (CPU backends); `CubeBackend` runs the kernels.
+pub trait NufftBackend: Backend {
+    /// `x`: `[batch, input, 2]` complex pairs (`input` the points for type
+    /// 1, the modes flattened row-major for type 2); returns `[batch, output, 2]`.
+    fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
+        let (batch, dtype) = (x.shape()[0], x.dtype());
+        let device = Self::float_device(&x);
+        let data = Self::float_into_data(x);
+        let data = burn::tensor::try_read_sync(data)
+            .expect("a CPU backend's data are readable at once")
+            .expect("reading a tensor's data");
+        let input: Vec<f64> = data.convert::<f64>().to_vec().expect("f64 values");
+        let out = op
+            .desc(batch)
+            .execute_cpu(op.points.coords(), &input)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (_, output) = op.extents();
+        let out = TensorData::new(out, [batch, output, 2]).convert_dtype(dtype);
+        Self::float_from_data(out, &device)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl NufftBackend for burn::backend::NdArray<f32> {}
+#[cfg(feature = "ndarray")]
+impl NufftBackend for burn::backend::NdArray<f64> {}
+#[cfg(feature = "candle")]
+#[allow(deprecated)]
+impl NufftBackend for burn::backend::Candle<f32, i64> {}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> NufftBackend for CubeBackend<R, F, I, BT> {
+    fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
+        let x = into_contiguous(cast_to(x, DType::F32));
+        let batch = x.meta.shape()[0];
+        let plan = device_nufft::<R>(
+            &x.client,
+            &x.device,
+            &op.desc(batch),
+            op.points.0.id,
+            op.points.coords(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (_, output) = op.extents();
+        let out = empty(&x, vec![batch, output, 2]);
+        plan.execute_batch(batch, &x.handle, &out.handle)
+            .unwrap_or_else(|e| panic!("{e}"));
+        out
+    }
+}
+
+/// The node of [`nufft`]: its gradient is its adjoint's transform of the
+/// output gradient.
+#[derive(Debug)]
+struct NufftBackward(NufftOp);
+
+impl<B: NufftBackend> Backward<B, 1> for NufftBackward {
+    type State = ();
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
+        let grad = grads.consume::<B>(&ops.node);
+        if let [Some(node)] = ops.parents {
+            grads.register::<B>(node.id, B::nufft(grad, &self.0.adjoint()));
+        }
+    }
+}
+
+impl<B: NufftBackend, C: CheckpointStrategy> NufftBackend for Autodiff<B, C> {
+    fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
+        let out = B::nufft(x.primitive.clone(), op);
+        record::<B, C, _, 1>(NufftBackward(op.clone()), [&x], out, |_| ())
+    }
+}
+
+/// The transform `op` of `x` (`[batch, input, 2]`, complex pairs; type 1's
+/// input the points, type 2's the modes flattened row-major), with autodiff
+/// where `B` has it: `[batch, output, 2]`.
+pub fn nufft<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 3> {
+    let (input, _) = op.extents();
+    let dims = x.dims();
+    assert!(
+        dims[1] == input && dims[2] == 2,
+        "a {:?} NUFFT takes [batch, {input}, 2], got {dims:?}",
+        op.kind
+    );
+    Tensor::from_primitive(TensorPrimitive::Float(B::nufft(x.into_primitive().tensor(), op)))
+}
+
+/// The spectral convolution of real values at `points_in` (`x: [B, Cin, M_in]`)
+/// onto `points_out` (`[B, Cout, M_out]`): `F = (1/M_in)·Σ_j x_j e^{−ik·x_j}`
+/// (type 1) for the `modes` frequencies, `G[o] = Σ_i W[i, o]·F[i]` per mode,
+/// `y = Re Σ_k G_k e^{+ik·y_j}` (type 2). `weight: [Cin, Cout, K, 2]` with
+/// `K = Π modes` in FINUFFT's mode order (−N/2 … N/2−1 per dimension).
+pub fn nonuniform_spectral_conv<B: NufftBackend>(
+    x: Tensor<B, 3>,
+    weight: Tensor<B, 4>,
+    points_in: &PointCloud,
+    points_out: &PointCloud,
+    modes: &[usize],
+    eps: f64,
+) -> Tensor<B, 3> {
+    let [batch, cin, m_in] = x.dims();
+    let [w_in, cout, k, two] = weight.dims();
+    let modes_total: usize = modes.iter().product();
+    assert!(
+        w_in == cin && k == modes_total && two == 2,
+        "weight {:?} for {cin} input channels and {modes:?} modes (expected [{cin}, Cout, {modes_total}, 2])",
+        weight.dims()
+    );
+    assert_eq!(
+        m_in,
+        points_in.len(),
+        "x holds {m_in} values a channel for {} points",
+        points_in.len()
+    );
+    let forward = NufftOp {
+        points: points_in.clone(),
+        kind: NufftType::One,
+        modes: modes.to_vec(),
+        eps,
+        isign: -1,
+    };
+    let inverse = NufftOp {
+        points: points_out.clone(),
+        kind: NufftType::Two,
+        modes: modes.to_vec(),
+        eps,
+        isign: 1,
+    };
+    let pairs = Tensor::stack::<4>(vec![x.clone(), x.zeros_like()], 3).reshape([batch * cin, m_in, 2]);
+    let spectrum = nufft(pairs, &forward).reshape([batch, cin, k, 2]) / m_in as f64;
+    let part = |t: &Tensor<B, 4>, i: usize| t.clone().narrow(3, i, 1).squeeze_dim::<3>(3);
+    // Per mode, [B, Cin] · [Cin, Cout]: modes lead as the batch of products.
+    let (fr, fi) = (
+        part(&spectrum, 0).permute([2, 0, 1]),
+        part(&spectrum, 1).permute([2, 0, 1]),
+    );
+    let (wr, wi) = (part(&weight, 0).permute([2, 0, 1]), part(&weight, 1).permute([2, 0, 1]));
+    let gr = fr.clone().matmul(wr.clone()) - fi.clone().matmul(wi.clone());
+    let gi = fr.matmul(wi) + fi.matmul(wr);
+    let mixed = Tensor::stack::<4>(vec![gr.permute([1, 2, 0]), gi.permute([1, 2, 0])], 3);
+    let m_out = points_out.len();
+    let values = nufft(mixed.reshape([batch * cout, k, 2]), &inverse);
+    values.narrow(2, 0, 1).reshape([batch, cout, m_out])
+}
