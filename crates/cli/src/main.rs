@@ -6,6 +6,7 @@ mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
 mod kernel_cache;
+mod nufft_cmd;
 mod progress;
 mod train_cmd;
 
@@ -33,6 +34,9 @@ enum Command {
     /// numpy.fft-compatible transforms of .npy files, with built-in truncation
     /// (forward, --modes) and zero-padding (inverse, --modes with --n).
     Fft(fft_cmd::FftArgs),
+    /// Non-uniform FFTs (FINUFFT's types 1 and 2) of .npy files: values at
+    /// arbitrary points to Fourier modes and back.
+    Nufft(nufft_cmd::NufftArgs),
     /// Low-pass an embedded batch of 2D fields through truncated FFTs on the
     /// chosen backend and check the result against the CPU oracle.
     Demo(demo_cmd::DemoArgs),
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
     kernel_cache::install();
     let result = match cli.command {
         Command::Fft(args) => fft_cmd::run(args),
+        Command::Nufft(args) => nufft_cmd::run(args),
         Command::Demo(args) => demo_cmd::run(args),
         Command::Infer(args) => infer_cmd::run(args),
         Command::Data(args) => data_cmd::run(args),

@@ -4,5 +4,6 @@
 mod data_cli;
 mod fft_cli;
 mod infer_cli;
+mod nufft_cli;
 mod readme;
 mod train_cli;
