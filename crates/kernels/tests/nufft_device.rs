@@ -167,7 +167,7 @@ fn one_plan_runs_any_batch() {
     let desc = NufftDesc::new(NufftType::Two, &[12, 10], 1e-4);
     let x = points(200, 2, Spread::Uniform, seed);
     let plan = desc.on_device(&client, &x).unwrap();
-    for batch in [3, 1, 3] {
+    for batch in [3, 1, 9, 5, 3] {
         let f = complex(batch * 120, seed + batch as u64);
         let want = flat(&nufft_direct(&NufftDesc { batch, ..desc.clone() }, &x, &f));
         let input: Vec<f32> = flat(&f).iter().map(|&v| v as f32).collect();

@@ -5,7 +5,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::spread::{cube_count, cube_dim, es_kernel, grid_zyx, slow_weight, PointBuffers};
+use super::spread::{cube_count, cube_dim, es_kernel, grid_zyx, slow_weight, vectors_per_thread, PointBuffers};
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -16,16 +16,19 @@ fn interpolate_kernel(
     offset: &Array<f32>,
     values: &mut Array<f32>,
     points: usize,
+    batch: usize,
     nz: usize,
     ny: usize,
     nx: usize,
     beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
+    #[comptime] vectors: usize,
 ) {
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if pos < values.len() / 2 {
-        let b = pos / points;
+    if pos < points * batch.div_ceil(vectors) {
+        // This thread's point, for vectors b0 .. b0 + `vectors`.
+        let b0 = (pos / points) * vectors;
         let p = pos % points;
         let cell = start[p] as usize;
         let sx = cell % nx;
@@ -41,25 +44,45 @@ fn interpolate_kernel(
         for ax in 0..width {
             along_x[ax] = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta);
         }
-        let mut re = 0.0f32;
-        let mut im = 0.0f32;
+        let mut re = Array::<f32>::new(vectors);
+        let mut im = Array::<f32>::new(vectors);
+        #[unroll]
+        for v in 0..vectors {
+            re[v] = 0.0;
+            im[v] = 0.0;
+        }
         for az in 0..wz {
             let z = (sz + az) % nz;
             for ay in 0..wy {
-                let row = b * cells + (z * ny + (sy + ay) % ny) * nx;
+                let row = (z * ny + (sy + ay) % ny) * nx;
                 let slow = slow_weight(offset, p, ay, az, scale, beta, dims);
                 #[unroll]
                 for ax in 0..width {
                     let weight = slow * along_x[ax];
-                    let g = (row + (sx + ax) % nx) * 2;
-                    re += weight * grid[g];
-                    im += weight * grid[g + 1];
+                    let cell = row + (sx + ax) % nx;
+                    #[unroll]
+                    for v in 0..vectors {
+                        // Vectors past the batch read the last one's grid, never stored.
+                        let mut b = b0 + v;
+                        if b >= batch {
+                            b = batch - 1;
+                        }
+                        let g = (b * cells + cell) * 2;
+                        re[v] += weight * grid[g];
+                        im[v] += weight * grid[g + 1];
+                    }
                 }
             }
         }
-        let out = (b * points + order[p] as usize) * 2;
-        values[out] = re;
-        values[out + 1] = im;
+        let target = order[p] as usize;
+        #[unroll]
+        for v in 0..vectors {
+            if b0 + v < batch {
+                let out = ((b0 + v) * points + target) * 2;
+                values[out] = re[v];
+                values[out + 1] = im[v];
+            }
+        }
     }
 }
 
@@ -77,7 +100,8 @@ pub(super) fn interpolate<R: Runtime>(
     beta: f64,
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
-    let threads = batch * points.len;
+    let vectors = vectors_per_thread(batch);
+    let threads = points.len * batch.div_ceil(vectors);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: cells are taken modulo the grid's extents, points below M.
     unsafe {
@@ -89,14 +113,16 @@ pub(super) fn interpolate<R: Runtime>(
             arr(&points.order, points.len),
             arr(&points.start, points.len),
             arr(&points.offset, points.len * shape.len()),
-            arr(values, threads * 2),
+            arr(values, batch * points.len * 2),
             points.len,
+            batch,
             nz,
             ny,
             nx,
             beta as f32,
             width,
             shape.len(),
+            vectors,
         );
     }
 }

@@ -51,17 +51,20 @@ fn spread_kernel(
     first: &Array<u32>,
     grid: &mut Array<f32>,
     points: usize,
+    batch: usize,
     nz: usize,
     ny: usize,
     nx: usize,
     beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
+    #[comptime] vectors: usize,
 ) {
     let cells = nz * ny * nx;
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if pos < grid.len() / 2 {
-        let b = pos / cells;
+    if pos < cells * batch.div_ceil(vectors) {
+        // This thread's cell, for vectors b0 .. b0 + `vectors` (a pair's weight serves them all).
+        let b0 = (pos / cells) * vectors;
         let c = pos % cells;
         let ix = c % nx;
         let iy = (c / nx) % ny;
@@ -69,8 +72,13 @@ fn spread_kernel(
         let scale = 2.0f32 / f32::cast_from(width);
         let wy = comptime![if dims >= 2 { width } else { 1 }];
         let wz = comptime![if dims == 3 { width } else { 1 }];
-        let mut re = 0.0f32;
-        let mut im = 0.0f32;
+        let mut re = Array::<f32>::new(vectors);
+        let mut im = Array::<f32>::new(vectors);
+        #[unroll]
+        for v in 0..vectors {
+            re[v] = 0.0;
+            im[v] = 0.0;
+        }
         for az in 0..wz {
             let sz = (iz + nz - az) % nz;
             for ay in 0..wy {
@@ -98,15 +106,30 @@ fn spread_kernel(
                         }
                         let weight = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta)
                             * slow_weight(offset, p, ay, az, scale, beta, dims);
-                        let v = (b * points + order[p] as usize) * 2;
-                        re += weight * values[v];
-                        im += weight * values[v + 1];
+                        let source = order[p] as usize;
+                        #[unroll]
+                        for v in 0..vectors {
+                            // Vectors past the batch read the last one's values, never stored.
+                            let mut b = b0 + v;
+                            if b >= batch {
+                                b = batch - 1;
+                            }
+                            let at = (b * points + source) * 2;
+                            re[v] += weight * values[at];
+                            im[v] += weight * values[at + 1];
+                        }
                     }
                 }
             }
         }
-        grid[pos * 2] = re;
-        grid[pos * 2 + 1] = im;
+        #[unroll]
+        for v in 0..vectors {
+            if b0 + v < batch {
+                let out = ((b0 + v) * cells + c) * 2;
+                grid[out] = re[v];
+                grid[out + 1] = im[v];
+            }
+        }
     }
 }
 
@@ -148,6 +171,17 @@ pub(super) fn cube_count(threads: usize) -> CubeCount {
     }
 }
 
+/// Vectors a thread of spreading or interpolation serves: the kernel weights
+/// of a (cell, point) pair are computed once for all of them.
+pub(super) fn vectors_per_thread(batch: usize) -> usize {
+    match batch {
+        1 => 1,
+        2..=3 => 2,
+        4..=7 => 4,
+        _ => 8,
+    }
+}
+
 pub(super) fn cube_dim() -> CubeDim {
     CubeDim::new_1d(THREADS as u32)
 }
@@ -167,13 +201,14 @@ pub(super) fn spread<R: Runtime>(
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
     let floats = batch * nz * ny * nx * 2;
+    let vectors = vectors_per_thread(batch);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: every index stays within the arrays: cells below `grid`'s
     // length, point ranges within `first`'s, values below `batch·M`.
     unsafe {
         spread_kernel::launch_unchecked::<R>(
             client,
-            cube_count(floats / 2),
+            cube_count(nz * ny * nx * batch.div_ceil(vectors)),
             cube_dim(),
             arr(values, batch * points.len * 2),
             arr(&points.order, points.len),
@@ -182,12 +217,14 @@ pub(super) fn spread<R: Runtime>(
             arr(&points.first, nz * ny * nx + 1),
             arr(grid, floats),
             points.len,
+            batch,
             nz,
             ny,
             nx,
             beta as f32,
             width,
             shape.len(),
+            vectors,
         );
     }
 }
