@@ -26,7 +26,7 @@ pub struct Pointwise<B: Backend> {
 
 impl<B: SpectralConvBackend> Pointwise<B> {
     /// PyTorch's Conv1d initialisation: uniform in ±1/sqrt(Cin).
-    fn new(cin: usize, cout: usize, bias: bool, device: &B::Device) -> Self {
+    pub(crate) fn new(cin: usize, cout: usize, bias: bool, device: &B::Device) -> Self {
         let bound = 1.0 / (cin as f64).sqrt();
         let dist = Distribution::Uniform(-bound, bound);
         Pointwise {
@@ -35,7 +35,7 @@ impl<B: SpectralConvBackend> Pointwise<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
+    pub(crate) fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
         pointwise_conv(x, self.weight.val(), self.bias.as_ref().map(|b| b.val()), precision)
     }
 }
@@ -48,7 +48,7 @@ pub struct ChannelMlp<B: Backend> {
 }
 
 impl<B: SpectralConvBackend> ChannelMlp<B> {
-    fn new(channels: &[usize], dropout: f64, device: &B::Device) -> Self {
+    pub(crate) fn new(channels: &[usize], dropout: f64, device: &B::Device) -> Self {
         ChannelMlp {
             fcs: channels
                 .windows(2)
@@ -58,7 +58,7 @@ impl<B: SpectralConvBackend> ChannelMlp<B> {
         }
     }
 
-    fn forward(&self, mut x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
+    pub(crate) fn forward(&self, mut x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
         let last = self.fcs.len() - 1;
         for (i, fc) in self.fcs.iter().enumerate() {
             x = fc.forward(x, precision);

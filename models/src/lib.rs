@@ -9,10 +9,12 @@ pub mod config;
 mod factorized;
 pub mod fno;
 pub mod infer;
+pub mod point_cloud;
 
 pub use config::{BlockPrecision, FnoConfig};
 pub use fno::Fno;
 pub use infer::infer;
+pub use point_cloud::{NonUniformSpectralConv, PointFno, PointFnoConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
