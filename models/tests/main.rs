@@ -3,3 +3,4 @@
 
 mod neuralop_checkpoint;
 mod neuralop_configurations;
+mod point_cloud;
