@@ -113,7 +113,7 @@ impl NufftDesc {
             return invalid(format!("modes {:?} include an empty dimension", self.modes));
         }
         let (lo, hi) = TOLERANCE_RANGE;
-        if !(self.eps >= lo && self.eps <= hi) {
+        if !(lo..=hi).contains(&self.eps) {
             return invalid(format!("tolerance {} outside [{lo:e}, {hi:e}]", self.eps));
         }
         if self.isign != 1 && self.isign != -1 {
