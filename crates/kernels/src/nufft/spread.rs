@@ -44,9 +44,8 @@ pub(super) fn slow_weight(
 /// `sorted[b, k] = values[b, order[k]]`: the values in the points' sorted
 /// order, so that spreading reads each range of points contiguously (read
 /// through `order`, neighbouring cells' ranges scatter over the whole batch).
-/// (A point's vectors side by side instead, `[k, b]`, made spreading 2.5×
-/// slower on an H200 with 128 vectors: a warp's threads then read lines 1 KB
-/// apart instead of sharing them.)
+/// (Not `[k, b]`: a warp's threads would read lines 1 KB apart instead of
+/// sharing them; benches/results/2026-11-28_nufft_h200.md.)
 #[cube(launch_unchecked)]
 fn sort_values_kernel(values: &Array<f32>, order: &Array<u32>, sorted: &mut Array<f32>, points: usize) {
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
