@@ -4,7 +4,7 @@ same cases, same run.
 
 Usage (on the GPU machine, FINUFFT's wheel installed, see
 ../shared/anchors/README.md for carrying wheels):
-    python3 benches/nufft_compare.py PATH/TO/nufft_bench [--points M]
+    python3 benches/nufft_compare.py PATH/TO/nufft_bench [--points M] [--batch B] [--modes N,N]
 
 For every case of nufft_bench (2D 500² and 3D 64³ modes, types 1 and 2,
 ε = 1e-2 and 1e-5, M uniform points) FINUFFT runs the same transform in
@@ -34,13 +34,14 @@ def finufft_ms(row, points):
     x = [rng.uniform(-np.pi, np.pi, m).astype(np.float32) for _ in range(d)]
     kind = row["type"]
     isign = 1 if kind == 1 else -1
-    plan = finufft.Plan(kind, modes, n_trans=1, eps=eps, isign=isign, dtype="complex64",
+    batch = row.get("batch", 1)
+    plan = finufft.Plan(kind, modes, n_trans=batch, eps=eps, isign=isign, dtype="complex64",
                         nthreads=os.cpu_count())
     plan.setpts(*x)
-    if kind == 1:
-        data = (rng.standard_normal(m) + 1j * rng.standard_normal(m)).astype(np.complex64)
-    else:
-        data = (rng.standard_normal(modes) + 1j * rng.standard_normal(modes)).astype(np.complex64)
+    shape = (m,) if kind == 1 else modes
+    if batch > 1:
+        shape = (batch, *shape)
+    data = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
     plan.execute(data)
     times = []
     for _ in range(5):
@@ -57,7 +58,8 @@ def main():
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
-    print(f"GPU: {gpu}; CPU threads for FINUFFT: {os.cpu_count()}; {points} points")
+    batch = int(args[args.index("--batch") + 1]) if "--batch" in args else 1
+    print(f"GPU: {gpu}; CPU threads for FINUFFT: {os.cpu_count()}; {points} points, {batch} vectors")
     print("| type | modes | ε | width | ours plan ms | ours ms | ours points/s | rel err | "
           "FINUFFT CPU ms | ours vs FINUFFT | cuFINUFFT |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")

@@ -1,12 +1,13 @@
 //! Times our non-uniform FFTs on one device and prints one JSON line per case,
 //! for `nufft_compare.py` to set beside FINUFFT (CPU) measured in the same run.
 //!
-//! Usage: `nufft_bench [cuda|wgpu] [--quick] [--points M]`. Cases: 2D types 1
-//! and 2 with 500² modes and 3D with 64³ modes, at ε = 1e-2 and 1e-5, on
-//! `M` (default 10⁶) points uniform in [−π, π)^d. Reported: the plan's time
-//! (sorting the points, lowering the FFT), the median execution time, points
-//! a second (execution only, as cuFINUFFT reports), and the relative error
-//! against direct sums on a sample of the outputs.
+//! Usage: `nufft_bench [cuda|wgpu] [--quick] [--points M] [--batch B] [--modes N,N[,N]]`.
+//! Cases: 2D types 1 and 2 with 500² modes and 3D with 64³ modes (or only
+//! `--modes`), at ε = 1e-2 and 1e-5, `B` vectors (default 1) on `M` (default
+//! 10⁶) points uniform in [−π, π)^d. Reported: the plan's time (sorting the
+//! points, lowering the FFT), the median execution time, points a second
+//! (points × vectors, execution only, as cuFINUFFT reports), and the relative
+//! error against direct sums on a sample of the last vector's outputs.
 
 use std::time::Instant;
 
@@ -20,9 +21,10 @@ struct Case {
     eps: f64,
 }
 
-fn cases() -> Vec<Case> {
+fn cases(only: Option<Vec<usize>>) -> Vec<Case> {
     let mut cases = Vec::new();
-    for modes in [vec![500, 500], vec![64, 64, 64]] {
+    let shapes = only.map_or_else(|| vec![vec![500, 500], vec![64, 64, 64]], |modes| vec![modes]);
+    for modes in shapes {
         for eps in [1e-2, 1e-5] {
             for kind in [NufftType::One, NufftType::Two] {
                 cases.push(Case {
@@ -80,13 +82,22 @@ fn sampled_error(desc: &NufftDesc, points: &[f64], input: &[f32], got: &[f32]) -
     relative_l2(&have, &want)
 }
 
-fn run<R: Runtime>(client: ComputeClient<R>, m: usize, reps: usize, quick: bool) {
-    for case in cases() {
-        if quick && case.modes.len() == 3 {
+struct Options {
+    points: usize,
+    batch: usize,
+    reps: usize,
+    quick: bool,
+    modes: Option<Vec<usize>>,
+}
+
+fn run<R: Runtime>(client: ComputeClient<R>, options: &Options) {
+    let (m, batch, reps) = (options.points, options.batch, options.reps);
+    for case in cases(options.modes.clone()) {
+        if options.quick && case.modes.len() == 3 {
             continue;
         }
         let d = case.modes.len();
-        let desc = NufftDesc::new(case.kind, &case.modes, case.eps);
+        let desc = NufftDesc::new(case.kind, &case.modes, case.eps).batch(batch);
         let points: Vec<f64> = uniform(m * d, 3).iter().map(|v| v * std::f64::consts::PI).collect();
         let planned = Instant::now();
         let plan = desc.on_device(&client, &points).expect("valid case");
@@ -111,16 +122,22 @@ fn run<R: Runtime>(client: ComputeClient<R>, m: usize, reps: usize, quick: bool)
         times.sort_by(f64::total_cmp);
         let ms = times[times.len() / 2];
         let got = f32::from_bytes(&client.read_one(output).unwrap()).to_vec();
-        let err = sampled_error(&desc, &points, &input_values, &got);
+        // The last vector: the one a batch's lanes and passes reach last.
+        let last = |v: &[f32]| v[v.len() / batch * (batch - 1)..].to_vec();
+        let one = NufftDesc {
+            batch: 1,
+            ..desc.clone()
+        };
+        let err = sampled_error(&one, &points, &last(&input_values), &last(&got));
         let layout = plan.layout();
         println!(
-            "{{\"type\": {}, \"dims\": {d}, \"modes\": {:?}, \"points\": {m}, \"eps\": {:e}, \"width\": {}, \"grid\": {:?}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.4}, \"points_per_s\": {:.3e}, \"rel_err\": {err:.2e}}}",
+            "{{\"type\": {}, \"dims\": {d}, \"modes\": {:?}, \"points\": {m}, \"batch\": {batch}, \"eps\": {:e}, \"width\": {}, \"grid\": {:?}, \"plan_ms\": {plan_ms:.1}, \"ms\": {ms:.4}, \"points_per_s\": {:.3e}, \"rel_err\": {err:.2e}}}",
             if case.kind == NufftType::One { 1 } else { 2 },
             case.modes,
             case.eps,
             layout.spreader.width,
             layout.grid,
-            m as f64 / (ms * 1e-3),
+            (m * batch) as f64 / (ms * 1e-3),
         );
     }
 }
@@ -128,23 +145,33 @@ fn run<R: Runtime>(client: ComputeClient<R>, m: usize, reps: usize, quick: bool)
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let m = args
-        .iter()
-        .position(|a| a == "--points")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().expect("--points takes a number"))
-        .unwrap_or(if quick { 20_000 } else { 1_000_000 });
-    let reps = if quick { 2 } else { 10 };
+    let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+    let number = |name: &str, default: usize| {
+        value(name).map_or(default, |v| {
+            v.parse().unwrap_or_else(|_| panic!("{name} takes a number"))
+        })
+    };
+    let options = Options {
+        points: number("--points", if quick { 20_000 } else { 1_000_000 }),
+        batch: number("--batch", 1).max(1),
+        reps: if quick { 2 } else { 10 },
+        quick,
+        modes: value("--modes").map(|v| {
+            v.split(',')
+                .map(|n| n.parse().expect("--modes takes N,N[,N]"))
+                .collect()
+        }),
+    };
     match args.first().map(String::as_str) {
         #[cfg(feature = "cuda")]
         Some("cuda") | None => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            run(CudaRuntime::client(&CudaDevice { index: 0 }), m, reps, quick)
+            run(CudaRuntime::client(&CudaDevice { index: 0 }), &options)
         }
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            run(WgpuRuntime::client(&WgpuDevice::default()), m, reps, quick)
+            run(WgpuRuntime::client(&WgpuDevice::default()), &options)
         }
         other => panic!("unknown or uncompiled backend {other:?}"),
     }

@@ -1,6 +1,7 @@
 //! Non-uniform FFTs on wgpu (lavapipe in CI) against the direct-summation
 //! oracle in f64: both types, 1D/2D/3D, tolerances 1e-2 to 1e-5, both signs,
-//! both mode orders, upsampling 2 and 1.25, batches, and point sets uniform,
+//! both mode orders, upsampling 2 and 1.25, batches (few vectors, and wide
+//! ones interleaved over lanes), real values, and point sets uniform,
 //! clustered, all in one bin (a box a few cells wide), all in one cell (type
 //! 1), and outside [−π, π) (wrapped). The bound is the issue's: relative L2
 //! error ≤ 3ε.
@@ -15,7 +16,7 @@ use std::f64::consts::PI;
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::ModeOrder;
-use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType, C64};
+use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType, PointValues, VectorSplit, C64};
 use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform};
 
 #[derive(Clone, Copy, Debug)]
@@ -180,6 +181,59 @@ fn one_plan_runs_any_batch() {
             .collect();
         let e = relative_l2(&got, &want);
         assert!(e <= 3e-4, "batch {batch}: error {e:e} (seed {seed})");
+    }
+}
+
+/// Batches wide enough that threads side by side share a cell or point
+/// (vectors interleaved, up to 8 a thread, several passes where 256 lanes'
+/// vectors do not cover the batch): every dimension and both types.
+#[test]
+fn wide_batches_run_interleaved() {
+    for batch in [12, 300] {
+        assert!(VectorSplit::for_batch(batch).interleaved());
+        for kind in [NufftType::One, NufftType::Two] {
+            check(NufftDesc::new(kind, &[14], 1e-4).batch(batch), 60, Spread::Uniform);
+            check(NufftDesc::new(kind, &[10, 8], 1e-3).batch(batch), 90, Spread::Clustered);
+            check(NufftDesc::new(kind, &[6, 4, 5], 1e-2).batch(batch), 50, Spread::Wide);
+        }
+    }
+}
+
+/// Real values at the points: type 1 reads them with zero imaginary parts,
+/// type 2 writes only the real parts; both layouts.
+#[test]
+fn real_values_at_the_points() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let seed = fresh_seed();
+    let x = points(150, 2, Spread::Uniform, seed);
+    for batch in [3, 20] {
+        for kind in [NufftType::One, NufftType::Two] {
+            let desc = NufftDesc::new(kind, &[9, 12], 1e-4).batch(batch);
+            let plan = desc.on_device(&client, &x).unwrap();
+            let (input, want): (Vec<f64>, Vec<f64>) = match kind {
+                NufftType::One => {
+                    let real = uniform(batch * 150, seed + 1);
+                    let pairs: Vec<C64> = real.iter().map(|&re| (re, 0.0)).collect();
+                    (real, flat(&nufft_direct(&desc, &x, &pairs)))
+                }
+                NufftType::Two => {
+                    let f = complex(batch * 108, seed + 2);
+                    let out = nufft_direct(&desc, &x, &f);
+                    (flat(&f), out.iter().map(|c| c.0).collect())
+                }
+            };
+            let input: Vec<f32> = input.iter().map(|&v| v as f32).collect();
+            let input = client.create_from_slice(f32::as_bytes(&input));
+            let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; want.len()]));
+            plan.execute_values(batch, PointValues::Real, &input, &output).unwrap();
+            let got: Vec<f64> = f32::from_bytes(&client.read_one(output).unwrap())
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
+            let e = relative_l2(&got, &want);
+            println!("{kind:?} batch {batch} real values: error {e:.2e} (seed {seed})");
+            assert!(e <= 3e-4, "{kind:?} batch {batch}: error {e:e} (seed {seed})");
+        }
     }
 }
 

@@ -26,7 +26,9 @@ pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
 pub use fno_kernels::precision::Precision;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
-pub use nonuniform::{nonuniform_spectral_conv, nufft, NufftBackend, NufftOp, PointCloud};
+pub use nonuniform::{
+    nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,
+};
 pub use plan_cache::{fft_planning, set_fft_planning};
 pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, MatmulPrecision, PointwiseBackend};
 pub use reference::spectral_conv_reference;

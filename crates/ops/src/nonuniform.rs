@@ -6,7 +6,8 @@
 //! Both transforms are linear, and the adjoint of one is the other with the
 //! opposite sign at the same points, so each op's backward is the other op
 //! (complex values as trailing (re, im) pairs: the pairs' transpose is the
-//! complex adjoint). On `CubeBackend` the transforms run
+//! complex adjoint; for real values at the points, type 1 of real values and
+//! the real part of type 2 are each other's adjoints). On `CubeBackend` the transforms run
 //! [`fno_kernels::nufft`]'s kernels (plans cached per point cloud and
 //! device); elsewhere the same algorithm in f64 on the host.
 
@@ -24,7 +25,7 @@ use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::nufft::{NufftDesc, NufftError, NufftType};
+use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues};
 
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty};
@@ -90,6 +91,9 @@ pub struct NufftOp {
     pub modes: Vec<usize>,
     pub eps: f64,
     pub isign: i32,
+    /// Complex values at the points (`[batch, M, 2]`), or real ones
+    /// (`[batch, M]`: type 1 reads real values, type 2 returns real parts).
+    pub values: PointValues,
 }
 
 impl NufftOp {
@@ -119,13 +123,24 @@ impl NufftOp {
             NufftType::Two => (modes, points),
         }
     }
+
+    /// The output's shape for `batch` vectors.
+    fn output_shape(&self, batch: usize) -> Vec<usize> {
+        let (_, output) = self.extents();
+        match (self.kind, self.values) {
+            (NufftType::Two, PointValues::Real) => vec![batch, output],
+            _ => vec![batch, output, 2],
+        }
+    }
 }
 
 /// Backends that run [`nufft`]. The default runs the f64 algorithm on the
 /// host (CPU backends); `CubeBackend` runs the kernels.
 pub trait NufftBackend: Backend {
     /// `x`: `[batch, input, 2]` complex pairs (`input` the points for type
-    /// 1, the modes flattened row-major for type 2); returns `[batch, output, 2]`.
+    /// 1, the modes flattened row-major for type 2), or `[batch, M]` real
+    /// values at the points (`op.values`); returns `[batch, output, 2]`, or
+    /// `[batch, M]` real parts.
     fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
         let (batch, dtype) = (x.shape()[0], x.dtype());
         let device = Self::float_device(&x);
@@ -133,13 +148,19 @@ pub trait NufftBackend: Backend {
         let data = burn::tensor::try_read_sync(data)
             .expect("a CPU backend's data are readable at once")
             .expect("reading a tensor's data");
-        let input: Vec<f64> = data.convert::<f64>().to_vec().expect("f64 values");
-        let out = op
+        let mut input: Vec<f64> = data.convert::<f64>().to_vec().expect("f64 values");
+        let real = op.values == PointValues::Real;
+        if real && op.kind == NufftType::One {
+            input = input.iter().flat_map(|&re| [re, 0.0]).collect();
+        }
+        let mut out = op
             .desc(batch)
             .execute_cpu(op.points.coords(), &input)
             .unwrap_or_else(|e| panic!("{e}"));
-        let (_, output) = op.extents();
-        let out = TensorData::new(out, [batch, output, 2]).convert_dtype(dtype);
+        if real && op.kind == NufftType::Two {
+            out = out.iter().step_by(2).copied().collect();
+        }
+        let out = TensorData::new(out, op.output_shape(batch)).convert_dtype(dtype);
         Self::float_from_data(out, &device)
     }
 }
@@ -164,9 +185,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> NufftBacke
             op.points.coords(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let (_, output) = op.extents();
-        let out = empty(&x, vec![batch, output, 2]);
-        plan.execute_batch(batch, &x.handle, &out.handle)
+        let out = empty(&x, op.output_shape(batch));
+        plan.execute_values(batch, op.values, &x.handle, &out.handle)
             .unwrap_or_else(|e| panic!("{e}"));
         out
     }
@@ -202,10 +222,43 @@ pub fn nufft<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 3> {
     let (input, _) = op.extents();
     let dims = x.dims();
     assert!(
-        dims[1] == input && dims[2] == 2,
-        "a {:?} NUFFT takes [batch, {input}, 2], got {dims:?}",
-        op.kind
+        op.values == PointValues::Complex && dims[1] == input && dims[2] == 2,
+        "a {:?} NUFFT of complex values takes [batch, {input}, 2], got {dims:?} ({:?} values)",
+        op.kind,
+        op.values
     );
+    apply(x, op)
+}
+
+/// Type 1 of real values at the points (`x: [batch, M]`; `op.values` real):
+/// `[batch, modes, 2]`, with autodiff (the gradient is the real part of the adjoint).
+pub fn nufft_from_real<B: NufftBackend>(x: Tensor<B, 2>, op: &NufftOp) -> Tensor<B, 3> {
+    let [_, points] = x.dims();
+    assert!(
+        op.kind == NufftType::One && op.values == PointValues::Real && points == op.points.len(),
+        "nufft_from_real is type 1 of real values at {} points, got {:?} of {:?} values on [batch, {points}]",
+        op.points.len(),
+        op.kind,
+        op.values
+    );
+    apply(x, op)
+}
+
+/// The real parts of type 2 at the points (`x: [batch, modes, 2]`;
+/// `op.values` real): `[batch, M]`, with autodiff.
+pub fn nufft_real_part<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 2> {
+    let (input, _) = op.extents();
+    let dims = x.dims();
+    assert!(
+        op.kind == NufftType::Two && op.values == PointValues::Real && dims[1] == input && dims[2] == 2,
+        "nufft_real_part is type 2 to real values from [batch, {input}, 2], got {:?} of {:?} values on {dims:?}",
+        op.kind,
+        op.values
+    );
+    apply(x, op)
+}
+
+fn apply<B: NufftBackend, const D: usize, const E: usize>(x: Tensor<B, D>, op: &NufftOp) -> Tensor<B, E> {
     Tensor::from_primitive(TensorPrimitive::Float(B::nufft(x.into_primitive().tensor(), op)))
 }
 
@@ -242,6 +295,7 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
         modes: modes.to_vec(),
         eps,
         isign: -1,
+        values: PointValues::Real,
     };
     let inverse = NufftOp {
         points: points_out.clone(),
@@ -249,9 +303,9 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
         modes: modes.to_vec(),
         eps,
         isign: 1,
+        values: PointValues::Real,
     };
-    let pairs = Tensor::stack::<4>(vec![x.clone(), x.zeros_like()], 3).reshape([batch * cin, m_in, 2]);
-    let spectrum = nufft(pairs, &forward).reshape([batch, cin, k, 2]) / m_in as f64;
+    let spectrum = nufft_from_real(x.reshape([batch * cin, m_in]), &forward).reshape([batch, cin, k, 2]) / m_in as f64;
     let part = |t: &Tensor<B, 4>, i: usize| t.clone().narrow(3, i, 1).squeeze_dim::<3>(3);
     // Per mode, [B, Cin] · [Cin, Cout]: modes lead as the batch of products.
     let (fr, fi) = (
@@ -263,6 +317,5 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
     let gi = fr.matmul(wi) + fi.matmul(wr);
     let mixed = Tensor::stack::<4>(vec![gr.permute([1, 2, 0]), gi.permute([1, 2, 0])], 3);
     let m_out = points_out.len();
-    let values = nufft(mixed.reshape([batch * cout, k, 2]), &inverse);
-    values.narrow(2, 0, 1).reshape([batch, cout, m_out])
+    nufft_real_part(mixed.reshape([batch * cout, k, 2]), &inverse).reshape([batch, cout, m_out])
 }

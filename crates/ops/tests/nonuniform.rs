@@ -2,7 +2,8 @@
 //! kernels) and on ndarray (the f64 host path) against the same maths as
 //! explicit Fourier sums in Burn's ops on ndarray in f64: forward values and
 //! the gradients of `Σ r ⊙ y` with respect to the values and the weights,
-//! in 1D and 2D, onto other points and onto the same ones.
+//! in 1D and 2D, onto other points and onto the same ones, with few vectors
+//! a transform and with enough for the kernels' interleaved layout.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -38,8 +39,9 @@ struct Case {
 }
 
 impl Case {
-    fn new(modes: &[usize], m_in: usize, m_out: Option<usize>, seed: u64) -> Self {
-        let (batch, cin, cout, d) = (2, 3, 2, modes.len());
+    /// `[batch, cin, cout]` channels.
+    fn new(modes: &[usize], m_in: usize, m_out: Option<usize>, [batch, cin, cout]: [usize; 3], seed: u64) -> Self {
+        let d = modes.len();
         let k: usize = modes.iter().product();
         let points_in: Vec<f64> = uniform(m_in * d, seed).iter().map(|v| v * 3.2).collect();
         let points_out = match m_out {
@@ -164,7 +166,9 @@ fn check(case: &Case, seed: u64) {
 #[test]
 fn nonuniform_convolution_and_gradients_match_explicit_sums() {
     let seed = fresh_seed();
-    check(&Case::new(&[9], 80, Some(60), seed), seed);
-    check(&Case::new(&[6, 5], 150, Some(120), seed), seed);
-    check(&Case::new(&[4, 6], 100, None, seed), seed);
+    check(&Case::new(&[9], 80, Some(60), [2, 3, 2], seed), seed);
+    check(&Case::new(&[6, 5], 150, Some(120), [2, 3, 2], seed), seed);
+    check(&Case::new(&[4, 6], 100, None, [2, 3, 2], seed), seed);
+    // 12 and 15 vectors a transform: the kernels' interleaved layout, lanes over vectors.
+    check(&Case::new(&[5, 6], 90, Some(70), [3, 4, 5], seed), seed);
 }

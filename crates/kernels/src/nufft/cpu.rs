@@ -22,7 +22,7 @@ impl NufftDesc {
                 input.len()
             )));
         }
-        let fft = FftPlan::new(self.fft(&layout)).map_err(|e| NufftError::Fft(e.to_string()))?;
+        let fft = FftPlan::new(self.fft(&layout, false)).map_err(|e| NufftError::Fft(e.to_string()))?;
         let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
         let grid = &layout.grid;
         let cells: usize = grid.iter().product();
@@ -114,20 +114,24 @@ mod tests {
 
     #[test]
     fn the_cpu_path_meets_the_tolerance() {
-        for (kind, modes, eps) in [
-            (NufftType::One, vec![30], 1e-6),
-            (NufftType::Two, vec![30], 1e-4),
-            (NufftType::One, vec![12, 10], 1e-5),
-            (NufftType::Two, vec![6, 8, 7], 1e-3),
+        // Batches of 2 and of 12 (planar on the host whatever the device's layout).
+        for (kind, modes, eps, batch) in [
+            (NufftType::One, vec![30], 1e-6, 2),
+            (NufftType::Two, vec![30], 1e-4, 2),
+            (NufftType::One, vec![12, 10], 1e-5, 2),
+            (NufftType::Two, vec![6, 8, 7], 1e-3, 2),
+            (NufftType::One, vec![7, 6], 1e-4, 12),
+            (NufftType::Two, vec![9], 1e-4, 12),
         ] {
-            let desc = NufftDesc::new(kind, &modes, eps).batch(2);
+            let desc = NufftDesc::new(kind, &modes, eps).batch(batch);
             let m = 150;
             let points: Vec<f64> = uniform(m * modes.len(), 5).iter().map(|v| 3.0 * v).collect();
-            let count = 2 * if kind == NufftType::One {
-                m
-            } else {
-                modes.iter().product()
-            };
+            let count = batch
+                * if kind == NufftType::One {
+                    m
+                } else {
+                    modes.iter().product()
+                };
             let input = uniform(2 * count, 6);
             let pairs: Vec<(f64, f64)> = input.chunks(2).map(|c| (c[0], c[1])).collect();
             let want: Vec<f64> = nufft_direct(&desc, &points, &pairs)

@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::spread::{cube_count, cube_dim, grid_zyx};
+use super::spread::{at, cube_count, cube_dim, grid_zyx};
 
 /// The factor tables lie dimension after dimension, slowest first: z's
 /// (where there is one) at 0, y's at `y_table`, x's at `x_table`.
@@ -19,11 +19,16 @@ fn deconvolve_kernel(
     mx: usize,
     y_table: usize,
     x_table: usize,
+    batch: usize,
     #[comptime] dims: usize,
+    #[comptime] input_interleaved: bool,
+    #[comptime] output_interleaved: bool,
 ) {
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
     if pos < output.len() / 2 {
-        let mode = pos % (mz * my * mx);
+        let modes = mz * my * mx;
+        let mode = pos % modes;
+        let b = pos / modes;
         let ix = mode % mx;
         let iy = (mode / mx) % my;
         let iz = mode / (mx * my);
@@ -34,13 +39,18 @@ fn deconvolve_kernel(
         if comptime![dims == 3] {
             factor *= factors[iz];
         }
-        output[pos * 2] = input[pos * 2] * factor;
-        output[pos * 2 + 1] = input[pos * 2 + 1] * factor;
+        let from = at(b, mode, modes, batch, input_interleaved) * 2;
+        let to = at(b, mode, modes, batch, output_interleaved) * 2;
+        output[to] = input[from] * factor;
+        output[to + 1] = input[from + 1] * factor;
     }
 }
 
 /// `output = input · factors` over `batch` vectors of `modes`, the factors
-/// per dimension concatenated (slowest dimension first) in `factors`.
+/// per dimension concatenated (slowest dimension first) in `factors`; each
+/// side `[batch, modes]` or interleaved `[modes, batch]` (the fine grid's
+/// layout, [`super::plan::VectorSplit`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn deconvolve<R: Runtime>(
     client: &ComputeClient<R>,
     input: &Handle,
@@ -48,6 +58,8 @@ pub(super) fn deconvolve<R: Runtime>(
     output: &Handle,
     batch: usize,
     modes: &[usize],
+    input_interleaved: bool,
+    output_interleaved: bool,
 ) {
     let [mz, my, mx] = grid_zyx(modes);
     let floats = batch * mz * my * mx * 2;
@@ -68,7 +80,10 @@ pub(super) fn deconvolve<R: Runtime>(
             mx,
             y_table,
             x_table,
+            batch,
             modes.len(),
+            input_interleaved,
+            output_interleaved,
         );
     }
 }

@@ -10,7 +10,7 @@ use cubecl::server::Handle;
 
 use super::deconvolve::deconvolve;
 use super::interpolate::interpolate;
-use super::plan::{Layout, NufftDesc, NufftError, NufftType};
+use super::plan::{Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit};
 use super::points::SortedPoints;
 use super::spread::{spread, PointBuffers};
 use crate::fft::{DeviceFft, FftPlan};
@@ -68,30 +68,30 @@ impl<R: Runtime> DeviceNufft<R> {
 
     /// f32 values of the input: `[batch, M]` complex (type 1) or `[batch, N…]` complex (type 2).
     pub fn input_floats(&self) -> usize {
-        self.input_floats_of(self.desc.batch)
+        self.input_floats_of(self.desc.batch, PointValues::Complex)
     }
 
     /// f32 values of the output: `[batch, N…]` complex (type 1) or `[batch, M]` complex (type 2).
     pub fn output_floats(&self) -> usize {
-        self.output_floats_of(self.desc.batch)
+        self.output_floats_of(self.desc.batch, PointValues::Complex)
     }
 
-    fn input_floats_of(&self, batch: usize) -> usize {
+    fn input_floats_of(&self, batch: usize, values: PointValues) -> usize {
         match self.desc.kind {
-            NufftType::One => self.point_floats(batch),
+            NufftType::One => self.point_floats(batch, values),
             NufftType::Two => self.mode_floats(batch),
         }
     }
 
-    fn output_floats_of(&self, batch: usize) -> usize {
+    fn output_floats_of(&self, batch: usize, values: PointValues) -> usize {
         match self.desc.kind {
             NufftType::One => self.mode_floats(batch),
-            NufftType::Two => self.point_floats(batch),
+            NufftType::Two => self.point_floats(batch, values),
         }
     }
 
-    fn point_floats(&self, batch: usize) -> usize {
-        batch * self.points.len * 2
+    fn point_floats(&self, batch: usize, values: PointValues) -> usize {
+        batch * self.points.len * values.floats()
     }
 
     fn mode_floats(&self, batch: usize) -> usize {
@@ -110,7 +110,7 @@ impl<R: Runtime> DeviceNufft<R> {
                 batch,
                 ..self.desc.clone()
             };
-            let fft = FftPlan::new(desc.fft(&self.layout))
+            let fft = FftPlan::new(desc.fft(&self.layout, VectorSplit::for_batch(batch).interleaved()))
                 .and_then(|plan| plan.on_device(&self.client))
                 .map_err(|e| NufftError::Fft(e.to_string()))?;
             ffts.insert(batch, fft);
@@ -127,12 +127,25 @@ impl<R: Runtime> DeviceNufft<R> {
     /// Runs the transform of `batch` vectors over the same points (any
     /// number: the FFT of each batch size is lowered once).
     pub fn execute_batch(&self, batch: usize, input: &Handle, output: &Handle) -> Result<(), NufftError> {
+        self.execute_values(batch, PointValues::Complex, input, output)
+    }
+
+    /// As [`Self::execute_batch`], the values at the points complex or real
+    /// (`[batch, M]` f32: type 1 reads them as complex values with zero
+    /// imaginary parts, type 2 writes the real parts of its results).
+    pub fn execute_values(
+        &self,
+        batch: usize,
+        values: PointValues,
+        input: &Handle,
+        output: &Handle,
+    ) -> Result<(), NufftError> {
         if batch == 0 {
             return Err(NufftError::Invalid("a batch of no vectors".into()));
         }
         for (h, floats, what) in [
-            (input, self.input_floats_of(batch), "input"),
-            (output, self.output_floats_of(batch), "output"),
+            (input, self.input_floats_of(batch, values), "input"),
+            (output, self.output_floats_of(batch, values), "output"),
         ] {
             if (h.size_in_used() as usize) < floats * 4 {
                 return Err(NufftError::Invalid(format!(
@@ -146,6 +159,7 @@ impl<R: Runtime> DeviceNufft<R> {
         let grid = client.empty(grid_floats * 4);
         let modes = client.empty(self.mode_floats(batch) * 4);
         let spreader = self.layout.spreader;
+        let interleaved = VectorSplit::for_batch(batch).interleaved();
         let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
         match self.desc.kind {
             NufftType::One => {
@@ -153,6 +167,7 @@ impl<R: Runtime> DeviceNufft<R> {
                     client,
                     &self.points,
                     input,
+                    values,
                     &grid,
                     batch,
                     &self.layout.grid,
@@ -160,16 +175,35 @@ impl<R: Runtime> DeviceNufft<R> {
                     spreader.beta,
                 );
                 self.with_fft(batch, |fft| fft.execute(&grid, &modes).map_err(fft_error))?;
-                deconvolve(client, &modes, &self.factors, output, batch, &self.desc.modes);
+                deconvolve(
+                    client,
+                    &modes,
+                    &self.factors,
+                    output,
+                    batch,
+                    &self.desc.modes,
+                    interleaved,
+                    false,
+                );
             }
             NufftType::Two => {
-                deconvolve(client, input, &self.factors, &modes, batch, &self.desc.modes);
+                deconvolve(
+                    client,
+                    input,
+                    &self.factors,
+                    &modes,
+                    batch,
+                    &self.desc.modes,
+                    false,
+                    interleaved,
+                );
                 self.with_fft(batch, |fft| fft.execute(&modes, &grid).map_err(fft_error))?;
                 interpolate(
                     client,
                     &self.points,
                     &grid,
                     output,
+                    values,
                     batch,
                     &self.layout.grid,
                     spreader.width,

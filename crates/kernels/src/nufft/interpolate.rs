@@ -1,11 +1,14 @@
-//! Type 2's interpolation: one thread per point (sorted, so that neighbouring
-//! threads read neighbouring cells) and vector sums the `w^d` grid values its
-//! kernel covers, weighted, and writes the result at the point's input index.
+//! Type 2's interpolation: the threads of a point (one, or lanes side by
+//! side over the vectors: [`VectorSplit`]; points sorted, so that
+//! neighbouring threads read neighbouring cells) sum the `w^d` grid values
+//! its kernel covers, weighted, and write the result at the point's input
+//! index.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::spread::{cube_count, cube_dim, es_kernel, grid_zyx, slow_weight, vectors_per_thread, PointBuffers};
+use super::plan::{PointValues, VectorSplit};
+use super::spread::{columns, cube_count, cube_dim, es_kernel, grid_zyx, slow_weight, thread_count, PointBuffers};
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -17,19 +20,24 @@ fn interpolate_kernel(
     values: &mut Array<f32>,
     points: usize,
     batch: usize,
+    lanes: usize,
+    threads: usize,
     nz: usize,
     ny: usize,
     nx: usize,
     beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
-    #[comptime] vectors: usize,
+    #[comptime] per_thread: usize,
+    #[comptime] interleaved: bool,
+    #[comptime] real: bool,
 ) {
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if pos < points * batch.div_ceil(vectors) {
-        // This thread's point, for vectors b0 .. b0 + `vectors`.
-        let b0 = (pos / points) * vectors;
-        let p = pos % points;
+    if pos < threads {
+        // This thread's point, for vectors b0, b0 + lanes, ….
+        let lane = pos % lanes;
+        let p = (pos / lanes) % points;
+        let b0 = (pos / lanes / points) * per_thread * lanes + lane;
         let cell = start[p] as usize;
         let sx = cell % nx;
         let sy = (cell / nx) % ny;
@@ -44,10 +52,11 @@ fn interpolate_kernel(
         for ax in 0..width {
             along_x[ax] = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta);
         }
-        let mut re = Array::<f32>::new(vectors);
-        let mut im = Array::<f32>::new(vectors);
+        let (column, stride) = columns(b0, lanes, cells, batch, per_thread, interleaved);
+        let mut re = Array::<f32>::new(per_thread);
+        let mut im = Array::<f32>::new(per_thread);
         #[unroll]
-        for v in 0..vectors {
+        for v in 0..per_thread {
             re[v] = 0.0;
             im[v] = 0.0;
         }
@@ -60,14 +69,10 @@ fn interpolate_kernel(
                 for ax in 0..width {
                     let weight = slow * along_x[ax];
                     let cell = row + (sx + ax) % nx;
+                    let base = cell * stride;
                     #[unroll]
-                    for v in 0..vectors {
-                        // Vectors past the batch read the last one's grid, never stored.
-                        let mut b = b0 + v;
-                        if b >= batch {
-                            b = batch - 1;
-                        }
-                        let g = (b * cells + cell) * 2;
+                    for v in 0..per_thread {
+                        let g = (base + column[v] as usize) * 2;
                         re[v] += weight * grid[g];
                         im[v] += weight * grid[g + 1];
                     }
@@ -76,32 +81,39 @@ fn interpolate_kernel(
         }
         let target = order[p] as usize;
         #[unroll]
-        for v in 0..vectors {
-            if b0 + v < batch {
-                let out = ((b0 + v) * points + target) * 2;
-                values[out] = re[v];
-                values[out + 1] = im[v];
+        for v in 0..per_thread {
+            let b = b0 + v * lanes;
+            if b < batch {
+                let out = b * points + target;
+                if comptime![real] {
+                    values[out] = re[v];
+                } else {
+                    values[out * 2] = re[v];
+                    values[out * 2 + 1] = im[v];
+                }
             }
         }
     }
 }
 
-/// Interpolates `batch` vectors of `grid` (`[batch, cells]` complex) at the
-/// points into `values` (`[batch, M]` complex, input order).
+/// Interpolates `batch` vectors of `grid` (complex, `[batch, cells]` or
+/// interleaved as [`VectorSplit`] says) at the points into `values`
+/// (`[batch, M]`, input order, complex or their real parts).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn interpolate<R: Runtime>(
     client: &ComputeClient<R>,
     points: &PointBuffers,
     grid: &Handle,
     values: &Handle,
+    kind: PointValues,
     batch: usize,
     shape: &[usize],
     width: usize,
     beta: f64,
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
-    let vectors = vectors_per_thread(batch);
-    let threads = points.len * batch.div_ceil(vectors);
+    let split = VectorSplit::for_batch(batch);
+    let threads = thread_count(split, points.len, batch);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: cells are taken modulo the grid's extents, points below M.
     unsafe {
@@ -113,16 +125,20 @@ pub(super) fn interpolate<R: Runtime>(
             arr(&points.order, points.len),
             arr(&points.start, points.len),
             arr(&points.offset, points.len * shape.len()),
-            arr(values, batch * points.len * 2),
+            arr(values, batch * points.len * kind.floats()),
             points.len,
             batch,
+            split.lanes,
+            threads,
             nz,
             ny,
             nx,
             beta as f32,
             width,
             shape.len(),
-            vectors,
+            split.per_thread,
+            split.interleaved(),
+            kind == PointValues::Real,
         );
     }
 }

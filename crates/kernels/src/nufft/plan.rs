@@ -154,17 +154,24 @@ impl NufftDesc {
         })
     }
 
-    /// The FFT of this transform's fine grid, `[batch, n…]` complex: forward
-    /// and truncated to the modes for type 1, inverse from the modes for type 2,
+    /// The FFT of this transform's fine grid, `[batch, n…]` complex, or
+    /// `[n…, batch]` where `interleaved` ([`VectorSplit`]): forward and
+    /// truncated to the modes for type 1, inverse from the modes for type 2,
     /// unscaled either way.
-    pub fn fft(&self, layout: &Layout) -> FftDesc {
+    pub fn fft(&self, layout: &Layout, interleaved: bool) -> FftDesc {
         let dims = self.dims();
         let axes: Vec<isize> = (1..=dims as isize).collect();
         let (shape, direction, norm) = match self.kind {
             NufftType::One => (&layout.grid, Direction::Forward, Norm::Backward),
             NufftType::Two => (&self.modes, Direction::Inverse, Norm::Forward),
         };
-        let shape: Vec<usize> = std::iter::once(self.batch).chain(shape.iter().copied()).collect();
+        // Interleaved vectors (`[n…, batch]`) transform along the leading axes.
+        let (shape, axes): (Vec<usize>, Vec<isize>) = if interleaved {
+            let shape = shape.iter().copied().chain(std::iter::once(self.batch)).collect();
+            (shape, axes.iter().map(|a| a - 1).collect())
+        } else {
+            (std::iter::once(self.batch).chain(shape.iter().copied()).collect(), axes)
+        };
         let desc = FftDesc::new(&shape, &axes, FftKind::C2C, direction)
             .modes(&self.modes)
             .mode_order(self.mode_order)
@@ -195,6 +202,74 @@ pub struct Layout {
     pub correction: Vec<Vec<f64>>,
     /// Whether the points are spread at `−x` (see [`NufftDesc::fft`]).
     pub negate_points: bool,
+}
+
+/// What the values at the points are: complex, or real (type 1 reads real
+/// values, their imaginary parts zero; type 2 writes the real parts only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PointValues {
+    Complex,
+    Real,
+}
+
+impl PointValues {
+    /// f32 values per point and vector.
+    pub fn floats(self) -> usize {
+        match self {
+            PointValues::Complex => 2,
+            PointValues::Real => 1,
+        }
+    }
+}
+
+/// How the threads of spreading and interpolation share a batch of vectors.
+/// A thread accumulates `per_thread` vectors (a (cell, point) pair's kernel
+/// weight serves them all); `lanes` threads side by side serve one cell or
+/// point, the vectors `lanes` apart, so that a warp reads one point's (or
+/// cell's) values in one run. Where `lanes > 1` the fine grid and the sorted
+/// values lie interleaved, `[cells, batch]`; otherwise `[batch, cells]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorSplit {
+    pub per_thread: usize,
+    pub lanes: usize,
+}
+
+/// Most lanes on one cell or point: half a warp, so that 8 vectors a thread
+/// share each pair's weight and address (fewer instructions per sum: the
+/// kernels issue-bound, benches/results/2026-11-28_nufft_h200.md).
+const MAX_LANES: usize = 16;
+
+impl VectorSplit {
+    pub fn for_batch(batch: usize) -> Self {
+        let per_thread = |n: usize| match n {
+            0..=1 => 1,
+            2..=3 => 2,
+            4..=7 => 4,
+            _ => 8,
+        };
+        if batch <= 8 {
+            // Few vectors: a thread per cell, neighbouring threads on neighbouring cells.
+            VectorSplit {
+                per_thread: per_thread(batch),
+                lanes: 1,
+            }
+        } else {
+            let per_thread = per_thread(batch.div_ceil(MAX_LANES));
+            VectorSplit {
+                per_thread,
+                lanes: batch.div_ceil(per_thread).min(MAX_LANES),
+            }
+        }
+    }
+
+    pub fn interleaved(&self) -> bool {
+        self.lanes > 1
+    }
+
+    /// Vectors one pass of the threads covers; passes are `batch / width` rounded up.
+    pub fn width(&self) -> usize {
+        self.per_thread * self.lanes
+    }
 }
 
 /// The signed frequency of stored mode `i` of `m` in `order`.
@@ -256,7 +331,7 @@ mod tests {
         // and smallest at k = 0 (φ̂ peaks there).
         let min = layout.correction[0].iter().cloned().fold(f64::MAX, f64::min);
         assert_eq!(min, layout.correction[0][16]);
-        let fft = desc.fft(&layout);
+        let fft = desc.fft(&layout, false);
         assert_eq!(fft.shape, vec![3, 64, 36]);
         assert_eq!(fft.modes, Some(vec![32, 17]));
         assert_eq!(fft.direction, Direction::Forward);
@@ -264,12 +339,33 @@ mod tests {
         let two = NufftDesc::new(NufftType::Two, &[40], 1e-3);
         let layout = two.layout().unwrap();
         assert!(layout.negate_points);
-        let fft = two.fft(&layout);
+        let fft = two.fft(&layout, false);
         assert_eq!(
             (fft.shape, fft.lengths, fft.norm),
             (vec![1, 40], Some(vec![80]), Norm::Forward)
         );
         assert!(!two.isign(1).layout().unwrap().negate_points);
+    }
+
+    #[test]
+    fn batches_split_into_lanes_and_vectors() {
+        let split = |batch| {
+            let s = VectorSplit::for_batch(batch);
+            (s.per_thread, s.lanes, s.interleaved())
+        };
+        assert_eq!(split(1), (1, 1, false));
+        assert_eq!(split(3), (2, 1, false));
+        assert_eq!(split(8), (8, 1, false));
+        assert_eq!(split(9), (1, 9, true));
+        assert_eq!(split(16), (1, 16, true));
+        assert_eq!(split(20), (2, 10, true));
+        assert_eq!(split(128), (8, 16, true));
+        assert_eq!(split(1000), (8, 16, true));
+        assert_eq!(VectorSplit::for_batch(1000).width(), 128);
+        // Interleaved batches transform the leading axes of `[n…, batch]`.
+        let desc = NufftDesc::new(NufftType::One, &[32, 17], 1e-5).batch(12);
+        let fft = desc.fft(&desc.layout().unwrap(), VectorSplit::for_batch(12).interleaved());
+        assert_eq!((fft.shape, fft.axes), (vec![64, 36, 12], vec![0, 1]));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Type 1's spreading, gathered: one thread per fine-grid cell (and vector)
-//! sums the kernel-weighted values of every point whose kernel covers it.
+//! Type 1's spreading, gathered: the threads of a fine-grid cell (one, or
+//! lanes side by side over the vectors: [`VectorSplit`]) sum the
+//! kernel-weighted values of every point whose kernel covers it.
 //! Sorted by start cell ([`SortedPoints`]), those points lie in `w^(d−1)`
 //! rows of start cells, each a contiguous range (two where the row wraps):
 //! no atomics, the same sum order every run, `O(M·w^d)` work as scattering
@@ -9,6 +10,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use super::plan::{PointValues, VectorSplit};
 use super::points::SortedPoints;
 
 const THREADS: usize = 256;
@@ -41,18 +43,74 @@ pub(super) fn slow_weight(
     weight
 }
 
-/// `sorted[b, k] = values[b, order[k]]`: the values in the points' sorted
-/// order, so that spreading reads each range of points contiguously (read
-/// through `order`, neighbouring cells' ranges scatter over the whole batch).
-/// (Not `[k, b]`: a warp's threads would read lines 1 KB apart instead of
-/// sharing them; benches/results/2026-11-28_nufft_h200.md.)
+/// Where vector `b`'s value at element `e` (cell or point, `elements` of
+/// them) lies: interleaved `[elements, batch]` or planar `[batch, elements]`
+/// (see [`VectorSplit`]), in complex values.
+#[cube]
+pub(super) fn at(b: usize, e: usize, elements: usize, batch: usize, #[comptime] interleaved: bool) -> usize {
+    if comptime![interleaved] {
+        e * batch + b
+    } else {
+        b * elements + e
+    }
+}
+
+/// A thread's vectors `b0, b0 + lanes, …` as offsets of element 0 in a
+/// layout of `elements` (vectors past the batch read the last one's values,
+/// never stored), and the layout's step from one element to the next: a
+/// pair's address is then one multiply-add.
+#[cube]
+pub(super) fn columns(
+    b0: usize,
+    lanes: usize,
+    elements: usize,
+    batch: usize,
+    #[comptime] per_thread: usize,
+    #[comptime] interleaved: bool,
+) -> (Array<u32>, usize) {
+    let mut column = Array::<u32>::new(per_thread);
+    #[unroll]
+    for v in 0..per_thread {
+        let mut b = b0 + v * lanes;
+        if b >= batch {
+            b = batch - 1;
+        }
+        column[v] = u32::cast_from(at(b, 0, elements, batch, interleaved));
+    }
+    (column, at(0, 1, elements, batch, interleaved))
+}
+
+/// The values in the points' sorted order (`[batch, M]` → the split's
+/// layout; real values get zero imaginary parts), so that spreading reads
+/// each range of points contiguously (read through `order`, neighbouring
+/// cells' ranges scatter over the whole batch).
 #[cube(launch_unchecked)]
-fn sort_values_kernel(values: &Array<f32>, order: &Array<u32>, sorted: &mut Array<f32>, points: usize) {
+fn sort_values_kernel(
+    values: &Array<f32>,
+    order: &Array<u32>,
+    sorted: &mut Array<f32>,
+    points: usize,
+    batch: usize,
+    #[comptime] interleaved: bool,
+    #[comptime] real: bool,
+) {
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if pos < sorted.len() / 2 {
-        let from = (pos - pos % points + order[pos % points] as usize) * 2;
-        sorted[pos * 2] = values[from];
-        sorted[pos * 2 + 1] = values[from + 1];
+    if pos < points * batch {
+        // `pos` walks the sorted layout: writes side by side.
+        let mut b = pos / points;
+        let mut k = pos % points;
+        if comptime![interleaved] {
+            b = pos % batch;
+            k = pos / batch;
+        }
+        let from = b * points + order[k] as usize;
+        if comptime![real] {
+            sorted[pos * 2] = values[from];
+            sorted[pos * 2 + 1] = 0.0;
+        } else {
+            sorted[pos * 2] = values[from * 2];
+            sorted[pos * 2 + 1] = values[from * 2 + 1];
+        }
     }
 }
 
@@ -66,30 +124,35 @@ fn spread_kernel(
     grid: &mut Array<f32>,
     points: usize,
     batch: usize,
+    lanes: usize,
+    threads: usize,
     nz: usize,
     ny: usize,
     nx: usize,
     beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
-    #[comptime] vectors: usize,
+    #[comptime] per_thread: usize,
+    #[comptime] interleaved: bool,
 ) {
     let cells = nz * ny * nx;
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if pos < cells * batch.div_ceil(vectors) {
-        // This thread's cell, for vectors b0 .. b0 + `vectors` (a pair's weight serves them all).
-        let b0 = (pos / cells) * vectors;
-        let c = pos % cells;
+    if pos < threads {
+        // This thread's cell, for vectors b0, b0 + lanes, … (a pair's weight serves them all).
+        let lane = pos % lanes;
+        let c = (pos / lanes) % cells;
+        let b0 = (pos / lanes / cells) * per_thread * lanes + lane;
         let ix = c % nx;
         let iy = (c / nx) % ny;
         let iz = c / (nx * ny);
         let scale = 2.0f32 / f32::cast_from(width);
         let wy = comptime![if dims >= 2 { width } else { 1 }];
         let wz = comptime![if dims == 3 { width } else { 1 }];
-        let mut re = Array::<f32>::new(vectors);
-        let mut im = Array::<f32>::new(vectors);
+        let (column, stride) = columns(b0, lanes, points, batch, per_thread, interleaved);
+        let mut re = Array::<f32>::new(per_thread);
+        let mut im = Array::<f32>::new(per_thread);
         #[unroll]
-        for v in 0..vectors {
+        for v in 0..per_thread {
             re[v] = 0.0;
             im[v] = 0.0;
         }
@@ -120,25 +183,22 @@ fn spread_kernel(
                         }
                         let weight = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta)
                             * slow_weight(offset, p, ay, az, scale, beta, dims);
+                        let base = p * stride;
                         #[unroll]
-                        for v in 0..vectors {
-                            // Vectors past the batch read the last one's values, never stored.
-                            let mut b = b0 + v;
-                            if b >= batch {
-                                b = batch - 1;
-                            }
-                            let at = (b * points + p) * 2;
-                            re[v] += weight * values[at];
-                            im[v] += weight * values[at + 1];
+                        for v in 0..per_thread {
+                            let from = (base + column[v] as usize) * 2;
+                            re[v] += weight * values[from];
+                            im[v] += weight * values[from + 1];
                         }
                     }
                 }
             }
         }
         #[unroll]
-        for v in 0..vectors {
-            if b0 + v < batch {
-                let out = ((b0 + v) * cells + c) * 2;
+        for v in 0..per_thread {
+            let b = b0 + v * lanes;
+            if b < batch {
+                let out = at(b, c, cells, batch, interleaved) * 2;
                 grid[out] = re[v];
                 grid[out + 1] = im[v];
             }
@@ -184,29 +244,24 @@ pub(super) fn cube_count(threads: usize) -> CubeCount {
     }
 }
 
-/// Vectors a thread of spreading or interpolation serves: the kernel weights
-/// of a (cell, point) pair are computed once for all of them.
-pub(super) fn vectors_per_thread(batch: usize) -> usize {
-    match batch {
-        1 => 1,
-        2..=3 => 2,
-        4..=7 => 4,
-        _ => 8,
-    }
-}
-
 pub(super) fn cube_dim() -> CubeDim {
     CubeDim::new_1d(THREADS as u32)
 }
 
-/// Spreads `batch` vectors of the points' complex `values` (`[batch, M]`,
-/// input order) onto `grid` (`[batch, cells]` complex), through a copy of the
-/// values in sorted order.
+/// Threads of a launch over `elements` cells or points for `batch` vectors.
+pub(super) fn thread_count(split: VectorSplit, elements: usize, batch: usize) -> usize {
+    elements * split.lanes * batch.div_ceil(split.width())
+}
+
+/// Spreads `batch` vectors of the points' `values` (`[batch, M]`, input
+/// order, complex or real) onto `grid` (`[batch, cells]` or interleaved, as
+/// `split` says), through a copy of the values in sorted order.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn spread<R: Runtime>(
     client: &ComputeClient<R>,
     points: &PointBuffers,
     values: &Handle,
+    kind: PointValues,
     grid: &Handle,
     batch: usize,
     shape: &[usize],
@@ -214,41 +269,48 @@ pub(super) fn spread<R: Runtime>(
     beta: f64,
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
-    let floats = batch * nz * ny * nx * 2;
-    let vectors = vectors_per_thread(batch);
-    let value_floats = batch * points.len * 2;
-    let sorted = client.empty(value_floats * 4);
+    let cells = nz * ny * nx;
+    let split = VectorSplit::for_batch(batch);
+    let threads = thread_count(split, cells, batch);
+    let sorted_floats = batch * points.len * 2;
+    let sorted = client.empty(sorted_floats * 4);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: every index stays within the arrays: cells below `grid`'s
     // length, point ranges within `first`'s, values below `batch·M`.
     unsafe {
         sort_values_kernel::launch_unchecked::<R>(
             client,
-            cube_count(value_floats / 2),
+            cube_count(sorted_floats / 2),
             cube_dim(),
-            arr(values, value_floats),
+            arr(values, batch * points.len * kind.floats()),
             arr(&points.order, points.len),
-            arr(&sorted, value_floats),
+            arr(&sorted, sorted_floats),
             points.len,
+            batch,
+            split.interleaved(),
+            kind == PointValues::Real,
         );
         spread_kernel::launch_unchecked::<R>(
             client,
-            cube_count(nz * ny * nx * batch.div_ceil(vectors)),
+            cube_count(threads),
             cube_dim(),
-            arr(&sorted, value_floats),
+            arr(&sorted, sorted_floats),
             arr(&points.start, points.len),
             arr(&points.offset, points.len * shape.len()),
-            arr(&points.first, nz * ny * nx + 1),
-            arr(grid, floats),
+            arr(&points.first, cells + 1),
+            arr(grid, batch * cells * 2),
             points.len,
             batch,
+            split.lanes,
+            threads,
             nz,
             ny,
             nx,
             beta as f32,
             width,
             shape.len(),
-            vectors,
+            split.per_thread,
+            split.interleaved(),
         );
     }
 }
