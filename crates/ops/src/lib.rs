@@ -13,6 +13,7 @@ pub mod backend;
 mod graph;
 mod kernel_path;
 pub mod matmul;
+pub mod mode_mix;
 pub mod nonuniform;
 mod plan_cache;
 pub mod pointwise;
@@ -26,6 +27,7 @@ pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
 pub use fno_kernels::precision::Precision;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
+pub use mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 pub use nonuniform::{
     nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,
 };

@@ -19,7 +19,6 @@ use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::Autodiff;
-use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
@@ -29,6 +28,7 @@ use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues};
 
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty};
+use crate::mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 use crate::plan_cache::device_nufft;
 
 /// Points in `d` dimensions (radians; any finite values, taken modulo 2π),
@@ -136,7 +136,7 @@ impl NufftOp {
 
 /// Backends that run [`nufft`]. The default runs the f64 algorithm on the
 /// host (CPU backends); `CubeBackend` runs the kernels.
-pub trait NufftBackend: Backend {
+pub trait NufftBackend: ModeMixBackend {
     /// `x`: `[batch, input, 2]` complex pairs (`input` the points for type
     /// 1, the modes flattened row-major for type 2), or `[batch, M]` real
     /// values at the points (`op.values`); returns `[batch, output, 2]`, or
@@ -264,8 +264,8 @@ fn apply<B: NufftBackend, const D: usize, const E: usize>(x: Tensor<B, D>, op: &
 
 /// The spectral convolution of real values at `points_in` (`x: [B, Cin, M_in]`)
 /// onto `points_out` (`[B, Cout, M_out]`): `F = (1/M_in)·Σ_j x_j e^{−ik·x_j}`
-/// (type 1) for the `modes` frequencies, `G[o] = Σ_i W[i, o]·F[i]` per mode,
-/// `y = Re Σ_k G_k e^{+ik·y_j}` (type 2). `weight: [Cin, Cout, K, 2]` with
+/// (type 1) for the `modes` frequencies, `G[o] = Σ_i W[i, o]·F[i]` per mode
+/// ([`mode_mix`]), `y = Re Σ_k G_k e^{+ik·y_j}` (type 2). `weight: [Cin, Cout, K, 2]` with
 /// `K = Π modes` in FINUFFT's mode order (−N/2 … N/2−1 per dimension).
 pub fn nonuniform_spectral_conv<B: NufftBackend>(
     x: Tensor<B, 3>,
@@ -306,16 +306,7 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
         values: PointValues::Real,
     };
     let spectrum = nufft_from_real(x.reshape([batch * cin, m_in]), &forward).reshape([batch, cin, k, 2]) / m_in as f64;
-    let part = |t: &Tensor<B, 4>, i: usize| t.clone().narrow(3, i, 1).squeeze_dim::<3>(3);
-    // Per mode, [B, Cin] · [Cin, Cout]: modes lead as the batch of products.
-    let (fr, fi) = (
-        part(&spectrum, 0).permute([2, 0, 1]),
-        part(&spectrum, 1).permute([2, 0, 1]),
-    );
-    let (wr, wi) = (part(&weight, 0).permute([2, 0, 1]), part(&weight, 1).permute([2, 0, 1]));
-    let gr = fr.clone().matmul(wr.clone()) - fi.clone().matmul(wi.clone());
-    let gi = fr.matmul(wi) + fi.matmul(wr);
-    let mixed = Tensor::stack::<4>(vec![gr.permute([1, 2, 0]), gi.permute([1, 2, 0])], 3);
+    let mixed = mode_mix(spectrum, weight, ModeMix::Forward);
     let m_out = points_out.len();
     nufft_real_part(mixed.reshape([batch * cout, k, 2]), &inverse).reshape([batch, cout, m_out])
 }

@@ -4,6 +4,7 @@
 mod common;
 mod device_memory;
 mod kernel_paths;
+mod mode_mix;
 mod neuralop_fixture;
 mod nonuniform;
 mod pointwise;

@@ -41,7 +41,7 @@ impl NufftDesc {
         let plan = DeviceNufft {
             client: client.clone(),
             desc: self.clone(),
-            points: PointBuffers::upload(client, &sorted),
+            points: PointBuffers::upload(client, &sorted, layout.spreader),
             factors: client.create_from_slice(f32::as_bytes(&factors)),
             layout,
             ffts: Mutex::new(HashMap::new()),
@@ -158,22 +158,11 @@ impl<R: Runtime> DeviceNufft<R> {
         let grid_floats = batch * self.layout.grid.iter().product::<usize>() * 2;
         let grid = client.empty(grid_floats * 4);
         let modes = client.empty(self.mode_floats(batch) * 4);
-        let spreader = self.layout.spreader;
         let interleaved = VectorSplit::for_batch(batch).interleaved();
         let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
         match self.desc.kind {
             NufftType::One => {
-                spread(
-                    client,
-                    &self.points,
-                    input,
-                    values,
-                    &grid,
-                    batch,
-                    &self.layout.grid,
-                    spreader.width,
-                    spreader.beta,
-                );
+                spread(client, &self.points, input, values, &grid, batch, &self.layout.grid);
                 self.with_fft(batch, |fft| fft.execute(&grid, &modes).map_err(fft_error))?;
                 deconvolve(
                     client,
@@ -198,17 +187,7 @@ impl<R: Runtime> DeviceNufft<R> {
                     interleaved,
                 );
                 self.with_fft(batch, |fft| fft.execute(&modes, &grid).map_err(fft_error))?;
-                interpolate(
-                    client,
-                    &self.points,
-                    &grid,
-                    output,
-                    values,
-                    batch,
-                    &self.layout.grid,
-                    spreader.width,
-                    spreader.beta,
-                );
+                interpolate(client, &self.points, &grid, output, values, batch, &self.layout.grid);
             }
         }
         Ok(())

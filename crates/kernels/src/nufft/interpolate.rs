@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::plan::{PointValues, VectorSplit};
-use super::spread::{columns, cube_count, cube_dim, es_kernel, grid_zyx, slow_weight, thread_count, PointBuffers};
+use super::spread::{columns, cube_count, cube_dim, grid_zyx, slow_weight, thread_count, x_weight, PointBuffers};
 
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -16,7 +16,7 @@ fn interpolate_kernel(
     grid: &Array<f32>,
     order: &Array<u32>,
     start: &Array<u32>,
-    offset: &Array<f32>,
+    table: &Array<f32>,
     values: &mut Array<f32>,
     points: usize,
     batch: usize,
@@ -25,7 +25,6 @@ fn interpolate_kernel(
     nz: usize,
     ny: usize,
     nx: usize,
-    beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
     #[comptime] per_thread: usize,
@@ -43,14 +42,12 @@ fn interpolate_kernel(
         let sy = (cell / nx) % ny;
         let sz = cell / (nx * ny);
         let cells = nz * ny * nx;
-        let scale = 2.0f32 / f32::cast_from(width);
         let wy = comptime![if dims >= 2 { width } else { 1 }];
         let wz = comptime![if dims == 3 { width } else { 1 }];
-        // The kernel along x, once a point: w exponentials instead of w^d.
         let mut along_x = Array::<f32>::new(width);
         #[unroll]
         for ax in 0..width {
-            along_x[ax] = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta);
+            along_x[ax] = x_weight(table, p, ax, width, dims);
         }
         let (column, stride) = columns(b0, lanes, cells, batch, per_thread, interleaved);
         let mut re = Array::<f32>::new(per_thread);
@@ -64,7 +61,7 @@ fn interpolate_kernel(
             let z = (sz + az) % nz;
             for ay in 0..wy {
                 let row = (z * ny + (sy + ay) % ny) * nx;
-                let slow = slow_weight(offset, p, ay, az, scale, beta, dims);
+                let slow = slow_weight(table, p, ay, az, width, dims);
                 #[unroll]
                 for ax in 0..width {
                     let weight = slow * along_x[ax];
@@ -74,7 +71,10 @@ fn interpolate_kernel(
                     for v in 0..per_thread {
                         let g = (base + column[v] as usize) * 2;
                         re[v] += weight * grid[g];
-                        im[v] += weight * grid[g + 1];
+                        // Real values at the points are the real parts alone.
+                        if comptime![!real] {
+                            im[v] += weight * grid[g + 1];
+                        }
                     }
                 }
             }
@@ -108,8 +108,6 @@ pub(super) fn interpolate<R: Runtime>(
     kind: PointValues,
     batch: usize,
     shape: &[usize],
-    width: usize,
-    beta: f64,
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
     let split = VectorSplit::for_batch(batch);
@@ -124,7 +122,7 @@ pub(super) fn interpolate<R: Runtime>(
             arr(grid, batch * nz * ny * nx * 2),
             arr(&points.order, points.len),
             arr(&points.start, points.len),
-            arr(&points.offset, points.len * shape.len()),
+            arr(&points.table, points.len * points.dims * points.width),
             arr(values, batch * points.len * kind.floats()),
             points.len,
             batch,
@@ -133,9 +131,8 @@ pub(super) fn interpolate<R: Runtime>(
             nz,
             ny,
             nx,
-            beta as f32,
-            width,
-            shape.len(),
+            points.width,
+            points.dims,
             split.per_thread,
             split.interleaved(),
             kind == PointValues::Real,

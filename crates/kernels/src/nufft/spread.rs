@@ -12,35 +12,60 @@ use cubecl::server::Handle;
 
 use super::plan::{PointValues, VectorSplit};
 use super::points::SortedPoints;
+use super::spreader::Spreader;
 
 const THREADS: usize = 256;
 
 /// The ES kernel `exp(β(√(1 − z²) − 1))` at `z ∈ [−1, 1]`.
 #[cube]
-pub(super) fn es_kernel(z: f32, beta: f32) -> f32 {
+fn es_kernel(z: f32, beta: f32) -> f32 {
     f32::exp(beta * (f32::sqrt(f32::max(1.0 - z * z, 0.0)) - 1.0))
 }
 
-/// The weights of the kernel along the slower dimensions of a point whose
-/// kernel starts `ay`, `az` cells before the cell.
+/// Each sorted point's kernel values at the `w` cells it covers along each
+/// dimension (`[M, d, w]`, from `offset` `[M, d]`), once a plan: the points
+/// are fixed, and a pair's weight becomes `d` loads instead of `d`
+/// exponentials in every thread that meets it (lanes shared no work there).
+#[cube(launch_unchecked)]
+fn kernel_table_kernel(offset: &Array<f32>, table: &mut Array<f32>, len: usize, beta: f32, #[comptime] width: usize) {
+    let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    if pos < len {
+        let scale = 2.0f32 / f32::cast_from(width);
+        table[pos] = es_kernel((f32::cast_from(pos % width) + offset[pos / width]) * scale, beta);
+    }
+}
+
+/// The kernel's weight along the slower dimensions at `ay`, `az` cells past
+/// point `p`'s start cell (`table` `[M, d, w]`).
 #[cube]
 pub(super) fn slow_weight(
-    offset: &Array<f32>,
+    table: &Array<f32>,
     p: usize,
     ay: usize,
     az: usize,
-    scale: f32,
-    beta: f32,
+    #[comptime] width: usize,
     #[comptime] dims: usize,
 ) -> f32 {
     let mut weight = 1.0f32;
     if comptime![dims >= 2] {
-        weight *= es_kernel((f32::cast_from(ay) + offset[p * dims + dims - 2]) * scale, beta);
+        weight *= table[p * comptime![dims * width] + comptime![(dims - 2) * width] + ay];
     }
     if comptime![dims == 3] {
-        weight *= es_kernel((f32::cast_from(az) + offset[p * dims]) * scale, beta);
+        weight *= table[p * comptime![dims * width] + az];
     }
     weight
+}
+
+/// The kernel's weight along x at `ax` cells past point `p`'s start cell.
+#[cube]
+pub(super) fn x_weight(
+    table: &Array<f32>,
+    p: usize,
+    ax: usize,
+    #[comptime] width: usize,
+    #[comptime] dims: usize,
+) -> f32 {
+    table[p * comptime![dims * width] + comptime![(dims - 1) * width] + ax]
 }
 
 /// Where vector `b`'s value at element `e` (cell or point, `elements` of
@@ -81,7 +106,7 @@ pub(super) fn columns(
 }
 
 /// The values in the points' sorted order (`[batch, M]` → the split's
-/// layout; real values get zero imaginary parts), so that spreading reads
+/// layout, complex or real as given), so that spreading reads
 /// each range of points contiguously (read through `order`, neighbouring
 /// cells' ranges scatter over the whole batch).
 #[cube(launch_unchecked)]
@@ -105,8 +130,7 @@ fn sort_values_kernel(
         }
         let from = b * points + order[k] as usize;
         if comptime![real] {
-            sorted[pos * 2] = values[from];
-            sorted[pos * 2 + 1] = 0.0;
+            sorted[pos] = values[from];
         } else {
             sorted[pos * 2] = values[from * 2];
             sorted[pos * 2 + 1] = values[from * 2 + 1];
@@ -119,7 +143,7 @@ fn sort_values_kernel(
 fn spread_kernel(
     values: &Array<f32>,
     start: &Array<u32>,
-    offset: &Array<f32>,
+    table: &Array<f32>,
     first: &Array<u32>,
     grid: &mut Array<f32>,
     points: usize,
@@ -129,11 +153,11 @@ fn spread_kernel(
     nz: usize,
     ny: usize,
     nx: usize,
-    beta: f32,
     #[comptime] width: usize,
     #[comptime] dims: usize,
     #[comptime] per_thread: usize,
     #[comptime] interleaved: bool,
+    #[comptime] real: bool,
 ) {
     let cells = nz * ny * nx;
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
@@ -145,9 +169,9 @@ fn spread_kernel(
         let ix = c % nx;
         let iy = (c / nx) % ny;
         let iz = c / (nx * ny);
-        let scale = 2.0f32 / f32::cast_from(width);
         let wy = comptime![if dims >= 2 { width } else { 1 }];
         let wz = comptime![if dims == 3 { width } else { 1 }];
+        let floats = comptime![if real { 1 } else { 2 }];
         let (column, stride) = columns(b0, lanes, points, batch, per_thread, interleaved);
         let mut re = Array::<f32>::new(per_thread);
         let mut im = Array::<f32>::new(per_thread);
@@ -181,14 +205,15 @@ fn spread_kernel(
                         if ax >= nx {
                             ax -= nx;
                         }
-                        let weight = es_kernel((f32::cast_from(ax) + offset[p * dims + dims - 1]) * scale, beta)
-                            * slow_weight(offset, p, ay, az, scale, beta, dims);
+                        let weight = x_weight(table, p, ax, width, dims) * slow_weight(table, p, ay, az, width, dims);
                         let base = p * stride;
                         #[unroll]
                         for v in 0..per_thread {
-                            let from = (base + column[v] as usize) * 2;
+                            let from = (base + column[v] as usize) * floats;
                             re[v] += weight * values[from];
-                            im[v] += weight * values[from + 1];
+                            if comptime![!real] {
+                                im[v] += weight * values[from + 1];
+                            }
                         }
                     }
                 }
@@ -206,23 +231,45 @@ fn spread_kernel(
     }
 }
 
-/// The sorted points' device copies, shared by spreading and interpolation.
+/// The sorted points' device copies and their kernel values, shared by
+/// spreading and interpolation.
 pub(super) struct PointBuffers {
     pub order: Handle,
     pub start: Handle,
-    pub offset: Handle,
+    /// `[M, d, w]`: see `kernel_table_kernel`.
+    pub table: Handle,
     pub first: Handle,
     pub len: usize,
+    pub dims: usize,
+    pub width: usize,
 }
 
 impl PointBuffers {
-    pub fn upload<R: Runtime>(client: &ComputeClient<R>, sorted: &SortedPoints) -> Self {
+    pub fn upload<R: Runtime>(client: &ComputeClient<R>, sorted: &SortedPoints, spreader: Spreader) -> Self {
+        let offset = client.create_from_slice(f32::as_bytes(&sorted.offset));
+        let table_len = sorted.offset.len() * spreader.width;
+        let table = client.empty(table_len * 4);
+        // SAFETY: `pos / width` stays below the offsets' length.
+        unsafe {
+            kernel_table_kernel::launch_unchecked::<R>(
+                client,
+                cube_count(table_len),
+                cube_dim(),
+                ArrayArg::from_raw_parts(offset, sorted.offset.len()),
+                ArrayArg::from_raw_parts(table.clone(), table_len),
+                table_len,
+                spreader.beta as f32,
+                spreader.width,
+            );
+        }
         PointBuffers {
             order: client.create_from_slice(u32::as_bytes(&sorted.order)),
             start: client.create_from_slice(u32::as_bytes(&sorted.start)),
-            offset: client.create_from_slice(f32::as_bytes(&sorted.offset)),
+            table,
             first: client.create_from_slice(u32::as_bytes(&sorted.first)),
             len: sorted.len(),
+            dims: sorted.offset.len() / sorted.len(),
+            width: spreader.width,
         }
     }
 }
@@ -265,14 +312,12 @@ pub(super) fn spread<R: Runtime>(
     grid: &Handle,
     batch: usize,
     shape: &[usize],
-    width: usize,
-    beta: f64,
 ) {
     let [nz, ny, nx] = grid_zyx(shape);
     let cells = nz * ny * nx;
     let split = VectorSplit::for_batch(batch);
     let threads = thread_count(split, cells, batch);
-    let sorted_floats = batch * points.len * 2;
+    let sorted_floats = batch * points.len * kind.floats();
     let sorted = client.empty(sorted_floats * 4);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: every index stays within the arrays: cells below `grid`'s
@@ -280,7 +325,7 @@ pub(super) fn spread<R: Runtime>(
     unsafe {
         sort_values_kernel::launch_unchecked::<R>(
             client,
-            cube_count(sorted_floats / 2),
+            cube_count(batch * points.len),
             cube_dim(),
             arr(values, batch * points.len * kind.floats()),
             arr(&points.order, points.len),
@@ -296,7 +341,7 @@ pub(super) fn spread<R: Runtime>(
             cube_dim(),
             arr(&sorted, sorted_floats),
             arr(&points.start, points.len),
-            arr(&points.offset, points.len * shape.len()),
+            arr(&points.table, points.len * points.dims * points.width),
             arr(&points.first, cells + 1),
             arr(grid, batch * cells * 2),
             points.len,
@@ -306,11 +351,11 @@ pub(super) fn spread<R: Runtime>(
             nz,
             ny,
             nx,
-            beta as f32,
-            width,
-            shape.len(),
+            points.width,
+            points.dims,
             split.per_thread,
             split.interleaved(),
+            kind == PointValues::Real,
         );
     }
 }

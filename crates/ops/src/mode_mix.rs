@@ -1,0 +1,219 @@
+//! The per-mode channel mixing of the non-uniform spectral convolution and its
+//! two gradients, over spectra `[batch, channels, modes, 2]` (complex pairs,
+//! as the NUFFT ops lay them out) and weights `[Cin, Cout, modes, 2]`: the
+//! three contractions of [`fno_kernels::cgemm::spectral`], one CGEMM launch
+//! each on `CubeBackend` (no permuted copies), Burn's matmuls elsewhere.
+//! Each contraction's gradients are two of the others, so autodiff runs them
+//! too (to any order).
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops};
+use burn::backend::autodiff::{Autodiff, NodeId};
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::{DType, Tensor, TensorMetadata, TensorPrimitive};
+use burn_cubecl::element::BoolElement;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::tensor::CubeTensor;
+use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
+use fno_kernels::cgemm::spectral;
+
+use crate::graph::record;
+use crate::kernel_path::{cast_to, empty};
+
+/// One of the three contractions, named by what it computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeMix {
+    /// `Y[b, o, k] = Σ_i X[b, i, k]·W[i, o, k]` of `(X, W)`.
+    Forward,
+    /// `GX[b, i, k] = Σ_o G[b, o, k]·conj(W[i, o, k])` of `(G, W)`.
+    GradInput,
+    /// `GW[i, o, k] = Σ_b conj(X[b, i, k])·G[b, o, k]` of `(X, G)`.
+    GradWeight,
+}
+
+impl ModeMix {
+    /// `[batch, Cin, Cout, modes]` of the operands' shapes.
+    ///
+    /// Panics when the shapes do not fit together (the callers build them).
+    pub fn extents(self, a: &[usize], b: &[usize]) -> [usize; 4] {
+        let fits = a.len() == 4 && b.len() == 4 && a[2] == b[2] && a[3] == 2 && b[3] == 2;
+        let extents = match self {
+            ModeMix::Forward if fits && a[1] == b[0] => Some([a[0], b[0], b[1], a[2]]),
+            ModeMix::GradInput if fits && a[1] == b[1] => Some([a[0], b[0], b[1], a[2]]),
+            ModeMix::GradWeight if fits && a[0] == b[0] => Some([a[0], a[1], b[1], a[2]]),
+            _ => None,
+        };
+        extents.unwrap_or_else(|| panic!("{self:?} mode mix of {a:?} and {b:?}: shapes do not fit"))
+    }
+
+    /// The result's shape.
+    pub fn output_shape(self, a: &[usize], b: &[usize]) -> Vec<usize> {
+        let [batch, cin, cout, modes] = self.extents(a, b);
+        match self {
+            ModeMix::Forward => vec![batch, cout, modes, 2],
+            ModeMix::GradInput => vec![batch, cin, modes, 2],
+            ModeMix::GradWeight => vec![cin, cout, modes, 2],
+        }
+    }
+}
+
+impl ModeMix {
+    /// The contractions giving the gradients of `a` and of `b` from the
+    /// output's gradient `u`, as `(mix, first operand, second operand)` with
+    /// the operands named `A`, `B`, `U`.
+    fn gradients(self) -> [(ModeMix, Operand, Operand); 2] {
+        use Operand::{A, B, U};
+        match self {
+            // Y = X·W: GX = U·Wᴴ, GW = Xᴴ·U.
+            ModeMix::Forward => [(ModeMix::GradInput, U, B), (ModeMix::GradWeight, A, U)],
+            // GX = G·Wᴴ: dG = U·W, dW = Uᴴ·G.
+            ModeMix::GradInput => [(ModeMix::Forward, U, B), (ModeMix::GradWeight, U, A)],
+            // GW = Xᴴ·G: dX = G·Uᴴ, dG = X·U.
+            ModeMix::GradWeight => [(ModeMix::GradInput, B, U), (ModeMix::Forward, A, U)],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Operand {
+    A,
+    B,
+    U,
+}
+
+/// Backends that run [`mode_mix`]: Burn's matmuls by default, one CGEMM on `CubeBackend`.
+pub trait ModeMixBackend: Backend {
+    /// The contraction `mix` of `a` and `b` (see [`ModeMix`] for the shapes).
+    fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
+        mode_mix_by_matmuls::<Self>(a, b, mix)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl ModeMixBackend for burn::backend::NdArray<f32> {}
+#[cfg(feature = "ndarray")]
+impl ModeMixBackend for burn::backend::NdArray<f64> {}
+#[cfg(feature = "candle")]
+#[allow(deprecated)]
+impl ModeMixBackend for burn::backend::Candle<f32, i64> {}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBackend for CubeBackend<R, F, I, BT> {
+    fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
+        mode_mix_by_cgemm(a, b, mix)
+    }
+}
+
+#[derive(Debug)]
+struct ModeMixBackward(ModeMix);
+
+impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
+    /// The operands, each kept where the other's gradient is wanted.
+    type State = (Option<NodeId>, Option<NodeId>);
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+        let u = grads.consume::<B>(&ops.node);
+        let (a, b) = ops.state;
+        let mut operand = |id: NodeId| -> FloatTensor<B> { checkpointer.retrieve_node_output(id) };
+        let (a, b) = (a.map(&mut operand), b.map(&mut operand));
+        for (parent, (mix, first, second)) in ops.parents.iter().zip(self.0.gradients()) {
+            if let Some(node) = parent {
+                // Each operand is kept where the other's gradient is wanted.
+                let pick = |o: Operand| match o {
+                    Operand::A => a.clone().expect("a kept for b's gradient"),
+                    Operand::B => b.clone().expect("b kept for a's gradient"),
+                    Operand::U => u.clone(),
+                };
+                grads.register::<B>(node.id, B::mode_mix(pick(first), pick(second), mix));
+            }
+        }
+    }
+}
+
+impl<B: ModeMixBackend, C: CheckpointStrategy> ModeMixBackend for Autodiff<B, C> {
+    fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
+        let (a_tracked, b_tracked) = (a.is_tracked(), b.is_tracked());
+        let out = B::mode_mix(a.primitive.clone(), b.primitive.clone(), mix);
+        record::<B, C, _, 2>(ModeMixBackward(mix), [&a, &b], out, |checkpoint| {
+            (b_tracked.then(|| checkpoint(&a)), a_tracked.then(|| checkpoint(&b)))
+        })
+    }
+}
+
+/// The contraction `mix` of `a` and `b`, with autodiff where `B` has it.
+pub fn mode_mix<B: ModeMixBackend>(a: Tensor<B, 4>, b: Tensor<B, 4>, mix: ModeMix) -> Tensor<B, 4> {
+    let (a, b) = (a.into_primitive().tensor(), b.into_primitive().tensor());
+    Tensor::from_primitive(TensorPrimitive::Float(B::mode_mix(a, b, mix)))
+}
+
+type Parts<B> = (Tensor<B, 3>, Tensor<B, 3>);
+
+/// `[R, C, K, 2]` → real and imaginary parts `[K, R, C]`: modes lead as the batch of products.
+fn modes_leading<B: Backend>(t: FloatTensor<B>) -> Parts<B> {
+    let t = Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(t));
+    let part = |i: usize| t.clone().narrow(3, i, 1).squeeze_dim::<3>(3).permute([2, 0, 1]);
+    (part(0), part(1))
+}
+
+/// The conjugate transpose of each mode's matrix.
+fn adjoint<B: Backend>((re, im): Parts<B>) -> Parts<B> {
+    (re.swap_dims(1, 2), -im.swap_dims(1, 2))
+}
+
+fn product<B: Backend>((a, b): Parts<B>, (c, d): Parts<B>) -> FloatTensor<B> {
+    let re = a.clone().matmul(c.clone()) - b.clone().matmul(d.clone());
+    let im = a.matmul(d) + b.matmul(c);
+    Tensor::stack::<4>(vec![re.permute([1, 2, 0]), im.permute([1, 2, 0])], 3)
+        .into_primitive()
+        .tensor()
+}
+
+/// The contraction by Burn's batched matmuls on any backend.
+fn mode_mix_by_matmuls<B: Backend>(a: FloatTensor<B>, b: FloatTensor<B>, mix: ModeMix) -> FloatTensor<B> {
+    mix.extents(&a.shape(), &b.shape());
+    let (a, b) = (modes_leading::<B>(a), modes_leading::<B>(b));
+    match mix {
+        ModeMix::Forward => product(a, b),
+        ModeMix::GradInput => product(a, adjoint(b)),
+        ModeMix::GradWeight => product(adjoint(a), b),
+    }
+}
+
+/// The contraction as one CGEMM launch, f32 throughout.
+fn mode_mix_by_cgemm<R: CubeRuntime>(a: CubeTensor<R>, b: CubeTensor<R>, mix: ModeMix) -> CubeTensor<R> {
+    let a = into_contiguous(cast_to(a, DType::F32));
+    let b = into_contiguous(cast_to(b, DType::F32));
+    let (a_shape, b_shape) = (a.meta.shape().to_vec(), b.meta.shape().to_vec());
+    let [batch, cin, cout, modes] = mix.extents(&a_shape, &b_shape);
+    let weight = spectral::dense_weight(cout, modes, false);
+    let problem = match mix {
+        ModeMix::Forward => spectral::forward(batch, cin, cout, modes, weight),
+        ModeMix::GradInput => spectral::grad_input(batch, cin, cout, modes, weight),
+        ModeMix::GradWeight => spectral::grad_weight(batch, cin, cout, modes),
+    };
+    let out = empty(&a, mix.output_shape(&a_shape, &b_shape));
+    problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_follow_each_contraction() {
+        let (x, w, g) = ([4, 3, 10, 2], [3, 5, 10, 2], [4, 5, 10, 2]);
+        assert_eq!(ModeMix::Forward.extents(&x, &w), [4, 3, 5, 10]);
+        assert_eq!(ModeMix::Forward.output_shape(&x, &w), g.to_vec());
+        assert_eq!(ModeMix::GradInput.output_shape(&g, &w), x.to_vec());
+        assert_eq!(ModeMix::GradWeight.output_shape(&x, &g), w.to_vec());
+    }
+
+    #[test]
+    #[should_panic(expected = "shapes do not fit")]
+    fn mismatched_channels_are_refused() {
+        ModeMix::Forward.extents(&[4, 3, 10, 2], &[4, 5, 10, 2]);
+    }
+}
