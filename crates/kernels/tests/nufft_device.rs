@@ -16,7 +16,7 @@ use std::f64::consts::PI;
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::ModeOrder;
-use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType, PointValues, VectorSplit, C64};
+use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType, PointValues, Run, VectorSplit, C64};
 use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform};
 
 #[derive(Clone, Copy, Debug)]
@@ -199,22 +199,30 @@ fn wide_batches_run_interleaved() {
     }
 }
 
-/// Real values at the points: type 1 reads them with zero imaginary parts,
-/// type 2 writes only the real parts; both layouts.
+/// Real values at the points: type 1 reads them with zero imaginary parts
+/// (here in rows padded with NaN, as Burn's CUDA tensors pad them), type 2
+/// writes only the real parts; both layouts, outputs scaled by the run.
 #[test]
 fn real_values_at_the_points() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let seed = fresh_seed();
-    let x = points(150, 2, Spread::Uniform, seed);
+    let (m, pad, scale) = (150, 6, 0.25);
+    let x = points(m, 2, Spread::Uniform, seed);
     for batch in [3, 20] {
         for kind in [NufftType::One, NufftType::Two] {
             let desc = NufftDesc::new(kind, &[9, 12], 1e-4).batch(batch);
             let plan = desc.on_device(&client, &x).unwrap();
+            let mut run = Run::new(batch).values(PointValues::Real).scale(scale as f32);
             let (input, want): (Vec<f64>, Vec<f64>) = match kind {
                 NufftType::One => {
-                    let real = uniform(batch * 150, seed + 1);
+                    let real = uniform(batch * m, seed + 1);
                     let pairs: Vec<C64> = real.iter().map(|&re| (re, 0.0)).collect();
-                    (real, flat(&nufft_direct(&desc, &x, &pairs)))
+                    let padded = real
+                        .chunks(m)
+                        .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(f64::NAN, pad)))
+                        .collect();
+                    run = run.point_stride(m + pad);
+                    (padded, flat(&nufft_direct(&desc, &x, &pairs)))
                 }
                 NufftType::Two => {
                     let f = complex(batch * 108, seed + 2);
@@ -222,10 +230,11 @@ fn real_values_at_the_points() {
                     (flat(&f), out.iter().map(|c| c.0).collect())
                 }
             };
+            let want: Vec<f64> = want.iter().map(|v| v * scale).collect();
             let input: Vec<f32> = input.iter().map(|&v| v as f32).collect();
             let input = client.create_from_slice(f32::as_bytes(&input));
             let output = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; want.len()]));
-            plan.execute_values(batch, PointValues::Real, &input, &output).unwrap();
+            plan.run(&run, &input, &output).unwrap();
             let got: Vec<f64> = f32::from_bytes(&client.read_one(output).unwrap())
                 .iter()
                 .map(|&v| v as f64)
@@ -247,4 +256,21 @@ fn buffers_that_are_too_small_are_refused() {
     let room = client.empty(plan.output_floats() * 4);
     let err = plan.execute(&small, &room).unwrap_err().to_string();
     assert!(err.contains("input holds 16 bytes"), "{err}");
+    // Padded rows need room for the padding between them.
+    let rows = client.empty(2 * 10 * 4);
+    let err = plan.run(&Run::new(2).values(PointValues::Real).point_stride(12), &rows, &room);
+    assert!(err.unwrap_err().to_string().contains("input holds 80 bytes"));
+    let err = plan
+        .run(&Run::new(1).point_stride(4), &rows, &room)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("overlap"), "{err}");
+    let type2 = NufftDesc::new(NufftType::Two, &[16], 1e-3)
+        .on_device(&client, &points(10, 1, Spread::Uniform, 1))
+        .unwrap();
+    let err = type2
+        .run(&Run::new(1).point_stride(30), &room, &rows)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("type 1's input"), "{err}");
 }

@@ -123,7 +123,7 @@ pub(crate) fn empty_of<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>, 
 /// The shape of the dense buffer behind `t` when `t` is that buffer cut short
 /// along its last dim, as Burn's CUDA allocator pitches rows to 16 bytes:
 /// rows `strides[rank - 2]` floats apart, every other dim dense over the next.
-fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec<usize>> {
+pub(crate) fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec<usize>> {
     let (shape, strides) = (t.meta.shape().to_vec(), t.meta.strides().to_vec());
     let rank = shape.len();
     let mut stored = shape.clone();
@@ -284,9 +284,10 @@ fn check_supported<R: CubeRuntime>(
 /// pads each (re, im) row to 16 bytes; the CGEMM reads that layout as it is
 /// rather than copying the weight on every call. Layouts it cannot describe
 /// (re and im apart, modes not flattenable to one stride) are made dense.
-fn weight_operand<R: CubeRuntime>(
+pub(crate) fn weight_operand<R: CubeRuntime>(
     weight: CubeTensor<R>,
-    shapes: &SpectralShapes,
+    out_channels: usize,
+    modes: usize,
     shared: bool,
 ) -> (CubeTensor<R>, Strides) {
     let shape = weight.meta.shape().to_vec();
@@ -309,7 +310,7 @@ fn weight_operand<R: CubeRuntime>(
         };
         (weight, strides)
     } else {
-        let dense = spectral::dense_weight(shapes.out_channels, shapes.mode_count(), shared);
+        let dense = spectral::dense_weight(out_channels, modes, shared);
         (into_contiguous(weight), dense)
     }
 }
@@ -458,7 +459,7 @@ fn forward<R: CubeRuntime>(
     imp: SpectralImpl,
 ) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
     let shared = spec.weights == WeightLayout::Shared;
-    let (weight, weight_strides) = weight_operand(weight, shapes, shared);
+    let (weight, weight_strides) = weight_operand(weight, shapes.out_channels, shapes.mode_count(), shared);
     if imp == SpectralImpl::Fused {
         let orders = (FORWARD_ORDER, INVERSE_ORDER);
         let weight = (&weight, weight_strides, false);
@@ -576,7 +577,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             precision_of(weight.dtype)?,
             spec.spectrum_precision,
         );
-        let (weight, weight_strides) = weight_operand(weight, &shapes, shared);
+        let (weight, weight_strides) = weight_operand(weight, shapes.out_channels, shapes.mode_count(), shared);
         let (b, ci, co, k) = (
             shapes.batch,
             shapes.in_channels,

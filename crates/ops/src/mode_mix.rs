@@ -21,7 +21,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::spectral;
 
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty};
+use crate::kernel_path::{cast_to, empty, weight_operand};
 
 /// One of the three contractions, named by what it computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,17 +181,24 @@ fn mode_mix_by_matmuls<B: Backend>(a: FloatTensor<B>, b: FloatTensor<B>, mix: Mo
     }
 }
 
-/// The contraction as one CGEMM launch, f32 throughout.
+/// The contraction as one CGEMM launch, f32 throughout. A weight is read
+/// at its strides (Burn's CUDA allocator pads its (re, im) pairs), spectra
+/// densely.
 fn mode_mix_by_cgemm<R: CubeRuntime>(a: CubeTensor<R>, b: CubeTensor<R>, mix: ModeMix) -> CubeTensor<R> {
     let a = into_contiguous(cast_to(a, DType::F32));
-    let b = into_contiguous(cast_to(b, DType::F32));
+    let b = cast_to(b, DType::F32);
     let (a_shape, b_shape) = (a.meta.shape().to_vec(), b.meta.shape().to_vec());
     let [batch, cin, cout, modes] = mix.extents(&a_shape, &b_shape);
-    let weight = spectral::dense_weight(cout, modes, false);
-    let problem = match mix {
-        ModeMix::Forward => spectral::forward(batch, cin, cout, modes, weight),
-        ModeMix::GradInput => spectral::grad_input(batch, cin, cout, modes, weight),
-        ModeMix::GradWeight => spectral::grad_weight(batch, cin, cout, modes),
+    let (b, problem) = match mix {
+        ModeMix::Forward | ModeMix::GradInput => {
+            let (weight, strides) = weight_operand(b, cout, modes, false);
+            let problem = match mix {
+                ModeMix::Forward => spectral::forward(batch, cin, cout, modes, strides),
+                _ => spectral::grad_input(batch, cin, cout, modes, strides),
+            };
+            (weight, problem)
+        }
+        ModeMix::GradWeight => (into_contiguous(b), spectral::grad_weight(batch, cin, cout, modes)),
     };
     let out = empty(&a, mix.output_shape(&a_shape, &b_shape));
     problem.launch(&a.client, &a.handle, &b.handle, &out.handle);

@@ -24,10 +24,10 @@ use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues};
+use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues, Run};
 
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty};
+use crate::kernel_path::{cast_to, empty, row_pitched_shape};
 use crate::mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 use crate::plan_cache::device_nufft;
 
@@ -91,9 +91,12 @@ pub struct NufftOp {
     pub modes: Vec<usize>,
     pub eps: f64,
     pub isign: i32,
-    /// Complex values at the points (`[batch, M, 2]`), or real ones
-    /// (`[batch, M]`: type 1 reads real values, type 2 returns real parts).
+    /// Complex values at the points (`[…, M, 2]`), or real ones
+    /// (`[…, M]`: type 1 reads real values, type 2 returns real parts).
     pub values: PointValues,
+    /// Every output value's factor (free: folded into the deconvolution);
+    /// the adjoint keeps it.
+    pub scale: f64,
 }
 
 impl NufftOp {
@@ -124,25 +127,38 @@ impl NufftOp {
         }
     }
 
-    /// The output's shape for `batch` vectors.
-    fn output_shape(&self, batch: usize) -> Vec<usize> {
-        let (_, output) = self.extents();
+    /// The trailing dims of one vector's input: `[M]` for real values at
+    /// the points, `[values, 2]` otherwise; the dims before them are the batch.
+    fn input_rank(&self) -> usize {
         match (self.kind, self.values) {
-            (NufftType::Two, PointValues::Real) => vec![batch, output],
-            _ => vec![batch, output, 2],
+            (NufftType::One, PointValues::Real) => 1,
+            _ => 2,
         }
+    }
+
+    /// The output's shape for the batch dims `batch`.
+    fn output_shape(&self, batch: &[usize]) -> Vec<usize> {
+        let (_, output) = self.extents();
+        let mut shape = batch.to_vec();
+        shape.push(output);
+        if (self.kind, self.values) != (NufftType::Two, PointValues::Real) {
+            shape.push(2);
+        }
+        shape
     }
 }
 
 /// Backends that run [`nufft`]. The default runs the f64 algorithm on the
 /// host (CPU backends); `CubeBackend` runs the kernels.
 pub trait NufftBackend: ModeMixBackend {
-    /// `x`: `[batch, input, 2]` complex pairs (`input` the points for type
-    /// 1, the modes flattened row-major for type 2), or `[batch, M]` real
-    /// values at the points (`op.values`); returns `[batch, output, 2]`, or
-    /// `[batch, M]` real parts.
+    /// `x`: `[…, input, 2]` complex pairs (`input` the points for type
+    /// 1, the modes flattened row-major for type 2), or `[…, M]` real
+    /// values at the points (`op.values`), the leading dims a batch; returns
+    /// `[…, output, 2]`, or `[…, M]` real parts.
     fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
-        let (batch, dtype) = (x.shape()[0], x.dtype());
+        let (shape, dtype) = (x.shape().to_vec(), x.dtype());
+        let lead = &shape[..shape.len() - op.input_rank()];
+        let batch = lead.iter().product();
         let device = Self::float_device(&x);
         let data = Self::float_into_data(x);
         let data = burn::tensor::try_read_sync(data)
@@ -160,7 +176,8 @@ pub trait NufftBackend: ModeMixBackend {
         if real && op.kind == NufftType::Two {
             out = out.iter().step_by(2).copied().collect();
         }
-        let out = TensorData::new(out, op.output_shape(batch)).convert_dtype(dtype);
+        out.iter_mut().for_each(|v| *v *= op.scale);
+        let out = TensorData::new(out, op.output_shape(lead)).convert_dtype(dtype);
         Self::float_from_data(out, &device)
     }
 }
@@ -175,8 +192,19 @@ impl NufftBackend for burn::backend::Candle<f32, i64> {}
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> NufftBackend for CubeBackend<R, F, I, BT> {
     fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
-        let x = into_contiguous(cast_to(x, DType::F32));
-        let batch = x.meta.shape()[0];
+        let x = cast_to(x, DType::F32);
+        let shape = x.meta.shape().to_vec();
+        let lead = &shape[..shape.len() - op.input_rank()];
+        let batch = lead.iter().product();
+        let mut run = Run::new(batch).values(op.values).scale(op.scale as f32);
+        // Real rows padded by Burn's CUDA allocator are read where they lie.
+        let x = match row_pitched_shape(&x).filter(|_| op.input_rank() == 1) {
+            Some(stored) => {
+                run = run.point_stride(stored[stored.len() - 1]);
+                x
+            }
+            None => into_contiguous(x),
+        };
         let plan = device_nufft::<R>(
             &x.client,
             &x.device,
@@ -185,9 +213,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> NufftBacke
             op.points.coords(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let out = empty(&x, op.output_shape(batch));
-        plan.execute_values(batch, op.values, &x.handle, &out.handle)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = empty(&x, op.output_shape(lead));
+        plan.run(&run, &x.handle, &out.handle).unwrap_or_else(|e| panic!("{e}"));
         out
     }
 }
@@ -230,13 +257,15 @@ pub fn nufft<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 3> {
     apply(x, op)
 }
 
-/// Type 1 of real values at the points (`x: [batch, M]`; `op.values` real):
-/// `[batch, modes, 2]`, with autodiff (the gradient is the real part of the adjoint).
-pub fn nufft_from_real<B: NufftBackend>(x: Tensor<B, 2>, op: &NufftOp) -> Tensor<B, 3> {
-    let [_, points] = x.dims();
+/// Type 1 of real values at the points (`x: [batch, channels, M]`;
+/// `op.values` real): `[batch, channels, modes, 2]`, with autodiff (the
+/// gradient is the real part of the adjoint). Rows padded by Burn's CUDA
+/// allocator are read in place.
+pub fn nufft_from_real<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 4> {
+    let [_, _, points] = x.dims();
     assert!(
         op.kind == NufftType::One && op.values == PointValues::Real && points == op.points.len(),
-        "nufft_from_real is type 1 of real values at {} points, got {:?} of {:?} values on [batch, {points}]",
+        "nufft_from_real is type 1 of real values at {} points, got {:?} of {:?} values on [batch, channels, {points}]",
         op.points.len(),
         op.kind,
         op.values
@@ -244,14 +273,14 @@ pub fn nufft_from_real<B: NufftBackend>(x: Tensor<B, 2>, op: &NufftOp) -> Tensor
     apply(x, op)
 }
 
-/// The real parts of type 2 at the points (`x: [batch, modes, 2]`;
-/// `op.values` real): `[batch, M]`, with autodiff.
-pub fn nufft_real_part<B: NufftBackend>(x: Tensor<B, 3>, op: &NufftOp) -> Tensor<B, 2> {
+/// The real parts of type 2 at the points (`x: [batch, channels, modes, 2]`;
+/// `op.values` real): `[batch, channels, M]`, with autodiff.
+pub fn nufft_real_part<B: NufftBackend>(x: Tensor<B, 4>, op: &NufftOp) -> Tensor<B, 3> {
     let (input, _) = op.extents();
     let dims = x.dims();
     assert!(
-        op.kind == NufftType::Two && op.values == PointValues::Real && dims[1] == input && dims[2] == 2,
-        "nufft_real_part is type 2 to real values from [batch, {input}, 2], got {:?} of {:?} values on {dims:?}",
+        op.kind == NufftType::Two && op.values == PointValues::Real && dims[2] == input && dims[3] == 2,
+        "nufft_real_part is type 2 to real values from [batch, channels, {input}, 2], got {:?} of {:?} values on {dims:?}",
         op.kind,
         op.values
     );
@@ -275,8 +304,8 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
     modes: &[usize],
     eps: f64,
 ) -> Tensor<B, 3> {
-    let [batch, cin, m_in] = x.dims();
-    let [w_in, cout, k, two] = weight.dims();
+    let [_, cin, m_in] = x.dims();
+    let [w_in, _, k, two] = weight.dims();
     let modes_total: usize = modes.iter().product();
     assert!(
         w_in == cin && k == modes_total && two == 2,
@@ -296,6 +325,7 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
         eps,
         isign: -1,
         values: PointValues::Real,
+        scale: 1.0 / m_in as f64,
     };
     let inverse = NufftOp {
         points: points_out.clone(),
@@ -304,9 +334,9 @@ pub fn nonuniform_spectral_conv<B: NufftBackend>(
         eps,
         isign: 1,
         values: PointValues::Real,
+        scale: 1.0,
     };
-    let spectrum = nufft_from_real(x.reshape([batch * cin, m_in]), &forward).reshape([batch, cin, k, 2]) / m_in as f64;
-    let mixed = mode_mix(spectrum, weight, ModeMix::Forward);
-    let m_out = points_out.len();
-    nufft_real_part(mixed.reshape([batch * cout, k, 2]), &inverse).reshape([batch, cout, m_out])
+    // No reshapes: Burn copies a row-padded tensor to reshape it.
+    let spectrum = nufft_from_real(x, &forward);
+    nufft_real_part(mode_mix(spectrum, weight, ModeMix::Forward), &inverse)
 }

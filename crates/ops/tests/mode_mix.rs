@@ -1,6 +1,7 @@
 //! The per-mode channel mixes (`fno_ops::mode_mix`) on wgpu (one CGEMM
 //! launch, lavapipe in CI) and on ndarray f64 (Burn's matmuls) against
-//! explicit complex sums in f64, each of the three contractions, and their
+//! explicit complex sums in f64, each of the three contractions (operands
+//! with padded pairs, as on CUDA), and their
 //! gradients: the mixes are bilinear, so `⟨∂L/∂a, δa⟩` must equal
 //! `L(a + δa, b) − L(a, b)` exactly for `L = Σ r ⊙ mix(a, b)`.
 
@@ -87,17 +88,23 @@ fn tensor<B: Backend>(v: &[f64], shape: [usize; 4]) -> Tensor<B, 4> {
     Tensor::from_data(TensorData::new(v.to_vec(), shape), &Default::default())
 }
 
-/// `mix(a, b)` and the gradients of `Σ r ⊙ mix(a, b)` on `B`.
+/// `mix(a, b)` and the gradients of `Σ r ⊙ mix(a, b)` on `B`, each operand
+/// a view of (re, im) pairs padded with NaN to 16 bytes, as Burn's CUDA
+/// allocator pads them (weights are read in place, spectra copied).
 fn ours<B: AutodiffBackend + ModeMixBackend>(mix: ModeMix, a: &[f64], b: &[f64], r: &[f64]) -> [Vec<f64>; 3] {
     let [sa, sb, sy] = shapes(mix);
-    let (ta, tb) = (tensor::<B>(a, sa).require_grad(), tensor::<B>(b, sb).require_grad());
-    let y = mode_mix(ta.clone(), tb.clone(), mix);
+    let padded = |v: &[f64], [d0, d1, d2, _]: [usize; 4]| {
+        let v: Vec<f64> = v
+            .chunks(2)
+            .flat_map(|pair| [pair[0], pair[1], f64::NAN, f64::NAN])
+            .collect();
+        tensor::<B>(&v, [d0, d1, d2, 4]).require_grad()
+    };
+    let (pa, pb) = (padded(a, sa), padded(b, sb));
+    let y = mode_mix(pa.clone().narrow(3, 0, 2), pb.clone().narrow(3, 0, 2), mix);
     let grads = (y.clone() * tensor::<B>(r, sy)).sum().backward();
-    [
-        to_vec(y),
-        to_vec(ta.grad(&grads).unwrap()),
-        to_vec(tb.grad(&grads).unwrap()),
-    ]
+    let grad = |t: &Tensor<B, 4>| to_vec(t.grad(&grads).unwrap().narrow(3, 0, 2));
+    [to_vec(y), grad(&pa), grad(&pb)]
 }
 
 fn check<B: AutodiffBackend + ModeMixBackend>(backend: &str, mix: ModeMix, seed: u64, bound: f64) {

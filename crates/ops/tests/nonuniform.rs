@@ -3,7 +3,8 @@
 //! explicit Fourier sums in Burn's ops on ndarray in f64: forward values and
 //! the gradients of `Σ r ⊙ y` with respect to the values and the weights,
 //! in 1D and 2D, onto other points and onto the same ones, with few vectors
-//! a transform and with enough for the kernels' interleaved layout.
+//! a transform and with enough for the kernels' interleaved layout, the
+//! values read from padded rows.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -130,16 +131,24 @@ impl Case {
     {
         let (b, ci, co, k) = (self.batch, self.cin, self.cout, self.k());
         let d = self.modes.len();
-        let x = tensor::<B, 3>(&self.x, [b, ci, self.m_in()]).require_grad();
+        // x as a view of rows padded with NaN (as Burn pads rows on CUDA): read in place, padding untouched.
+        let (m_in, pad) = (self.m_in(), 3);
+        let padded: Vec<f64> = self
+            .x
+            .chunks(m_in)
+            .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(f64::NAN, pad)))
+            .collect();
+        let padded = tensor::<B, 3>(&padded, [b, ci, m_in + pad]).require_grad();
+        let x = padded.clone().narrow(2, 0, m_in);
         let w = tensor::<B, 4>(&self.w, [ci, co, k, 2]).require_grad();
         let points_in = PointCloud::new(self.points_in.clone(), d).unwrap();
         let points_out = PointCloud::new(self.points_out.clone(), d).unwrap();
-        let y = nonuniform_spectral_conv(x.clone(), w.clone(), &points_in, &points_out, &self.modes, 1e-6);
+        let y = nonuniform_spectral_conv(x, w.clone(), &points_in, &points_out, &self.modes, 1e-6);
         let loss = (y.clone() * tensor::<B, 3>(&self.r, [b, co, self.m_out()])).sum();
         let grads = loss.backward();
         (
             to_vec(y),
-            to_vec(x.grad(&grads).unwrap()),
+            to_vec(padded.grad(&grads).unwrap().narrow(2, 0, m_in)),
             to_vec(w.grad(&grads).unwrap()),
         )
     }

@@ -1,5 +1,6 @@
 //! Deconvolution: each mode times `Π_d 1/φ̂(k_d)`, the kernel's Fourier
-//! transform undone (after type 1's FFT, before type 2's).
+//! transform undone (after type 1's FFT, before type 2's), and times the
+//! run's scale (free here).
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -20,6 +21,7 @@ fn deconvolve_kernel(
     y_table: usize,
     x_table: usize,
     batch: usize,
+    scale: f32,
     #[comptime] dims: usize,
     #[comptime] input_interleaved: bool,
     #[comptime] output_interleaved: bool,
@@ -32,7 +34,7 @@ fn deconvolve_kernel(
         let ix = mode % mx;
         let iy = (mode / mx) % my;
         let iz = mode / (mx * my);
-        let mut factor = factors[x_table + ix];
+        let mut factor = factors[x_table + ix] * scale;
         if comptime![dims >= 2] {
             factor *= factors[y_table + iy];
         }
@@ -46,7 +48,7 @@ fn deconvolve_kernel(
     }
 }
 
-/// `output = input · factors` over `batch` vectors of `modes`, the factors
+/// `output = input · factors · scale` over `batch` vectors of `modes`, the factors
 /// per dimension concatenated (slowest dimension first) in `factors`; each
 /// side `[batch, modes]` or interleaved `[modes, batch]` (the fine grid's
 /// layout, [`super::plan::VectorSplit`]).
@@ -57,6 +59,7 @@ pub(super) fn deconvolve<R: Runtime>(
     factors: &Handle,
     output: &Handle,
     batch: usize,
+    scale: f32,
     modes: &[usize],
     input_interleaved: bool,
     output_interleaved: bool,
@@ -81,6 +84,7 @@ pub(super) fn deconvolve<R: Runtime>(
             y_table,
             x_table,
             batch,
+            scale,
             modes.len(),
             input_interleaved,
             output_interleaved,

@@ -27,6 +27,48 @@ pub struct DeviceNufft<R: Runtime> {
     ffts: Mutex<HashMap<usize, DeviceFft<R>>>,
 }
 
+/// One run of a plan: its vectors, how their values at the points are held,
+/// and a factor on the outputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Run {
+    /// Vectors transformed over the same points.
+    pub batch: usize,
+    pub values: PointValues,
+    /// Floats from one vector's values at the points to the next's in type
+    /// 1's input (at least one vector's; `None`: packed): Burn's CUDA
+    /// tensors pad rows to 512 bytes, read here where they lie.
+    pub point_stride: Option<usize>,
+    /// Every output value's factor (folded into the deconvolution).
+    pub scale: f32,
+}
+
+impl Run {
+    /// `batch` vectors of complex values, packed, unscaled.
+    pub fn new(batch: usize) -> Self {
+        Run {
+            batch,
+            values: PointValues::Complex,
+            point_stride: None,
+            scale: 1.0,
+        }
+    }
+
+    pub fn values(self, values: PointValues) -> Self {
+        Run { values, ..self }
+    }
+
+    pub fn point_stride(self, stride: usize) -> Self {
+        Run {
+            point_stride: Some(stride),
+            ..self
+        }
+    }
+
+    pub fn scale(self, scale: f32) -> Self {
+        Run { scale, ..self }
+    }
+}
+
 impl NufftDesc {
     /// The plan for `points` (`[M, d]` row-major, radians; any finite
     /// values, taken modulo 2π) on `client`'s device.
@@ -68,34 +110,23 @@ impl<R: Runtime> DeviceNufft<R> {
 
     /// f32 values of the input: `[batch, M]` complex (type 1) or `[batch, N…]` complex (type 2).
     pub fn input_floats(&self) -> usize {
-        self.input_floats_of(self.desc.batch, PointValues::Complex)
+        self.extents(&Run::new(self.desc.batch)).0
     }
 
     /// f32 values of the output: `[batch, N…]` complex (type 1) or `[batch, M]` complex (type 2).
     pub fn output_floats(&self) -> usize {
-        self.output_floats_of(self.desc.batch, PointValues::Complex)
+        self.extents(&Run::new(self.desc.batch)).1
     }
 
-    fn input_floats_of(&self, batch: usize, values: PointValues) -> usize {
+    /// The f32 values `run` reads and writes (from the first to the last).
+    fn extents(&self, run: &Run) -> (usize, usize) {
+        let point_floats = self.points.len * run.values.floats();
+        let points = run.batch.saturating_sub(1) * run.point_stride.unwrap_or(point_floats) + point_floats;
+        let modes = run.batch * self.desc.modes.iter().product::<usize>() * 2;
         match self.desc.kind {
-            NufftType::One => self.point_floats(batch, values),
-            NufftType::Two => self.mode_floats(batch),
+            NufftType::One => (points, modes),
+            NufftType::Two => (modes, run.batch * point_floats),
         }
-    }
-
-    fn output_floats_of(&self, batch: usize, values: PointValues) -> usize {
-        match self.desc.kind {
-            NufftType::One => self.mode_floats(batch),
-            NufftType::Two => self.point_floats(batch, values),
-        }
-    }
-
-    fn point_floats(&self, batch: usize, values: PointValues) -> usize {
-        batch * self.points.len * values.floats()
-    }
-
-    fn mode_floats(&self, batch: usize) -> usize {
-        batch * self.desc.modes.iter().product::<usize>() * 2
     }
 
     /// Runs `f` with the fine grid's FFT of `batch` vectors (lowered on first use).
@@ -121,32 +152,35 @@ impl<R: Runtime> DeviceNufft<R> {
     /// Runs the transform of the planned batch from `input` into `output`
     /// (f32 buffers of [`Self::input_floats`] and [`Self::output_floats`] values).
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), NufftError> {
-        self.execute_batch(self.desc.batch, input, output)
+        self.run(&Run::new(self.desc.batch), input, output)
     }
 
-    /// Runs the transform of `batch` vectors over the same points (any
-    /// number: the FFT of each batch size is lowered once).
+    /// Runs the transform of `batch` vectors of complex values over the same points.
     pub fn execute_batch(&self, batch: usize, input: &Handle, output: &Handle) -> Result<(), NufftError> {
-        self.execute_values(batch, PointValues::Complex, input, output)
+        self.run(&Run::new(batch), input, output)
     }
 
-    /// As [`Self::execute_batch`], the values at the points complex or real
-    /// (`[batch, M]` f32: type 1 reads them as complex values with zero
-    /// imaginary parts, type 2 writes the real parts of its results).
-    pub fn execute_values(
-        &self,
-        batch: usize,
-        values: PointValues,
-        input: &Handle,
-        output: &Handle,
-    ) -> Result<(), NufftError> {
+    /// Runs the transform as `run` describes (any batch: the FFT of each
+    /// batch size is lowered once).
+    pub fn run(&self, run: &Run, input: &Handle, output: &Handle) -> Result<(), NufftError> {
+        let (batch, values) = (run.batch, run.values);
         if batch == 0 {
             return Err(NufftError::Invalid("a batch of no vectors".into()));
         }
-        for (h, floats, what) in [
-            (input, self.input_floats_of(batch, values), "input"),
-            (output, self.output_floats_of(batch, values), "output"),
-        ] {
+        let point_floats = self.points.len * values.floats();
+        let stride = run.point_stride.unwrap_or(point_floats);
+        if stride < point_floats {
+            return Err(NufftError::Invalid(format!(
+                "vectors {stride} floats apart overlap: each holds {point_floats} at the points"
+            )));
+        }
+        if run.point_stride.is_some() && self.desc.kind == NufftType::Two {
+            return Err(NufftError::Invalid(
+                "a point stride describes type 1's input, not type 2's output".into(),
+            ));
+        }
+        let (input_floats, output_floats) = self.extents(run);
+        for (h, floats, what) in [(input, input_floats, "input"), (output, output_floats, "output")] {
             if (h.size_in_used() as usize) < floats * 4 {
                 return Err(NufftError::Invalid(format!(
                     "the {what} holds {} bytes, the plan needs {floats} f32 values",
@@ -157,12 +191,21 @@ impl<R: Runtime> DeviceNufft<R> {
         let client = &self.client;
         let grid_floats = batch * self.layout.grid.iter().product::<usize>() * 2;
         let grid = client.empty(grid_floats * 4);
-        let modes = client.empty(self.mode_floats(batch) * 4);
+        let modes = client.empty(batch * self.desc.modes.iter().product::<usize>() * 2 * 4);
         let interleaved = VectorSplit::for_batch(batch).interleaved();
         let fft_error = |e: crate::fft::FftError| NufftError::Fft(e.to_string());
         match self.desc.kind {
             NufftType::One => {
-                spread(client, &self.points, input, values, &grid, batch, &self.layout.grid);
+                spread(
+                    client,
+                    &self.points,
+                    input,
+                    values,
+                    stride,
+                    &grid,
+                    batch,
+                    &self.layout.grid,
+                );
                 self.with_fft(batch, |fft| fft.execute(&grid, &modes).map_err(fft_error))?;
                 deconvolve(
                     client,
@@ -170,6 +213,7 @@ impl<R: Runtime> DeviceNufft<R> {
                     &self.factors,
                     output,
                     batch,
+                    run.scale,
                     &self.desc.modes,
                     interleaved,
                     false,
@@ -182,6 +226,7 @@ impl<R: Runtime> DeviceNufft<R> {
                     &self.factors,
                     &modes,
                     batch,
+                    run.scale,
                     &self.desc.modes,
                     false,
                     interleaved,

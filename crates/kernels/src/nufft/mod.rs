@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! NufftDesc ──layout()──▶ Layout (kernel, fine grid, deconvolution factors)
-//!     └──on_device(points)──▶ DeviceNufft (sorted points, FFT plan) ──execute()
+//!     └──on_device(points)──▶ DeviceNufft (sorted points, FFT plan) ──execute() / run(Run)
 //!     └──execute_cpu(points, input): the same steps in f64 on the host
 //! nufft_direct: the f64 oracle by direct summation
 //! ```
@@ -21,7 +21,7 @@ mod points;
 mod spread;
 mod spreader;
 
-pub use device::DeviceNufft;
+pub use device::{DeviceNufft, Run};
 pub use direct::{nufft_direct, C64};
 pub use plan::{
     fine_grid_len, signed_mode, Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit,

@@ -110,12 +110,14 @@ pub(super) fn columns(
 /// each range of points contiguously (read through `order`, neighbouring
 /// cells' ranges scatter over the whole batch).
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 fn sort_values_kernel(
     values: &Array<f32>,
     order: &Array<u32>,
     sorted: &mut Array<f32>,
     points: usize,
     batch: usize,
+    stride: usize,
     #[comptime] interleaved: bool,
     #[comptime] real: bool,
 ) {
@@ -128,12 +130,14 @@ fn sort_values_kernel(
             b = pos % batch;
             k = pos / batch;
         }
-        let from = b * points + order[k] as usize;
+        // Vector b's values start `stride` floats after vector b − 1's.
+        let point = order[k] as usize;
         if comptime![real] {
-            sorted[pos] = values[from];
+            sorted[pos] = values[b * stride + point];
         } else {
-            sorted[pos * 2] = values[from * 2];
-            sorted[pos * 2 + 1] = values[from * 2 + 1];
+            let from = b * stride + point * 2;
+            sorted[pos * 2] = values[from];
+            sorted[pos * 2 + 1] = values[from + 1];
         }
     }
 }
@@ -301,14 +305,16 @@ pub(super) fn thread_count(split: VectorSplit, elements: usize, batch: usize) ->
 }
 
 /// Spreads `batch` vectors of the points' `values` (`[batch, M]`, input
-/// order, complex or real) onto `grid` (`[batch, cells]` or interleaved, as
-/// `split` says), through a copy of the values in sorted order.
+/// order, complex or real, vectors `stride` floats apart) onto `grid`
+/// (`[batch, cells]` or interleaved, as `split` says), through a copy of
+/// the values in sorted order.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn spread<R: Runtime>(
     client: &ComputeClient<R>,
     points: &PointBuffers,
     values: &Handle,
     kind: PointValues,
+    stride: usize,
     grid: &Handle,
     batch: usize,
     shape: &[usize],
@@ -321,17 +327,18 @@ pub(super) fn spread<R: Runtime>(
     let sorted = client.empty(sorted_floats * 4);
     let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
     // SAFETY: every index stays within the arrays: cells below `grid`'s
-    // length, point ranges within `first`'s, values below `batch·M`.
+    // length, point ranges within `first`'s, values below the last vector's end.
     unsafe {
         sort_values_kernel::launch_unchecked::<R>(
             client,
             cube_count(batch * points.len),
             cube_dim(),
-            arr(values, batch * points.len * kind.floats()),
+            arr(values, (batch - 1) * stride + points.len * kind.floats()),
             arr(&points.order, points.len),
             arr(&sorted, sorted_floats),
             points.len,
             batch,
+            stride,
             split.interleaved(),
             kind == PointValues::Real,
         );
