@@ -23,6 +23,14 @@ use fno_kernels::cgemm::spectral;
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand};
 
+/// The operands of a contraction's gradients: its two and the output's gradient.
+#[derive(Clone, Copy, Debug)]
+enum Operand {
+    A,
+    B,
+    U,
+}
+
 /// One of the three contractions, named by what it computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModeMix {
@@ -58,9 +66,7 @@ impl ModeMix {
             ModeMix::GradWeight => vec![cin, cout, modes, 2],
         }
     }
-}
 
-impl ModeMix {
     /// The contractions giving the gradients of `a` and of `b` from the
     /// output's gradient `u`, as `(mix, first operand, second operand)` with
     /// the operands named `A`, `B`, `U`.
@@ -75,13 +81,6 @@ impl ModeMix {
             ModeMix::GradWeight => [(ModeMix::GradInput, B, U), (ModeMix::Forward, A, U)],
         }
     }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Operand {
-    A,
-    B,
-    U,
 }
 
 /// Backends that run [`mode_mix`]: Burn's matmuls by default, one CGEMM on `CubeBackend`.
