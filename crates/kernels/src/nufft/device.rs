@@ -2,6 +2,7 @@
 //! lowered once; each execution spreads, transforms and deconvolves (type 1)
 //! or deconvolves, transforms and interpolates (type 2).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -136,17 +137,20 @@ impl<R: Runtime> DeviceNufft<R> {
         f: impl FnOnce(&DeviceFft<R>) -> Result<T, NufftError>,
     ) -> Result<T, NufftError> {
         let mut ffts = self.ffts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !ffts.contains_key(&batch) {
-            let desc = NufftDesc {
-                batch,
-                ..self.desc.clone()
-            };
-            let fft = FftPlan::new(desc.fft(&self.layout, VectorSplit::for_batch(batch).interleaved()))
-                .and_then(|plan| plan.on_device(&self.client))
-                .map_err(|e| NufftError::Fft(e.to_string()))?;
-            ffts.insert(batch, fft);
-        }
-        f(&ffts[&batch])
+        let fft = match ffts.entry(batch) {
+            Entry::Occupied(lowered) => lowered.into_mut(),
+            Entry::Vacant(slot) => {
+                let desc = NufftDesc {
+                    batch,
+                    ..self.desc.clone()
+                };
+                let fft = FftPlan::new(desc.fft(&self.layout, VectorSplit::for_batch(batch).interleaved()))
+                    .and_then(|plan| plan.on_device(&self.client))
+                    .map_err(|e| NufftError::Fft(e.to_string()))?;
+                slot.insert(fft)
+            }
+        };
+        f(fft)
     }
 
     /// Runs the transform of the planned batch from `input` into `output`
