@@ -24,7 +24,9 @@
 //! in f32 and stores f16 or bf16, GB/s still count f32 bytes);
 //! `--tensor-cores never` keeps half-precision C2C signals of 256 points
 //! off the tensor cores (default auto: on them where the device has them);
-//! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²).
+//! `--sizes fno` the 2D transforms of an FNO layer (B16 C64 128² and 256²);
+//! `--fault-tolerance` times each case unchecked, detecting and correcting
+//! faults by checksums, in turn, and prints the ratios.
 //! `pow2` (default): batched 1D C2C and R2C with 2^26 elements, rfft2 of
 //! 64²…512², and R2C keeping N/4 modes. `any`: the same batched C2C/R2C on
 //! lengths with large prime factors (85, 141, 211, 421, 4099: Bluestein),
@@ -48,8 +50,8 @@ use std::time::Instant;
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{
-    DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion, Planning,
-    PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
+    DeviceOptions, DirectDft, Direction, FaultTolerance, FftDesc, FftKind, FftPlan, ModeOrder, OddReal, PlaneFusion,
+    Planning, PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
 };
 use fno_kernels::precision::Precision;
 use fno_kernels::testing::uniform_f32;
@@ -508,6 +510,92 @@ fn bench<R: Runtime>(
     }
 }
 
+/// Times each case's plan unchecked, detecting and correcting faults
+/// (default lowering otherwise), groups of `reps` executions taken in turn
+/// so that the three share the device's state; prints one JSON line a case
+/// with the medians and the checked plans' ratios to the unchecked one.
+fn bench_fault_tolerance<R: Runtime>(client: ComputeClient<R>, cases: Vec<Case>, reps: usize, only: Option<&str>) {
+    println!("{{\"case\": \"env\", \"fault_tolerance\": true}}");
+    let modes = [FaultTolerance::Off, FaultTolerance::Detect, FaultTolerance::Correct];
+    for case in cases {
+        let lengths = case.desc.lengths.as_ref().unwrap_or(&case.desc.shape);
+        let label = format!("{}:{}", case.name, lengths[lengths.len() - 1]);
+        if only.is_some_and(|o| !o.split(',').any(|x| x == label)) {
+            continue;
+        }
+        let options = DeviceOptions {
+            prune: case.prune,
+            direct_dft: case.direct,
+            ..DeviceOptions::default()
+        };
+        let devices: Vec<_> = modes
+            .iter()
+            .map(|&mode| {
+                let desc = case.desc.clone().fault_tolerance(mode);
+                // The unchecked plans are verified by the plain benchmark.
+                if mode != FaultTolerance::Off {
+                    let err = verify(&client, &desc, options);
+                    assert!(
+                        err < 1e-5,
+                        "{label} {mode:?}: relative error {err:.3e} against the oracle"
+                    );
+                }
+                FftPlan::new(desc)
+                    .and_then(|plan| plan.on_device_with(&client, options))
+                    .expect("supported case")
+            })
+            .collect();
+        let plan = devices[0].plan();
+        let input = client.create_from_slice(&devices[0].input_stored().encode(&uniform_f32(plan.input_floats(), 7)));
+        let output = client.empty(plan.output_floats() * devices[0].output_stored().bytes());
+        for device in &devices {
+            for _ in 0..3 {
+                device.execute(&input, &output).unwrap();
+            }
+        }
+        cubecl::future::block_on(client.sync()).unwrap();
+        let mut times = vec![Vec::new(); devices.len()];
+        for _ in 0..7 {
+            for (device, times) in devices.iter().zip(&mut times) {
+                let start = Instant::now();
+                for _ in 0..reps {
+                    device.execute(&input, &output).unwrap();
+                }
+                cubecl::future::block_on(client.sync()).unwrap();
+                times.push(start.elapsed().as_secs_f64() * 1e3 / reps as f64);
+            }
+        }
+        let ms: Vec<f64> = times
+            .iter_mut()
+            .map(|t| {
+                t.sort_by(f64::total_cmp);
+                t[t.len() / 2]
+            })
+            .collect();
+        let flagged: Vec<u64> = devices.iter().map(|d| d.fault_counts().detected).collect();
+        let batch: usize = case.desc.shape[..case.desc.shape.len() - case.desc.axes.len()]
+            .iter()
+            .product();
+        let modes = case.desc.modes.as_ref().map(|m| m[0]).unwrap_or(0);
+        println!(
+            "{{\"case\": \"{}\", \"n\": {}, \"batch\": {batch}, \"modes\": {modes}, \"shape\": {:?}, \"ms_off\": {:.5}, \"ms_detect\": {:.5}, \"ms_correct\": {:.5}, \"detect_ratio\": {:.4}, \"correct_ratio\": {:.4}, \"launches_off\": {}, \"launches_checked\": {}, \"false_positives\": {}}}",
+            case.name,
+            lengths[lengths.len() - 1],
+            case.desc.shape,
+            ms[0],
+            ms[1],
+            ms[2],
+            ms[1] / ms[0],
+            ms[2] / ms[0],
+            devices[0].recipe().launches.len(),
+            devices[1].recipe().launches.len(),
+            flagged[1] + flagged[2],
+        );
+        drop((devices, input, output));
+        client.memory_cleanup();
+    }
+}
+
 /// The value of `--name N`, a positive integer, if given.
 fn positive_option(args: &[String], name: &str) -> Option<usize> {
     count_option(args, name, 1)
@@ -657,6 +745,24 @@ fn main() {
             ..case
         })
         .collect();
+    // `--fault-tolerance all`: each case unchecked, detecting and correcting,
+    // timed in turn in this run (fft/fault.rs).
+    let checked = args.iter().any(|a| a == "--fault-tolerance");
+    if checked {
+        match args.get(1).map(String::as_str) {
+            #[cfg(feature = "wgpu")]
+            Some("wgpu") => {
+                use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+                return bench_fault_tolerance(WgpuRuntime::client(&WgpuDevice::default()), cases, reps, only);
+            }
+            #[cfg(feature = "cuda")]
+            Some("cuda") | None => {
+                use cubecl::cuda::{CudaDevice, CudaRuntime};
+                return bench_fault_tolerance(CudaRuntime::client(&CudaDevice { index: 0 }), cases, reps, only);
+            }
+            _ => {}
+        }
+    }
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
         Some("wgpu") => {

@@ -4,7 +4,7 @@
 use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
-use fno_kernels::fft::{Norm, Planning};
+use fno_kernels::fft::{FaultTolerance, Norm, Planning};
 use fno_kernels::precision::Precision;
 use fno_models::BlockPrecision;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
@@ -153,6 +153,26 @@ impl From<NormArg> for Norm {
             NormArg::Backward => Norm::Backward,
             NormArg::Forward => Norm::Forward,
             NormArg::Ortho => Norm::Ortho,
+        }
+    }
+}
+
+/// Checksums in the FFT kernels (docs/abft.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FaultToleranceArg {
+    Off,
+    /// Count tiles whose checksums disagree.
+    Detect,
+    /// Count them and transform each again.
+    Correct,
+}
+
+impl From<FaultToleranceArg> for FaultTolerance {
+    fn from(arg: FaultToleranceArg) -> Self {
+        match arg {
+            FaultToleranceArg::Off => FaultTolerance::Off,
+            FaultToleranceArg::Detect => FaultTolerance::Detect,
+            FaultToleranceArg::Correct => FaultTolerance::Correct,
         }
     }
 }

@@ -6,10 +6,10 @@ use clap::Args;
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_kernels::backend::Backend;
-use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, Norm};
+use fno_kernels::fft::{Direction, FaultInjection, FaultSite, FaultTolerance, FftDesc, FftKind, FftPlan, Norm};
 use fno_kernels::precision::Precision;
 
-use crate::args::{BackendArg, FftPrecisionArg, NormArg};
+use crate::args::{BackendArg, FaultToleranceArg, FftPrecisionArg, NormArg};
 
 #[derive(Args, Debug)]
 pub struct FftArgs {
@@ -52,6 +52,14 @@ pub struct FftArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
+    /// Checksums in the device kernels (algorithm-based fault tolerance):
+    /// detect silent faults, or detect and correct them; counts go to stderr.
+    #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
+    fault_tolerance: FaultToleranceArg,
+    /// Flip one random bit, drawn from SEED, inside the transform's kernels
+    /// (needs --fault-tolerance detect or correct): to watch the checks work.
+    #[arg(long, value_name = "SEED")]
+    inject_fault: Option<u64>,
 }
 
 fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
@@ -108,9 +116,18 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         .precision(precision);
     desc.modes = modes;
     desc.lengths = lengths;
+    desc.fault_tolerance = args.fault_tolerance.into();
+    if args.inject_fault.is_some() && desc.fault_tolerance == FaultTolerance::Off {
+        return Err(
+            "--inject-fault needs --fault-tolerance detect or correct (unchecked, a fault would go unseen)".into(),
+        );
+    }
     let plan = FftPlan::new(desc).map_err(|e| e.to_string())?;
     // Probe devices only once the request is known to be valid.
     let backend = args.backend.resolve()?;
+    if backend == Backend::Cpu && plan.desc().fault_tolerance != FaultTolerance::Off {
+        return Err("--fault-tolerance checks the device kernels; the cpu backend has none (pick cuda or wgpu)".into());
+    }
 
     let result = match backend {
         Backend::Cpu => {
@@ -122,12 +139,22 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         #[cfg(feature = "cuda")]
         Backend::Cuda => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            run_on_device(&CudaRuntime::client(&CudaDevice { index: 0 }), &plan, &data)?
+            run_on_device(
+                &CudaRuntime::client(&CudaDevice { index: 0 }),
+                &plan,
+                &data,
+                args.inject_fault,
+            )?
         }
         #[cfg(feature = "wgpu")]
         Backend::Wgpu => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            run_on_device(&WgpuRuntime::client(&WgpuDevice::default()), &plan, &data)?
+            run_on_device(
+                &WgpuRuntime::client(&WgpuDevice::default()),
+                &plan,
+                &data,
+                args.inject_fault,
+            )?
         }
         #[allow(unreachable_patterns)]
         other => return Err(format!("backend {other} is not compiled into this build")),
@@ -158,13 +185,52 @@ fn complex_from_pairs(array: NpyArray) -> Result<NpyArray, String> {
     Ok(NpyArray::new(shape, DType::C64, array.data))
 }
 
-fn run_on_device<R: Runtime>(client: &ComputeClient<R>, plan: &FftPlan, data: &[f32]) -> Result<Vec<f32>, String> {
+fn run_on_device<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &FftPlan,
+    data: &[f32],
+    inject_fault: Option<u64>,
+) -> Result<Vec<f32>, String> {
     let device = plan.on_device(client).map_err(|e| e.to_string())?;
     let input = client.create_from_slice(&device.input_stored().encode(data));
     let output = client.empty(plan.output_floats() * device.output_stored().bytes());
-    device.execute(&input, &output).map_err(|e| e.to_string())?;
+    let fault = inject_fault.and_then(|seed| FaultInjection::drawn(&device.fault_targets(), seed));
+    match &fault {
+        Some(fault) => device.execute_with_fault(&input, &output, fault),
+        None => device.execute(&input, &output),
+    }
+    .map_err(|e| e.to_string())?;
     let bytes = client
         .read_one(output)
         .map_err(|e| format!("reading the result back failed: {e:?}"))?;
+    let tolerance = plan.desc().fault_tolerance;
+    if tolerance != FaultTolerance::Off {
+        let counts = device.fault_counts();
+        if let Some(f) = fault {
+            let site = match f.site {
+                FaultSite::Register => "a register",
+                FaultSite::Shared => "shared memory",
+            };
+            let landed = if counts.injected > 0 {
+                "injected"
+            } else {
+                "found no value there (a thread without work in that pass); nothing injected"
+            };
+            eprintln!(
+                "fault: bit {} of {site}, stage launch {} pass {} tile {} unit {}: {landed}",
+                f.bit, f.launch, f.pass, f.tile, f.unit
+            );
+        }
+        eprintln!(
+            "fault tolerance ({tolerance:?}): {} detected, {} corrected",
+            counts.detected, counts.corrected
+        );
+        if tolerance == FaultTolerance::Correct && counts.corrected < counts.detected {
+            return Err(format!(
+                "{} faulty tile(s) stayed faulty after a second attempt; no output written",
+                counts.detected - counts.corrected
+            ));
+        }
+    }
     Ok(device.output_stored().decode(&bytes))
 }

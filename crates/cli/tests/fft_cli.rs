@@ -346,6 +346,14 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
             vec!["--input", path(&good), "--modes", "2,2"],
             "2 modes given for 1 axes",
         ),
+        (
+            vec!["--input", path(&complex), "--inject-fault", "3"],
+            "needs --fault-tolerance",
+        ),
+        (
+            vec!["--input", path(&complex), "--fault-tolerance", "detect"],
+            "the cpu backend has none",
+        ),
     ];
     for (args, expected) in cases {
         let out_path = scratch("must-not-exist.npy");
@@ -379,6 +387,52 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
             "{stderr}"
         );
     }
+}
+
+/// `--fault-tolerance correct` with injected faults (wgpu): stderr reports
+/// the fault, its detection and correction, and the output matches the
+/// unchecked transform's; `detect` reports without correcting.
+#[test]
+fn injected_faults_are_reported_and_corrected() {
+    let x = scratch("faults_x.npy");
+    npy::write(&x, &NpyArray::new(vec![16, 256], DType::C64, uniform_f32(16 * 512, 11))).unwrap();
+    let plain = scratch("faults_plain.npy");
+    run_ok(&["--input", path(&x), "--output", path(&plain), "--backend", "wgpu"]);
+    let want = npy::read(&plain).unwrap().data;
+    let mut corrected = 0;
+    for seed in 0..12u64 {
+        let seed = seed.to_string();
+        let y = scratch("faults_y.npy");
+        let common = [
+            "--input",
+            path(&x),
+            "--output",
+            path(&y),
+            "--backend",
+            "wgpu",
+            "--inject-fault",
+            &seed,
+        ];
+        let out = fno(&[&common[..], &["--fault-tolerance", "correct"]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "seed {seed}: {stderr}");
+        assert!(stderr.contains("fault: bit"), "seed {seed}: {stderr}");
+        let got = npy::read(&y).unwrap().data;
+        if stderr.contains("1 detected, 1 corrected") {
+            corrected += 1;
+            let want64: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+            assert!(rel_err(&got, &want64) < 1e-6, "seed {seed}: corrected output differs");
+        } else {
+            // Undetected: a flip below the tolerance, harmless.
+            assert!(stderr.contains("0 detected"), "seed {seed}: {stderr}");
+            let want64: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+            assert!(
+                rel_err(&got, &want64) < 1e-5,
+                "seed {seed}: undetected fault changed the output"
+            );
+        }
+    }
+    assert!(corrected >= 3, "only {corrected} of 12 random faults were detected");
 }
 
 #[test]

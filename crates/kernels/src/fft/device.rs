@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::dft_kernel;
+use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance};
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
 use super::plan::{FftError, FftPlan};
@@ -59,6 +60,8 @@ pub struct DeviceFft<R: Runtime> {
     options: DeviceOptions,
     recipe: Recipe<Table>,
     measurements: Vec<Measurement>,
+    /// Faults the checked stages counted: detected, corrected, injected (u32 each).
+    faults: Handle,
 }
 
 impl FftPlan {
@@ -104,6 +107,7 @@ impl<R: Runtime> DeviceFft<R> {
                 temps: recipe.temps.clone(),
             },
             measurements: Vec::new(),
+            faults: client.create_from_slice(u32::as_bytes(&[0u32; 3])),
         }
     }
 
@@ -147,6 +151,72 @@ impl<R: Runtime> DeviceFft<R> {
     /// `plan().output_floats()`, each value as [`Self::input_stored`] and
     /// [`Self::output_stored`] say.
     pub fn execute(&self, input: &Handle, output: &Handle) -> Result<(), FftError> {
+        self.execute_launches(input, output, None)
+    }
+
+    /// [`Self::execute`] with one bit flipped as `fault` says (in a plan
+    /// made with fault tolerance: the checks find it; without, nothing
+    /// does). For tests and fault-injection campaigns.
+    pub fn execute_with_fault(&self, input: &Handle, output: &Handle, fault: &FaultInjection) -> Result<(), FftError> {
+        if self.plan.desc().fault_tolerance == FaultTolerance::Off {
+            return Err(FftError::Invalid(
+                "fault injection needs a plan with fault tolerance (detect or correct)".into(),
+            ));
+        }
+        let stages = self.recipe.stages().count();
+        if fault.launch >= stages {
+            return Err(FftError::Invalid(format!(
+                "fault injection at stage launch {} of a plan of {stages}",
+                fault.launch
+            )));
+        }
+        if fault.bit > 31 {
+            return Err(FftError::Invalid(format!("bit {} of an f32", fault.bit)));
+        }
+        self.execute_launches(input, output, Some(fault))
+    }
+
+    /// Where a fault may be injected: per stage launch, in launch order.
+    pub fn fault_targets(&self) -> Vec<FaultTargets> {
+        self.recipe
+            .launches
+            .iter()
+            .filter_map(|launch| match &launch.kernel {
+                Kernel::Stage { cfg, layout, .. } => {
+                    let passes = cfg.radices.len();
+                    Some(FaultTargets {
+                        tiles: (layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_tile())) as u32,
+                        units: cfg.threads_per_cube() as u32,
+                        passes: passes + if cfg.convolution.is_some() { passes - 1 } else { 0 },
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What the checked stages counted since the plan was made or
+    /// [`Self::reset_fault_counts`] (reads the device's counters: a sync).
+    pub fn fault_counts(&self) -> FaultCounts {
+        let bytes = self.client.read_one_unchecked(self.faults.clone());
+        let counts = u32::from_bytes(&bytes);
+        FaultCounts {
+            detected: counts[0] as u64,
+            corrected: counts[1] as u64,
+            injected: counts[2] as u64,
+        }
+    }
+
+    pub fn reset_fault_counts(&mut self) {
+        self.faults = self.client.create_from_slice(u32::as_bytes(&[0u32; 3]));
+    }
+
+    fn execute_launches(
+        &self,
+        input: &Handle,
+        output: &Handle,
+        fault: Option<&FaultInjection>,
+    ) -> Result<(), FftError> {
         let desc = self.plan.desc();
         let check = |h: &Handle, floats: usize, stored: Stored, precision: Precision, what: &str| {
             let bytes = h.size_in_used() as usize;
@@ -186,31 +256,50 @@ impl<R: Runtime> DeviceFft<R> {
                 Buf::Temp(i, _) => (temps[i].clone(), self.stored.scratch),
             }
         };
+        let mut stage = 0;
         for launch in &self.recipe.launches {
             let (src, from) = resolve(launch.src);
             let (dst, to) = resolve(launch.dst);
+            let fault = fault.filter(|f| f.launch == stage);
+            if matches!(launch.kernel, Kernel::Stage { .. }) {
+                stage += 1;
+            }
             match from {
-                Stored::F32 => self.launch_to::<Native<f32>>(to, launch, src, dst),
-                Stored::F16 => self.launch_to::<Native<half::f16>>(to, launch, src, dst),
-                Stored::BF16 => self.launch_to::<Native<half::bf16>>(to, launch, src, dst),
-                Stored::BF16InF32 => self.launch_to::<Bf16InF32>(to, launch, src, dst),
+                Stored::F32 => self.launch_to::<Native<f32>>(to, launch, src, dst, fault),
+                Stored::F16 => self.launch_to::<Native<half::f16>>(to, launch, src, dst, fault),
+                Stored::BF16 => self.launch_to::<Native<half::bf16>>(to, launch, src, dst, fault),
+                Stored::BF16InF32 => self.launch_to::<Bf16InF32>(to, launch, src, dst, fault),
             }
         }
         Ok(())
     }
 
     /// [`Self::launch`] from `SI` values into a buffer stored as `to`.
-    fn launch_to<SI: Storage>(&self, to: Stored, launch: &Launch<Table>, src: Handle, dst: Handle) {
+    fn launch_to<SI: Storage>(
+        &self,
+        to: Stored,
+        launch: &Launch<Table>,
+        src: Handle,
+        dst: Handle,
+        fault: Option<&FaultInjection>,
+    ) {
         match to {
-            Stored::F32 => self.launch::<SI, Native<f32>>(launch, src, dst),
-            Stored::F16 => self.launch::<SI, Native<half::f16>>(launch, src, dst),
-            Stored::BF16 => self.launch::<SI, Native<half::bf16>>(launch, src, dst),
-            Stored::BF16InF32 => self.launch::<SI, Bf16InF32>(launch, src, dst),
+            Stored::F32 => self.launch::<SI, Native<f32>>(launch, src, dst, fault),
+            Stored::F16 => self.launch::<SI, Native<half::f16>>(launch, src, dst, fault),
+            Stored::BF16 => self.launch::<SI, Native<half::bf16>>(launch, src, dst, fault),
+            Stored::BF16InF32 => self.launch::<SI, Bf16InF32>(launch, src, dst, fault),
         }
     }
 
-    /// Launches one kernel of the recipe from `SI` values into `SO` values.
-    fn launch<SI: Storage, SO: Storage>(&self, launch: &Launch<Table>, src: Handle, dst: Handle) {
+    /// Launches one kernel of the recipe from `SI` values into `SO` values,
+    /// a stage with `fault` injected where given.
+    fn launch<SI: Storage, SO: Storage>(
+        &self,
+        launch: &Launch<Table>,
+        src: Handle,
+        dst: Handle,
+        fault: Option<&FaultInjection>,
+    ) {
         let client = &self.client;
         let (in_bytes, out_bytes) = (size_of::<SI::Elem>(), size_of::<SO::Elem>());
         let array = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
@@ -231,6 +320,7 @@ impl<R: Runtime> DeviceFft<R> {
                     post,
                     factors,
                     resident_cubes,
+                    checks,
                 } => {
                     let tiles = layout.na * layout.nb * layout.nc.div_ceil(cfg.signals_per_tile());
                     // A buffer that starts inside a pair (a view at an odd float offset) reads floats one by one.
@@ -246,6 +336,14 @@ impl<R: Runtime> DeviceFft<R> {
                         cfg.prefetch = Some(TileFill::AsyncCopies { pairs: 1 });
                     }
                     let cubes = resident.map_or(tiles, |cubes| cubes.clamp(1, tiles));
+                    let inject = match (fault, cfg.checks.as_mut()) {
+                        (Some(f), Some(stage_checks)) => {
+                            stage_checks.inject = Some((f.site, f.pass));
+                            [f.tile, f.unit, f.value, f.bit]
+                        }
+                        _ => [u32::MAX; 4],
+                    };
+                    let inject = client.create_from_slice(u32::as_bytes(&inject));
                     // Stages without a four-step twiddle bind the pass twiddles in its place.
                     let [coarse, fine] = post.as_ref().map_or([twiddles, twiddles], |[c, f]| [c, f]);
                     fft_stage_kernel::launch_unchecked::<f32, SI, SO, R>(
@@ -260,6 +358,9 @@ impl<R: Runtime> DeviceFft<R> {
                         table(coarse),
                         table(fine),
                         table(factors),
+                        table(checks),
+                        array(self.faults.clone(), 3),
+                        array(inject, 4),
                         layout.nb,
                         layout.nc,
                         tiles,

@@ -11,6 +11,7 @@ mod cpu;
 mod device;
 pub(crate) mod dft;
 pub(crate) mod factor;
+mod fault;
 pub mod lowering;
 mod measure;
 mod options;
@@ -22,6 +23,7 @@ mod tensor_core;
 mod window;
 
 pub use device::{DeviceFft, Table};
+pub use fault::{FaultCounts, FaultInjection, FaultSite, FaultTargets, FaultTolerance, StageChecks, TOLERANCE_FACTOR};
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
 pub use lowering::MIN_PLANE_THREADS;
 pub(crate) use lowering::{shared_stage, shared_stage_tables};

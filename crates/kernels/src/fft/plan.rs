@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use super::fault::FaultTolerance;
 use super::window::Window;
 use crate::precision::Precision;
 
@@ -98,6 +99,9 @@ pub struct FftDesc {
     /// What the output buffer holds. The scratch buffers between launches
     /// take the output's precision where it is half, else the input's.
     pub output_precision: Precision,
+    /// Whether the stage kernels check their transforms by checksums
+    /// (`fft/fault.rs`, docs/abft.md).
+    pub fault_tolerance: FaultTolerance,
 }
 
 /// How the centred window of retained modes is laid out along a complex axis.
@@ -139,7 +143,14 @@ impl FftDesc {
             mode_order: ModeOrder::Fft,
             input_precision: Precision::F32,
             output_precision: Precision::F32,
+            fault_tolerance: FaultTolerance::Off,
         }
+    }
+
+    /// Checksums in the stage kernels: detect faults, or detect and correct them.
+    pub fn fault_tolerance(mut self, tolerance: FaultTolerance) -> Self {
+        self.fault_tolerance = tolerance;
+        self
     }
 
     /// Input, output and scratch buffers in `precision`.

@@ -5,6 +5,7 @@
 mod any_length;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod faults;
 mod measured;
 mod plane;
 mod planner;

@@ -31,7 +31,8 @@ pub(crate) use single::{shared_stage, shared_stage_tables, CONVOLUTION_ROW_THREA
 use cubecl::prelude::*;
 
 use super::factor::{default_max_radix, has_radix_plan, radices, threads_per_signal, BUTTERFLY_PAIRS};
-use super::options::DeviceOptions;
+use super::fault::{FaultTolerance, StageChecks};
+use super::options::{DeviceOptions, DirectDft, PlaneFusion, TensorCores};
 use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
 use super::stage::{smem_stride_for, tile_slots};
 use super::window::Window;
@@ -167,6 +168,8 @@ pub enum Kernel<T = Vec<f32>> {
         factors: T,
         /// Cubes of a prefetching stage (at most one per tile): `None`, one per tile.
         resident_cubes: Option<usize>,
+        /// The checksum table of a checked stage (`fft/fault.rs`; one zero where unchecked).
+        checks: T,
     },
     /// A direct DFT of the stored windows (see `super::dft`).
     Dft {
@@ -213,6 +216,7 @@ impl<T> Launch<T> {
                 post,
                 factors,
                 resident_cubes,
+                checks,
             } => Kernel::Stage {
                 cfg: cfg.clone(),
                 layout: *layout,
@@ -220,6 +224,7 @@ impl<T> Launch<T> {
                 post: post.as_ref().map(|[coarse, fine]| [f(coarse), f(fine)]),
                 factors: f(factors),
                 resident_cubes: *resident_cubes,
+                checks: f(checks),
             },
             Kernel::Dft {
                 cfg,
@@ -291,6 +296,25 @@ pub fn lower(plan: &FftPlan, limits: &DeviceLimits, options: DeviceOptions) -> R
             "shared_limit {bytes} is below the {PORTABLE_SHARED} bytes every backend gives a cube"
         )));
     }
+    let checks = match plan.desc().fault_tolerance {
+        FaultTolerance::Off => None,
+        tolerance => Some(StageChecks {
+            correct: tolerance == FaultTolerance::Correct,
+            inject: None,
+        }),
+    };
+    // The checksums live in the stage kernel: checked plans run every axis
+    // there, and compute every output their last pass's checksum sums.
+    let options = match checks {
+        Some(_) => DeviceOptions {
+            prune: false,
+            direct_dft: DirectDft::Never,
+            plane: PlaneFusion::Never,
+            tensor_cores: TensorCores::Never,
+            ..options
+        },
+        None => options,
+    };
     let mut lowering = Lowering {
         launches: Vec::new(),
         temps: Vec::new(),
@@ -305,6 +329,7 @@ pub fn lower(plan: &FftPlan, limits: &DeviceLimits, options: DeviceOptions) -> R
             .then(|| tensor_core::mma_half(plan.desc().input_precision, plan.desc().output_precision))
             .flatten(),
         options,
+        checks,
     };
     let mut shape = plan.input_shape().to_vec();
     let steps = plan.steps();
@@ -425,6 +450,8 @@ struct Lowering {
     /// The MMA operand type of a half-precision plan on a device with tensor cores.
     half_mma: Option<MmaHalf>,
     options: DeviceOptions,
+    /// What every stage checks (`fft/fault.rs`).
+    checks: Option<StageChecks>,
 }
 
 impl Lowering {

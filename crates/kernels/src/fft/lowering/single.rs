@@ -7,6 +7,7 @@ use super::super::factor::{
     balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, has_radix_plan,
     is_rader_prime, is_smooth, largest_first_pass_last,
 };
+use super::super::fault::checksum_table;
 use super::super::options::{OddReal, PrimeAlgorithm, SharedLayout, UnitStrides};
 use super::super::plan::AxisStep;
 use super::super::stage::{
@@ -229,6 +230,18 @@ impl Lowering {
         } else {
             factors.to_vec()
         };
+        cfg.checks = self.checks;
+        let checks = match cfg.checks {
+            Some(_) => {
+                // The tile's verdict sums each unit's four values in the tile's shared memory.
+                assert!(
+                    2 * cfg.threads_per_cube() <= cfg.signals_per_cube * cfg.smem_stride,
+                    "a checked stage's tile holds its units' sums"
+                );
+                checksum_table(&cfg, &factors)
+            }
+            None => vec![0.0],
+        };
         let kernel = Kernel::Stage {
             cfg,
             layout,
@@ -236,6 +249,7 @@ impl Lowering {
             post,
             factors,
             resident_cubes,
+            checks,
         };
         self.push(kernel, src, dst);
     }

@@ -2,6 +2,7 @@
 //! stage (input and output forms, folds, twiddles, convolutions, rounds of
 //! passes, the tile's layout) and the sizes of its tile in shared memory.
 
+use crate::fft::fault::StageChecks;
 use crate::fft::window::Window;
 
 /// What a stage reads before its complex transform of length `n`.
@@ -311,6 +312,8 @@ pub struct StageConfig {
     ///
     /// [`fft_stage_kernel`]: super::kernel::fft_stage_kernel()
     pub prefetch: Option<TileFill>,
+    /// Checksums over each tile's transform (`fft/fault.rs`); `None`: unchecked.
+    pub checks: Option<StageChecks>,
 }
 
 /// How a resident cube stages the input of the tile it transforms next: as

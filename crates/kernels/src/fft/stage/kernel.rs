@@ -5,11 +5,12 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::checksum::{count_faults, tile_sums, tile_verdict};
 use super::config::StageConfig;
-use super::coords::{tile_coords, unit_in_tile, TileGrid};
+use super::coords::{tile_coords, unit_in_tile, TileCoords, TileGrid};
 use super::load::load_tile;
 use super::packed::fold_packed_tile;
-use super::passes::transform_tile;
+use super::passes::transform_checked_tile;
 use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
 use super::rules::{folds_in_shared, loads_directly, stores_directly};
 use super::store::store_tile;
@@ -18,7 +19,11 @@ use super::store::store_tile;
 /// each cube takes one tile: it loads it (or its first pass reads global
 /// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
 /// each walk many tiles, staging the next tile's input while transforming
-/// the current one ([`resident_tiles`]).
+/// the current one ([`resident_tiles`]). With [`StageConfig::checks`] each
+/// tile's transform is checked against `checks` (`fft/fault.rs`), faults
+/// counted in `faults` (detected, corrected, injected) and, to correct, the
+/// tile transformed again; `inject` holds a test's flip (tile, unit, value,
+/// bit). Unchecked stages bind one-element arrays there.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
@@ -28,6 +33,9 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
+    checks: &Array<F>,
+    faults: &mut Array<Atomic<u32>>,
+    inject: &Array<u32>,
     nb: usize,
     nc: usize,
     num_tiles: usize,
@@ -71,6 +79,9 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
                 post_coarse,
                 post_fine,
                 factors,
+                checks,
+                faults,
+                inject,
                 grid,
                 &mut smem_re,
                 &mut smem_im,
@@ -87,6 +98,9 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
                 post_coarse,
                 post_fine,
                 factors,
+                checks,
+                faults,
+                inject,
                 grid,
                 &mut smem_re,
                 &mut smem_im,
@@ -102,38 +116,125 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
             terminate!();
         }
         let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
-        if comptime![!loads_directly(&cfg)] {
-            load_tile::<F, SI, NI>(input, factors, at, &mut smem_re, &mut smem_im, cfg.clone());
-        }
-        if comptime![folds_in_shared(&cfg)] {
-            fold_packed_tile::<F>(&mut smem_re, &mut smem_im, twiddles, signal, thread, cfg.clone());
-        }
-        transform_tile::<F, SI, SO, NI, NO>(
-            input,
-            output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            &mut smem_re,
-            &mut smem_im,
-            at,
-            signal,
-            thread,
-            cfg.clone(),
-        );
-        if comptime![!stores_directly(&cfg)] {
-            store_tile::<F, SO, NO>(
+        if comptime![cfg.checks.is_none()] {
+            let mut sums = tile_sums::<F>();
+            tile_body::<F, SI, SO, NI, NO>(
+                input,
                 output,
                 twiddles,
                 post_coarse,
                 post_fine,
                 factors,
-                &smem_re,
-                &smem_im,
+                &mut smem_re,
+                &mut smem_im,
+                checks,
+                &mut sums,
+                inject,
+                false,
                 at,
+                signal,
+                thread,
                 cfg,
             );
+        } else {
+            let retries = comptime![if cfg.checks.is_some_and(|c| c.correct) {
+                1u32
+            } else {
+                0u32
+            }];
+            let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
+            let mut attempt = 0u32;
+            loop {
+                let mut sums = tile_sums::<F>();
+                let inject_here = injects && attempt == 0 && tile == inject[0] as usize;
+                tile_body::<F, SI, SO, NI, NO>(
+                    input,
+                    output,
+                    twiddles,
+                    post_coarse,
+                    post_fine,
+                    factors,
+                    &mut smem_re,
+                    &mut smem_im,
+                    checks,
+                    &mut sums,
+                    inject,
+                    inject_here,
+                    at,
+                    signal,
+                    thread,
+                    cfg.clone(),
+                );
+                let (faulty, injected) = tile_verdict::<F>(checks, &sums, &mut smem_re, &mut smem_im, cfg.clone());
+                count_faults(faults, faulty, injected, attempt);
+                if !faulty || attempt >= retries {
+                    break;
+                }
+                attempt += 1;
+            }
         }
+    }
+}
+
+/// One tile of a cube that takes one: its load (unless the first pass reads
+/// global memory), transform and store (unless the last pass writes it),
+/// checked as [`transform_checked_tile`] says. A resident cube transforms a
+/// faulty tile again through it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn tile_body<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    inject: &Array<u32>,
+    inject_here: bool,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![!loads_directly(&cfg)] {
+        load_tile::<F, SI, NI>(input, factors, at, smem_re, smem_im, cfg.clone());
+    }
+    if comptime![folds_in_shared(&cfg)] {
+        fold_packed_tile::<F>(smem_re, smem_im, twiddles, signal, thread, cfg.clone());
+    }
+    transform_checked_tile::<F, SI, SO, NI, NO>(
+        input,
+        output,
+        twiddles,
+        post_coarse,
+        post_fine,
+        factors,
+        smem_re,
+        smem_im,
+        checks,
+        sums,
+        inject,
+        inject_here,
+        at,
+        signal,
+        thread,
+        cfg.clone(),
+    );
+    if comptime![!stores_directly(&cfg)] {
+        store_tile::<F, SO, NO>(
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            at,
+            cfg,
+        );
     }
 }

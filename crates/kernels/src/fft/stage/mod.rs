@@ -9,6 +9,7 @@
 //! the signals fastest, so inner-axis ("column") transforms stay coalesced too.
 
 mod butterfly;
+mod checksum;
 mod config;
 mod convolution;
 mod coords;

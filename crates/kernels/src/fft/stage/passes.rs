@@ -3,9 +3,11 @@
 
 use cubecl::prelude::*;
 
+use crate::fft::FaultSite;
 use crate::precision::{load_value, Storage};
 
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
+use super::checksum::{check_input, check_output, executed_pass, flip_register, flip_shared, injects_at, tile_sums};
 use super::config::{OutputForm, Round, StageConfig};
 use super::convolution::turn_to_inverse;
 use super::coords::{slot, TileCoords};
@@ -35,6 +37,10 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
     held: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    inject: &Array<u32>,
+    inject_here: bool,
     at: TileCoords,
     signal: usize,
     thread: usize,
@@ -70,6 +76,10 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
     let table_step = comptime![cfg.twiddle_table_step()];
     let exp_step = comptime![n / (span * r) * table_step];
     let base = signal * comptime![cfg.smem_stride];
+    let executed = comptime![executed_pass(&cfg, pass, round.reversed)];
+    // The pass whose outputs are the stage transform's (a convolution's
+    // single pass turns and ends it at once).
+    let transform_ends = comptime![last && (!turn || cfg.radices.len() == 1)];
 
     if comptime![pass_split(&cfg, &round, pass) > 1] {
         split_first_pass::<F, SI, SO, NI, NO>(
@@ -82,6 +92,8 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
             factors,
             smem_re,
             smem_im,
+            checks,
+            sums,
             at,
             r,
             inverse,
@@ -151,6 +163,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                                 }
                                 None => {}
                             }
+                            check_input::<F>(checks, sums, i + j * quarter_n, xr, xi, cfg.clone());
                         }
                         if comptime![span > 1] && j > 0 {
                             if comptime![j == 1] {
@@ -183,6 +196,31 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                             r,
                             cfg.clone(),
                         );
+                    }
+                    if comptime![injects_at(&cfg, FaultSite::Register, executed)] {
+                        flip_register::<F>(
+                            &mut re,
+                            &mut im,
+                            inject,
+                            sums,
+                            inject_here,
+                            comptime![q * slots + h],
+                            comptime![per_thread * slots],
+                            r,
+                        );
+                    }
+                    if comptime![transform_ends] {
+                        #[unroll]
+                        for t in 0..r {
+                            check_output::<F>(
+                                checks,
+                                sums,
+                                i + t * quarter_n,
+                                re[at_slot + t],
+                                im[at_slot + t],
+                                cfg.clone(),
+                            );
+                        }
                     }
                 }
                 if to_global && !untangle && needed {
@@ -274,6 +312,13 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                 }
             }
             sync_cube();
+            // Between passes only: the tile the last pass leaves for the store is
+            // past the checksums (docs/abft.md).
+            if comptime![injects_at(&cfg, FaultSite::Shared, executed) && !transform_ends] {
+                if inject_here {
+                    flip_shared::<F>(smem_re, smem_im, inject, sums, cfg.clone());
+                }
+            }
         }
     }
 
@@ -295,6 +340,10 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
             held,
             smem_re,
             smem_im,
+            checks,
+            sums,
+            inject,
+            inject_here,
             at,
             signal,
             thread,
@@ -332,6 +381,52 @@ pub(crate) fn transform_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
     thread: usize,
     #[comptime] cfg: StageConfig,
 ) {
+    // Callers other than the stage kernel check nothing: their stages have no `checks`.
+    let unchecked = Array::<F>::new(1usize);
+    let mut sums = tile_sums::<F>();
+    let uninjected = Array::<u32>::new(1usize);
+    transform_checked_tile::<F, SI, SO, NI, NO>(
+        input,
+        output,
+        twiddles,
+        post_coarse,
+        post_fine,
+        factors,
+        smem_re,
+        smem_im,
+        &unchecked,
+        &mut sums,
+        &uninjected,
+        false,
+        at,
+        signal,
+        thread,
+        cfg,
+    );
+}
+
+/// [`transform_tile`] with the stage's checksums summed into `sums` and the
+/// injection (`inject`, where `inject_here`) made (`fft/fault.rs`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn transform_checked_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    inject: &Array<u32>,
+    inject_here: bool,
+    at: TileCoords,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
     if comptime![!cfg.radices.is_empty()] {
         let round = comptime![Round::first(&cfg)];
         // Only a resident cube's passes read staged input (see `resident_tiles`).
@@ -349,6 +444,10 @@ pub(crate) fn transform_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
             &unheld,
             smem_re,
             smem_im,
+            checks,
+            sums,
+            inject,
+            inject_here,
             at,
             signal,
             thread,

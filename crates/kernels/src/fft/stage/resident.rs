@@ -7,9 +7,11 @@ use cubecl::prelude::*;
 use crate::precision::Storage;
 
 use super::butterfly::table_twiddle;
+use super::checksum::{count_faults, tile_sums, tile_verdict};
 use super::config::{Round, StageConfig};
 use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
 use super::element::load_source;
+use super::kernel::tile_body;
 use super::passes::stockham_passes;
 use super::rules::{held_twiddle_offset, holds_twiddles, stores_directly};
 use super::store::store_tile;
@@ -161,7 +163,8 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 /// memory. A long signal takes a whole SM's shared memory, so no other cube's
 /// work would hide its load.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// The comptime switch of correction stays an outer `if`.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size, L: TileLanding>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
@@ -169,6 +172,9 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
     post_coarse: &Array<F>,
     post_fine: &Array<F>,
     factors: &Array<F>,
+    checks: &Array<F>,
+    faults: &mut Array<Atomic<u32>>,
+    inject: &Array<u32>,
     grid: TileGrid,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
@@ -184,6 +190,7 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
     let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
+    let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
     let mut tile = CUBE_POS;
     stage_tile::<SI, NI>(
         input,
@@ -195,6 +202,8 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
     while tile < grid.num_tiles {
         let following = tile + CUBE_COUNT;
         let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
+        let mut sums = tile_sums::<F>();
+        let inject_here = injects && tile == inject[0] as usize;
         landed.wait();
         stockham_passes::<F, SI, SO, NI, NO>(
             input,
@@ -207,6 +216,10 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
             &held,
             smem_re,
             smem_im,
+            checks,
+            &mut sums,
+            inject,
+            inject_here,
             at,
             signal,
             thread,
@@ -241,6 +254,10 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
                 &held,
                 smem_re,
                 smem_im,
+                checks,
+                &mut sums,
+                inject,
+                inject_here,
                 at,
                 signal,
                 thread,
@@ -262,6 +279,40 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
                 at,
                 cfg.clone(),
             );
+        }
+        if comptime![cfg.checks.is_some()] {
+            let (faulty, injected) = tile_verdict::<F>(checks, &sums, smem_re, smem_im, cfg.clone());
+            count_faults(faults, faulty, injected, 0u32);
+            if comptime![cfg.checks.is_some_and(|c| c.correct)] {
+                if faulty {
+                    // Again from global memory: the staged input is the next tile's now.
+                    let plain = comptime![StageConfig {
+                        prefetch: None,
+                        ..cfg.clone()
+                    }];
+                    let mut again = tile_sums::<F>();
+                    tile_body::<F, SI, SO, NI, NO>(
+                        input,
+                        output,
+                        twiddles,
+                        post_coarse,
+                        post_fine,
+                        factors,
+                        smem_re,
+                        smem_im,
+                        checks,
+                        &mut again,
+                        inject,
+                        false,
+                        at,
+                        signal,
+                        thread,
+                        plain.clone(),
+                    );
+                    let (still, _) = tile_verdict::<F>(checks, &again, smem_re, smem_im, plain);
+                    count_faults(faults, still, false, 1u32);
+                }
+            }
         }
         tile = following;
     }

@@ -298,6 +298,7 @@ pub(crate) fn whole_signal_stage(
         unit_output_axis: false,
         one_tile_row: false,
         prefetch: None,
+        checks: None,
     };
     if !splits_first_pass(&cfg) {
         cfg.butterfly_pairs = 0;

@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::checksum::{check_input, check_output};
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
 use super::element::store_slot_value;
@@ -64,6 +65,8 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
     factors: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
+    checks: &Array<F>,
+    sums: &mut Array<F>,
     at: TileCoords,
     #[comptime] r: usize,
     #[comptime] inverse: bool,
@@ -106,6 +109,9 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                     0usize,
                     cfg.clone(),
                 );
+                if comptime![c == 0] {
+                    check_input::<F>(checks, sums, i, x0r, x0i, cfg.clone());
+                }
                 let first = comptime![c * pairs];
                 let count = comptime![pairs.min(r / 2 - c * pairs)];
                 // Per output pair: the cosine sums' re, im, the sine sums' re, im.
@@ -151,6 +157,17 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                         0usize,
                         cfg.clone(),
                     );
+                    if comptime![c == 0] {
+                        check_input::<F>(checks, sums, i + comptime![(j + 1) * butterflies], ar, ai, cfg.clone());
+                        check_input::<F>(
+                            checks,
+                            sums,
+                            i + comptime![(r - 1 - j) * butterflies],
+                            br,
+                            bi,
+                            cfg.clone(),
+                        );
+                    }
                     let (sum_r, sum_i, diff_r, diff_i) = (ar + br, ai + bi, ar - br, ai - bi);
                     if comptime![c == 0] {
                         y0r += sum_r;
@@ -200,6 +217,17 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                     match comptime![split_output(r, pairs, c, m, inverse)] {
                         Some(t) => {
                             let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
+                            if comptime![cfg.radices.len() == 1] {
+                                // A single pass: its outputs are the transform's.
+                                check_output::<F>(
+                                    checks,
+                                    sums,
+                                    i + comptime![t] * butterflies,
+                                    value.0,
+                                    value.1,
+                                    cfg.clone(),
+                                );
+                            }
                             if comptime![to_global] {
                                 if butterfly_needed(i, cfg.clone(), r) {
                                     store_slot_value::<F, SO, NO>(

@@ -1,0 +1,245 @@
+//! A stage's checksums in the kernel (see `fft/fault.rs`): each unit sums
+//! `vᵀz` over the values its first pass reads and `−eᵀX` over the outputs its
+//! last pass computes, with the squares of both sums' terms beside them; the
+//! cube adds them up per tile and compares with the round-off tolerance. Also the test-only flips
+//! of [`FaultInjection`](crate::fft::FaultInjection).
+
+use cubecl::prelude::*;
+
+use super::config::StageConfig;
+use super::coords::slot;
+use crate::fft::FaultSite;
+
+/// A unit's running sums: the checksum difference (re, im), the squared
+/// norms of the input's and the output's checksum terms (what their
+/// round-off scales with), and the faults it injected.
+pub(super) const SUMS: usize = 5;
+
+/// What a unit's flag adds for a non-finite input (beside its injections).
+const NON_FINITE: f32 = 1024.0;
+
+/// Fresh sums for a tile.
+#[cube]
+pub(super) fn tile_sums<F: Float>() -> Array<F> {
+    let mut sums = Array::<F>::new(SUMS);
+    #[unroll]
+    for i in 0..SUMS {
+        sums[i] = F::new(0.0);
+    }
+    sums
+}
+
+/// Adds value `e` of the first pass's input: `v_e · z` to the difference.
+#[cube]
+pub(super) fn check_input<F: Float>(
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    e: usize,
+    zr: F,
+    zi: F,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![cfg.checks.is_some()] {
+        let vr = checks[2 * e];
+        let vi = checks[2 * e + 1];
+        let (pr, pi) = (vr * zr - vi * zi, vr * zi + vi * zr);
+        sums[0] += pr;
+        sums[1] += pi;
+        sums[2] += pr * pr + pi * pi;
+    }
+}
+
+/// Subtracts output `k` of the last pass: `e_k · X` from the difference.
+#[cube]
+pub(super) fn check_output<F: Float>(
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    k: usize,
+    xr: F,
+    xi: F,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![cfg.checks.is_some()] {
+        let at = comptime![2 * cfg.pass_len()] + 2 * k;
+        let er = checks[at];
+        let ei = checks[at + 1];
+        sums[0] -= er * xr - ei * xi;
+        sums[1] -= er * xi + ei * xr;
+        sums[3] += xr * xr + xi * xi;
+    }
+}
+
+/// Whether executed pass `pass` flips a value at `site` (comptime).
+pub(super) fn injects_at(cfg: &StageConfig, site: FaultSite, pass: usize) -> bool {
+    cfg.checks.and_then(|c| c.inject) == Some((site, pass))
+}
+
+/// The index of a pass among those a stage runs: a convolution's inverse
+/// transform (its reversed round) runs after the forward's passes and
+/// starts at its second pass (the turn ran its first).
+pub(super) fn executed_pass(cfg: &StageConfig, pass: usize, reversed: bool) -> usize {
+    if reversed {
+        cfg.radices.len() + pass - 1
+    } else {
+        pass
+    }
+}
+
+/// Whether `x` is finite, by its exponent bits: shader compilers may assume
+/// finite arithmetic and fold `x * 0 == 0` or a comparison with infinity.
+#[cube]
+fn is_finite<F: Float>(x: F) -> bool {
+    (u32::reinterpret(x) & 0x7f80_0000u32) != 0x7f80_0000u32
+}
+
+/// `x` with bit `bit` flipped.
+#[cube]
+pub(super) fn flip_bit<F: Float>(x: F, bit: u32) -> F {
+    F::reinterpret(u32::reinterpret(x) ^ (1u32 << bit))
+}
+
+/// Flips one of a unit's register values of the pass, when the injection
+/// picks this unit (`inject[1]`) and, among its `butterflies` butterflies of
+/// radix `r`, this one's value (`inject[2]` modulo the unit's values).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn flip_register<F: Float>(
+    re: &mut Array<F>,
+    im: &mut Array<F>,
+    inject: &Array<u32>,
+    sums: &mut Array<F>,
+    inject_here: bool,
+    #[comptime] butterfly: usize,
+    #[comptime] butterflies: usize,
+    #[comptime] r: usize,
+) {
+    if inject_here && UNIT_POS == inject[1] {
+        let value = inject[2] as usize % comptime![2 * butterflies * r];
+        let held = value / 2;
+        if held / r == butterfly {
+            let at = held;
+            if (value & 1) == 0 {
+                re[at] = flip_bit::<F>(re[at], inject[3]);
+            } else {
+                im[at] = flip_bit::<F>(im[at], inject[3]);
+            }
+            sums[4] += F::new(1.0);
+        }
+    }
+}
+
+/// Flips a value of the tile in shared memory (unit 0, then a barrier):
+/// `inject[2]` picks signal, element and part, `inject[3]` the bit.
+#[cube]
+pub(super) fn flip_shared<F: Float>(
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    inject: &Array<u32>,
+    sums: &mut Array<F>,
+    #[comptime] cfg: StageConfig,
+) {
+    if UNIT_POS == 0 {
+        let signals = comptime![cfg.signals_per_cube];
+        let len = comptime![cfg.pass_len()];
+        let value = inject[2] as usize;
+        let s = value % signals;
+        let e = (value / signals) % len;
+        let at = s * comptime![cfg.smem_stride] + slot(e, cfg.padded_slots);
+        if ((value / (signals * len)) & 1) == 0 {
+            smem_re[at] = flip_bit::<F>(smem_re[at], inject[3]);
+        } else {
+            smem_im[at] = flip_bit::<F>(smem_im[at], inject[3]);
+        }
+        sums[4] += F::new(1.0);
+    }
+    sync_cube();
+}
+
+/// Adds up the cube's sums (in the tile's shared memory, free once the tile
+/// is stored) and compares: whether the tile is faulty, and how many faults
+/// were injected into it. Every unit gets both; the tile memory is free
+/// again on return.
+#[cube]
+pub(super) fn tile_verdict<F: Float>(
+    checks: &Array<F>,
+    sums: &Array<F>,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    #[comptime] cfg: StageConfig,
+) -> (bool, bool) {
+    let threads = comptime![cfg.threads_per_cube()];
+    let lanes = comptime![threads.min(32)];
+    let unit = UNIT_POS as usize;
+    sync_cube();
+    // A non-finite input is no fault of the stage (the output is as
+    // non-finite as the input); flagged beside the injections.
+    let finite_input = is_finite::<F>(sums[2]);
+    smem_re[unit] = sums[0];
+    smem_im[unit] = sums[1];
+    smem_re[threads + unit] = sums[2] + sums[3];
+    smem_im[threads + unit] = sums[4] + select(finite_input, F::new(0.0), F::new(NON_FINITE));
+    sync_cube();
+    if unit < lanes {
+        let mut dr = smem_re[unit];
+        let mut di = smem_im[unit];
+        let mut norm = smem_re[threads + unit];
+        let mut injected = smem_im[threads + unit];
+        let mut j = unit + lanes;
+        while j < threads {
+            dr += smem_re[j];
+            di += smem_im[j];
+            norm += smem_re[threads + j];
+            injected += smem_im[threads + j];
+            j += lanes;
+        }
+        smem_re[unit] = dr;
+        smem_im[unit] = di;
+        smem_re[threads + unit] = norm;
+        smem_im[threads + unit] = injected;
+    }
+    sync_cube();
+    if unit == 0 {
+        let mut dr = F::new(0.0);
+        let mut di = F::new(0.0);
+        let mut norm = F::new(0.0);
+        let mut injected = F::new(0.0);
+        #[unroll]
+        for j in 0..lanes {
+            dr += smem_re[j];
+            di += smem_im[j];
+            norm += smem_re[threads + j];
+            injected += smem_im[threads + j];
+        }
+        let tolerance = checks[comptime![4 * cfg.pass_len()]];
+        // From a finite input, a non-finite difference or output (an
+        // overflow) is a fault.
+        let squared = dr * dr + di * di;
+        let bound = tolerance * tolerance * norm;
+        let agrees = is_finite::<F>(squared) && is_finite::<F>(bound) && squared <= bound;
+        let faulty = injected < F::new(NON_FINITE) && !agrees;
+        smem_re[0] = select(faulty, F::new(1.0), F::new(0.0));
+        let non_finite = F::floor(injected / F::new(NON_FINITE));
+        smem_im[0] = injected - non_finite * F::new(NON_FINITE);
+    }
+    sync_cube();
+    let verdict = (smem_re[0] > F::new(0.5), smem_im[0] > F::new(0.5));
+    sync_cube();
+    verdict
+}
+
+/// Unit 0 counts a tile's verdict on attempt `attempt`: detected on the
+/// first, corrected on a later one that agreed, and an injected fault.
+#[cube]
+pub(super) fn count_faults(faults: &mut Array<Atomic<u32>>, faulty: bool, injected: bool, attempt: u32) {
+    if UNIT_POS == 0 {
+        if faulty && attempt == 0 {
+            faults[0].fetch_add(1u32);
+        }
+        if !faulty && attempt > 0 {
+            faults[1].fetch_add(1u32);
+        }
+        if injected {
+            faults[2].fetch_add(1u32);
+        }
+    }
+}
