@@ -35,7 +35,7 @@ def main():
 
 
 def baseline_ms(r):
-    """cuFFT's time on case `r`, from `baseline`'s GB/s and the bytes it counts."""
+    """cuFFT's time on case `r`: the median `fft_compare.baseline` measures."""
     captured = {}
     orig = fft_compare.median_ms
 
