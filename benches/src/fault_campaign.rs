@@ -9,13 +9,12 @@
 //! 40 and 2, for lavapipe).
 //!
 //! A flip is *injected* when it found its value (a thread without work in
-//! that pass has none), *detected* when its tile's checksums disagreed,
-//! *corrected* when the correcting plan's second attempt agreed and gave
+//! that pass has none), *detected* when its signal's checksums disagreed,
+//! *corrected* when the correcting plan's repair agreed and gave
 //! the fault-free output (relative L2 ≤ 1e-6). An undetected flip is
 //! *harmless* when every signal's output stayed within 1e-6 (relative L2,
 //! the transform's round-off) of the fault-free one, *below tolerance* when
-//! within 1e-4 (what the checksum tolerance lets through: its sums run over
-//! a whole tile), and *missed* beyond.
+//! within 1e-4, and *missed* beyond.
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{DeviceFft, Direction, FaultInjection, FaultTolerance, FftDesc, FftKind, FftPlan};

@@ -227,7 +227,7 @@ fn run_on_device<R: Runtime>(
         );
         if tolerance == FaultTolerance::Correct && counts.corrected < counts.detected {
             return Err(format!(
-                "{} faulty tile(s) stayed faulty after a second attempt; no output written",
+                "{} faulty signal(s) stayed faulty after their repair; no output written",
                 counts.detected - counts.corrected
             ));
         }

@@ -5,13 +5,15 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::dft_kernel;
-use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance};
+use super::fault::{
+    FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks, FAULT_HEADER, REPAIR_CAPACITY,
+};
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
 use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
-use super::stage::{fft_stage_kernel, TileFill};
+use super::stage::{fft_stage_kernel, StageConfig, TileFill};
 use super::tensor_core::{fft_tensor_core_kernel, MmaHalf};
 use crate::pairs::{holds_pairs, vector_size};
 use crate::precision::{Bf16InF32, Native, Precision, Storage, Stored};
@@ -60,7 +62,7 @@ pub struct DeviceFft<R: Runtime> {
     options: DeviceOptions,
     recipe: Recipe<Table>,
     measurements: Vec<Measurement>,
-    /// Faults the checked stages counted: detected, corrected, injected (u32 each).
+    /// Faults the checked stages counted and listed for repair (`FAULT_HEADER`, u32 each).
     faults: Handle,
 }
 
@@ -90,6 +92,11 @@ fn cube_count(cubes: usize) -> CubeCount {
     }
 }
 
+/// Zero counts and an empty repair list.
+fn fresh_fault_record<R: Runtime>(client: &ComputeClient<R>) -> Handle {
+    client.create_from_slice(u32::as_bytes(&[0u32; FAULT_HEADER + REPAIR_CAPACITY]))
+}
+
 impl<R: Runtime> DeviceFft<R> {
     /// `recipe` (lowered from `plan` under `options`) with its tables on `client`'s device.
     pub(super) fn upload(client: &ComputeClient<R>, plan: FftPlan, options: DeviceOptions, recipe: &Recipe) -> Self {
@@ -107,7 +114,7 @@ impl<R: Runtime> DeviceFft<R> {
                 temps: recipe.temps.clone(),
             },
             measurements: Vec::new(),
-            faults: client.create_from_slice(u32::as_bytes(&[0u32; 3])),
+            faults: fresh_fault_record(client),
         }
     }
 
@@ -208,7 +215,7 @@ impl<R: Runtime> DeviceFft<R> {
     }
 
     pub fn reset_fault_counts(&mut self) {
-        self.faults = self.client.create_from_slice(u32::as_bytes(&[0u32; 3]));
+        self.faults = fresh_fault_record(&self.client);
     }
 
     fn execute_launches(
@@ -346,34 +353,50 @@ impl<R: Runtime> DeviceFft<R> {
                     let inject = client.create_from_slice(u32::as_bytes(&inject));
                     // Stages without a four-step twiddle bind the pass twiddles in its place.
                     let [coarse, fine] = post.as_ref().map_or([twiddles, twiddles], |[c, f]| [c, f]);
-                    fft_stage_kernel::launch_unchecked::<f32, SI, SO, R>(
-                        client,
-                        cube_count(cubes),
-                        CubeDim::new_1d(cfg.threads_per_cube() as u32),
-                        vector_size(cfg.vector_input),
-                        vector_size(cfg.vector_output),
-                        array(src, src_floats),
-                        array(dst, launch.dst_floats),
-                        table(twiddles),
-                        table(coarse),
-                        table(fine),
-                        table(factors),
-                        table(checks),
-                        array(self.faults.clone(), 3),
-                        array(inject, 4),
-                        layout.nb,
-                        layout.nc,
-                        tiles,
-                        layout.input[0],
-                        layout.input[1],
-                        layout.input[2],
-                        layout.input[3],
-                        layout.output[0],
-                        layout.output[1],
-                        layout.output[2],
-                        layout.output[3],
-                        cfg,
-                    );
+                    let stage = |cubes: usize, cfg: StageConfig, src: Handle, dst: Handle| {
+                        fft_stage_kernel::launch_unchecked::<f32, SI, SO, R>(
+                            client,
+                            cube_count(cubes),
+                            CubeDim::new_1d(cfg.threads_per_cube() as u32),
+                            vector_size(cfg.vector_input),
+                            vector_size(cfg.vector_output),
+                            array(src, src_floats),
+                            array(dst, launch.dst_floats),
+                            table(twiddles),
+                            table(coarse),
+                            table(fine),
+                            table(factors),
+                            table(checks),
+                            array(self.faults.clone(), FAULT_HEADER + REPAIR_CAPACITY),
+                            array(inject.clone(), 4),
+                            layout.nb,
+                            layout.nc,
+                            tiles,
+                            layout.input[0],
+                            layout.input[1],
+                            layout.input[2],
+                            layout.input[3],
+                            layout.output[0],
+                            layout.output[1],
+                            layout.output[2],
+                            layout.output[3],
+                            cfg,
+                        )
+                    };
+                    let repair = cfg.checks.filter(|c| c.correct).map(|c| StageConfig {
+                        prefetch: None,
+                        checks: Some(StageChecks {
+                            repair: true,
+                            inject: None,
+                            ..c
+                        }),
+                        ..cfg.clone()
+                    });
+                    stage(cubes, cfg, src.clone(), dst.clone());
+                    // Transforms again, from the input, the signals the stage found faulty.
+                    if let Some(repair) = repair {
+                        stage(1, repair, src, dst);
+                    }
                 }
                 Kernel::Dft {
                     cfg,

@@ -7,9 +7,10 @@
 //! `X` as its last pass computes them (a DFT, or Rader's or Bluestein's
 //! cyclic convolution), satisfies `eᵀX = (Aᵀe)ᵀz` for any weights `e`. The
 //! first pass accumulates `vᵀz` with `v = Aᵀe` from a table made here, the
-//! last pass subtracts `eᵀX`; a tile whose difference exceeds what f32
-//! round-off explains is faulty, and in [`FaultTolerance::Correct`] runs
-//! again from its input, which no stage overwrites.
+//! last pass subtracts `eᵀX`; a signal whose difference exceeds what f32
+//! round-off explains is faulty, and in [`FaultTolerance::Correct`] a repair
+//! launch right after the stage's transforms its tile again from its input,
+//! which no stage overwrites.
 
 use std::str::FromStr;
 
@@ -24,9 +25,9 @@ use super::stage::StageConfig;
 pub enum FaultTolerance {
     #[default]
     Off,
-    /// Count tiles whose checksums disagree (outputs left as computed).
+    /// Count signals whose checksums disagree (outputs left as computed).
     Detect,
-    /// Count them and transform each such tile again.
+    /// Count them and transform each such signal's tile again.
     Correct,
 }
 
@@ -127,9 +128,10 @@ impl FaultInjection {
 /// What a device counted since the plan was made (or last reset).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {
-    /// Tiles whose checksums disagreed on their first attempt.
+    /// Signals (tiles, in a stage whose first pass splits its butterflies
+    /// over threads) whose checksums disagreed on their first attempt.
     pub detected: u64,
-    /// Of those, tiles whose second attempt agreed ([`FaultTolerance::Correct`]).
+    /// Of those, signals whose repair agreed ([`FaultTolerance::Correct`]).
     pub corrected: u64,
     /// Faults injected (a flip that found its value).
     pub injected: u64,
@@ -138,11 +140,21 @@ pub struct FaultCounts {
 /// What a stage kernel is compiled with to check its transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StageChecks {
-    /// Transform a faulty tile again.
+    /// List faulty signals for the repair launch.
     pub correct: bool,
+    /// The repair launch (one cube): transform the listed signals' tiles again.
+    pub repair: bool,
     /// A flip compiled in at (site, pass): the launch's fault injection.
     pub inject: Option<(FaultSite, usize)>,
 }
+
+/// The device's fault record: detected, corrected, injected, the signals
+/// listed for repair, then the list (`tile · signals_per_cube + signal`).
+pub(crate) const FAULT_HEADER: usize = 4;
+
+/// Faulty signals one stage launch lists for repair; beyond them a fault is
+/// counted detected and stays uncorrected.
+pub(crate) const REPAIR_CAPACITY: usize = 256;
 
 /// How far beyond f32 round-off a checksum difference must lie to count as
 /// a fault: the tolerance is this factor times `u·√(log₂m + 1)` times the

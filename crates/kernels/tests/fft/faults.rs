@@ -1,7 +1,7 @@
 //! Fault tolerance by checksums (`fft/fault.rs`): checked plans compute what
 //! unchecked ones do and flag nothing on fault-free runs; single-bit flips
 //! injected into registers and shared memory are detected when they matter
-//! and corrected by the second attempt.
+//! and corrected by the repair launch.
 
 use fno_kernels::fft::{FaultCounts, FaultInjection, FaultSite, FaultTolerance};
 
@@ -118,7 +118,7 @@ fn resident_cubes_check_and_correct_their_tiles() {
             }
             corrected += 1;
             assert_eq!((counts.detected, counts.corrected), (corrected, corrected), "{what}");
-            // The second attempt runs unstaged: the same transform, rounded alike or nearly.
+            // The repair runs unstaged: the same transform, rounded alike or nearly.
             let e = relative_l2(&widen(&fixed), &widen(&clean));
             assert!(e <= 1e-6, "{what}: corrected output {e:.3e} from the fault-free one");
         }
@@ -158,7 +158,7 @@ fn run<R: Runtime>(
 
 /// Flips of high bits (exponent and sign) into registers and shared memory
 /// of every stage: each one injected is detected; in correct mode the tile's
-/// second attempt gives the fault-free output. Flips of low mantissa bits
+/// repair gives the fault-free output. Flips of low mantissa bits
 /// that go undetected leave the output within the unchecked bound.
 #[test]
 fn injected_faults_are_detected_and_corrected() {

@@ -300,6 +300,7 @@ pub fn lower(plan: &FftPlan, limits: &DeviceLimits, options: DeviceOptions) -> R
         FaultTolerance::Off => None,
         tolerance => Some(StageChecks {
             correct: tolerance == FaultTolerance::Correct,
+            repair: false,
             inject: None,
         }),
     };

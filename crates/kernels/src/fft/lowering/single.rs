@@ -233,7 +233,7 @@ impl Lowering {
         cfg.checks = self.checks;
         let checks = match cfg.checks {
             Some(_) => {
-                // The tile's verdict sums each unit's four values in the tile's shared memory.
+                // The verdicts add up each unit's four sums in the tile's shared memory.
                 assert!(
                     2 * cfg.threads_per_cube() <= cfg.signals_per_cube * cfg.smem_stride,
                     "a checked stage's tile holds its units' sums"

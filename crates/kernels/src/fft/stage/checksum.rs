@@ -1,13 +1,15 @@
 //! A stage's checksums in the kernel (see `fft/fault.rs`): each unit sums
 //! `vᵀz` over the values its first pass reads and `−eᵀX` over the outputs its
 //! last pass computes, with the squares of both sums' terms beside them; the
-//! cube adds them up per tile and compares with the round-off tolerance. Also the test-only flips
+//! cube adds them up per signal and compares with the round-off tolerance. Also the test-only flips
 //! of [`FaultInjection`](crate::fft::FaultInjection).
 
 use cubecl::prelude::*;
 
 use super::config::StageConfig;
 use super::coords::slot;
+use super::rules::splits_first_pass;
+use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 use crate::fft::FaultSite;
 
 /// A unit's running sums: the checksum difference (re, im), the squared
@@ -155,60 +157,88 @@ pub(super) fn flip_shared<F: Float>(
     sync_cube();
 }
 
-/// Adds up the cube's sums (in the tile's shared memory, free once the tile
-/// is stored) and compares: whether the tile is faulty, and how many faults
-/// were injected into it. Every unit gets both; the tile memory is free
-/// again on return.
+/// Which checksum group `signal`'s units add to: their signal, or the
+/// whole tile where a split first pass deals its butterflies over the cube's
+/// units regardless of signal (`split.rs`).
 #[cube]
-pub(super) fn tile_verdict<F: Float>(
+pub(super) fn check_group(signal: usize, #[comptime] cfg: StageConfig) -> usize {
+    let mut group = signal;
+    if comptime![splits_first_pass(&cfg)] {
+        group = 0usize;
+    }
+    group
+}
+
+/// Each checksum group's verdict ([`check_group`]: a signal, or a tile) from
+/// its units' sums, added up in the tile's shared memory (free once the tile
+/// is stored): its leader (first unit) gets whether the group is faulty and
+/// whether a fault was injected into it, every other unit `(false, false)`.
+/// The tile memory is in use until the leaders are done: a cube that goes on
+/// with another tile meets a barrier first.
+#[cube]
+pub(super) fn group_verdict<F: Float>(
     checks: &Array<F>,
     sums: &Array<F>,
     smem_re: &mut SharedMemory<F>,
     smem_im: &mut SharedMemory<F>,
+    signal: usize,
+    thread: usize,
     #[comptime] cfg: StageConfig,
 ) -> (bool, bool) {
     let threads = comptime![cfg.threads_per_cube()];
-    let lanes = comptime![threads.min(32)];
-    let unit = UNIT_POS as usize;
-    sync_cube();
+    let whole_tile = comptime![splits_first_pass(&cfg)];
+    let per_group = comptime![if whole_tile { threads } else { cfg.threads_per_signal }];
+    let lanes = comptime![per_group.min(32)];
+    let member = if comptime![whole_tile] {
+        UNIT_POS as usize
+    } else {
+        thread
+    };
+    let first = check_group(signal, cfg.clone()) * per_group;
+    let slot = first + member;
     // A non-finite input is no fault of the stage (the output is as
     // non-finite as the input); flagged beside the injections.
     let finite_input = is_finite::<F>(sums[2]);
-    smem_re[unit] = sums[0];
-    smem_im[unit] = sums[1];
-    smem_re[threads + unit] = sums[2] + sums[3];
-    smem_im[threads + unit] = sums[4] + select(finite_input, F::new(0.0), F::new(NON_FINITE));
     sync_cube();
-    if unit < lanes {
-        let mut dr = smem_re[unit];
-        let mut di = smem_im[unit];
-        let mut norm = smem_re[threads + unit];
-        let mut injected = smem_im[threads + unit];
-        let mut j = unit + lanes;
-        while j < threads {
-            dr += smem_re[j];
-            di += smem_im[j];
-            norm += smem_re[threads + j];
-            injected += smem_im[threads + j];
-            j += lanes;
+    smem_re[slot] = sums[0];
+    smem_im[slot] = sums[1];
+    smem_re[threads + slot] = sums[2] + sums[3];
+    smem_im[threads + slot] = sums[4] + select(finite_input, F::new(0.0), F::new(NON_FINITE));
+    sync_cube();
+    if comptime![per_group > lanes] {
+        if member < lanes {
+            let mut dr = smem_re[slot];
+            let mut di = smem_im[slot];
+            let mut norm = smem_re[threads + slot];
+            let mut injected = smem_im[threads + slot];
+            let mut j = slot + lanes;
+            while j < first + per_group {
+                dr += smem_re[j];
+                di += smem_im[j];
+                norm += smem_re[threads + j];
+                injected += smem_im[threads + j];
+                j += lanes;
+            }
+            smem_re[slot] = dr;
+            smem_im[slot] = di;
+            smem_re[threads + slot] = norm;
+            smem_im[threads + slot] = injected;
         }
-        smem_re[unit] = dr;
-        smem_im[unit] = di;
-        smem_re[threads + unit] = norm;
-        smem_im[threads + unit] = injected;
+        sync_cube();
     }
-    sync_cube();
-    if unit == 0 {
+    let mut faulty = false;
+    let mut injected_here = false;
+    if member == 0 {
         let mut dr = F::new(0.0);
         let mut di = F::new(0.0);
         let mut norm = F::new(0.0);
         let mut injected = F::new(0.0);
         #[unroll]
         for j in 0..lanes {
-            dr += smem_re[j];
-            di += smem_im[j];
-            norm += smem_re[threads + j];
-            injected += smem_im[threads + j];
+            dr += smem_re[first + j];
+            di += smem_im[first + j];
+            norm += smem_re[threads + first + j];
+            injected += smem_im[threads + first + j];
         }
         let tolerance = checks[comptime![4 * cfg.pass_len()]];
         // From a finite input, a non-finite difference or output (an
@@ -216,30 +246,34 @@ pub(super) fn tile_verdict<F: Float>(
         let squared = dr * dr + di * di;
         let bound = tolerance * tolerance * norm;
         let agrees = is_finite::<F>(squared) && is_finite::<F>(bound) && squared <= bound;
-        let faulty = injected < F::new(NON_FINITE) && !agrees;
-        smem_re[0] = select(faulty, F::new(1.0), F::new(0.0));
+        faulty = injected < F::new(NON_FINITE) && !agrees;
         let non_finite = F::floor(injected / F::new(NON_FINITE));
-        smem_im[0] = injected - non_finite * F::new(NON_FINITE);
+        injected_here = injected - non_finite * F::new(NON_FINITE) > F::new(0.5);
     }
-    sync_cube();
-    let verdict = (smem_re[0] > F::new(0.5), smem_im[0] > F::new(0.5));
-    sync_cube();
-    verdict
+    (faulty, injected_here)
 }
 
-/// Unit 0 counts a tile's verdict on attempt `attempt`: detected on the
-/// first, corrected on a later one that agreed, and an injected fault.
+/// A group leader's record of its first verdict: a fault detected (and, to
+/// correct, the group listed for the repair launch as `entry`), a fault
+/// injected.
 #[cube]
-pub(super) fn count_faults(faults: &mut Array<Atomic<u32>>, faulty: bool, injected: bool, attempt: u32) {
-    if UNIT_POS == 0 {
-        if faulty && attempt == 0 {
-            faults[0].fetch_add(1u32);
+pub(super) fn record_verdict(
+    faults: &mut Array<Atomic<u32>>,
+    faulty: bool,
+    injected: bool,
+    entry: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if faulty {
+        faults[0].fetch_add(1u32);
+        if comptime![cfg.checks.is_some_and(|c| c.correct)] {
+            let listed = faults[3].fetch_add(1u32) as usize;
+            if listed < comptime![REPAIR_CAPACITY] {
+                faults[comptime![FAULT_HEADER] + listed].store(entry as u32);
+            }
         }
-        if !faulty && attempt > 0 {
-            faults[1].fetch_add(1u32);
-        }
-        if injected {
-            faults[2].fetch_add(1u32);
-        }
+    }
+    if injected {
+        faults[2].fetch_add(1u32);
     }
 }

@@ -5,25 +5,28 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::checksum::{count_faults, tile_sums, tile_verdict};
+use super::checksum::{check_group, group_verdict, record_verdict, tile_sums};
 use super::config::StageConfig;
 use super::coords::{tile_coords, unit_in_tile, TileCoords, TileGrid};
 use super::load::load_tile;
 use super::packed::fold_packed_tile;
 use super::passes::transform_checked_tile;
 use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
-use super::rules::{folds_in_shared, loads_directly, stores_directly};
+use super::rules::{folds_in_shared, loads_directly, splits_first_pass, stores_directly};
 use super::store::store_tile;
+use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 
 /// Transforms tiles of equal-length signals. Without [`StageConfig::prefetch`]
 /// each cube takes one tile: it loads it (or its first pass reads global
 /// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
 /// each walk many tiles, staging the next tile's input while transforming
 /// the current one ([`resident_tiles`]). With [`StageConfig::checks`] each
-/// tile's transform is checked against `checks` (`fft/fault.rs`), faults
-/// counted in `faults` (detected, corrected, injected) and, to correct, the
-/// tile transformed again; `inject` holds a test's flip (tile, unit, value,
-/// bit). Unchecked stages bind one-element arrays there.
+/// signal's transform is checked against `checks` (`fft/fault.rs`), faults
+/// counted in `faults` (detected, corrected, injected) and, to correct,
+/// faulty signals listed there for the stage's repair launch (the same kernel
+/// with [`StageChecks::repair`](crate::fft::StageChecks::repair));
+/// `inject` holds a test's flip (tile, unit, value, bit). Unchecked stages
+/// bind one-element arrays there.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
@@ -110,69 +113,134 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
                 cfg,
             );
         }
+    } else if comptime![cfg.checks.is_some_and(|c| c.repair)] {
+        repair_listed_signals::<F, SI, SO, NI, NO>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            checks,
+            faults,
+            inject,
+            grid,
+            &mut smem_re,
+            &mut smem_im,
+            signal,
+            thread,
+            cfg,
+        );
     } else {
         let tile = CUBE_POS;
         if tile >= num_tiles {
             terminate!();
         }
         let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
-        if comptime![cfg.checks.is_none()] {
-            let mut sums = tile_sums::<F>();
-            tile_body::<F, SI, SO, NI, NO>(
-                input,
-                output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                &mut smem_re,
-                &mut smem_im,
-                checks,
-                &mut sums,
-                inject,
-                false,
-                at,
-                signal,
-                thread,
-                cfg,
-            );
-        } else {
-            let retries = comptime![if cfg.checks.is_some_and(|c| c.correct) {
-                1u32
-            } else {
-                0u32
-            }];
-            let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
-            let mut attempt = 0u32;
-            loop {
-                let mut sums = tile_sums::<F>();
-                let inject_here = injects && attempt == 0 && tile == inject[0] as usize;
-                tile_body::<F, SI, SO, NI, NO>(
-                    input,
-                    output,
-                    twiddles,
-                    post_coarse,
-                    post_fine,
-                    factors,
-                    &mut smem_re,
-                    &mut smem_im,
-                    checks,
-                    &mut sums,
-                    inject,
-                    inject_here,
-                    at,
-                    signal,
-                    thread,
-                    cfg.clone(),
-                );
-                let (faulty, injected) = tile_verdict::<F>(checks, &sums, &mut smem_re, &mut smem_im, cfg.clone());
-                count_faults(faults, faulty, injected, attempt);
-                if !faulty || attempt >= retries {
-                    break;
-                }
-                attempt += 1;
-            }
+        let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
+        let inject_here = injects && tile == inject[0] as usize;
+        let mut sums = tile_sums::<F>();
+        tile_body::<F, SI, SO, NI, NO>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            &mut smem_re,
+            &mut smem_im,
+            checks,
+            &mut sums,
+            inject,
+            inject_here,
+            at,
+            signal,
+            thread,
+            cfg.clone(),
+        );
+        if comptime![cfg.checks.is_some()] {
+            let (faulty, injected) =
+                group_verdict::<F>(checks, &sums, &mut smem_re, &mut smem_im, signal, thread, cfg.clone());
+            let entry = tile * comptime![cfg.signals_per_cube] + check_group(signal, cfg.clone());
+            record_verdict(faults, faulty, injected, entry, cfg);
         }
+    }
+}
+
+/// The repair launch of a correcting stage, one cube, right after the
+/// checking launch: transforms again the tile of each signal (or tile:
+/// [`check_group`]) that launch listed, from the input, which no stage
+/// overwrites; counts it corrected when its checksums agree now, and empties
+/// the list.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    output: &mut Array<Vector<SO::Elem, NO>>,
+    twiddles: &Array<F>,
+    post_coarse: &Array<F>,
+    post_fine: &Array<F>,
+    factors: &Array<F>,
+    checks: &Array<F>,
+    faults: &mut Array<Atomic<u32>>,
+    inject: &Array<u32>,
+    grid: TileGrid,
+    smem_re: &mut SharedMemory<F>,
+    smem_im: &mut SharedMemory<F>,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    let signals = comptime![cfg.signals_per_cube];
+    let mut listed = faults[3].load() as usize;
+    if listed > comptime![REPAIR_CAPACITY] {
+        listed = comptime![REPAIR_CAPACITY];
+    }
+    let mut i = 0usize;
+    while i < listed {
+        let entry = faults[comptime![FAULT_HEADER] + i].load() as usize;
+        let at = tile_coords(
+            entry / signals,
+            grid,
+            comptime![cfg.signals_per_tile()],
+            cfg.one_tile_row,
+        );
+        let mut sums = tile_sums::<F>();
+        tile_body::<F, SI, SO, NI, NO>(
+            input,
+            output,
+            twiddles,
+            post_coarse,
+            post_fine,
+            factors,
+            smem_re,
+            smem_im,
+            checks,
+            &mut sums,
+            inject,
+            false,
+            at,
+            signal,
+            thread,
+            cfg.clone(),
+        );
+        let (faulty, _) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
+        // The group's leader: its first unit.
+        let leads = if comptime![splits_first_pass(&cfg)] {
+            UNIT_POS == 0
+        } else {
+            thread == 0
+        };
+        if leads && check_group(signal, cfg.clone()) == entry % signals && !faulty {
+            faults[1].fetch_add(1u32);
+        }
+        // The leaders' sums in the tile memory are read before the next tile.
+        sync_cube();
+        i += 1;
+    }
+    // Every unit read the count before its first barrier (or read zero).
+    if UNIT_POS == 0 {
+        faults[3].store(0u32);
     }
 }
 
@@ -182,7 +250,7 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
 /// faulty tile again through it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn tile_body<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+fn tile_body<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
     twiddles: &Array<F>,

@@ -7,11 +7,10 @@ use cubecl::prelude::*;
 use crate::precision::Storage;
 
 use super::butterfly::table_twiddle;
-use super::checksum::{count_faults, tile_sums, tile_verdict};
+use super::checksum::{check_group, group_verdict, record_verdict, tile_sums};
 use super::config::{Round, StageConfig};
 use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
 use super::element::load_source;
-use super::kernel::tile_body;
 use super::passes::stockham_passes;
 use super::rules::{held_twiddle_offset, holds_twiddles, stores_directly};
 use super::store::store_tile;
@@ -163,8 +162,7 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 /// memory. A long signal takes a whole SM's shared memory, so no other cube's
 /// work would hide its load.
 #[cube]
-// The comptime switch of correction stays an outer `if`.
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size, L: TileLanding>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
@@ -281,38 +279,11 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
             );
         }
         if comptime![cfg.checks.is_some()] {
-            let (faulty, injected) = tile_verdict::<F>(checks, &sums, smem_re, smem_im, cfg.clone());
-            count_faults(faults, faulty, injected, 0u32);
-            if comptime![cfg.checks.is_some_and(|c| c.correct)] {
-                if faulty {
-                    // Again from global memory: the staged input is the next tile's now.
-                    let plain = comptime![StageConfig {
-                        prefetch: None,
-                        ..cfg.clone()
-                    }];
-                    let mut again = tile_sums::<F>();
-                    tile_body::<F, SI, SO, NI, NO>(
-                        input,
-                        output,
-                        twiddles,
-                        post_coarse,
-                        post_fine,
-                        factors,
-                        smem_re,
-                        smem_im,
-                        checks,
-                        &mut again,
-                        inject,
-                        false,
-                        at,
-                        signal,
-                        thread,
-                        plain.clone(),
-                    );
-                    let (still, _) = tile_verdict::<F>(checks, &again, smem_re, smem_im, plain);
-                    count_faults(faults, still, false, 1u32);
-                }
-            }
+            let (faulty, injected) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
+            let entry = tile * signals + check_group(signal, cfg.clone());
+            record_verdict(faults, faulty, injected, entry, cfg.clone());
+            // The leaders read their sums from the tile memory the next tile's passes write.
+            sync_cube();
         }
         tile = following;
     }
