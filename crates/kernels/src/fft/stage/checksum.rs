@@ -6,9 +6,9 @@
 
 use cubecl::prelude::*;
 
-use super::config::StageConfig;
+use super::config::{Round, StageConfig};
 use super::coords::slot;
-use super::rules::splits_first_pass;
+use super::rules::pass_split;
 use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 use crate::fft::FaultSite;
 
@@ -157,13 +157,18 @@ pub(super) fn flip_shared<F: Float>(
     sync_cube();
 }
 
+/// Whether the first pass runs split (`split.rs`, as `passes.rs` decides):
+/// it deals its butterflies over the cube's units regardless of signal.
+pub(super) fn checks_whole_tile(cfg: &StageConfig) -> bool {
+    pass_split(cfg, &Round::first(cfg), 0) > 1
+}
+
 /// Which checksum group `signal`'s units add to: their signal, or the
-/// whole tile where a split first pass deals its butterflies over the cube's
-/// units regardless of signal (`split.rs`).
+/// whole tile where the first pass runs split ([`checks_whole_tile`]).
 #[cube]
 pub(super) fn check_group(signal: usize, #[comptime] cfg: StageConfig) -> usize {
     let mut group = signal;
-    if comptime![splits_first_pass(&cfg)] {
+    if comptime![checks_whole_tile(&cfg)] {
         group = 0usize;
     }
     group
@@ -186,7 +191,7 @@ pub(super) fn group_verdict<F: Float>(
     #[comptime] cfg: StageConfig,
 ) -> (bool, bool) {
     let threads = comptime![cfg.threads_per_cube()];
-    let whole_tile = comptime![splits_first_pass(&cfg)];
+    let whole_tile = comptime![checks_whole_tile(&cfg)];
     let per_group = comptime![if whole_tile { threads } else { cfg.threads_per_signal }];
     let lanes = comptime![per_group.min(32)];
     let member = if comptime![whole_tile] {

@@ -5,14 +5,14 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::checksum::{check_group, group_verdict, record_verdict, tile_sums};
+use super::checksum::{check_group, checks_whole_tile, group_verdict, record_verdict, tile_sums};
 use super::config::StageConfig;
 use super::coords::{tile_coords, unit_in_tile, TileCoords, TileGrid};
 use super::load::load_tile;
 use super::packed::fold_packed_tile;
 use super::passes::transform_checked_tile;
 use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
-use super::rules::{folds_in_shared, loads_directly, splits_first_pass, stores_directly};
+use super::rules::{folds_in_shared, loads_directly, stores_directly};
 use super::store::store_tile;
 use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 
@@ -226,7 +226,7 @@ fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>
         );
         let (faulty, _) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
         // The group's leader: its first unit.
-        let leads = if comptime![splits_first_pass(&cfg)] {
+        let leads = if comptime![checks_whole_tile(&cfg)] {
             UNIT_POS == 0
         } else {
             thread == 0
