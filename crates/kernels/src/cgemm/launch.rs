@@ -142,7 +142,7 @@ impl CgemmProblem {
             cfg,
             staging,
         };
-        launch_a(client, stored, args);
+        with_operand_storage(client, stored, args);
         if let Some(partial) = partial {
             let sum = SplitSumProblem {
                 splits: cfg.splits,
@@ -173,66 +173,86 @@ struct LaunchArgs<R: Runtime> {
     staging: Staging,
 }
 
-fn launch_a<R: Runtime>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
-    with_storage!(stored[0], launch_b, [], client, stored, args)
+/// A launch written once for any storage of its three operands (A, B, C).
+pub(super) trait OperandJob<R: Runtime> {
+    fn launch<SA: Storage, SB: Storage, SC: Storage>(self, client: &ComputeClient<R>);
 }
 
-fn launch_b<R: Runtime, SA: Storage>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
-    with_storage!(stored[1], launch_c, [SA], client, stored, args)
+/// Runs `job` with the [`Storage`]s of `stored` (A, B, C).
+pub(super) fn with_operand_storage<R: Runtime, J: OperandJob<R>>(
+    client: &ComputeClient<R>,
+    stored: [Stored; 3],
+    job: J,
+) {
+    with_storage!(stored[0], storage_b, [J], client, stored, job)
 }
 
-fn launch_c<R: Runtime, SA: Storage, SB: Storage>(client: &ComputeClient<R>, stored: [Stored; 3], args: LaunchArgs<R>) {
-    with_storage!(stored[2], launch_typed, [SA, SB], client, args)
+fn storage_b<R: Runtime, J: OperandJob<R>, SA: Storage>(client: &ComputeClient<R>, stored: [Stored; 3], job: J) {
+    with_storage!(stored[1], storage_c, [J, SA], client, stored, job)
 }
 
-fn launch_typed<R: Runtime, SA: Storage, SB: Storage, SC: Storage>(client: &ComputeClient<R>, args: LaunchArgs<R>) {
-    let LaunchArgs {
-        count,
-        cube_dim,
-        buffers: [(a, ea), (b, eb), (c, ec)],
-        scale,
-        bias,
-        bias_at,
-        shape: [p, q, r, k],
-        strides: [a_p, a_r, a_k, b_r, b_q, b_k, c_p, c_q, c_k],
-        split: (splits, r_per, c_split),
-        cfg,
-        staging,
-    } = args;
-    let arr = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
-    // SAFETY: launched without bounds checks: every index the kernel forms
-    // stays inside the arrays sized here (see `DeviceFft::launch`).
-    unsafe {
-        cgemm_kernel::launch_unchecked::<f32, SA, SB, SC, R>(
-            client,
+fn storage_c<R: Runtime, J: OperandJob<R>, SA: Storage, SB: Storage>(
+    client: &ComputeClient<R>,
+    stored: [Stored; 3],
+    job: J,
+) {
+    with_storage!(stored[2], storage_run, [J, SA, SB], client, job)
+}
+
+fn storage_run<R: Runtime, J: OperandJob<R>, SA: Storage, SB: Storage, SC: Storage>(client: &ComputeClient<R>, job: J) {
+    job.launch::<SA, SB, SC>(client)
+}
+
+impl<R: Runtime> OperandJob<R> for LaunchArgs<R> {
+    fn launch<SA: Storage, SB: Storage, SC: Storage>(self, client: &ComputeClient<R>) {
+        let LaunchArgs {
             count,
             cube_dim,
-            vector_size(staging.pairs),
-            arr(a, ea),
-            arr(b, eb),
-            arr(c, ec),
+            buffers: [(a, ea), (b, eb), (c, ec)],
             scale,
             bias,
-            bias_at.0,
-            bias_at.1,
-            p,
-            q,
-            r,
-            k,
-            a_p,
-            a_r,
-            a_k,
-            b_r,
-            b_q,
-            b_k,
-            c_p,
-            c_q,
-            c_k,
-            splits,
-            r_per,
-            c_split,
+            bias_at,
+            shape: [p, q, r, k],
+            strides: [a_p, a_r, a_k, b_r, b_q, b_k, c_p, c_q, c_k],
+            split: (splits, r_per, c_split),
             cfg,
             staging,
-        );
+        } = self;
+        let arr = |h: Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h, len) };
+        // SAFETY: launched without bounds checks: every index the kernel forms
+        // stays inside the arrays sized here (see `DeviceFft::launch`).
+        unsafe {
+            cgemm_kernel::launch_unchecked::<f32, SA, SB, SC, R>(
+                client,
+                count,
+                cube_dim,
+                vector_size(staging.pairs),
+                arr(a, ea),
+                arr(b, eb),
+                arr(c, ec),
+                scale,
+                bias,
+                bias_at.0,
+                bias_at.1,
+                p,
+                q,
+                r,
+                k,
+                a_p,
+                a_r,
+                a_k,
+                b_r,
+                b_q,
+                b_k,
+                c_p,
+                c_q,
+                c_k,
+                splits,
+                r_per,
+                c_split,
+                cfg,
+                staging,
+            );
+        }
     }
 }

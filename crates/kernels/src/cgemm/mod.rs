@@ -27,6 +27,7 @@
 //! a large batch) split `r` among cubes: each writes a partial product, and a
 //! second kernel adds the partials into `C`.
 
+mod checksum;
 mod config;
 mod kernel;
 mod launch;
@@ -36,6 +37,7 @@ pub mod real;
 mod selection;
 pub mod spectral;
 
+pub use checksum::CGEMM_TOLERANCE_FACTOR;
 pub use config::CgemmConfig;
 pub(crate) use problem::span;
 pub use problem::{CgemmProblem, ModeBias, OperandPrecisions, Strides};

@@ -5,9 +5,9 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::dft::dft_kernel;
-use super::fault::{
-    FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks, FAULT_HEADER, REPAIR_CAPACITY,
-};
+use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks};
+use crate::fault::FaultRecord;
+use crate::grid::cube_count;
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
 use super::plan::{FftError, FftPlan};
@@ -62,8 +62,8 @@ pub struct DeviceFft<R: Runtime> {
     options: DeviceOptions,
     recipe: Recipe<Table>,
     measurements: Vec<Measurement>,
-    /// Faults the checked stages counted and listed for repair (`FAULT_HEADER`, u32 each).
-    faults: Handle,
+    /// Faults the checked stages counted and listed for repair.
+    faults: FaultRecord,
 }
 
 impl FftPlan {
@@ -83,20 +83,6 @@ impl FftPlan {
     }
 }
 
-fn cube_count(cubes: usize) -> CubeCount {
-    const MAX_X: usize = 65535;
-    if cubes <= MAX_X {
-        CubeCount::Static(cubes as u32, 1, 1)
-    } else {
-        CubeCount::Static(MAX_X as u32, cubes.div_ceil(MAX_X) as u32, 1)
-    }
-}
-
-/// Zero counts and an empty repair list.
-fn fresh_fault_record<R: Runtime>(client: &ComputeClient<R>) -> Handle {
-    client.create_from_slice(u32::as_bytes(&[0u32; FAULT_HEADER + REPAIR_CAPACITY]))
-}
-
 impl<R: Runtime> DeviceFft<R> {
     /// `recipe` (lowered from `plan` under `options`) with its tables on `client`'s device.
     pub(super) fn upload(client: &ComputeClient<R>, plan: FftPlan, options: DeviceOptions, recipe: &Recipe) -> Self {
@@ -114,7 +100,7 @@ impl<R: Runtime> DeviceFft<R> {
                 temps: recipe.temps.clone(),
             },
             measurements: Vec::new(),
-            faults: fresh_fault_record(client),
+            faults: FaultRecord::new(client),
         }
     }
 
@@ -205,17 +191,11 @@ impl<R: Runtime> DeviceFft<R> {
     /// What the checked stages counted since the plan was made or
     /// [`Self::reset_fault_counts`] (reads the device's counters: a sync).
     pub fn fault_counts(&self) -> FaultCounts {
-        let bytes = self.client.read_one_unchecked(self.faults.clone());
-        let counts = u32::from_bytes(&bytes);
-        FaultCounts {
-            detected: counts[0] as u64,
-            corrected: counts[1] as u64,
-            injected: counts[2] as u64,
-        }
+        self.faults.counts(&self.client)
     }
 
     pub fn reset_fault_counts(&mut self) {
-        self.faults = fresh_fault_record(&self.client);
+        self.faults = FaultRecord::new(&self.client);
     }
 
     fn execute_launches(
@@ -367,7 +347,7 @@ impl<R: Runtime> DeviceFft<R> {
                             table(fine),
                             table(factors),
                             table(checks),
-                            array(self.faults.clone(), FAULT_HEADER + REPAIR_CAPACITY),
+                            self.faults.arg(),
                             array(inject.clone(), 4),
                             layout.nb,
                             layout.nc,

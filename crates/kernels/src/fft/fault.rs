@@ -1,6 +1,7 @@
 //! Fault tolerance by checksums (algorithm-based fault tolerance, after
-//! TurboFFT): what a plan asks for, the faults a test injects, the counts a
-//! device keeps, and each stage's checksum weights. Design: docs/abft.md.
+//! TurboFFT) in the FFT: the faults a test injects and each stage's checksum
+//! weights (the modes and the device's record: [`crate::fault`]). Design:
+//! docs/abft.md.
 //!
 //! Every stage kernel checks its own transform, tile by tile: the transform
 //! `X = A z` of each signal's values `z` as its first pass reads them, to
@@ -12,38 +13,11 @@
 //! launch right after the stage's transforms its tile again from its input,
 //! which no stage overwrites.
 
-use std::str::FromStr;
-
 use num_complex::Complex;
 use rustfft::FftPlanner;
 
-use super::plan::FftError;
 use super::stage::StageConfig;
-
-/// Whether a plan's stage kernels check their transforms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum FaultTolerance {
-    #[default]
-    Off,
-    /// Count signals whose checksums disagree (outputs left as computed).
-    Detect,
-    /// Count them and transform each such signal's tile again.
-    Correct,
-}
-
-impl FromStr for FaultTolerance {
-    type Err = FftError;
-    fn from_str(s: &str) -> Result<Self, FftError> {
-        match s {
-            "off" => Ok(FaultTolerance::Off),
-            "detect" => Ok(FaultTolerance::Detect),
-            "correct" => Ok(FaultTolerance::Correct),
-            other => Err(FftError::Invalid(format!(
-                "unknown fault tolerance '{other}' (expected off, detect or correct)"
-            ))),
-        }
-    }
-}
+pub use crate::fault::{FaultCounts, FaultTolerance};
 
 /// Where an injected fault flips its bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,18 +99,6 @@ impl FaultInjection {
     }
 }
 
-/// What a device counted since the plan was made (or last reset).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FaultCounts {
-    /// Signals (tiles, in a stage whose first pass splits its butterflies
-    /// over threads) whose checksums disagreed on their first attempt.
-    pub detected: u64,
-    /// Of those, signals whose repair agreed ([`FaultTolerance::Correct`]).
-    pub corrected: u64,
-    /// Faults injected (a flip that found its value).
-    pub injected: u64,
-}
-
 /// What a stage kernel is compiled with to check its transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StageChecks {
@@ -147,14 +109,6 @@ pub struct StageChecks {
     /// A flip compiled in at (site, pass): the launch's fault injection.
     pub inject: Option<(FaultSite, usize)>,
 }
-
-/// The device's fault record: detected, corrected, injected, the signals
-/// listed for repair, then the list (`tile · signals_per_cube + signal`).
-pub(crate) const FAULT_HEADER: usize = 4;
-
-/// Faulty signals one stage launch lists for repair; beyond them a fault is
-/// counted detected and stays uncorrected.
-pub(crate) const REPAIR_CAPACITY: usize = 256;
 
 /// How far beyond f32 round-off a checksum difference must lie to count as
 /// a fault: the tolerance is this factor times `u·√(log₂m + 1)` times the
@@ -250,11 +204,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn fault_tolerance_parses() {
-        assert_eq!("detect".parse::<FaultTolerance>().unwrap(), FaultTolerance::Detect);
-        assert!("sometimes".parse::<FaultTolerance>().is_err());
     }
 }

@@ -285,14 +285,9 @@ pub(super) fn grid_zyx(grid: &[usize]) -> [usize; 3] {
     zyx
 }
 
+/// Cubes for `threads` threads.
 pub(super) fn cube_count(threads: usize) -> CubeCount {
-    const MAX_X: usize = 65535;
-    let cubes = threads.div_ceil(THREADS);
-    if cubes <= MAX_X {
-        CubeCount::Static(cubes as u32, 1, 1)
-    } else {
-        CubeCount::Static(MAX_X as u32, cubes.div_ceil(MAX_X) as u32, 1)
-    }
+    crate::grid::cube_count(threads.div_ceil(THREADS))
 }
 
 pub(super) fn cube_dim() -> CubeDim {

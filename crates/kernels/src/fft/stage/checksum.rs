@@ -9,7 +9,7 @@ use cubecl::prelude::*;
 use super::config::{Round, StageConfig};
 use super::coords::slot;
 use super::rules::pass_split;
-use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
+use crate::fault::{is_finite, FAULT_HEADER, REPAIR_CAPACITY};
 use crate::fft::FaultSite;
 
 /// A unit's running sums: the checksum difference (re, im), the squared
@@ -85,13 +85,6 @@ pub(super) fn executed_pass(cfg: &StageConfig, pass: usize, reversed: bool) -> u
     } else {
         pass
     }
-}
-
-/// Whether `x` is finite, by its exponent bits: shader compilers may assume
-/// finite arithmetic and fold `x * 0 == 0` or a comparison with infinity.
-#[cube]
-fn is_finite<F: Float>(x: F) -> bool {
-    (u32::reinterpret(x) & 0x7f80_0000u32) != 0x7f80_0000u32
 }
 
 /// `x` with bit `bit` flipped.

@@ -14,7 +14,7 @@ use super::passes::transform_checked_tile;
 use super::resident::{resident_tiles, CopiesLanding, LoadsLanded};
 use super::rules::{folds_in_shared, loads_directly, stores_directly};
 use super::store::store_tile;
-use crate::fft::fault::{FAULT_HEADER, REPAIR_CAPACITY};
+use crate::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 
 /// Transforms tiles of equal-length signals. Without [`StageConfig::prefetch`]
 /// each cube takes one tile: it loads it (or its first pass reads global

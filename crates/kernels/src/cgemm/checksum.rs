@@ -1,0 +1,455 @@
+//! Fault tolerance of the CGEMM by Huang and Abraham's checksums: for every
+//! output row `p` of every mode `k`,
+//! `Σ_q C[p,q,k] = s_k · Σ_r op(A[p,r,k]) · β[r,k]` with `β[r,k] = Σ_q op(B[r,q,k])`
+//! (plus the bias's sum at its mode). After the product, one launch sums B's
+//! rows, one checks every row (a thread each, `k` fastest so loads coalesce)
+//! and counts a disagreement beyond round-off in the [`FaultRecord`], listing
+//! the row in [`FaultTolerance::Correct`]; a one-cube repair launch then
+//! computes each listed row again and counts it corrected where its checksums
+//! agree. In the spectral convolution a row is one batch element at one mode
+//! (one input channel in the weight gradient). Design: docs/abft.md.
+
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubecl::CubeElement;
+
+use super::launch::{with_operand_storage, OperandJob};
+use super::problem::CgemmProblem;
+use crate::fault::{is_finite, FaultRecord, FaultTolerance, FAULT_HEADER, REPAIR_CAPACITY};
+use crate::grid::cube_count;
+use crate::precision::{load_value, store_value, Precision, Storage, Stored};
+
+/// Threads a cube of the row sums and the check, and of the repair's one cube.
+const THREADS: usize = 256;
+
+/// How far beyond round-off a row's checksum difference must lie to count as
+/// a fault: this factor times `u·√(r + q + 2)` times the sum of the
+/// magnitudes of the row's products (plus C's own rounding where it holds
+/// half precision). Products and sums run in f32 (`u = 2⁻²⁴`).
+pub const CGEMM_TOLERANCE_FACTOR: f64 = 16.0;
+
+// Where the layout array holds the problem's shape, strides and bias mode.
+const P: usize = 0;
+const Q: usize = 1;
+const R: usize = 2;
+const K: usize = 3;
+const A_P: usize = 4;
+const A_R: usize = 5;
+const A_K: usize = 6;
+const B_R: usize = 7;
+const B_Q: usize = 8;
+const B_K: usize = 9;
+const C_P: usize = 10;
+const C_Q: usize = 11;
+const C_K: usize = 12;
+const BIAS_MODE: usize = 13;
+const LAYOUT: usize = 14;
+
+/// What the check kernels are compiled with: the problem's conjugations,
+/// scale and bias, and whether faulty rows are listed for repair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct RowChecks {
+    conj_a: bool,
+    conj_b: bool,
+    scaled: bool,
+    biased: bool,
+    correct: bool,
+}
+
+/// `β[r,k] = Σ_q op(B[r,q,k])` and `Σ_q |B[r,q,k]|₁`, three floats per
+/// `(r, k)` (`k` fastest).
+#[cube(launch_unchecked)]
+fn row_sums_kernel<F: Float, SB: Storage>(
+    b: &Array<SB::Elem>,
+    sums: &mut Array<F>,
+    layout: &Array<u32>,
+    #[comptime] checks: RowChecks,
+) {
+    let at = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
+    if at < r_len * k_len {
+        let (r, k) = (at / k_len, at % k_len);
+        let base = r * layout[B_R] as usize + k * layout[B_K] as usize;
+        let b_q = layout[B_Q] as usize;
+        let (mut sr, mut si, mut magnitude) = (F::new(0.0), F::new(0.0), F::new(0.0));
+        for q in 0..q_len {
+            let e = 2 * (base + q * b_q);
+            let (re, im) = (load_value::<F, SB>(b[e]), load_value::<F, SB>(b[e + 1]));
+            sr += re;
+            si += im;
+            magnitude += F::abs(re) + F::abs(im);
+        }
+        if comptime![checks.conj_b] {
+            si = -si;
+        }
+        sums[3 * at] = sr;
+        sums[3 * at + 1] = si;
+        sums[3 * at + 2] = magnitude;
+    }
+}
+
+/// Whether row `p` of mode `k` of `c` disagrees with its checksum beyond
+/// round-off. Rows whose inputs are not finite agree (their output is as
+/// non-finite as their input); from finite inputs a non-finite row is faulty.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn row_faulty<F: Float, SA: Storage, SC: Storage>(
+    a: &Array<SA::Elem>,
+    c: &Array<SC::Elem>,
+    sums: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    layout: &Array<u32>,
+    bias_factor: F,
+    tolerance: F,
+    p: usize,
+    k: usize,
+    #[comptime] checks: RowChecks,
+) -> bool {
+    let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
+    // Σ_q C[p, q, k]
+    let c_base = p * layout[C_P] as usize + k * layout[C_K] as usize;
+    let c_q = layout[C_Q] as usize;
+    let (mut lr, mut li) = (F::new(0.0), F::new(0.0));
+    for q in 0..q_len {
+        let e = 2 * (c_base + q * c_q);
+        lr += load_value::<F, SC>(c[e]);
+        li += load_value::<F, SC>(c[e + 1]);
+    }
+    // s_k · Σ_r op(A[p, r, k]) · β[r, k], and the magnitude of its products.
+    let a_base = p * layout[A_P] as usize + k * layout[A_K] as usize;
+    let a_r = layout[A_R] as usize;
+    let (mut rr, mut ri, mut magnitude) = (F::new(0.0), F::new(0.0), F::new(0.0));
+    for r in 0..r_len {
+        let e = 2 * (a_base + r * a_r);
+        let ar = load_value::<F, SA>(a[e]);
+        let mut ai = load_value::<F, SA>(a[e + 1]);
+        if comptime![checks.conj_a] {
+            ai = -ai;
+        }
+        let s = 3 * (r * k_len + k);
+        let (br, bi) = (sums[s], sums[s + 1]);
+        rr += ar * br - ai * bi;
+        ri += ar * bi + ai * br;
+        magnitude += (F::abs(ar) + F::abs(ai)) * sums[s + 2];
+    }
+    if comptime![checks.scaled] {
+        let s = scale[k % scale.len()];
+        rr *= s;
+        ri *= s;
+        magnitude *= F::abs(s);
+    }
+    if comptime![checks.biased] {
+        if k == layout[BIAS_MODE] as usize {
+            let (mut added, mut size) = (F::new(0.0), F::new(0.0));
+            for q in 0..q_len {
+                added += bias[q];
+                size += F::abs(bias[q]);
+            }
+            rr += bias_factor * added;
+            magnitude += F::abs(bias_factor) * size;
+        }
+    }
+    let (dr, di) = (lr - rr, li - ri);
+    let squared = dr * dr + di * di;
+    let bound = tolerance * magnitude;
+    is_finite::<F>(magnitude) && !(is_finite::<F>(squared) && squared <= bound * bound)
+}
+
+/// One thread a row and mode (`k` fastest): counts rows that disagree, and
+/// lists them for repair (`RowChecks::correct`) as `p · K + k`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
+    a: &Array<SA::Elem>,
+    c: &Array<SC::Elem>,
+    sums: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    layout: &Array<u32>,
+    faults: &mut Array<Atomic<u32>>,
+    bias_factor: F,
+    tolerance: F,
+    #[comptime] checks: RowChecks,
+) {
+    let at = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    let (p_len, k_len) = (layout[P] as usize, layout[K] as usize);
+    if at < p_len * k_len {
+        let (p, k) = (at / k_len, at % k_len);
+        let faulty = row_faulty::<F, SA, SC>(a, c, sums, scale, bias, layout, bias_factor, tolerance, p, k, checks);
+        if faulty {
+            faults[0].fetch_add(1u32);
+            if comptime![checks.correct] {
+                let listed = faults[3].fetch_add(1u32) as usize;
+                if listed < comptime![REPAIR_CAPACITY] {
+                    faults[comptime![FAULT_HEADER] + listed].store(at as u32);
+                }
+            }
+        }
+    }
+}
+
+/// One cube: computes every listed row again from A and B, counts it
+/// corrected where its checksums now agree, and empties the list.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn repair_rows_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Storage>(
+    a: &Array<SA::Elem>,
+    b: &Array<SB::Elem>,
+    c: &mut Array<SC::Elem>,
+    sums: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    layout: &Array<u32>,
+    faults: &mut Array<Atomic<u32>>,
+    bias_factor: F,
+    tolerance: F,
+    #[comptime] checks: RowChecks,
+) {
+    let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
+    let mut listed = faults[3].load() as usize;
+    if listed > comptime![REPAIR_CAPACITY] {
+        listed = comptime![REPAIR_CAPACITY];
+    }
+    for i in 0..listed {
+        let entry = faults[comptime![FAULT_HEADER] + i].load() as usize;
+        let (p, k) = (entry / k_len, entry % k_len);
+        let a_base = p * layout[A_P] as usize + k * layout[A_K] as usize;
+        let b_base = k * layout[B_K] as usize;
+        let mut q = UNIT_POS as usize;
+        while q < q_len {
+            let (mut re, mut im) = (F::new(0.0), F::new(0.0));
+            for r in 0..r_len {
+                let ea = 2 * (a_base + r * layout[A_R] as usize);
+                let eb = 2 * (b_base + r * layout[B_R] as usize + q * layout[B_Q] as usize);
+                let ar = load_value::<F, SA>(a[ea]);
+                let mut ai = load_value::<F, SA>(a[ea + 1]);
+                let br = load_value::<F, SB>(b[eb]);
+                let mut bi = load_value::<F, SB>(b[eb + 1]);
+                if comptime![checks.conj_a] {
+                    ai = -ai;
+                }
+                if comptime![checks.conj_b] {
+                    bi = -bi;
+                }
+                re += ar * br - ai * bi;
+                im += ar * bi + ai * br;
+            }
+            if comptime![checks.scaled] {
+                let s = scale[k % scale.len()];
+                re *= s;
+                im *= s;
+            }
+            if comptime![checks.biased] {
+                if k == layout[BIAS_MODE] as usize {
+                    re += bias_factor * bias[q];
+                }
+            }
+            let e = 2 * (p * layout[C_P] as usize + q * layout[C_Q] as usize + k * layout[C_K] as usize);
+            c[e] = store_value::<F, SC>(re);
+            c[e + 1] = store_value::<F, SC>(im);
+            q += CUBE_DIM as usize;
+        }
+        sync_cube();
+        if UNIT_POS == 0 {
+            let faulty = row_faulty::<F, SA, SC>(a, c, sums, scale, bias, layout, bias_factor, tolerance, p, k, checks);
+            if !faulty {
+                faults[1].fetch_add(1u32);
+            }
+        }
+    }
+    sync_cube();
+    if UNIT_POS == 0 {
+        faults[3].store(0u32);
+    }
+}
+
+/// Flips bit `bit` of 32-bit value `at` of `c` and counts the injection.
+#[cube(launch_unchecked)]
+fn flip_kernel(c: &mut Array<u32>, faults: &mut Array<Atomic<u32>>, at: usize, bit: u32) {
+    if UNIT_POS == 0 {
+        c[at] ^= 1u32 << bit;
+        faults[2].fetch_add(1u32);
+    }
+}
+
+/// One check of a product in place: its buffers and what the kernels bind.
+struct CheckLaunch<'a, R: Runtime> {
+    problem: &'a CgemmProblem,
+    a: &'a Handle,
+    b: &'a Handle,
+    c: &'a Handle,
+    bias: Option<&'a Handle>,
+    record: &'a FaultRecord,
+    checks: RowChecks,
+    tolerance: f32,
+    _runtime: std::marker::PhantomData<R>,
+}
+
+impl CgemmProblem {
+    /// Checks `c`, this problem's product of `a` and `b` (with `bias` where
+    /// the problem has one) as [`launch`](Self::launch) wrote it, by row
+    /// checksums: rows that disagree beyond round-off are counted in
+    /// `record` and, under [`FaultTolerance::Correct`], computed again.
+    /// Nothing is read back to the host. Complex problems only.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        a: &Handle,
+        b: &Handle,
+        c: &Handle,
+        bias: Option<&Handle>,
+        tolerance: FaultTolerance,
+        record: &FaultRecord,
+    ) {
+        assert!(self.complex, "row checksums check complex problems");
+        assert_eq!(
+            bias.is_some(),
+            self.bias.is_some(),
+            "a biased problem checks with its bias values"
+        );
+        if tolerance == FaultTolerance::Off || self.p * self.q * self.k == 0 {
+            return;
+        }
+        let rounding = |precision: Precision| match precision.stored_on(client) {
+            Stored::F16 => 2f64.powi(-11),
+            Stored::BF16 | Stored::BF16InF32 => 2f64.powi(-8),
+            Stored::F32 => 0.0,
+        };
+        let u = 2f64.powi(-24);
+        let terms = (self.r + self.q + 2) as f64;
+        let per_magnitude = CGEMM_TOLERANCE_FACTOR * u * terms.sqrt() + 2.0 * rounding(self.precisions.c);
+        let job = CheckLaunch::<R> {
+            problem: self,
+            a,
+            b,
+            c,
+            bias,
+            record,
+            checks: RowChecks {
+                conj_a: self.conj_a,
+                conj_b: self.conj_b,
+                scaled: self.is_scaled(),
+                biased: self.bias.is_some(),
+                correct: tolerance == FaultTolerance::Correct,
+            },
+            tolerance: per_magnitude as f32,
+            _runtime: std::marker::PhantomData,
+        };
+        let stored = [self.precisions.a, self.precisions.b, self.precisions.c].map(|p| p.stored_on(client));
+        with_operand_storage(client, stored, job);
+    }
+
+    /// Flips bit `bit` of the real (`imaginary: false`) or imaginary part of
+    /// complex element `element` of `c` (f32 only) and counts the injection
+    /// in `record`: the output fault a test or campaign gives [`Self::check`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn inject_output_fault<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        c: &Handle,
+        element: usize,
+        imaginary: bool,
+        bit: u32,
+        record: &FaultRecord,
+    ) -> Result<(), String> {
+        let (_, _, ec) = self.extents();
+        if self.precisions.c.stored_on(client) != Stored::F32 {
+            return Err("output faults are injected into f32 outputs".into());
+        }
+        if element >= ec || bit > 31 {
+            return Err(format!("bit {bit} of element {element} of an output of {ec} f32 pairs"));
+        }
+        // SAFETY: `at` lies inside the output's 2·ec floats, checked above.
+        unsafe {
+            flip_kernel::launch_unchecked::<R>(
+                client,
+                CubeCount::Static(1, 1, 1),
+                CubeDim::new_1d(1),
+                ArrayArg::from_raw_parts(c.clone(), 2 * ec),
+                record.arg(),
+                2 * element + imaginary as usize,
+                bit,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl<R: Runtime> OperandJob<R> for CheckLaunch<'_, R> {
+    fn launch<SA: Storage, SB: Storage, SC: Storage>(self, client: &ComputeClient<R>) {
+        let pb = self.problem;
+        let (ea, eb, ec) = pb.extents();
+        let bias_mode = pb.bias.map_or(0, |b| b.mode);
+        let layout: [u32; LAYOUT] = [
+            pb.p, pb.q, pb.r, pb.k, pb.a.row, pb.a.col, pb.a.mode, pb.b.row, pb.b.col, pb.b.mode, pb.c.row, pb.c.col,
+            pb.c.mode, bias_mode,
+        ]
+        .map(|x| x as u32);
+        let layout = client.create_from_slice(u32::as_bytes(&layout));
+        let sums = client.empty(3 * pb.r * pb.k * 4);
+        let bias_factor = pb.bias.map_or(0.0, |b| b.factor);
+        let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len.max(1)) };
+        // Unscaled and unbiased checks bind the layout in those slots (never read).
+        let scale = match self.checks.scaled {
+            true => (
+                client.create_from_slice(f32::as_bytes(&pb.mode_scale)),
+                pb.mode_scale.len(),
+            ),
+            false => (layout.clone(), 1),
+        };
+        let bias = match self.bias {
+            Some(h) => (h.clone(), pb.q),
+            None => (layout.clone(), 1),
+        };
+        let threads = CubeDim::new_1d(THREADS as u32);
+        // SAFETY: launched without bounds checks: every index the kernels form
+        // stays inside the operands' extents (`span` of the problem's
+        // strides), the sums' `3·r·k` floats and the record's length.
+        unsafe {
+            row_sums_kernel::launch_unchecked::<f32, SB, R>(
+                client,
+                cube_count((pb.r * pb.k).div_ceil(THREADS)),
+                threads,
+                arr(self.b, 2 * eb),
+                arr(&sums, 3 * pb.r * pb.k),
+                arr(&layout, LAYOUT),
+                self.checks,
+            );
+            check_rows_kernel::launch_unchecked::<f32, SA, SC, R>(
+                client,
+                cube_count((pb.p * pb.k).div_ceil(THREADS)),
+                threads,
+                arr(self.a, 2 * ea),
+                arr(self.c, 2 * ec),
+                arr(&sums, 3 * pb.r * pb.k),
+                arr(&scale.0, scale.1),
+                arr(&bias.0, bias.1),
+                arr(&layout, LAYOUT),
+                self.record.arg(),
+                bias_factor,
+                self.tolerance,
+                self.checks,
+            );
+            if self.checks.correct {
+                repair_rows_kernel::launch_unchecked::<f32, SA, SB, SC, R>(
+                    client,
+                    CubeCount::Static(1, 1, 1),
+                    threads,
+                    arr(self.a, 2 * ea),
+                    arr(self.b, 2 * eb),
+                    arr(self.c, 2 * ec),
+                    arr(&sums, 3 * pb.r * pb.k),
+                    arr(&scale.0, scale.1),
+                    arr(&bias.0, bias.1),
+                    arr(&layout, LAYOUT),
+                    self.record.arg(),
+                    bias_factor,
+                    self.tolerance,
+                    self.checks,
+                );
+            }
+        }
+    }
+}
