@@ -8,8 +8,8 @@ use burn::tensor::{Distribution, FloatDType, Tensor};
 use fno_kernels::fft::Norm;
 use fno_ops::rounding::round_to;
 use fno_ops::{
-    channel_scale, gelu, pointwise_conv, spectral_conv, MatmulPrecision, Precision, SpectralConvBackend,
-    SpectralConvSpec, SpectralImpl,
+    channel_scale, gelu, pointwise_conv, spectral_conv, FaultTolerance, MatmulPrecision, Precision,
+    SpectralConvBackend, SpectralConvSpec, SpectralImpl,
 };
 
 use crate::config::{BlockPrecision, FnoConfig, NormKind, SkipKind};
@@ -173,6 +173,7 @@ pub struct Fno<B: Backend> {
     spectral_impl: SpectralImpl,
     matmul_precision: MatmulPrecision,
     block_precision: BlockPrecision,
+    fault_tolerance: FaultTolerance,
 }
 
 /// `[B, C, *spatial]` → `[B, C, S]`.
@@ -238,6 +239,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             spectral_impl: SpectralImpl::Reference,
             matmul_precision: MatmulPrecision::F32,
             block_precision: config.block_precision(),
+            fault_tolerance: FaultTolerance::Off,
         })
     }
 
@@ -281,6 +283,19 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// takes its configuration's `fno_block_precision`).
     pub fn with_block_precision(mut self, precision: BlockPrecision) -> Self {
         self.block_precision = precision;
+        self
+    }
+
+    pub fn fault_tolerance(&self) -> FaultTolerance {
+        self.fault_tolerance
+    }
+
+    /// Checks the spectral convolutions by checksums (any time; the unfused
+    /// kernel path only): faults are counted on the device
+    /// ([`SpectralConvBackend::fault_counts`]) and, under `Correct`, computed
+    /// again (docs/abft.md).
+    pub fn with_fault_tolerance(mut self, tolerance: FaultTolerance) -> Self {
+        self.fault_tolerance = tolerance;
         self
     }
 
@@ -411,7 +426,8 @@ impl<B: SpectralConvBackend> Fno<B> {
         let precision = self.block_precision;
         let spec = SpectralConvSpec::new(&self.config.weight_modes())
             .norm(Norm::Forward)
-            .spectrum_precision(precision.spectrum());
+            .spectrum_precision(precision.spectrum())
+            .fault_tolerance(self.fault_tolerance);
         // "half" on the reference path: the block's input and output rounded to f16.
         let rounded = precision == BlockPrecision::Half && !self.half_activations();
         let x = if rounded { round_to(x, Precision::F16) } else { x };

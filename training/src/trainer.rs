@@ -15,7 +15,7 @@ use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_models::{BlockPrecision, Fno};
-use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_ops::{FaultCounts, FaultTolerance, SpectralConvBackend, SpectralImpl};
 
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
@@ -44,6 +44,9 @@ pub struct TrainSummary {
     pub metrics: PathBuf,
     pub plot: Option<PathBuf>,
     pub history: Vec<EpochMetrics>,
+    /// What the checked kernels counted this invocation (`None` with fault
+    /// tolerance off).
+    pub faults: Option<FaultCounts>,
 }
 
 /// How a run treats the output directory's earlier run (its `last.state`).
@@ -61,6 +64,8 @@ pub enum Start {
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub spectral_impl: SpectralImpl,
+    /// Checksums in the spectral convolutions (unfused path; docs/abft.md).
+    pub fault_tolerance: FaultTolerance,
     pub start: Start,
     /// Stop after this many epochs of this invocation (tests; a killed run).
     pub stop_after: Option<usize>,
@@ -172,8 +177,11 @@ where
         let (cfg, o) = (self.cfg, &self.cfg.optim);
         B::seed(self.device, cfg.run.seed);
         let (precision, block_precision) = (cfg.run.matmul_precision, cfg.run.precision);
+        let checked = self.options.fault_tolerance != FaultTolerance::Off;
+        let faults_before = B::fault_counts(self.device);
         let mut model = Fno::<B>::new(&cfg.model, self.device)?
             .with_spectral_impl(self.options.spectral_impl)
+            .with_fault_tolerance(self.options.fault_tolerance)
             .with_matmul_precision(precision)
             .with_block_precision(block_precision);
         let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
@@ -194,6 +202,7 @@ where
             (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
             model = model
                 .with_spectral_impl(self.options.spectral_impl)
+                .with_fault_tolerance(self.options.fault_tolerance)
                 .with_matmul_precision(precision)
                 .with_block_precision(block_precision);
             observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
@@ -218,6 +227,7 @@ where
         // would lose small values (restarted on --resume).
         let mut scaler = (block_precision == BlockPrecision::Half).then(LossScaler::new);
         let mut run_epochs = 0;
+        let mut epoch_faults = faults_before;
         while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
             let epoch = state.epoch;
             let started = Instant::now();
@@ -306,6 +316,18 @@ where
                 checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
             }
             append_line(&metrics_path, &metrics)?;
+            if checked {
+                let counts = B::fault_counts(self.device);
+                if counts.detected > epoch_faults.detected {
+                    observer.message(&format!(
+                        "epoch {}: {} faults detected by checksums, {} corrected",
+                        state.epoch,
+                        counts.detected - epoch_faults.detected,
+                        counts.corrected - epoch_faults.corrected
+                    ));
+                }
+                epoch_faults = counts;
+            }
             observer.epoch(&metrics);
             run_epochs += 1;
         }
@@ -330,6 +352,7 @@ where
             metrics: metrics_path,
             plot,
             history: state.history,
+            faults: checked.then(|| B::fault_counts(self.device) - faults_before),
         })
     }
 
@@ -395,7 +418,9 @@ fn loss_and_finiteness<B: Backend>(loss: Tensor<B, 1>, poison: Option<Tensor<B, 
         return (scalar(loss), true);
     };
     let dtype = loss.dtype();
-    let values = Tensor::cat(vec![loss, poison.cast(dtype)], 0).into_data().convert::<f64>();
+    let values = Tensor::cat(vec![loss, poison.cast(dtype)], 0)
+        .into_data()
+        .convert::<f64>();
     let values = values.to_vec::<f64>().expect("two scalars");
     (values[0], values[1].is_finite())
 }

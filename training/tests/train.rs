@@ -9,7 +9,7 @@ use burn::backend::{Autodiff, NdArray};
 use fno_datasets::generate::{GenerateSpec, Pde};
 use fno_models::checkpoint::SafeTensorsFile;
 use fno_models::FnoConfig;
-use fno_ops::SpectralImpl;
+use fno_ops::{FaultTolerance, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
 use fno_training::data::DataProgress;
@@ -78,6 +78,7 @@ fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno
     let data = PreparedData::prepare(cfg, &cache, &mut Quiet)?;
     let options = RunOptions {
         spectral_impl: SpectralImpl::Reference,
+        fault_tolerance: FaultTolerance::Off,
         start,
         stop_after,
     };

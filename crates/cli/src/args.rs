@@ -4,7 +4,8 @@
 use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
-use fno_kernels::fft::{FaultTolerance, Norm, Planning};
+use fno_kernels::fault::{FaultCounts, FaultTolerance};
+use fno_kernels::fft::{Norm, Planning};
 use fno_kernels::precision::Precision;
 use fno_models::BlockPrecision;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
@@ -157,7 +158,7 @@ impl From<NormArg> for Norm {
     }
 }
 
-/// Checksums in the FFT kernels (docs/abft.md).
+/// Checksums in the FFT and contraction kernels (docs/abft.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FaultToleranceArg {
     Off,
@@ -198,6 +199,10 @@ pub struct ModelDevice {
     /// fno_block_precision; `fno train`: the configuration's run.precision].
     #[arg(long, value_enum)]
     pub precision: Option<BlockPrecisionArg>,
+    /// Checksums in the spectral convolutions (unfused kernel path): count
+    /// faults, or count them and compute again what they corrupted.
+    #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
+    pub fault_tolerance: FaultToleranceArg,
 }
 
 impl ModelDevice {
@@ -211,43 +216,80 @@ impl ModelDevice {
             None if backend == Backend::Cpu => SpectralImpl::Reference,
             None => SpectralImpl::Unfused,
         };
+        if self.fault_tolerance != FaultToleranceArg::Off && imp != SpectralImpl::Unfused {
+            return Err(format!(
+                "--fault-tolerance runs on the unfused kernel path (a GPU or wgpu backend with --impl unfused), not {}",
+                match imp {
+                    SpectralImpl::Reference => "the reference path",
+                    _ => "the fused kernel",
+                }
+            ));
+        }
         Ok((backend, imp))
     }
 }
 
-/// The precisions a model runs at: its 1×1 products' and, where given, its
-/// spectral convolutions' (else the model's own).
+/// How a model runs beyond its parameters: its 1×1 products' precision,
+/// where given its spectral convolutions' (else the model's own), and their
+/// fault tolerance.
 #[derive(Clone, Copy, Debug)]
-pub struct Precisions {
+pub struct ModelSettings {
     pub matmul: MatmulPrecision,
     pub block: Option<BlockPrecision>,
+    pub fault_tolerance: FaultTolerance,
 }
 
 impl ModelDevice {
-    /// The precisions asked for on the command line.
-    pub fn precisions(&self) -> Precisions {
-        Precisions {
+    /// The settings asked for on the command line.
+    pub fn settings(&self) -> ModelSettings {
+        ModelSettings {
             matmul: self.matmul_precision.map(Into::into).unwrap_or_default(),
             block: self.precision.map(Into::into),
+            fault_tolerance: self.fault_tolerance.into(),
         }
     }
 }
 
-/// `model` at `precisions`, saying so where TF32 is asked for and the device
+/// `model` with `settings`, saying so where TF32 is asked for and the device
 /// has none.
-pub fn with_precision<B: SpectralConvBackend>(
+pub fn with_settings<B: SpectralConvBackend>(
     model: fno_models::Fno<B>,
-    precisions: Precisions,
+    settings: ModelSettings,
     device: &B::Device,
 ) -> fno_models::Fno<B> {
-    if let Some(why) = precisions.matmul.unavailable_on::<B>(device) {
+    if let Some(why) = settings.matmul.unavailable_on::<B>(device) {
         eprintln!("{why}");
     }
-    let model = model.with_matmul_precision(precisions.matmul);
-    match precisions.block {
+    let model = model
+        .with_matmul_precision(settings.matmul)
+        .with_fault_tolerance(settings.fault_tolerance);
+    match settings.block {
         Some(block) => model.with_block_precision(block),
         None => model,
     }
+}
+
+/// What the spectral convolution's checks count: FFT signals and
+/// contraction rows (a batch element at one mode).
+pub const SPECTRAL_UNITS: &str = "transform signal(s) or contraction row(s)";
+
+/// Reports what checked kernels counted (`what` names the checked unit);
+/// under `Correct`, an error where a fault stayed uncorrected.
+pub fn report_faults(tolerance: FaultTolerance, counts: FaultCounts, what: &str) -> Result<(), String> {
+    if tolerance == FaultTolerance::Off {
+        return Ok(());
+    }
+    eprintln!(
+        "fault tolerance ({tolerance:?}): {} detected, {} corrected",
+        counts.detected, counts.corrected
+    );
+    if tolerance == FaultTolerance::Correct && counts.corrected < counts.detected {
+        return Err(format!(
+            "{} faulty {what} stayed faulty after their repair",
+            counts.detected - counts.corrected
+        ));
+    }
+    Ok(())
 }
 
 /// A job written once for any backend with the spectral convolution.

@@ -9,7 +9,7 @@ use fno_kernels::backend::Backend;
 use fno_kernels::fft::{Direction, FaultInjection, FaultSite, FaultTolerance, FftDesc, FftKind, FftPlan, Norm};
 use fno_kernels::precision::Precision;
 
-use crate::args::{BackendArg, FaultToleranceArg, FftPrecisionArg, NormArg};
+use crate::args::{report_faults, BackendArg, FaultToleranceArg, FftPrecisionArg, NormArg};
 
 #[derive(Args, Debug)]
 pub struct FftArgs {
@@ -221,16 +221,7 @@ fn run_on_device<R: Runtime>(
                 f.bit, f.launch, f.pass, f.tile, f.unit
             );
         }
-        eprintln!(
-            "fault tolerance ({tolerance:?}): {} detected, {} corrected",
-            counts.detected, counts.corrected
-        );
-        if tolerance == FaultTolerance::Correct && counts.corrected < counts.detected {
-            return Err(format!(
-                "{} faulty signal(s) stayed faulty after their repair; no output written",
-                counts.detected - counts.corrected
-            ));
-        }
+        report_faults(tolerance, counts, "signal(s)").map_err(|e| format!("{e}; no output written"))?;
     }
     Ok(device.output_stored().decode(&bytes))
 }

@@ -11,7 +11,7 @@ use fno_models::FnoConfig;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::Predictor;
 
-use crate::args::{with_precision, run_on, BackendJob, ModelDevice, Precisions};
+use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -62,7 +62,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         input: input.array,
         input_label: format!("{} ('{key}')", args.input.display()),
         imp,
-        precisions: args.device.precisions(),
+        settings: args.device.settings(),
         batch_size: args.batch_size,
         label: args.checkpoint.display().to_string(),
     };
@@ -83,7 +83,7 @@ struct InferJob<'a> {
     input: Array,
     input_label: String,
     imp: SpectralImpl,
-    precisions: Precisions,
+    settings: ModelSettings,
     batch_size: usize,
     label: String,
 }
@@ -95,7 +95,7 @@ impl BackendJob for InferJob<'_> {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<(Array, bool), String> {
         let mut predictor =
             Predictor::<B>::load(self.checkpoint, self.config, device).map_err(|e| format!("{}: {e}", self.label))?;
-        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precisions, device);
+        predictor.model = with_settings::<B>(predictor.model.with_spectral_impl(self.imp), self.settings, device);
         let cfg = predictor.model.config();
         let mut input = self.input;
         // A single-channel model takes [samples, *grid] too, as neuraloperator's files store it.
@@ -117,6 +117,8 @@ impl BackendJob for InferJob<'_> {
             .predict(&input, self.batch_size, device, |done, _| bar.update(done, ""))
             .map_err(|e| e.to_string())?;
         bar.finish();
+        report_faults(self.settings.fault_tolerance, B::fault_counts(device), SPECTRAL_UNITS)
+            .map_err(|e| format!("{e}; no output written"))?;
         Ok((
             output,
             predictor.output_normalizer.is_some() || predictor.input_normalizer.is_some(),

@@ -15,7 +15,7 @@ use fno_training::{
     check_start, train, Predictor, PreparedData, RunOptions, Start, TrainConfig, TrainObserver, TrainSummary,
 };
 
-use crate::args::{with_precision, run_on, BackendJob, ModelDevice, Precisions};
+use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -180,12 +180,17 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         data: &data,
         options: RunOptions {
             spectral_impl: imp,
+            fault_tolerance: args.device.fault_tolerance.into(),
             start,
             stop_after: args.stop_after,
         },
         console,
     };
     let summary = run_on(backend, job)?;
+    if let Some(counts) = summary.faults {
+        report_faults(args.device.fault_tolerance.into(), counts, SPECTRAL_UNITS)
+            .map_err(|e| format!("{e}; the checkpoints may carry their effect"))?;
+    }
     println!("checkpoint: {}", summary.last_checkpoint.display());
     if let Some(best) = &summary.best_checkpoint {
         println!("best checkpoint: {}", best.display());
@@ -239,7 +244,7 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
         bytes: &bytes,
         data: &data,
         imp,
-        precisions: args.device.precisions(),
+        settings: args.device.settings(),
         batch_size: args.batch_size,
         label: &label,
     };
@@ -261,7 +266,7 @@ struct EvalJob<'a> {
     bytes: &'a [u8],
     data: &'a fno_datasets::PdeDataset,
     imp: SpectralImpl,
-    precisions: Precisions,
+    settings: ModelSettings,
     batch_size: usize,
     label: &'a str,
 }
@@ -273,7 +278,7 @@ impl BackendJob for EvalJob<'_> {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String> {
         let mut predictor =
             Predictor::<B>::load(self.bytes, None, device).map_err(|e| format!("{}: {e}", self.label))?;
-        predictor.model = with_precision::<B>(predictor.model.with_spectral_impl(self.imp), self.precisions, device);
+        predictor.model = with_settings::<B>(predictor.model.with_spectral_impl(self.imp), self.settings, device);
         let cfg = predictor.model.config();
         if self.data.inputs.shape[1] != cfg.in_channels || self.data.grid().len() != cfg.dims() {
             return Err(format!(
@@ -286,6 +291,8 @@ impl BackendJob for EvalJob<'_> {
         let predicted = predictor
             .predict(&self.data.inputs, self.batch_size, device, |_, _| {})
             .map_err(|e| e.to_string())?;
+        report_faults(self.settings.fault_tolerance, B::fault_counts(device), SPECTRAL_UNITS)
+            .map_err(|e| format!("{e}; no errors reported"))?;
         let (l2, h1) = match cfg.dims() {
             1 => relative_errors::<B, 3>(&predicted, &self.data.outputs, device),
             2 => relative_errors::<B, 4>(&predicted, &self.data.outputs, device),

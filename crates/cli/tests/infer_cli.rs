@@ -33,15 +33,18 @@ fn infer(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Also under checksums (`--fault-tolerance correct`): the same output, and
+/// the counts reported (none on a fault-free run).
 #[test]
 fn fixture_output_reproduced_on_cpu_and_wgpu() {
     let want = npy::read(fixture("y.npy")).unwrap();
-    for (checkpoint, backend, imp, batch) in [
-        ("model.safetensors", "cpu", "reference", "3"),
-        ("model_real.safetensors", "wgpu", "unfused", "16"),
-        ("model_real.safetensors", "wgpu", "reference", "2"),
+    for (checkpoint, backend, imp, batch, tolerance) in [
+        ("model.safetensors", "cpu", "reference", "3", "off"),
+        ("model_real.safetensors", "wgpu", "unfused", "16", "off"),
+        ("model_real.safetensors", "wgpu", "unfused", "5", "correct"),
+        ("model_real.safetensors", "wgpu", "reference", "2", "off"),
     ] {
-        let out = scratch(&format!("y-{backend}-{imp}.npy"));
+        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}.npy"));
         let run = infer(&[
             "--checkpoint",
             &fixture(checkpoint),
@@ -57,9 +60,13 @@ fn fixture_output_reproduced_on_cpu_and_wgpu() {
             imp,
             "--batch-size",
             batch,
+            "--fault-tolerance",
+            tolerance,
         ]);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{checkpoint} {backend} {imp}: {stderr}");
+        let reported = stderr.contains("fault tolerance (Correct): 0 detected, 0 corrected");
+        assert_eq!(reported, tolerance == "correct", "{stderr}");
         let got = npy::read(&out).unwrap();
         assert_eq!(got.shape, want.shape);
         let e = rel_l2(&got.data, &want.data);
@@ -96,6 +103,10 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         (
             vec!["--checkpoint", &model, "--input", &x, "--impl", "unfused"],
             "Reference",
+        ),
+        (
+            vec!["--checkpoint", &model, "--input", &x, "--fault-tolerance", "detect"],
+            "unfused kernel path",
         ),
         (
             vec!["--checkpoint", &model, "--input", &x, "--batch-size", "0"],

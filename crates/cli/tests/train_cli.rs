@@ -283,7 +283,8 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
 /// On wgpu (lavapipe in CI) the run trains through the kernel paths, and each
 /// epoch reports the device memory: live tensors within what the pools hold.
 /// TF32, asked for on a device without it, is said to run in f32; the
-/// spectral blocks run in mixed precision.
+/// spectral blocks run in mixed precision, checked by checksums (no fault
+/// on a fault-free run).
 #[test]
 fn a_wgpu_run_reports_device_memory_each_epoch() {
     let dir = scratch("wgpu");
@@ -302,10 +303,13 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
         "tf32",
         "--precision",
         "mixed",
+        "--fault-tolerance",
+        "detect",
     ]);
     let (_, err) = text(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("mixed spectral blocks"), "{err}");
+    assert!(err.contains("fault tolerance (Detect): 0 detected, 0 corrected"), "{err}");
     assert!(err.contains(" MiB"), "no memory on the epoch line: {err}");
     assert!(
         err.contains("Tf32 1×1 products") && err.contains("no TF32 tensor cores: the 1×1 convolutions run in f32"),

@@ -2,7 +2,7 @@
 //! fault-tolerance modes, and the device's fault record that the kernels count
 //! into and list faulty work in for a repair launch. Design: docs/abft.md.
 
-use std::ops::Add;
+use std::ops::{Add, Sub};
 use std::str::FromStr;
 
 use cubecl::prelude::*;
@@ -55,6 +55,28 @@ impl Add for FaultCounts {
             injected: self.injected + other.injected,
         }
     }
+}
+
+/// What was counted after `earlier` (counts only grow).
+impl Sub for FaultCounts {
+    type Output = FaultCounts;
+    fn sub(self, earlier: FaultCounts) -> FaultCounts {
+        FaultCounts {
+            detected: self.detected - earlier.detected,
+            corrected: self.corrected - earlier.corrected,
+            injected: self.injected - earlier.injected,
+        }
+    }
+}
+
+/// A draw below `n` (at least 1) from `state` (splitmix64): how injected
+/// faults are drawn from a seed, reproducibly.
+pub fn draw_below(state: &mut u64, n: u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % n.max(1)
 }
 
 /// The fault record's header: detected, corrected, injected, the units

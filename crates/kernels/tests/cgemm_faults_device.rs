@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions};
-use fno_kernels::fault::{FaultCounts, FaultRecord, FaultTolerance};
+use fno_kernels::fault::{draw_below, FaultCounts, FaultRecord, FaultTolerance};
 use fno_kernels::precision::Precision;
 use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2};
 
@@ -158,18 +158,6 @@ fn checked_products_flag_no_fault_free_row() {
     println!("{checked} checked products, no fault flagged");
 }
 
-/// splitmix64: the campaign's draws from its printed seed.
-fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
-    let mut state = seed;
-    move |n| {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 /// Single bits flipped in random output elements (half the trials in the
 /// exponent's and the mantissa's top bits): a flip the check misses leaves
 /// the output within the check's round-off bound (harmless); under
@@ -180,7 +168,8 @@ fn output_faults_are_detected_and_corrected() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let seed = fresh_seed();
     println!("seed {seed}");
-    let mut below = draws(seed);
+    let mut state = seed;
+    let mut below = |n: u64| draw_below(&mut state, n);
     let (mut detected, mut harmless) = (0, 0);
     for (s, problem) in problems(6, 12, 10, 17).into_iter().enumerate() {
         let (a, b) = operands(&problem, seed + s as u64);

@@ -14,6 +14,8 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
+use fno_kernels::fault::FaultCounts;
+
 use crate::graph::record;
 use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
@@ -42,6 +44,14 @@ pub trait SpectralConvBackend: PointwiseBackend {
     /// without pools of their own (the CPU backends).
     fn device_memory(_device: &Self::Device) -> Option<DeviceMemory> {
         None
+    }
+
+    /// The faults the checked kernels on `device` detected, corrected and
+    /// had injected since the process began
+    /// ([`SpectralConvSpec::fault_tolerance`]); zero where nothing checks.
+    /// Reads the device's counters: a sync.
+    fn fault_counts(_device: &Self::Device) -> FaultCounts {
+        FaultCounts::default()
     }
 
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
@@ -149,6 +159,10 @@ impl<B: SpectralConvBackend, const N: usize> Backward<B, N> for SpectralConvBack
 impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Autodiff<B, C> {
     fn device_memory(device: &Self::Device) -> Option<DeviceMemory> {
         B::device_memory(device)
+    }
+
+    fn fault_counts(device: &Self::Device) -> FaultCounts {
+        B::fault_counts(device)
     }
 
     fn spectral_conv_forward(

@@ -19,6 +19,8 @@
 //! saved input spectrum and the output gradient's spectrum, whose frequency 0
 //! is also the bias gradient (the sum of the output gradient over the grid).
 
+use std::sync::Mutex;
+
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
 use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
@@ -26,13 +28,14 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
+use fno_kernels::fault::{draw_below, FaultCounts, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
 use fno_kernels::precision::{Precision, Stored};
 
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
-use crate::plan_cache::{device_fft, fused_problem};
+use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
 use crate::spec::{
     norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
     INVERSE_ORDER,
@@ -144,6 +147,7 @@ fn truncated_rfft<R: CubeRuntime>(
     norm: Norm,
     order: ModeOrder,
     spectrum: Precision,
+    tolerance: FaultTolerance,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let axes = spatial_axes(modes.len());
     let input = precision_of(x.dtype)?;
@@ -154,6 +158,7 @@ fn truncated_rfft<R: CubeRuntime>(
             .norm(norm)
             .mode_order(order)
             .precisions(input, spectrum)
+            .fault_tolerance(tolerance)
     };
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
@@ -176,6 +181,7 @@ fn padded_irfft<R: CubeRuntime>(
     norm: Norm,
     order: ModeOrder,
     precisions: (Precision, Precision),
+    tolerance: FaultTolerance,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
@@ -185,20 +191,54 @@ fn padded_irfft<R: CubeRuntime>(
             .lengths(grid)
             .norm(norm)
             .mode_order(order)
-            .precisions(precisions.0, precisions.1),
+            .precisions(precisions.0, precisions.1)
+            .fault_tolerance(tolerance),
         s,
     )
 }
 
+/// A bit the next checked contraction flips in its output: (seed, bit).
+static PENDING_FAULT: Mutex<Option<(u64, u32)>> = Mutex::new(None);
+
+/// Flips bit `bit` (0–31) of one f32 output value, element and part drawn
+/// from `seed`, of the next contraction that runs with fault tolerance on,
+/// before its check: for tests and campaigns of the spectral convolution's
+/// checksums (one pending fault; a second call replaces it).
+pub fn inject_contraction_fault(seed: u64, bit: u32) {
+    *PENDING_FAULT.lock().expect("pending fault poisoned") = Some((seed, bit));
+}
+
+/// `problem`'s product of `a` and `b` (with `bias` where it has one),
+/// checked by row checksums under `tolerance`.
 fn cgemm<R: CubeRuntime>(
     problem: CgemmProblem,
     a: &CubeTensor<R>,
     b: &CubeTensor<R>,
     out_shape: Vec<usize>,
-) -> CubeTensor<R> {
+    bias: Option<&CubeTensor<R>>,
+    tolerance: FaultTolerance,
+) -> Result<CubeTensor<R>, SpectralError> {
     let out = empty_of(a, out_shape, dtype_of(problem.precisions.c.stored_on(&a.client)));
-    problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
-    out
+    let (client, c) = (&a.client, &out.handle);
+    let bias = bias.map(|t| &t.handle);
+    match bias {
+        Some(values) => problem.launch_biased(client, &a.handle, &b.handle, c, values),
+        None => problem.launch(client, &a.handle, &b.handle, c),
+    }
+    if tolerance != FaultTolerance::Off {
+        let record = fault_record(client, &a.device)?;
+        if let Some((seed, bit)) = PENDING_FAULT.lock().expect("pending fault poisoned").take() {
+            let (_, _, elements) = problem.extents();
+            let mut state = seed;
+            let element = draw_below(&mut state, elements as u64) as usize;
+            let imaginary = draw_below(&mut state, 2) == 1;
+            problem
+                .inject_output_fault(client, c, element, imaginary, bit, &record)
+                .map_err(SpectralError::Invalid)?;
+        }
+        problem.check(client, &a.handle, &b.handle, c, bias, tolerance, &record);
+    }
+    Ok(out)
 }
 
 /// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
@@ -261,6 +301,11 @@ fn check_supported<R: CubeRuntime>(
         precision_of(weight.dtype)?,
         spec.spectrum_precision,
     ];
+    if imp == SpectralImpl::Fused && spec.fault_tolerance != FaultTolerance::Off {
+        return Err(SpectralError::Unsupported(
+            "fault tolerance runs on the unfused path; the fused kernel has no checksums".into(),
+        ));
+    }
     if imp == SpectralImpl::Fused && precisions.iter().any(|&p| p != Precision::F32) {
         return Err(SpectralError::Unsupported(
             "the fused kernel runs in f32; half precision runs Unfused or Reference".into(),
@@ -420,7 +465,7 @@ fn fused_all_axes<R: CubeRuntime>(
     let input = if later.is_empty() {
         input
     } else {
-        truncated_rfft(input, later, norm, orders.0, Precision::F32)?
+        truncated_rfft(input, later, norm, orders.0, Precision::F32, FaultTolerance::Off)?
     };
     let (out, spectrum) = fused_axis(
         &input,
@@ -443,6 +488,7 @@ fn fused_all_axes<R: CubeRuntime>(
             norm,
             orders.1,
             (Precision::F32, Precision::F32),
+            FaultTolerance::Off,
         )?
     };
     Ok((out, spectrum))
@@ -478,7 +524,8 @@ fn forward<R: CubeRuntime>(
     }
 
     let (x_precision, spectrum) = (precision_of(x.dtype)?, spec.spectrum_precision);
-    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER, spectrum)?;
+    let tolerance = spec.fault_tolerance;
+    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER, spectrum, tolerance)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
@@ -497,17 +544,8 @@ fn forward<R: CubeRuntime>(
             weight_strides,
         )
     };
-    let y_hat = empty_of(&x_hat, y_shape, x_hat.dtype);
-    match bias {
-        Some((values, _)) => problem.launch_biased(
-            &x_hat.client,
-            &x_hat.handle,
-            &weight.handle,
-            &y_hat.handle,
-            &values.handle,
-        ),
-        None => problem.launch(&x_hat.client, &x_hat.handle, &weight.handle, &y_hat.handle),
-    }
+    let bias = bias.map(|(values, _)| values);
+    let y_hat = cgemm(problem, &x_hat, &weight, y_shape, bias, tolerance)?;
     let y = padded_irfft(
         &y_hat,
         &shapes.modes,
@@ -515,6 +553,7 @@ fn forward<R: CubeRuntime>(
         spec.norm,
         INVERSE_ORDER,
         (spectrum, x_precision),
+        tolerance,
     )?;
     Ok((y, x_hat))
 }
@@ -526,6 +565,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             in_use: usage.bytes_in_use,
             reserved: usage.bytes_reserved,
         })
+    }
+
+    fn fault_counts(device: &Self::Device) -> FaultCounts {
+        fault_counts::<R>(&R::client(device), device)
     }
 
     fn spectral_conv_forward(
@@ -571,6 +614,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         }
         let shapes = spec.shapes(x_shape, weight.meta.shape())?;
         let shared = spec.weights == WeightLayout::Shared;
+        let tolerance = spec.fault_tolerance;
         // The output gradient holds the output's precision, which is the input's.
         let (x_precision, w_precision, spectrum) = (
             precision_of(grad_out.dtype)?,
@@ -627,7 +671,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 gx_scale,
             )?
         } else {
-            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER, spectrum)?;
+            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER, spectrum, tolerance)?;
             let mut gx_shape = vec![b, ci];
             gx_shape.extend(&shapes.modes);
             gx_shape.push(2);
@@ -640,7 +684,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 },
                 ..spectral::grad_input(b, ci, co, k, weight_strides)
             };
-            let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape);
+            let gx_hat = cgemm(gx_problem, &g_hat, &weight, gx_shape, None, tolerance)?;
             let grad_x = padded_irfft(
                 &gx_hat,
                 &shapes.modes,
@@ -648,6 +692,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 adjoint,
                 FORWARD_ORDER,
                 (spectrum, x_precision),
+                tolerance,
             )?;
             (grad_x, g_hat)
         };
@@ -665,7 +710,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             },
             ..spectral::grad_weight(b, ci, co, k)
         };
-        let grad_w = cgemm(gw_problem, &x_hat, &g_hat, gw_shape);
+        let grad_w = cgemm(gw_problem, &x_hat, &g_hat, gw_shape, None, tolerance)?;
         let grad_bias = match mode_bias.filter(|_| with_bias) {
             Some(ModeBias { mode, factor }) => {
                 let g_hat = Tensor::<Self, 4>::from_primitive(TensorPrimitive::Float(Self::float_reshape(

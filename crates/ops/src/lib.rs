@@ -25,7 +25,9 @@ use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use fno_kernels::adamw::AdamWStep;
+pub use fno_kernels::fault::{FaultCounts, FaultTolerance};
 pub use fno_kernels::precision::Precision;
+pub use kernel_path::inject_contraction_fault;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
 pub use mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 pub use nonuniform::{
@@ -58,6 +60,11 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
     imp: SpectralImpl,
 ) -> Result<Tensor<B, D>, SpectralError> {
     if imp == SpectralImpl::Reference {
+        if spec.fault_tolerance != FaultTolerance::Off {
+            return Err(SpectralError::Unsupported(
+                "fault tolerance runs on the unfused kernel path, not the reference path".into(),
+            ));
+        }
         return spectral_conv_reference(x, weight, bias, spec);
     }
     let shapes = spec.shapes(&x.dims(), &weight.dims())?;

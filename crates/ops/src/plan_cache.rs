@@ -1,6 +1,7 @@
 //! Lowered FFT plans and fused-kernel tables, cached per device: building one
 //! uploads twiddle tables, which a layer called every step
-//! should not pay for again.
+//! should not pay for again. Also each device's record of the faults its
+//! checked contractions found.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -9,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use burn_cubecl::CubeRuntime;
 use cubecl::prelude::ComputeClient;
+use fno_kernels::fault::{FaultCounts, FaultRecord, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, DeviceOptions, FftDesc, FftPlan, Planning};
 use fno_kernels::fused::{FusedSpectralConv, FusedTables};
 use fno_kernels::nufft::{DeviceNufft, NufftDesc, NufftType};
@@ -16,12 +18,14 @@ use fno_kernels::nufft::{DeviceNufft, NufftDesc, NufftType};
 use crate::spec::SpectralError;
 
 /// What is cached: a plan lowered as planned, the tables of a fused
-/// kernel's two transforms, or a non-uniform FFT over one point cloud.
+/// kernel's two transforms, a non-uniform FFT over one point cloud, or the
+/// fault record of the device's checked contractions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Lowered {
     Fft(FftDesc, Planning),
     Fused(FftDesc, FftDesc),
     Nufft(NufftKey),
+    ContractionFaults,
 }
 
 /// A non-uniform FFT: its points (by cloud id) and request (ε by its bits).
@@ -95,6 +99,39 @@ pub fn device_fft<R: CubeRuntime>(
             .and_then(|plan| plan.on_device_planned(client, DeviceOptions::default(), planning))
             .map_err(fft_error)
     })
+}
+
+/// The record `device`'s checked contractions count their faults in.
+pub(crate) fn fault_record<R: CubeRuntime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+) -> Result<Arc<FaultRecord>, SpectralError> {
+    cached::<R, _>(device, Lowered::ContractionFaults, || Ok(FaultRecord::new(client)))
+}
+
+/// What the checked kernels on `device` counted since the process began:
+/// its checked FFT plans' records and its contractions' (reads each: syncs).
+pub(crate) fn fault_counts<R: CubeRuntime>(client: &ComputeClient<R>, device: &R::Device) -> FaultCounts {
+    let (runtime, device) = (TypeId::of::<R>(), format!("{device:?}"));
+    let records: Vec<_> = cache()
+        .lock()
+        .expect("plan cache poisoned")
+        .iter()
+        .filter(|((r, d, _), _)| *r == runtime && *d == device)
+        .map(|((_, _, lowered), found)| (lowered.clone(), found.clone()))
+        .collect();
+    let mut counts = FaultCounts::default();
+    for (lowered, found) in records {
+        counts = counts
+            + match lowered {
+                Lowered::Fft(desc, _) if desc.fault_tolerance != FaultTolerance::Off => {
+                    found.downcast::<DeviceFft<R>>().expect("keyed by kind").fault_counts()
+                }
+                Lowered::ContractionFaults => found.downcast::<FaultRecord>().expect("keyed by kind").counts(client),
+                _ => FaultCounts::default(),
+            };
+    }
+    counts
 }
 
 /// The fused problem of the transforms `forward` and `inverse` (weight strides

@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, empty_of, precision_of};
-use fno_kernels::precision::Precision;
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
+use fno_kernels::precision::Precision;
 
 fn wrap<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
     Tensor::from_primitive(TensorPrimitive::Float(t))
@@ -260,7 +260,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         // The weight is read at its strides (the input gradient passes a
         // transposed view); it and the bias are f32 (master weights).
         let weight = cast_to(weight, DType::F32);
-        let (x, bias) = (into_contiguous(x), bias.map(|b| cast_to(into_contiguous(b), DType::F32)));
+        let (x, bias) = (
+            into_contiguous(x),
+            bias.map(|b| cast_to(into_contiguous(b), DType::F32)),
+        );
         let (xs, ws) = (x.meta.shape().to_vec(), weight.meta.shape().to_vec());
         let strides = weight.meta.strides().to_vec();
         let problem = PointwiseConvProblem {
@@ -281,7 +284,14 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         if tf32 {
             problem.launch_tf32(&x.client, &weight.handle, &x.handle, bias_values, &out.handle);
         } else {
-            problem.launch(&x.client, activations, &weight.handle, &x.handle, bias_values, &out.handle);
+            problem.launch(
+                &x.client,
+                activations,
+                &weight.handle,
+                &x.handle,
+                bias_values,
+                &out.handle,
+            );
         }
         out
     }
@@ -417,7 +427,12 @@ pub fn pointwise_conv<B: PointwiseBackend>(
             b.dims()[0]
         );
     }
-    wrap(B::pointwise_conv(unwrap(x), unwrap(weight), bias.map(unwrap), precision))
+    wrap(B::pointwise_conv(
+        unwrap(x),
+        unwrap(weight),
+        bias.map(unwrap),
+        precision,
+    ))
 }
 
 /// [`PointwiseBackend::channel_scale`] on tensors.
@@ -507,7 +522,11 @@ impl<B: PointwiseBackend> Backward<B, 2> for ChannelScaleBackward {
             // more so under a loss scale), returned in the scale's dtype.
             let f32_of = |t: Tensor<B, 3>| if t.dtype() == DType::F32 { t } else { t.cast(DType::F32) };
             let sums = channel_sums(f32_of(grad) * f32_of(x));
-            let sums = if scale_dtype == DType::F32 { sums } else { sums.cast(scale_dtype) };
+            let sums = if scale_dtype == DType::F32 {
+                sums
+            } else {
+                sums.cast(scale_dtype)
+            };
             grads.register::<B>(node.id, unwrap(sums));
         }
     }

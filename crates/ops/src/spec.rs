@@ -1,5 +1,6 @@
 //! What a spectral convolution computes, independent of how.
 
+use fno_kernels::fault::FaultTolerance;
 use fno_kernels::fft::{ModeOrder, Norm, Window};
 use fno_kernels::precision::Precision;
 
@@ -83,6 +84,13 @@ pub struct SpectralConvSpec {
     /// compute in f32 whatever they hold. F16: neuraloperator's
     /// `fno_block_precision = "mixed"` (docs/half_precision.md).
     pub spectrum_precision: Precision,
+    /// Checksums on the unfused kernel path (docs/abft.md): every FFT stage
+    /// and every contraction checks its result, counting faults in the
+    /// device's record ([`SpectralConvBackend::fault_counts`]) and, under
+    /// `Correct`, computing faulty signals and rows again.
+    ///
+    /// [`SpectralConvBackend::fault_counts`]: crate::SpectralConvBackend::fault_counts
+    pub fault_tolerance: FaultTolerance,
 }
 
 impl SpectralConvSpec {
@@ -93,7 +101,13 @@ impl SpectralConvSpec {
             norm: Norm::Forward,
             weights: WeightLayout::PerMode,
             spectrum_precision: Precision::F32,
+            fault_tolerance: FaultTolerance::Off,
         }
+    }
+
+    pub fn fault_tolerance(mut self, tolerance: FaultTolerance) -> Self {
+        self.fault_tolerance = tolerance;
+        self
     }
 
     pub fn spectrum_precision(mut self, precision: Precision) -> Self {

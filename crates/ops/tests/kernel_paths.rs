@@ -14,7 +14,9 @@ use common::{random, rel_l2, spectral_conv_f64, Problem};
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv, Precision, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl};
+use fno_ops::{
+    spectral_conv, FaultTolerance, Precision, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl,
+};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Diff = Autodiff<Wgpu>;
@@ -106,16 +108,18 @@ const PITCH_PAD: usize = 64;
 type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
 
 fn compare(case: Case, seed: u64, views: bool) {
-    compare_in::<Diff>(case, seed, views, &[]);
+    compare_in::<Diff>(case, seed, views, &[], &[]);
 }
 
-/// [`compare`], then the Unfused path with half-precision spectra and x in
-/// each `half` pair's (spectrum precision, x dtype).
+/// [`compare`], with the Unfused path also under each of `checked`'s fault
+/// tolerances (same bounds, and no fault counted), then with half-precision
+/// spectra and x in each `half` pair's (spectrum precision, x dtype).
 fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
     case: Case,
     seed: u64,
     views: bool,
     half: &[(Precision, FloatDType)],
+    checked: &[FaultTolerance],
 ) {
     let (batch, cin, cout, grid, out_grid, modes, norm, shared) = case;
     let mut spec = SpectralConvSpec::new(&modes).norm(norm).output_size(&out_grid);
@@ -166,10 +170,22 @@ fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
         shared,
     };
     let exact = spectral_conv_f64(&p, &x, &w, Some(&b));
-    for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
-        let kernels = go!(K, imp, views);
-        let name =
-            format!("{imp:?} grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}");
+    let device = Default::default();
+    let runs = [SpectralImpl::Unfused, SpectralImpl::Fused]
+        .map(|imp| (imp, FaultTolerance::Off))
+        .into_iter()
+        .chain(checked.iter().map(|&t| (SpectralImpl::Unfused, t)));
+    for (imp, tolerance) in runs {
+        let before = K::fault_counts(&device);
+        let kernels = go!(K, imp, views, &spec.clone().fault_tolerance(tolerance), FloatDType::F32);
+        let name = format!(
+            "{imp:?} ({tolerance:?}) grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}"
+        );
+        assert_eq!(
+            K::fault_counts(&device),
+            before,
+            "{name}: a fault-free run counted faults"
+        );
         let e = rel_l2(&kernels.y, &exact);
         assert!(e < 1e-5, "{name}: forward vs f64: {e:e}");
         let e = rel_l2(&kernels.y, &reference.y);
@@ -309,7 +325,86 @@ fn half_precision_spectra<K: SpectralConvBackend + burn::tensor::backend::Autodi
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
     ];
     for (i, case) in cases.into_iter().enumerate() {
-        compare_in::<K>(case, 5000 + i as u64 * 13, i % 2 == 1, &both);
+        compare_in::<K>(case, 5000 + i as u64 * 13, i % 2 == 1, &both, &[]);
+    }
+}
+
+/// The unfused path under checksums (`detect`, `correct`): forward and
+/// backward as unchecked, in 1-3 D, with per-mode and shared weights, output
+/// resizing and pitched views, and no fault counted on a fault-free run.
+#[test]
+fn checked_kernel_paths_match_reference_and_flag_nothing() {
+    let checks = [FaultTolerance::Detect, FaultTolerance::Correct];
+    let cases: Vec<Case> = vec![
+        (3, 4, 5, vec![64], vec![64], vec![9], Norm::Forward, false),
+        (2, 3, 4, vec![20, 24], vec![20, 30], vec![6, 7], Norm::Ortho, false),
+        (
+            2,
+            2,
+            3,
+            vec![6, 8, 10],
+            vec![6, 8, 10],
+            vec![4, 4, 3],
+            Norm::Forward,
+            false,
+        ),
+        (2, 3, 3, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Backward, true),
+    ];
+    for (i, case) in cases.into_iter().enumerate() {
+        compare_in::<Diff>(case, 7000 + i as u64 * 11, i % 2 == 1, &[], &checks);
+    }
+    // Here rather than in a test of its own: the pending fault goes to
+    // whichever checked contraction runs next in this process.
+    injected_contraction_faults_are_detected_and_corrected();
+}
+
+/// A bit flipped in the forward's contraction output (`inject_contraction_fault`):
+/// `detect` counts it and leaves the output wrong, `correct` counts it
+/// corrected and the output is the fault-free one.
+fn injected_contraction_faults_are_detected_and_corrected() {
+    let device = Default::default();
+    let seed = common::fresh_seed();
+    println!("seed {seed}");
+    let (batch, cin, cout, n, m) = (3, 4, 5, 48, 10);
+    let x = Tensor::<Wgpu, 3>::from_data(TensorData::new(random(batch * cin * n, seed), [batch, cin, n]), &device);
+    let w = Tensor::<Wgpu, 4>::from_data(
+        TensorData::new(random(cin * cout * m * 2, seed + 1), [cin, cout, m, 2]),
+        &device,
+    );
+    let spec = SpectralConvSpec::new(&[m]);
+    let conv = |tolerance: FaultTolerance| {
+        let spec = spec.clone().fault_tolerance(tolerance);
+        to_vec(spectral_conv(x.clone(), w.clone(), None, &spec, SpectralImpl::Unfused).unwrap())
+    };
+    let clean = conv(FaultTolerance::Off);
+    for (i, tolerance) in [FaultTolerance::Detect, FaultTolerance::Correct]
+        .into_iter()
+        .enumerate()
+    {
+        let before = Wgpu::fault_counts(&device);
+        // Bit 27 of the exponent: the value scaled by 2^±16.
+        fno_ops::inject_contraction_fault(seed + i as u64, 27);
+        let y = conv(tolerance);
+        let counts = Wgpu::fault_counts(&device) - before;
+        let e = rel_l2(&y, &clean);
+        assert_eq!(
+            (counts.injected, counts.detected),
+            (1, 1),
+            "{tolerance:?} (seed {seed})"
+        );
+        match tolerance {
+            FaultTolerance::Correct => {
+                assert_eq!(counts.corrected, 1, "seed {seed}");
+                assert!(
+                    e < 1e-6,
+                    "corrected output off the fault-free one by {e:e} (seed {seed})"
+                );
+            }
+            _ => {
+                assert_eq!(counts.corrected, 0, "seed {seed}");
+                assert!(e > 1e-3, "the injected fault left the output as it was (seed {seed})");
+            }
+        }
     }
 }
 
@@ -352,6 +447,16 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
         matches!(err, SpectralError::Unsupported(ref m) if m.contains("f32")),
         "{err}"
     );
+
+    // Checksums run on the unfused path only.
+    let checked = spec.clone().fault_tolerance(FaultTolerance::Detect);
+    for imp in [SpectralImpl::Fused, SpectralImpl::Reference] {
+        let err = spectral_conv(x.clone(), w.clone(), None, &checked, imp).unwrap_err();
+        assert!(
+            matches!(err, SpectralError::Unsupported(ref m) if m.contains("fault tolerance")),
+            "{imp:?}: {err}"
+        );
+    }
 
     // CPU backends have no kernels. (NdArray in f64, as every test of this
     // binary: NdArray's first use fixes its float type for all of them.)

@@ -17,6 +17,7 @@ use num_complex::Complex;
 use rustfft::FftPlanner;
 
 use super::stage::StageConfig;
+use crate::fault::draw_below;
 pub use crate::fault::{FaultCounts, FaultTolerance};
 
 /// Where an injected fault flips its bit.
@@ -73,14 +74,7 @@ impl FaultInjection {
             return None;
         }
         let mut state = seed;
-        let mut below = |n: u64| {
-            // splitmix64
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n.max(1)
-        };
+        let mut below = |n: u64| draw_below(&mut state, n);
         let launch = below(targets.len() as u64) as usize;
         let target = targets[launch];
         Some(FaultInjection {
