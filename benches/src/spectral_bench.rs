@@ -3,7 +3,7 @@
 //! beside neuraloperator's SpectralConv measured in the same run.
 //!
 //! Usage: `spectral_bench [cuda|wgpu] [--quick] [--turbofno] [--cgemm-sweep] [--fused-sweep]
-//! [--only I] [--reps N] [--no-reference]`. Cases: those of
+//! [--fault-tolerance] [--only I] [--reps N] [--no-reference]`. Cases: those of
 //! ../shared/anchors/spectral_torch.py (dim, batch, channels, grid, n_modes), or
 //! with `--turbofno` TurboFNO's sweeps (see [`TURBOFNO_SWEEP`]);
 //! `--only I` runs case I (from 0) alone, e.g. under a profiler with `--reps 1`;
@@ -12,7 +12,9 @@
 //! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
 //! of block shapes (each checked against the default one), for tuning;
 //! `--fused-sweep` times the fused kernel of every case's first axis under a
-//! range of batch and output-channel tiles.
+//! range of batch and output-channel tiles. `--fault-tolerance` times the
+//! Unfused path unchecked, detecting and correcting faults (docs/abft.md),
+//! in turn, with the faults the checks counted (false positives).
 
 use std::time::Instant;
 
@@ -26,7 +28,7 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv};
 use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
-use fno_ops::{spectral_conv, SpectralConvSpec, SpectralImpl};
+use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
 
 /// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
 type Case = (usize, usize, usize, usize, &'static [usize]);
@@ -410,6 +412,10 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         w: (Tensor::<_, 2>::random([channels, ws[1..].iter().product()], dist, &device) * 0.05).reshape(ws),
         bias: Tensor::random([channels], dist, &device),
     };
+    if opts.fault_tolerance {
+        fault_overhead(case, &spec, &inputs, opts);
+        return;
+    }
     let unfused = time_impl::<R, D, W>(SpectralImpl::Unfused, &spec, &inputs, opts);
     let fused = time_impl::<R, D, W>(SpectralImpl::Fused, &spec, &inputs, opts);
     let reference = if opts.reference {
@@ -452,8 +458,82 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     );
 }
 
+/// The Unfused path of one case unchecked, detecting and correcting faults,
+/// timed in turn: one JSON line with the times, their ratios to the
+/// unchecked ones, the checked outputs' distance from the unchecked, and
+/// the faults counted (on fault-free runs: false positives).
+fn fault_overhead<R: CubeRuntime, const D: usize, const W: usize>(
+    (dim, batch, channels, n, n_modes): (usize, usize, usize, usize, &[usize]),
+    spec: &SpectralConvSpec,
+    inputs: &Inputs<R, D, W>,
+    opts: &Options,
+) {
+    let device = inputs.x.device();
+    let before = Inner::<R>::fault_counts(&device);
+    let mut fields = String::new();
+    let mut off: Option<(Timing, Vec<f32>)> = None;
+    for tolerance in [FaultTolerance::Off, FaultTolerance::Detect, FaultTolerance::Correct] {
+        let name = format!("{tolerance:?}").to_lowercase();
+        let checked = spec.clone().fault_tolerance(tolerance);
+        match time_impl::<R, D, W>(SpectralImpl::Unfused, &checked, inputs, opts) {
+            Ok((t, sample)) => {
+                fields += &format!(
+                    ", \"{name}_fwd_ms\": {:.5}, \"{name}_fwd_bwd_ms\": {:.5}",
+                    t.fwd, t.fwd_bwd
+                );
+                match &off {
+                    None => off = Some((t, sample)),
+                    Some((base, base_sample)) => {
+                        fields += &format!(
+                            ", \"{name}_fwd_ratio\": {:.4}, \"{name}_fwd_bwd_ratio\": {:.4}, \"{name}_vs_off\": {:.2e}",
+                            t.fwd / base.fwd,
+                            t.fwd_bwd / base.fwd_bwd,
+                            rel_err(&sample, base_sample)
+                        );
+                    }
+                }
+            }
+            Err(e) => fields += &format!(", \"{name}_error\": {e:?}"),
+        }
+    }
+    let counts = Inner::<R>::fault_counts(&device) - before;
+    // One fault injected into a checked contraction of a corrected forward:
+    // counted, corrected, and the output the unchecked one.
+    if let Some((_, base_sample)) = &off {
+        let (x, w, b) = (
+            inputs.x.clone().inner(),
+            inputs.w.clone().inner(),
+            inputs.bias.clone().inner(),
+        );
+        let correct = spec.clone().fault_tolerance(FaultTolerance::Correct);
+        let before = Inner::<R>::fault_counts(&device);
+        fno_ops::inject_contraction_fault(dim as u64 * 1000 + n as u64, 27);
+        let y = spectral_conv(x, w, Some(b), &correct, SpectralImpl::Unfused).unwrap();
+        let sample: Vec<f32> = y
+            .clone()
+            .flatten::<1>(0, D - 1)
+            .narrow(0, 0, base_sample.len())
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let injected = Inner::<R>::fault_counts(&device) - before;
+        fields += &format!(
+            ", \"injected\": {}, \"injected_detected\": {}, \"injected_corrected\": {}, \"corrected_vs_off\": {:.2e}",
+            injected.injected,
+            injected.detected,
+            injected.corrected,
+            rel_err(&sample, base_sample)
+        );
+    }
+    println!(
+        "{{\"case\": \"spectral_fault\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}{fields}, \"false_positives\": {}}}",
+        counts.detected
+    );
+}
+
 struct Options {
     quick: bool,
+    fault_tolerance: bool,
     cases: &'static [Case],
     sweep: bool,
     fused_sweep: bool,
@@ -506,6 +586,7 @@ impl Options {
         }
         Ok(Options {
             quick,
+            fault_tolerance: args.iter().any(|a| a == "--fault-tolerance"),
             cases,
             sweep: args.iter().any(|a| a == "--cgemm-sweep"),
             fused_sweep: args.iter().any(|a| a == "--fused-sweep"),

@@ -2,7 +2,8 @@
 //! output row `p` of every mode `k`,
 //! `Σ_q C[p,q,k] = s_k · Σ_r op(A[p,r,k]) · β[r,k]` with `β[r,k] = Σ_q op(B[r,q,k])`
 //! (plus the bias's sum at its mode). After the product, one launch sums B's
-//! rows, one checks every row (a thread each, `k` fastest so loads coalesce)
+//! rows, one checks every row (a cube a row and 32 modes, `k` fastest so
+//! loads coalesce, 8 units sharing each mode's sums)
 //! and counts a disagreement beyond round-off in the [`FaultRecord`], listing
 //! the row in [`FaultTolerance::Correct`]; a one-cube repair launch then
 //! computes each listed row again and counts it corrected where its checksums
@@ -28,8 +29,8 @@ const THREADS: usize = 256;
 /// half precision). Products and sums run in f32 (`u = 2⁻²⁴`).
 pub const CGEMM_TOLERANCE_FACTOR: f64 = 16.0;
 
-// Where the layout array holds the problem's shape, strides and bias mode.
-const P: usize = 0;
+// Where the layout array holds the problem's shape (`p` first, which the
+// grid carries instead), strides and bias mode.
 const Q: usize = 1;
 const R: usize = 2;
 const K: usize = 3;
@@ -56,8 +57,48 @@ struct RowChecks {
     correct: bool,
 }
 
+/// Consecutive modes a cube of the row sums and the check covers (so loads
+/// coalesce along `k`); its `SLICES` groups of units share each mode's sums.
+const MODES_PER_CUBE: usize = 32;
+const SLICES: usize = THREADS / MODES_PER_CUBE;
+/// Floats of B's row sums per `(r, k)`, and of a row's checksum sums.
+const B_SUMS: usize = 3;
+const ROW_SUMS: usize = 5;
+
+/// A unit's mode within its cube's modes and its slice of the sums.
+#[cube]
+fn unit_mode() -> (usize, usize) {
+    let unit = UNIT_POS as usize;
+    (unit % MODES_PER_CUBE, unit / MODES_PER_CUBE)
+}
+
+/// Adds each slice's `values` of this unit's mode in shared memory; slice 0
+/// gets the totals (others zeros). Every unit of the cube calls it.
+#[cube]
+fn add_slices<F: Float>(values: &mut Array<F>, #[comptime] count: usize) {
+    let mut shared = SharedMemory::<F>::new(comptime![count * THREADS]);
+    let unit = UNIT_POS as usize;
+    #[unroll]
+    for v in 0..count {
+        shared[v * THREADS + unit] = values[v];
+    }
+    sync_cube();
+    let (mode, slice) = unit_mode();
+    #[unroll]
+    for v in 0..count {
+        let mut total = F::new(0.0);
+        if slice == 0 {
+            #[unroll]
+            for s in 0..SLICES {
+                total += shared[v * THREADS + s * MODES_PER_CUBE + mode];
+            }
+        }
+        values[v] = total;
+    }
+}
+
 /// `β[r,k] = Σ_q op(B[r,q,k])` and `Σ_q |B[r,q,k]|₁`, three floats per
-/// `(r, k)` (`k` fastest).
+/// `(r, k)` (`k` fastest); a cube a row and `MODES_PER_CUBE` modes.
 #[cube(launch_unchecked)]
 fn row_sums_kernel<F: Float, SB: Storage>(
     b: &Array<SB::Elem>,
@@ -65,62 +106,73 @@ fn row_sums_kernel<F: Float, SB: Storage>(
     layout: &Array<u32>,
     #[comptime] checks: RowChecks,
 ) {
-    let at = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
-    if at < r_len * k_len {
-        let (r, k) = (at / k_len, at % k_len);
+    let (q_len, k_len) = (layout[Q] as usize, layout[K] as usize);
+    let blocks = k_len.div_ceil(MODES_PER_CUBE);
+    let r = CUBE_POS / blocks;
+    let (mode, slice) = unit_mode();
+    let k = (CUBE_POS % blocks) * MODES_PER_CUBE + mode;
+    let mut values = Array::<F>::new(B_SUMS);
+    #[unroll]
+    for v in 0..B_SUMS {
+        values[v] = F::new(0.0);
+    }
+    if k < k_len {
         let base = r * layout[B_R] as usize + k * layout[B_K] as usize;
         let b_q = layout[B_Q] as usize;
-        let (mut sr, mut si, mut magnitude) = (F::new(0.0), F::new(0.0), F::new(0.0));
-        for q in 0..q_len {
+        let mut q = slice;
+        while q < q_len {
             let e = 2 * (base + q * b_q);
             let (re, im) = (load_value::<F, SB>(b[e]), load_value::<F, SB>(b[e + 1]));
-            sr += re;
-            si += im;
-            magnitude += F::abs(re) + F::abs(im);
+            values[0] += re;
+            values[1] += im;
+            values[2] += F::abs(re) + F::abs(im);
+            q += SLICES;
         }
-        if comptime![checks.conj_b] {
-            si = -si;
-        }
-        sums[3 * at] = sr;
-        sums[3 * at + 1] = si;
-        sums[3 * at + 2] = magnitude;
+    }
+    add_slices::<F>(&mut values, B_SUMS);
+    if slice == 0 && k < k_len {
+        let at = r * k_len + k;
+        sums[3 * at] = values[0];
+        sums[3 * at + 1] = if comptime![checks.conj_b] {
+            -values[1]
+        } else {
+            values[1]
+        };
+        sums[3 * at + 2] = values[2];
     }
 }
 
-/// Whether row `p` of mode `k` of `c` disagrees with its checksum beyond
-/// round-off. Rows whose inputs are not finite agree (their output is as
-/// non-finite as their input); from finite inputs a non-finite row is faulty.
+/// One slice of row `p`'s sums at mode `k` (terms `first`, `first + step`, …):
+/// `Σ_q C[p,q,k]` (2 floats), `Σ_r op(A[p,r,k])·β[r,k]` (2) and the
+/// magnitude of its products (1).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn row_faulty<F: Float, SA: Storage, SC: Storage>(
+fn row_sums_slice<F: Float, SA: Storage, SC: Storage>(
     a: &Array<SA::Elem>,
     c: &Array<SC::Elem>,
     sums: &Array<F>,
-    scale: &Array<F>,
-    bias: &Array<F>,
     layout: &Array<u32>,
-    bias_factor: F,
-    tolerance: F,
     p: usize,
     k: usize,
+    first: usize,
+    step: usize,
+    values: &mut Array<F>,
     #[comptime] checks: RowChecks,
-) -> bool {
+) {
     let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
-    // Σ_q C[p, q, k]
     let c_base = p * layout[C_P] as usize + k * layout[C_K] as usize;
     let c_q = layout[C_Q] as usize;
-    let (mut lr, mut li) = (F::new(0.0), F::new(0.0));
-    for q in 0..q_len {
+    let mut q = first;
+    while q < q_len {
         let e = 2 * (c_base + q * c_q);
-        lr += load_value::<F, SC>(c[e]);
-        li += load_value::<F, SC>(c[e + 1]);
+        values[0] += load_value::<F, SC>(c[e]);
+        values[1] += load_value::<F, SC>(c[e + 1]);
+        q += step;
     }
-    // s_k · Σ_r op(A[p, r, k]) · β[r, k], and the magnitude of its products.
     let a_base = p * layout[A_P] as usize + k * layout[A_K] as usize;
     let a_r = layout[A_R] as usize;
-    let (mut rr, mut ri, mut magnitude) = (F::new(0.0), F::new(0.0), F::new(0.0));
-    for r in 0..r_len {
+    let mut r = first;
+    while r < r_len {
         let e = 2 * (a_base + r * a_r);
         let ar = load_value::<F, SA>(a[e]);
         let mut ai = load_value::<F, SA>(a[e + 1]);
@@ -129,10 +181,30 @@ fn row_faulty<F: Float, SA: Storage, SC: Storage>(
         }
         let s = 3 * (r * k_len + k);
         let (br, bi) = (sums[s], sums[s + 1]);
-        rr += ar * br - ai * bi;
-        ri += ar * bi + ai * br;
-        magnitude += (F::abs(ar) + F::abs(ai)) * sums[s + 2];
+        values[2] += ar * br - ai * bi;
+        values[3] += ar * bi + ai * br;
+        values[4] += (F::abs(ar) + F::abs(ai)) * sums[s + 2];
+        r += step;
     }
+}
+
+/// Whether a row's totals (`row_sums_slice` over all terms) disagree beyond
+/// round-off, once the scale and bias of mode `k` are applied. Rows whose
+/// inputs are not finite agree (their output is as non-finite as their
+/// input); from finite inputs a non-finite row is faulty.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn row_faulty<F: Float>(
+    values: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    layout: &Array<u32>,
+    bias_factor: F,
+    tolerance: F,
+    k: usize,
+    #[comptime] checks: RowChecks,
+) -> bool {
+    let (mut rr, mut ri, mut magnitude) = (values[2], values[3], values[4]);
     if comptime![checks.scaled] {
         let s = scale[k % scale.len()];
         rr *= s;
@@ -142,7 +214,7 @@ fn row_faulty<F: Float, SA: Storage, SC: Storage>(
     if comptime![checks.biased] {
         if k == layout[BIAS_MODE] as usize {
             let (mut added, mut size) = (F::new(0.0), F::new(0.0));
-            for q in 0..q_len {
+            for q in 0..layout[Q] as usize {
                 added += bias[q];
                 size += F::abs(bias[q]);
             }
@@ -150,14 +222,26 @@ fn row_faulty<F: Float, SA: Storage, SC: Storage>(
             magnitude += F::abs(bias_factor) * size;
         }
     }
-    let (dr, di) = (lr - rr, li - ri);
+    let (dr, di) = (values[0] - rr, values[1] - ri);
     let squared = dr * dr + di * di;
     let bound = tolerance * magnitude;
     is_finite::<F>(magnitude) && !(is_finite::<F>(squared) && squared <= bound * bound)
 }
 
-/// One thread a row and mode (`k` fastest): counts rows that disagree, and
-/// lists them for repair (`RowChecks::correct`) as `p · K + k`.
+/// Fresh (zero) row sums.
+#[cube]
+fn zero_sums<F: Float>() -> Array<F> {
+    let mut values = Array::<F>::new(ROW_SUMS);
+    #[unroll]
+    for v in 0..ROW_SUMS {
+        values[v] = F::new(0.0);
+    }
+    values
+}
+
+/// A cube a row and `MODES_PER_CUBE` modes, each mode's sums over `SLICES`
+/// units: counts rows that disagree, and lists them for repair
+/// (`RowChecks::correct`) as `p · K + k`.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
@@ -172,17 +256,23 @@ fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
     tolerance: F,
     #[comptime] checks: RowChecks,
 ) {
-    let at = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    let (p_len, k_len) = (layout[P] as usize, layout[K] as usize);
-    if at < p_len * k_len {
-        let (p, k) = (at / k_len, at % k_len);
-        let faulty = row_faulty::<F, SA, SC>(a, c, sums, scale, bias, layout, bias_factor, tolerance, p, k, checks);
-        if faulty {
+    let k_len = layout[K] as usize;
+    let blocks = k_len.div_ceil(MODES_PER_CUBE);
+    let p = CUBE_POS / blocks;
+    let (mode, slice) = unit_mode();
+    let k = (CUBE_POS % blocks) * MODES_PER_CUBE + mode;
+    let mut values = zero_sums::<F>();
+    if k < k_len {
+        row_sums_slice::<F, SA, SC>(a, c, sums, layout, p, k, slice, SLICES, &mut values, checks);
+    }
+    add_slices::<F>(&mut values, ROW_SUMS);
+    if slice == 0 && k < k_len {
+        if row_faulty::<F>(&values, scale, bias, layout, bias_factor, tolerance, k, checks) {
             faults[0].fetch_add(1u32);
             if comptime![checks.correct] {
                 let listed = faults[3].fetch_add(1u32) as usize;
                 if listed < comptime![REPAIR_CAPACITY] {
-                    faults[comptime![FAULT_HEADER] + listed].store(at as u32);
+                    faults[comptime![FAULT_HEADER] + listed].store((p * k_len + k) as u32);
                 }
             }
         }
@@ -252,8 +342,9 @@ fn repair_rows_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Stor
         }
         sync_cube();
         if UNIT_POS == 0 {
-            let faulty = row_faulty::<F, SA, SC>(a, c, sums, scale, bias, layout, bias_factor, tolerance, p, k, checks);
-            if !faulty {
+            let mut values = zero_sums::<F>();
+            row_sums_slice::<F, SA, SC>(a, c, sums, layout, p, k, 0, 1, &mut values, checks);
+            if !row_faulty::<F>(&values, scale, bias, layout, bias_factor, tolerance, k, checks) {
                 faults[1].fetch_add(1u32);
             }
         }
@@ -410,7 +501,7 @@ impl<R: Runtime> OperandJob<R> for CheckLaunch<'_, R> {
         unsafe {
             row_sums_kernel::launch_unchecked::<f32, SB, R>(
                 client,
-                cube_count((pb.r * pb.k).div_ceil(THREADS)),
+                cube_count(pb.r * pb.k.div_ceil(MODES_PER_CUBE)),
                 threads,
                 arr(self.b, 2 * eb),
                 arr(&sums, 3 * pb.r * pb.k),
@@ -419,7 +510,7 @@ impl<R: Runtime> OperandJob<R> for CheckLaunch<'_, R> {
             );
             check_rows_kernel::launch_unchecked::<f32, SA, SC, R>(
                 client,
-                cube_count((pb.p * pb.k).div_ceil(THREADS)),
+                cube_count(pb.p * pb.k.div_ceil(MODES_PER_CUBE)),
                 threads,
                 arr(self.a, 2 * ea),
                 arr(self.c, 2 * ec),
