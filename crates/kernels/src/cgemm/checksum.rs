@@ -193,7 +193,8 @@ fn row_sums_slice<F: Float, SA: Storage, SC: Storage>(
 /// inputs are not finite agree (their output is as non-finite as their
 /// input); from finite inputs a non-finite row is faulty.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+// Comptime switches stay outer ifs: a kernel without the feature has none of its code.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn row_faulty<F: Float>(
     values: &Array<F>,
     scale: &Array<F>,
@@ -243,7 +244,8 @@ fn zero_sums<F: Float>() -> Array<F> {
 /// units: counts rows that disagree, and lists them for repair
 /// (`RowChecks::correct`) as `p · K + k`.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
+// Only the leading slice evaluates the verdict.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
     a: &Array<SA::Elem>,
     c: &Array<SC::Elem>,
@@ -282,7 +284,8 @@ fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
 /// One cube: computes every listed row again from A and B, counts it
 /// corrected where its checksums now agree, and empties the list.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
+// Comptime switches stay outer ifs.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 fn repair_rows_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Storage>(
     a: &Array<SA::Elem>,
     b: &Array<SB::Elem>,
