@@ -162,9 +162,9 @@ impl From<NormArg> for Norm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FaultToleranceArg {
     Off,
-    /// Count tiles whose checksums disagree.
+    /// Count signals and rows whose checksums disagree.
     Detect,
-    /// Count them and transform each again.
+    /// Count them and compute each again.
     Correct,
 }
 

@@ -176,16 +176,20 @@ fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
         .into_iter()
         .chain(checked.iter().map(|&t| (SpectralImpl::Unfused, t)));
     for (imp, tolerance) in runs {
-        let before = K::fault_counts(&device);
+        // Only checked runs count (other tests of this process run unchecked,
+        // and this one injects its faults after these runs).
+        let before = (tolerance != FaultTolerance::Off).then(|| K::fault_counts(&device));
         let kernels = go!(K, imp, views, &spec.clone().fault_tolerance(tolerance), FloatDType::F32);
         let name = format!(
             "{imp:?} ({tolerance:?}) grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}"
         );
-        assert_eq!(
-            K::fault_counts(&device),
-            before,
-            "{name}: a fault-free run counted faults"
-        );
+        if let Some(before) = before {
+            assert_eq!(
+                K::fault_counts(&device),
+                before,
+                "{name}: a fault-free run counted faults"
+            );
+        }
         let e = rel_l2(&kernels.y, &exact);
         assert!(e < 1e-5, "{name}: forward vs f64: {e:e}");
         let e = rel_l2(&kernels.y, &reference.y);

@@ -167,6 +167,18 @@ pub(super) fn check_group(signal: usize, #[comptime] cfg: StageConfig) -> usize 
     group
 }
 
+/// A unit's place in its checksum group ([`check_group`]): its thread of
+/// the signal, or its unit of the cube where the group is the whole tile;
+/// member 0 leads the group.
+#[cube]
+pub(super) fn group_member(thread: usize, #[comptime] cfg: StageConfig) -> usize {
+    let mut member = thread;
+    if comptime![checks_whole_tile(&cfg)] {
+        member = UNIT_POS as usize;
+    }
+    member
+}
+
 /// Each checksum group's verdict ([`check_group`]: a signal, or a tile) from
 /// its units' sums, added up in the tile's shared memory (free once the tile
 /// is stored): its leader (first unit) gets whether the group is faulty and
@@ -187,11 +199,7 @@ pub(super) fn group_verdict<F: Float>(
     let whole_tile = comptime![checks_whole_tile(&cfg)];
     let per_group = comptime![if whole_tile { threads } else { cfg.threads_per_signal }];
     let lanes = comptime![per_group.min(32)];
-    let member = if comptime![whole_tile] {
-        UNIT_POS as usize
-    } else {
-        thread
-    };
+    let member = group_member(thread, cfg.clone());
     let first = check_group(signal, cfg.clone()) * per_group;
     let slot = first + member;
     // A non-finite input is no fault of the stage (the output is as

@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::checksum::{check_group, checks_whole_tile, group_verdict, record_verdict, tile_sums};
+use super::checksum::{check_group, group_member, group_verdict, record_verdict, tile_sums};
 use super::config::StageConfig;
 use super::coords::{tile_coords, unit_in_tile, TileCoords, TileGrid};
 use super::load::load_tile;
@@ -225,12 +225,7 @@ fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>
             cfg.clone(),
         );
         let (faulty, _) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
-        // The group's leader: its first unit.
-        let leads = if comptime![checks_whole_tile(&cfg)] {
-            UNIT_POS == 0
-        } else {
-            thread == 0
-        };
+        let leads = group_member(thread, cfg.clone()) == 0;
         if leads && check_group(signal, cfg.clone()) == entry % signals && !faulty {
             faults[1].fetch_add(1u32);
         }
