@@ -163,7 +163,7 @@ fn check_weights(m: usize) -> Vec<Complex<f64>> {
 }
 
 /// The least prime (from 3) that does not divide `m`: the period of its weights.
-fn weight_prime(m: usize) -> usize {
+pub(crate) fn weight_prime(m: usize) -> usize {
     (3usize..)
         .filter(|&p| (2..p).all(|d| p % d != 0))
         .find(|&p| !m.is_multiple_of(p))

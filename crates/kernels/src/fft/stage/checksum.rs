@@ -10,6 +10,7 @@ use super::config::{Round, StageConfig};
 use super::coords::slot;
 use super::rules::pass_split;
 use crate::fault::{is_finite, FAULT_HEADER, REPAIR_CAPACITY};
+use crate::fft::fault::weight_prime;
 use crate::fft::FaultSite;
 
 /// A unit's running sums: the checksum difference (re, im), the squared
@@ -68,6 +69,64 @@ pub(super) fn check_output<F: Float>(
         sums[0] -= er * xr - ei * xi;
         sums[1] -= er * xi + ei * xr;
         sums[3] += xr * xr + xi * xi;
+    }
+}
+
+/// Subtracts the `r` outputs `k = i + t·stride` of butterfly `i` of the last
+/// pass: `e_k = ω_p^(i mod p)·ω_p^(t·stride mod p)`, so the outputs add up
+/// by class `t·stride mod p` (known when compiling), the classes weigh
+/// constants, and one table read (`e_i`) turns the sum — two adds an output
+/// where [`check_output`] reads a weight and multiplies.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_butterfly_outputs<F: Float>(
+    checks: &Array<F>,
+    sums: &mut Array<F>,
+    i: usize,
+    re: &Array<F>,
+    im: &Array<F>,
+    #[comptime] at_slot: usize,
+    #[comptime] r: usize,
+    #[comptime] stride: usize,
+    #[comptime] cfg: StageConfig,
+) {
+    if comptime![cfg.checks.is_some()] {
+        let p = comptime![weight_prime(cfg.pass_len())];
+        let mut class_re = Array::<F>::new(p);
+        let mut class_im = Array::<F>::new(p);
+        let mut norm = F::new(0.0);
+        #[unroll]
+        for t in 0..r {
+            let (xr, xi) = (re[at_slot + t], im[at_slot + t]);
+            let c = comptime![(t * stride) % p];
+            // The first output of a class starts its sum (no add of a zero).
+            if comptime![(0..t).all(|u| (u * stride) % p != c)] {
+                class_re[c] = xr;
+                class_im[c] = xi;
+            } else {
+                class_re[c] += xr;
+                class_im[c] += xi;
+            }
+            norm += xr * xr + xi * xi;
+        }
+        let mut sr = class_re[0];
+        let mut si = class_im[0];
+        #[unroll]
+        for c in 1..p {
+            if comptime![(0..r).any(|t| (t * stride) % p == c)] {
+                let angle = comptime![2.0 * std::f64::consts::PI * c as f64 / p as f64];
+                let wr = F::new(comptime![angle.cos() as f32]);
+                let wi = F::new(comptime![angle.sin() as f32]);
+                sr += wr * class_re[c] - wi * class_im[c];
+                si += wr * class_im[c] + wi * class_re[c];
+            }
+        }
+        let at = comptime![2 * cfg.pass_len()] + 2 * i;
+        let er = checks[at];
+        let ei = checks[at + 1];
+        sums[0] -= er * sr - ei * si;
+        sums[1] -= er * si + ei * sr;
+        sums[3] += norm;
     }
 }
 
@@ -179,6 +238,20 @@ pub(super) fn group_member(thread: usize, #[comptime] cfg: StageConfig) -> usize
     member
 }
 
+/// How many partial sums a group's verdict adds up in its first round: about
+/// √members, so that the first round's members (in parallel) and the leader
+/// (alone, in the second) each add about √members slots; a group of fewer
+/// than 16 members is added up by its leader at once. A leader adding all
+/// 32 slots of a 256-point signal issued a third of the checked kernel's
+/// extra instructions (benches/results/2026-11-29_abft_fourth_h200.md).
+pub(super) fn verdict_lanes(members: usize) -> usize {
+    if members < 16 {
+        members
+    } else {
+        (1..).find(|l| l * l >= members).expect("a root")
+    }
+}
+
 /// Each checksum group's verdict ([`check_group`]: a signal, or a tile) from
 /// its units' sums, added up in the tile's shared memory (free once the tile
 /// is stored): its leader (first unit) gets whether the group is faulty and
@@ -198,7 +271,7 @@ pub(super) fn group_verdict<F: Float>(
     let threads = comptime![cfg.threads_per_cube()];
     let whole_tile = comptime![checks_whole_tile(&cfg)];
     let per_group = comptime![if whole_tile { threads } else { cfg.threads_per_signal }];
-    let lanes = comptime![per_group.min(32)];
+    let lanes = comptime![verdict_lanes(per_group)];
     let member = group_member(thread, cfg.clone());
     let first = check_group(signal, cfg.clone()) * per_group;
     let slot = first + member;

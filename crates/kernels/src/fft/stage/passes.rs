@@ -7,7 +7,9 @@ use crate::fft::FaultSite;
 use crate::precision::{load_value, Storage};
 
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
-use super::checksum::{check_input, check_output, executed_pass, flip_register, flip_shared, injects_at, tile_sums};
+use super::checksum::{
+    check_butterfly_outputs, check_input, executed_pass, flip_register, flip_shared, injects_at, tile_sums,
+};
 use super::config::{OutputForm, Round, StageConfig};
 use super::convolution::turn_to_inverse;
 use super::coords::{slot, TileCoords};
@@ -210,17 +212,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                         );
                     }
                     if comptime![transform_ends] {
-                        #[unroll]
-                        for t in 0..r {
-                            check_output::<F>(
-                                checks,
-                                sums,
-                                i + t * quarter_n,
-                                re[at_slot + t],
-                                im[at_slot + t],
-                                cfg.clone(),
-                            );
-                        }
+                        check_butterfly_outputs::<F>(checks, sums, i, &re, &im, at_slot, r, quarter_n, cfg.clone());
                     }
                 }
                 if to_global && !untangle && needed {
