@@ -241,9 +241,9 @@ pub(super) fn group_member(thread: usize, #[comptime] cfg: StageConfig) -> usize
 /// How many partial sums a group's verdict adds up in its first round: about
 /// √members, so that the first round's members (in parallel) and the leader
 /// (alone, in the second) each add about √members slots; a group of fewer
-/// than 16 members is added up by its leader at once. A leader adding all
-/// 32 slots of a 256-point signal issued a third of the checked kernel's
-/// extra instructions (benches/results/2026-11-29_abft_fourth_h200.md).
+/// than 16 members is added up by its leader at once (the leader adding all
+/// of them alone cost most on short signals:
+/// benches/results/2026-11-29_abft_fourth_h200.md).
 pub(super) fn verdict_lanes(members: usize) -> usize {
     if members < 16 {
         members
