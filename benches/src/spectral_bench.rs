@@ -25,7 +25,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime};
 use cubecl::prelude::*;
 use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
-use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv};
+use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv, Schedule};
 use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
@@ -347,32 +347,53 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
         launch(&own);
         let want = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
         let default_ms = median_launch_ms(&client, opts.reps, || launch(&own));
-        let mut timed = Vec::new();
-        for batch_tile in [1, 2, 4, 8] {
-            for out_tile in [8, 16, 32, 64] {
-                let cfg = FusedConfig {
-                    batch_tile,
-                    out_tile,
-                    ..own.clone()
-                };
-                if !cfg.fits() || batch_tile > batch.next_power_of_two() || out_tile > channels.next_power_of_two() {
-                    continue;
+        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        let resident = FusedConfig {
+            schedule: Schedule::Resident {
+                cin: channels,
+                group: 4,
+            },
+            ..own.clone()
+        };
+        let mut timed = [Vec::new(), Vec::new()];
+        for (schedule, base) in [&own, &resident].into_iter().enumerate() {
+            for batch_tile in [1, 2, 4, 8] {
+                for out_tile in [8, 16, 32, 64, 128] {
+                    let cfg = FusedConfig {
+                        batch_tile,
+                        out_tile,
+                        ..base.clone()
+                    };
+                    if !cfg.fits(if schedule == 0 { 48 * 1024 } else { shared_limit })
+                        || batch_tile > batch.next_power_of_two()
+                        || out_tile > channels.next_power_of_two()
+                    {
+                        continue;
+                    }
+                    launch(&cfg);
+                    let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
+                    let err = rel_err(&got, &want);
+                    assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
+                    let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
+                    timed[schedule].push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
                 }
-                launch(&cfg);
-                let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
-                let err = rel_err(&got, &want);
-                assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
-                let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
-                timed.push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
             }
         }
+        let chosen = problem
+            .resident_config(false, shared_limit)
+            .map(|cfg| {
+                let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
+                format!("[{}, {}, {ms:.5}]", cfg.batch_tile, cfg.out_tile)
+            })
+            .unwrap_or_else(|| "null".into());
         println!(
-            "{{\"case\": \"fused_sweep\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"threads\": {}, \"chunk\": {}, \"default_tiles\": [{}, {}], \"default_ms\": {default_ms:.5}, \"tiles_ms\": [{}]}}",
+            "{{\"case\": \"fused_sweep\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"threads\": {}, \"chunk\": {}, \"default_tiles\": [{}, {}], \"default_ms\": {default_ms:.5}, \"tiles_ms\": [{}], \"resident_chosen\": {chosen}, \"resident_tiles_ms\": [{}]}}",
             own.threads(),
             own.chunk(),
             own.batch_tile,
             own.out_tile,
-            timed.join(", ")
+            timed[0].join(", "),
+            timed[1].join(", "),
         );
     }
 }

@@ -12,8 +12,8 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
-use fno_kernels::fused::FusedConfig;
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
+use fno_kernels::fused::{FusedConfig, Schedule};
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 
 struct Case {
@@ -245,7 +245,26 @@ fn fused_matches_the_oracle() {
         while largest.accumulators() > 32 || largest.shared_bytes() > 48 * 1024 {
             largest.out_tile /= 2;
         }
-        for cfg in [chosen, largest] {
+        // The resident schedule as chosen for this device, and with odd
+        // tiles where they fit (a cube of one thread has no two groups):
+        // several output tiles, groups cut short, rounds of few modes.
+        let limit = client.properties().hardware.max_shared_memory_size;
+        let problem = case.problem();
+        let resident = problem.resident_config(true, limit).expect("small problems fit");
+        let odd = FusedConfig {
+            batch_tile: 2,
+            out_tile: 3,
+            schedule: Schedule::Resident {
+                cin: problem.cin,
+                group: 2,
+            },
+            ..resident.clone()
+        };
+        let mut configs = vec![chosen, largest, resident];
+        if odd.fits(limit) {
+            configs.push(odd);
+        }
+        for cfg in configs {
             let (ey, es) = run(&client, case, cfg.clone(), seed);
             assert!(
                 ey < 1e-5 && es < 1e-5,

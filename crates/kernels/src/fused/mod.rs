@@ -4,38 +4,39 @@
 //!
 //! A cube owns a tile of batches and output channels at one inner position `e`
 //! (the retained modes of the axes after this one, each with its own weights)
-//! and every retained mode `k` of the axis. Its k-loop walks the input
-//! channels a chunk at a time:
-//! 1. for each batch of the tile, the chunk's pencils are transformed by the
-//!    Stockham passes of [`crate::fft`]'s stage kernel (any length: mixed radix
-//!    or Bluestein, real or complex input), held in shared memory, and their
-//!    retained modes copied into the contraction's operand in shared memory;
-//! 2. every thread multiplies its (output channel, mode) pairs by the weights
-//!    and accumulates over the chunk, for every batch of the tile, in registers.
+//! and every retained mode `k` of the axis. Its transforms are the Stockham
+//! passes of [`crate::fft`]'s stage kernel (any length: mixed radix, Rader or
+//! Bluestein, real or complex input) on tiles in shared memory. Two
+//! schedules ([`Schedule`], `kernel.rs`) order the contraction:
+//! - **streamed:** the input channels a chunk at a time: the chunk's pencils
+//!   of every batch of the tile transformed, their retained modes multiplied
+//!   by the weights into accumulators of (output channel, mode) pairs in
+//!   registers; an epilogue stages the accumulated modes of a few output
+//!   channels at a time in shared memory for the inverse;
+//! - **resident:** every input channel's modes of the batch tile transformed
+//!   into shared memory first, then contracted there in place a round of
+//!   modes at a time (each weight loaded once a cube, used for every batch of
+//!   the tile), then the inverse transforms read them.
 //!
-//! The epilogue stages the accumulated modes of a few output channels at a time
-//! in shared memory, zero-pads them through the inverse stage's load window and
-//! runs the inverse passes, which write the output once.
+//! The inverse zero-pads the modes through its stage's load window and writes
+//! the output once.
 //!
 //! The same kernel runs the input gradient (the adjoint transforms, `conj(W)ᵀ`
 //! and the Hermitian bin weights as a per-mode scale) and can write the forward
 //! spectrum it computes, which the weight gradient needs.
 
-use cubecl::prelude::*;
+mod kernel;
 
-use crate::precision::{Native, Storage};
+use cubecl::prelude::*;
 use cubecl::server::Handle;
-use cubecl::CubeElement;
 
 use crate::cgemm::{ModeBias, Strides};
 use crate::fft::factor::gcd;
-use crate::fft::stage::{
-    fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
-    packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
-    window_position, InputForm, StageConfig, StageLayout, TileCoords,
-};
+use crate::fft::stage::{StageConfig, StageLayout};
 use crate::fft::{shared_stage, shared_stage_tables, AxisStep, FftError, FftPlan};
 use crate::pairs::{pair_aligned, vector_size};
+use crate::precision::Native;
+use kernel::fused_kernel;
 
 /// Where the pencils of one tensor lie, in floats: signal `(b, c, e)` starts at
 /// `b·batch + c·channel + e·inner`, and its entries along the axis are `axis`
@@ -70,6 +71,16 @@ impl PencilStrides {
     }
 }
 
+/// How a cube orders its contraction (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// Input channels a chunk at a time, accumulators in registers.
+    Streamed,
+    /// Every input channel's modes in shared memory (`cin` of them), contracted
+    /// in place; each thread sums `group` output channels of one mode.
+    Resident { cin: usize, group: usize },
+}
+
 /// Compile-time shape of a cube's work.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FusedConfig {
@@ -85,6 +96,7 @@ pub struct FusedConfig {
     /// Batches and output channels a cube owns.
     pub batch_tile: usize,
     pub out_tile: usize,
+    pub schedule: Schedule,
     pub conj_weight: bool,
     pub scaled: bool,
     pub biased: bool,
@@ -112,10 +124,35 @@ impl FusedConfig {
         tile(&self.forward).max(tile(&self.inverse))
     }
 
-    /// Floats of the modes buffer: the chunk's spectra for every batch of the
-    /// tile in the k-loop, one inverse tile's accumulated modes in the epilogue.
+    /// Floats of the modes buffer: streamed, the chunk's spectra for every
+    /// batch of the tile in the k-loop and one inverse tile's accumulated modes
+    /// in the epilogue; resident, every row of every batch of the tile.
     fn modes_len(&self) -> usize {
-        2 * self.modes * (self.batch_tile * self.chunk()).max(self.out_signals())
+        let rows = match self.schedule {
+            Schedule::Streamed => (self.batch_tile * self.chunk()).max(self.out_signals()),
+            Schedule::Resident { .. } => self.batch_tile * self.resident_rows(),
+        };
+        2 * self.modes * rows
+    }
+
+    /// Rows of modes a batch holds in the resident schedule: its input
+    /// channels, then (in place) its output tile, read by whole inverse tiles.
+    fn resident_rows(&self) -> usize {
+        let cin = match self.schedule {
+            Schedule::Resident { cin, .. } => cin,
+            Schedule::Streamed => 0,
+        };
+        cin.max(self.out_tile.next_multiple_of(self.out_signals()))
+    }
+
+    /// Modes a round of the resident contraction covers: a lane each, for
+    /// every group of output channels.
+    fn resident_modes_per_round(&self) -> usize {
+        let group = match self.schedule {
+            Schedule::Resident { group, .. } => group,
+            Schedule::Streamed => 1,
+        };
+        (self.threads() / self.out_tile.div_ceil(group)).clamp(1, self.modes)
     }
 
     /// Shared memory the cube uses, in bytes.
@@ -123,293 +160,28 @@ impl FusedConfig {
         4 * (2 * self.work_len() + self.modes_len())
     }
 
-    /// (output channel, mode) pairs of the contraction per thread.
+    /// (output channel, mode) pairs of the streamed contraction per thread.
     pub fn contraction_pairs(&self) -> usize {
         (self.out_tile * self.modes).div_ceil(self.threads())
     }
 
     /// Contraction accumulators per thread (complex).
     pub fn accumulators(&self) -> usize {
-        self.contraction_pairs() * self.batch_tile
-    }
-
-    /// Whether a cube of these tiles fits the shared memory and the
-    /// accumulators a thread may hold.
-    pub fn fits(&self) -> bool {
-        self.shared_bytes() <= SHARED_LIMIT && self.accumulators() <= MAX_ACCUMULATORS
-    }
-}
-
-#[cube(launch_unchecked)]
-// Comptime switches stay outer ifs: a kernel without the feature has none of its code.
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size>(
-    x: &Array<Vector<SI::Elem, NI>>,
-    weight: &Array<F>,
-    y: &mut Array<Vector<SO::Elem, NO>>,
-    spectrum: &mut Array<F>,
-    forward_twiddles: &Array<F>,
-    forward_factors: &Array<F>,
-    inverse_twiddles: &Array<F>,
-    inverse_factors: &Array<F>,
-    scale: &Array<F>,
-    bias: &Array<F>,
-    bias_mode: usize,
-    bias_factor: F,
-    batch: usize,
-    cin: usize,
-    cout: usize,
-    inner: usize,
-    x_batch: usize,
-    x_channel: usize,
-    x_axis: usize,
-    x_inner: usize,
-    y_batch: usize,
-    y_channel: usize,
-    y_axis: usize,
-    y_inner: usize,
-    w_in: usize,
-    w_out: usize,
-    w_mode: usize,
-    #[comptime] cfg: FusedConfig,
-) {
-    let lane = UNIT_POS as usize;
-    let fwd = comptime![cfg.forward.clone()];
-    let inv = comptime![cfg.inverse.clone()];
-    let nt = comptime![cfg.threads()];
-    let m = comptime![cfg.modes];
-    let (bt_n, ot_n, cc_n, os_n) = comptime![(cfg.batch_tile, cfg.out_tile, cfg.chunk(), cfg.out_signals())];
-    let e = CUBE_POS_X as usize;
-    let o_tile = CUBE_POS_Y as usize;
-    let o0 = o_tile * ot_n;
-    let b0 = CUBE_POS_Z as usize * bt_n;
-
-    let mut work_re = SharedMemory::<F>::new(comptime![cfg.work_len()]);
-    let mut work_im = SharedMemory::<F>::new(comptime![cfg.work_len()]);
-    let mut modes = SharedMemory::<F>::new(comptime![cfg.modes_len()]);
-
-    let cp = comptime![cfg.contraction_pairs()];
-    let mut acc_re = Array::<F>::new(comptime![cfg.accumulators()]);
-    let mut acc_im = Array::<F>::new(comptime![cfg.accumulators()]);
-    #[unroll]
-    for t in 0..comptime![cfg.accumulators()] {
-        acc_re[t] = F::new(0.0);
-        acc_im[t] = F::new(0.0);
-    }
-
-    let (fwd_signal, fwd_thread) = unit_in_tile(fwd.clone());
-    let fwd_out_seq = comptime![cfg.forward.output_seq_len()];
-    let fwd_scale = F::new(comptime![f32::from_bits(cfg.forward.scale_bits)]);
-    let mut ci0 = 0usize;
-    while ci0 < cin {
-        // 1. The forward transforms of the chunk's pencils, a batch at a time;
-        // their retained modes go to modes[bt, cc, k]. Batches past the end
-        // transform the last one again (never stored), keeping every sync uniform.
-        // Runtime loops around the transforms keep the kernel's code (and its
-        // compile time) to one copy of each stage.
-        for bt in 0..bt_n {
-            let b = b0 + bt;
-            let at = TileCoords {
-                in_base: select(b < batch, b, batch - 1) * x_batch + ci0 * x_channel + e * x_inner,
-                out_base: 0,
-                in_sc: x_channel,
-                out_sc: 0,
-                in_axis: x_axis,
-                out_axis: 0,
-                b: 0,
-                c0: ci0,
-                nc: cin,
-            };
-            if comptime![!loads_directly(&cfg.forward)] {
-                load_tile::<F, SI, NI>(x, forward_factors, at, &mut work_re, &mut work_im, fwd.clone());
-            }
-            transform_tile::<F, SI, SO, NI, NO>(
-                x,
-                y,
-                forward_twiddles,
-                forward_twiddles,
-                forward_twiddles,
-                forward_factors,
-                &mut work_re,
-                &mut work_im,
-                at,
-                fwd_signal,
-                fwd_thread,
-                fwd.clone(),
-            );
-            let mut flat = lane;
-            while flat < comptime![cfg.chunk() * cfg.modes] {
-                let (s, j) = (flat / m, flat % m);
-                let k = window_index(j, comptime![cfg.forward.store], fwd_out_seq);
-                let (vr, vi) =
-                    tile_output::<F>(&work_re, &work_im, forward_twiddles, forward_factors, s, k, fwd.clone());
-                let (vr, vi) = (vr * fwd_scale, vi * fwd_scale);
-                let at_mode = 2 * ((bt * cc_n + s) * m + j);
-                modes[at_mode] = vr;
-                modes[at_mode + 1] = vi;
-                if comptime![cfg.write_spectrum] {
-                    let c = ci0 + s;
-                    if o_tile == 0 && b < batch && c < cin {
-                        let at_spectrum = 2 * (((b * cin + c) * m + j) * inner + e);
-                        spectrum[at_spectrum] = vr;
-                        spectrum[at_spectrum + 1] = vi;
-                    }
-                }
-                flat += nt;
-            }
-            // The next batch's transform overwrites the work tile.
-            sync_cube();
+        match self.schedule {
+            Schedule::Streamed => self.contraction_pairs() * self.batch_tile,
+            Schedule::Resident { group, .. } => group * self.batch_tile,
         }
-
-        // 2. The contraction: acc[b, o, k] += Σ_c modes[b, c, k] · W[c, o, k, e].
-        #[unroll]
-        for cc in 0..cc_n {
-            let c = ci0 + cc;
-            #[unroll]
-            for i in 0..cp {
-                let u = lane + i * nt;
-                let (k, o) = (u % m, u / m);
-                let valid = o < ot_n && o0 + o < cout && c < cin;
-                let at = 2 * select(valid, c * w_in + (o0 + o) * w_out + (k * inner + e) * w_mode, 0);
-                let wr = select(valid, weight[at], F::new(0.0));
-                let mut wi = select(valid, weight[at + 1], F::new(0.0));
-                if comptime![cfg.conj_weight] {
-                    wi = -wi;
-                }
-                #[unroll]
-                for bt in 0..bt_n {
-                    let xs = 2 * ((bt * cc_n + cc) * m + k);
-                    let (xr, xi) = (modes[xs], modes[xs + 1]);
-                    acc_re[i * bt_n + bt] += xr * wr - xi * wi;
-                    acc_im[i * bt_n + bt] += xr * wi + xi * wr;
-                }
-            }
-        }
-        // The next chunk's transforms overwrite `modes`.
-        sync_cube();
-        ci0 += cc_n;
     }
 
-    // 3. The epilogue, per batch and inverse tile of output channels: the
-    // accumulated modes (scaled, biased) into `modes`, through the inverse
-    // stage's load window into the work tile, the inverse passes, the output.
-    let (inv_signal, inv_thread) = unit_in_tile(inv.clone());
-    let inv_in_seq = comptime![cfg.inverse.input_seq_len()];
-    let inv_load_len = comptime![cfg.inverse.load_len()];
-    let inv_stride = comptime![cfg.inverse.smem_stride];
-    let tiles = comptime![cfg.out_tile.div_ceil(cfg.inverse.signals_per_cube)];
-    for step in 0..bt_n * tiles {
-        let (bt, og) = (step / tiles, (step % tiles) * os_n);
-        let b = b0 + bt;
-        {
-            // The accumulators stay in registers: their indices are comptime.
-            #[unroll]
-            for i in 0..cp {
-                #[unroll]
-                for bt_r in 0..bt_n {
-                    let u = lane + i * nt;
-                    let (k, o) = (u % m, u / m);
-                    if bt_r == bt && o >= og && o < og + os_n && o < ot_n {
-                        let s = if comptime![cfg.scaled] {
-                            scale[(k * inner + e) % scale.len()]
-                        } else {
-                            F::new(1.0)
-                        };
-                        let mut re = acc_re[i * bt_n + bt_r] * s;
-                        if comptime![cfg.biased] {
-                            if k * inner + e == bias_mode && o0 + o < cout {
-                                re += bias_factor * bias[o0 + o];
-                            }
-                        }
-                        let at_mode = 2 * ((o - og) * m + k);
-                        modes[at_mode] = re;
-                        modes[at_mode + 1] = acc_im[i * bt_n + bt_r] * s;
-                    }
-                }
-            }
-            sync_cube();
-            let mut flat = lane;
-            while flat < comptime![cfg.inverse.load_len() * cfg.inverse.signals_per_cube] {
-                let (s, k) = (flat / inv_load_len, flat % inv_load_len);
-                // A Hermitian input holds bins 0..=n/2: the others are X[n-k] = conj X[k],
-                // and DC and Nyquist are real.
-                let hermitian = comptime![cfg.inverse.input == InputForm::Hermitian];
-                let n = comptime![cfg.inverse.n];
-                let (mut bin, mut mirrored) = (k, false);
-                if comptime![hermitian] {
-                    let (b, mi) = hermitian_bin(k, n);
-                    bin = b;
-                    mirrored = mi;
-                }
-                let (held, j) = window_position(bin, comptime![cfg.inverse.load], inv_in_seq);
-                let mut vr = F::new(0.0);
-                let mut vi = F::new(0.0);
-                if held {
-                    vr = modes[2 * (s * m + j)];
-                    vi = modes[2 * (s * m + j) + 1];
-                    if comptime![hermitian] {
-                        vi = hermitian_imag::<F>(vi, bin, mirrored, n);
-                    }
-                }
-                let to = s * inv_stride + input_slot::<F>(inverse_factors, k, inv.clone());
-                work_re[to] = vr;
-                work_im[to] = packed_bin_imag::<F>(vi, k, inv.clone());
-                flat += nt;
-            }
-            sync_cube();
-            if comptime![folds_in_shared(&cfg.inverse)] {
-                fold_packed_tile::<F>(
-                    &mut work_re,
-                    &mut work_im,
-                    inverse_twiddles,
-                    inv_signal,
-                    inv_thread,
-                    inv.clone(),
-                );
-            }
-            // Only this tile's channels, and none of a batch past the end.
-            let last = select(o0 + ot_n < cout, o0 + ot_n, cout);
-            let at = TileCoords {
-                in_base: 0,
-                out_base: select(b < batch, b, batch - 1) * y_batch + (o0 + og) * y_channel + e * y_inner,
-                in_sc: 0,
-                out_sc: y_channel,
-                in_axis: 0,
-                out_axis: y_axis,
-                b: 0,
-                c0: o0 + og,
-                nc: select(b < batch, last, 0),
-            };
-            transform_tile::<F, SI, SO, NI, NO>(
-                x,
-                y,
-                inverse_twiddles,
-                inverse_twiddles,
-                inverse_twiddles,
-                inverse_factors,
-                &mut work_re,
-                &mut work_im,
-                at,
-                inv_signal,
-                inv_thread,
-                inv.clone(),
-            );
-            if comptime![!stores_directly(&cfg.inverse)] {
-                store_tile::<F, SO, NO>(
-                    y,
-                    inverse_twiddles,
-                    inverse_twiddles,
-                    inverse_twiddles,
-                    inverse_factors,
-                    &work_re,
-                    &work_im,
-                    at,
-                    inv.clone(),
-                );
-            }
-            // The next tile overwrites `modes` and the work tile.
-            sync_cube();
-        }
+    /// Whether a cube of these tiles fits `shared_limit` bytes of shared
+    /// memory and the accumulators a thread may hold (and, resident, every
+    /// group of output channels has a thread).
+    pub fn fits(&self, shared_limit: usize) -> bool {
+        let groups_fit = match self.schedule {
+            Schedule::Streamed => true,
+            Schedule::Resident { group, .. } => group >= 1 && self.out_tile.div_ceil(group) <= self.threads(),
+        };
+        groups_fit && self.shared_bytes() <= shared_limit && self.accumulators() <= MAX_ACCUMULATORS
     }
 }
 
@@ -421,6 +193,10 @@ const MAX_TILE_SIGNALS: usize = 32;
 const MAX_THREADS: usize = 1024;
 /// Shared memory a cube may take (every backend we target gives 48 KiB).
 const SHARED_LIMIT: usize = 48 * 1024;
+/// Output channels a thread contracts in the resident schedule.
+const RESIDENT_GROUP: usize = 4;
+/// Output channels a resident cube owns at most.
+const RESIDENT_OUT_TILE: usize = 32;
 /// Contraction accumulators a thread may hold (complex values).
 const MAX_ACCUMULATORS: usize = 32;
 /// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
@@ -606,6 +382,7 @@ impl FusedSpectralConv {
             // Every output channel in one tile where possible: each tile
             // transforms the whole input again.
             out_tile: self.cout.next_power_of_two().min(64),
+            schedule: Schedule::Streamed,
             conj_weight: self.conj_weight,
             scaled: self.is_scaled(),
             biased: self.bias.is_some(),
@@ -615,7 +392,7 @@ impl FusedSpectralConv {
         // parallelism the output tile only down to 16 (smaller ones repeat the
         // forward transforms).
         loop {
-            let (over, few) = (!cfg.fits(), self.cubes(&cfg) < MIN_CUBES);
+            let (over, few) = (!cfg.fits(SHARED_LIMIT), self.cubes(&cfg) < MIN_CUBES);
             if !over && !few {
                 break;
             }
@@ -628,6 +405,48 @@ impl FusedSpectralConv {
             }
         }
         cfg
+    }
+
+    /// The schedule and tiles a launch takes on a device with `shared_limit`
+    /// bytes of shared memory a cube: resident where it fits along a single
+    /// axis (`inner` 1, where it was measured faster on every 1D anchor:
+    /// benches/results/2026-11-29_fused_resident_h200.md), streamed otherwise.
+    pub fn chosen_config(&self, write_spectrum: bool, shared_limit: usize) -> FusedConfig {
+        let resident = (self.inner == 1)
+            .then(|| self.resident_config(write_spectrum, shared_limit))
+            .flatten();
+        resident.unwrap_or_else(|| self.config(write_spectrum))
+    }
+
+    /// The resident schedule's tiles within `shared_limit` bytes of shared
+    /// memory (the device's: CUDA grants far more than 48 KiB), if any fit:
+    /// up to 32 output channels (the H200 sweep's best on every 1D anchor)
+    /// and 8 batches a cube, shrunk until they fit (batches first), then for
+    /// parallelism the batch tile.
+    pub fn resident_config(&self, write_spectrum: bool, shared_limit: usize) -> Option<FusedConfig> {
+        let streamed = self.config(write_spectrum);
+        let mut cfg = FusedConfig {
+            batch_tile: self.batch.next_power_of_two().min(8),
+            out_tile: self.cout.min(RESIDENT_OUT_TILE),
+            schedule: Schedule::Resident {
+                cin: self.cin,
+                group: RESIDENT_GROUP.min(self.cout),
+            },
+            ..streamed
+        };
+        while !cfg.fits(shared_limit) {
+            if cfg.batch_tile > 1 {
+                cfg.batch_tile /= 2;
+            } else if cfg.out_tile > 1 {
+                cfg.out_tile = cfg.out_tile.div_ceil(2);
+            } else {
+                return None;
+            }
+        }
+        while self.cubes(&cfg) < MIN_CUBES && cfg.batch_tile > 1 {
+            cfg.batch_tile /= 2;
+        }
+        Some(cfg)
     }
 
     /// Floats of every buffer: (x, weight, y, spectrum).
@@ -667,7 +486,13 @@ impl FusedSpectralConv {
     /// forward transform of `x`, `[batch, cin, M, inner]` complex, densely;
     /// `bias` holds the [`ModeBias`]'s `cout` values when the problem has one.
     pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, tables: &FusedTables, buffers: FusedBuffers<'_>) {
-        self.dispatch(self.config(buffers.spectrum.is_some()), client, tables, buffers)
+        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        self.dispatch(
+            self.chosen_config(buffers.spectrum.is_some(), shared_limit),
+            client,
+            tables,
+            buffers,
+        )
     }
 
     /// [`launch`](Self::launch) with chosen tiles (for tests and tuning); the
@@ -683,10 +508,15 @@ impl FusedSpectralConv {
         let tiles = |c: &FusedConfig| FusedConfig {
             batch_tile: 0,
             out_tile: 0,
+            schedule: Schedule::Streamed,
             ..c.clone()
         };
         assert_eq!(tiles(&cfg), tiles(&own), "the configuration belongs to another problem");
-        assert!(cfg.fits(), "tiles that do not fit: {cfg:?}");
+        if let Schedule::Resident { cin, .. } = cfg.schedule {
+            assert_eq!(cin, self.cin, "the configuration belongs to another problem");
+        }
+        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        assert!(cfg.fits(shared_limit), "tiles that do not fit: {cfg:?}");
         self.dispatch(cfg, client, tables, buffers)
     }
 

@@ -1,0 +1,674 @@
+//! The fused kernel's body: the forward transforms of a chunk of input
+//! channels into the modes buffer, the two contraction schedules
+//! ([`Schedule`]), and the inverse transforms of a tile of output channels
+//! from it.
+
+use cubecl::prelude::*;
+use cubecl::CubeElement;
+
+use super::{FusedConfig, Schedule};
+use crate::fft::stage::{
+    fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
+    packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
+    window_position, InputForm, TileCoords,
+};
+use crate::precision::Storage;
+
+#[cube(launch_unchecked)]
+// Comptime switches stay outer ifs: a kernel without the feature has none of its code.
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    x: &Array<Vector<SI::Elem, NI>>,
+    weight: &Array<F>,
+    y: &mut Array<Vector<SO::Elem, NO>>,
+    spectrum: &mut Array<F>,
+    forward_twiddles: &Array<F>,
+    forward_factors: &Array<F>,
+    inverse_twiddles: &Array<F>,
+    inverse_factors: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    bias_mode: usize,
+    bias_factor: F,
+    batch: usize,
+    cin: usize,
+    cout: usize,
+    inner: usize,
+    x_batch: usize,
+    x_channel: usize,
+    x_axis: usize,
+    x_inner: usize,
+    y_batch: usize,
+    y_channel: usize,
+    y_axis: usize,
+    y_inner: usize,
+    w_in: usize,
+    w_out: usize,
+    w_mode: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    let lane = UNIT_POS as usize;
+    let fwd = comptime![cfg.forward.clone()];
+    let inv = comptime![cfg.inverse.clone()];
+    let nt = comptime![cfg.threads()];
+    let m = comptime![cfg.modes];
+    let (bt_n, ot_n, cc_n, os_n) = comptime![(cfg.batch_tile, cfg.out_tile, cfg.chunk(), cfg.out_signals())];
+    let e = CUBE_POS_X as usize;
+    let o_tile = CUBE_POS_Y as usize;
+    let o0 = o_tile * ot_n;
+    let b0 = CUBE_POS_Z as usize * bt_n;
+
+    let mut work_re = SharedMemory::<F>::new(comptime![cfg.work_len()]);
+    let mut work_im = SharedMemory::<F>::new(comptime![cfg.work_len()]);
+    let mut modes = SharedMemory::<F>::new(comptime![cfg.modes_len()]);
+    let (fwd_signal, fwd_thread) = unit_in_tile(fwd.clone());
+    let (inv_signal, inv_thread) = unit_in_tile(inv.clone());
+    let tiles = comptime![cfg.out_tile.div_ceil(cfg.inverse.signals_per_cube)];
+
+    match comptime![cfg.schedule] {
+        Schedule::Resident { group, .. } => {
+            let rows = comptime![cfg.resident_rows()];
+            // 1. Every input channel's modes of the batch tile, into modes[bt, c, k].
+            for bt in 0..bt_n {
+                let mut ci0 = 0usize;
+                while ci0 < cin {
+                    forward_chunk::<F, SI, SO, NI, NO>(
+                        x,
+                        y,
+                        spectrum,
+                        forward_twiddles,
+                        forward_factors,
+                        &mut work_re,
+                        &mut work_im,
+                        &mut modes,
+                        b0 + bt,
+                        ci0,
+                        bt * rows + ci0,
+                        cin - ci0,
+                        o_tile,
+                        batch,
+                        cin,
+                        inner,
+                        e,
+                        x_batch,
+                        x_channel,
+                        x_axis,
+                        x_inner,
+                        fwd_signal,
+                        fwd_thread,
+                        cfg.clone(),
+                    );
+                    ci0 += cc_n;
+                }
+            }
+            // 2. modes[bt, o, k] ← Σ_c modes[bt, c, k] · W[c, o, k, e], a round of modes at a time.
+            contract_resident::<F>(
+                weight,
+                scale,
+                bias,
+                &mut modes,
+                bias_mode,
+                bias_factor,
+                cin,
+                cout,
+                inner,
+                e,
+                o0,
+                w_in,
+                w_out,
+                w_mode,
+                group,
+                cfg.clone(),
+            );
+            // 3. The inverse transforms, a tile of output channels at a time.
+            for step in 0..bt_n * tiles {
+                let (bt, og) = (step / tiles, (step % tiles) * os_n);
+                inverse_tile::<F, SI, SO, NI, NO>(
+                    x,
+                    y,
+                    inverse_twiddles,
+                    inverse_factors,
+                    &mut work_re,
+                    &mut work_im,
+                    &modes,
+                    bt * rows + og,
+                    b0 + bt,
+                    o0 + og,
+                    select(o0 + ot_n < cout, o0 + ot_n, cout),
+                    batch,
+                    e,
+                    y_batch,
+                    y_channel,
+                    y_axis,
+                    y_inner,
+                    inv_signal,
+                    inv_thread,
+                    cfg.clone(),
+                );
+            }
+        }
+        Schedule::Streamed => {
+            let cp = comptime![cfg.contraction_pairs()];
+            let mut acc_re = Array::<F>::new(comptime![cfg.accumulators()]);
+            let mut acc_im = Array::<F>::new(comptime![cfg.accumulators()]);
+            #[unroll]
+            for t in 0..comptime![cfg.accumulators()] {
+                acc_re[t] = F::new(0.0);
+                acc_im[t] = F::new(0.0);
+            }
+            let mut ci0 = 0usize;
+            while ci0 < cin {
+                // 1. The forward transforms of the chunk's pencils, a batch at
+                // a time; their retained modes go to modes[bt, cc, k]. Runtime
+                // loops around the transforms keep the kernel's code (and its
+                // compile time) to one copy of each stage.
+                for bt in 0..bt_n {
+                    forward_chunk::<F, SI, SO, NI, NO>(
+                        x,
+                        y,
+                        spectrum,
+                        forward_twiddles,
+                        forward_factors,
+                        &mut work_re,
+                        &mut work_im,
+                        &mut modes,
+                        b0 + bt,
+                        ci0,
+                        bt * cc_n,
+                        cc_n,
+                        o_tile,
+                        batch,
+                        cin,
+                        inner,
+                        e,
+                        x_batch,
+                        x_channel,
+                        x_axis,
+                        x_inner,
+                        fwd_signal,
+                        fwd_thread,
+                        cfg.clone(),
+                    );
+                }
+
+                // 2. The contraction: acc[b, o, k] += Σ_c modes[b, c, k] · W[c, o, k, e].
+                #[unroll]
+                for cc in 0..cc_n {
+                    let c = ci0 + cc;
+                    #[unroll]
+                    for i in 0..cp {
+                        let u = lane + i * nt;
+                        let (k, o) = (u % m, u / m);
+                        let valid = o < ot_n && o0 + o < cout && c < cin;
+                        let at = 2 * select(valid, c * w_in + (o0 + o) * w_out + (k * inner + e) * w_mode, 0);
+                        let wr = select(valid, weight[at], F::new(0.0));
+                        let mut wi = select(valid, weight[at + 1], F::new(0.0));
+                        if comptime![cfg.conj_weight] {
+                            wi = -wi;
+                        }
+                        #[unroll]
+                        for bt in 0..bt_n {
+                            let xs = 2 * ((bt * cc_n + cc) * m + k);
+                            let (xr, xi) = (modes[xs], modes[xs + 1]);
+                            acc_re[i * bt_n + bt] += xr * wr - xi * wi;
+                            acc_im[i * bt_n + bt] += xr * wi + xi * wr;
+                        }
+                    }
+                }
+                // The next chunk's transforms overwrite `modes`.
+                sync_cube();
+                ci0 += cc_n;
+            }
+
+            // 3. The epilogue, per batch and inverse tile of output channels:
+            // the accumulated modes (scaled, biased) into `modes`, then the
+            // inverse transforms.
+            for step in 0..bt_n * tiles {
+                let (bt, og) = (step / tiles, (step % tiles) * os_n);
+                // The accumulators stay in registers: their indices are comptime.
+                #[unroll]
+                for i in 0..cp {
+                    #[unroll]
+                    for bt_r in 0..bt_n {
+                        let u = lane + i * nt;
+                        let (k, o) = (u % m, u / m);
+                        if bt_r == bt && o >= og && o < og + os_n && o < ot_n {
+                            let (re, im) = scaled_mode::<F>(
+                                acc_re[i * bt_n + bt_r],
+                                acc_im[i * bt_n + bt_r],
+                                scale,
+                                bias,
+                                bias_mode,
+                                bias_factor,
+                                k * inner + e,
+                                o0 + o,
+                                cout,
+                                cfg.clone(),
+                            );
+                            let at_mode = 2 * ((o - og) * m + k);
+                            modes[at_mode] = re;
+                            modes[at_mode + 1] = im;
+                        }
+                    }
+                }
+                inverse_tile::<F, SI, SO, NI, NO>(
+                    x,
+                    y,
+                    inverse_twiddles,
+                    inverse_factors,
+                    &mut work_re,
+                    &mut work_im,
+                    &modes,
+                    0usize,
+                    b0 + bt,
+                    o0 + og,
+                    select(o0 + ot_n < cout, o0 + ot_n, cout),
+                    batch,
+                    e,
+                    y_batch,
+                    y_channel,
+                    y_axis,
+                    y_inner,
+                    inv_signal,
+                    inv_thread,
+                    cfg.clone(),
+                );
+            }
+        }
+    }
+}
+
+/// The forward transforms of input channels `c0..` (a stage tile) of batch
+/// `b`: their retained modes go to rows `row0..row0 + kept` of `modes` (and
+/// to the spectrum, when the launch writes it). A batch past the end
+/// transforms the last one again (never stored), keeping every sync uniform.
+/// Ends with a barrier: the next transform overwrites the work tile.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    x: &Array<Vector<SI::Elem, NI>>,
+    y: &mut Array<Vector<SO::Elem, NO>>,
+    spectrum: &mut Array<F>,
+    forward_twiddles: &Array<F>,
+    forward_factors: &Array<F>,
+    work_re: &mut SharedMemory<F>,
+    work_im: &mut SharedMemory<F>,
+    modes: &mut SharedMemory<F>,
+    b: usize,
+    c0: usize,
+    row0: usize,
+    kept: usize,
+    o_tile: usize,
+    batch: usize,
+    cin: usize,
+    inner: usize,
+    e: usize,
+    x_batch: usize,
+    x_channel: usize,
+    x_axis: usize,
+    x_inner: usize,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    let fwd = comptime![cfg.forward.clone()];
+    let m = comptime![cfg.modes];
+    let at = TileCoords {
+        in_base: select(b < batch, b, batch - 1) * x_batch + c0 * x_channel + e * x_inner,
+        out_base: 0,
+        in_sc: x_channel,
+        out_sc: 0,
+        in_axis: x_axis,
+        out_axis: 0,
+        b: 0,
+        c0,
+        nc: cin,
+    };
+    if comptime![!loads_directly(&cfg.forward)] {
+        load_tile::<F, SI, NI>(x, forward_factors, at, work_re, work_im, fwd.clone());
+    }
+    transform_tile::<F, SI, SO, NI, NO>(
+        x,
+        y,
+        forward_twiddles,
+        forward_twiddles,
+        forward_twiddles,
+        forward_factors,
+        work_re,
+        work_im,
+        at,
+        signal,
+        thread,
+        fwd.clone(),
+    );
+    let out_seq = comptime![cfg.forward.output_seq_len()];
+    let scale = F::new(comptime![f32::from_bits(cfg.forward.scale_bits)]);
+    let mut flat = UNIT_POS as usize;
+    while flat < comptime![cfg.chunk() * cfg.modes] {
+        let (s, j) = (flat / m, flat % m);
+        let k = window_index(j, comptime![cfg.forward.store], out_seq);
+        let (vr, vi) = tile_output::<F>(work_re, work_im, forward_twiddles, forward_factors, s, k, fwd.clone());
+        let (vr, vi) = (vr * scale, vi * scale);
+        if s < kept {
+            let at_mode = 2 * ((row0 + s) * m + j);
+            modes[at_mode] = vr;
+            modes[at_mode + 1] = vi;
+        }
+        if comptime![cfg.write_spectrum] {
+            let c = c0 + s;
+            if o_tile == 0 && b < batch && c < cin {
+                let at_spectrum = 2 * (((b * cin + c) * m + j) * inner + e);
+                spectrum[at_spectrum] = vr;
+                spectrum[at_spectrum + 1] = vi;
+            }
+        }
+        flat += comptime![cfg.threads()];
+    }
+    sync_cube();
+}
+
+/// An accumulated mode as the inverse takes it: times the mode's scale, plus
+/// the bias of output channel `o` at the biased mode.
+#[cube]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+fn scaled_mode<F: Float>(
+    re: F,
+    im: F,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    bias_mode: usize,
+    bias_factor: F,
+    mode: usize,
+    o: usize,
+    cout: usize,
+    #[comptime] cfg: FusedConfig,
+) -> (F, F) {
+    let s = if comptime![cfg.scaled] {
+        scale[mode % scale.len()]
+    } else {
+        F::new(1.0)
+    };
+    let mut re = re * s;
+    if comptime![cfg.biased] {
+        if mode == bias_mode && o < cout {
+            re += bias_factor * bias[o];
+        }
+    }
+    (re, im * s)
+}
+
+/// The resident contraction, in place: each round takes as many modes as the
+/// cube's threads cover with `group` output channels each (lanes along the
+/// modes, so weights load coalesced), sums over every input channel with the
+/// next channel's weights loaded while the current one multiplies, and
+/// writes its outputs over its modes' inputs once every thread has read them.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn contract_resident<F: Float>(
+    weight: &Array<F>,
+    scale: &Array<F>,
+    bias: &Array<F>,
+    modes: &mut SharedMemory<F>,
+    bias_mode: usize,
+    bias_factor: F,
+    cin: usize,
+    cout: usize,
+    inner: usize,
+    e: usize,
+    o0: usize,
+    w_in: usize,
+    w_out: usize,
+    w_mode: usize,
+    #[comptime] group: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    let m = comptime![cfg.modes];
+    let (bt_n, ot_n) = comptime![(cfg.batch_tile, cfg.out_tile)];
+    let rows = comptime![cfg.resident_rows()];
+    let per_round = comptime![cfg.resident_modes_per_round()];
+    let lane = UNIT_POS as usize;
+    let (kl, og) = (lane % per_round, lane / per_round);
+    let accs = comptime![bt_n * group];
+    let mut k0 = 0usize;
+    while k0 < m {
+        let k = k0 + kl;
+        let live = og < comptime![ot_n.div_ceil(group)] && k < m;
+        let kr = select(live, k, 0usize);
+        let mut acc_re = Array::<F>::new(accs);
+        let mut acc_im = Array::<F>::new(accs);
+        #[unroll]
+        for t in 0..accs {
+            acc_re[t] = F::new(0.0);
+            acc_im[t] = F::new(0.0);
+        }
+        // Weights of channel c for this thread's outputs, the next channel's in flight.
+        let first = og * group;
+        let base = (o0 + first) * w_out + (kr * inner + e) * w_mode;
+        let mut w_re = Array::<F>::new(group);
+        let mut w_im = Array::<F>::new(group);
+        group_weights::<F>(
+            weight,
+            &mut w_re,
+            &mut w_im,
+            0,
+            base,
+            first,
+            live,
+            cin,
+            cout,
+            o0,
+            w_in,
+            w_out,
+            group,
+            cfg.clone(),
+        );
+        for c in 0..cin {
+            let mut cur_re = Array::<F>::new(group);
+            let mut cur_im = Array::<F>::new(group);
+            #[unroll]
+            for q in 0..group {
+                cur_re[q] = w_re[q];
+                cur_im[q] = w_im[q];
+            }
+            group_weights::<F>(
+                weight,
+                &mut w_re,
+                &mut w_im,
+                c + 1,
+                base,
+                first,
+                live,
+                cin,
+                cout,
+                o0,
+                w_in,
+                w_out,
+                group,
+                cfg.clone(),
+            );
+            #[unroll]
+            for bt in 0..bt_n {
+                let xs = 2 * ((bt * rows + c) * m + kr);
+                let (xr, xi) = (modes[xs], modes[xs + 1]);
+                #[unroll]
+                for q in 0..group {
+                    let (wr, wi) = (cur_re[q], cur_im[q]);
+                    acc_re[bt * group + q] += xr * wr - xi * wi;
+                    acc_im[bt * group + q] += xr * wi + xi * wr;
+                }
+            }
+        }
+        // Every thread has read this round's modes before any overwrites them.
+        sync_cube();
+        if live {
+            #[unroll]
+            for bt in 0..bt_n {
+                #[unroll]
+                for q in 0..group {
+                    let o = og * group + q;
+                    if o < ot_n {
+                        let (re, im) = scaled_mode::<F>(
+                            acc_re[bt * group + q],
+                            acc_im[bt * group + q],
+                            scale,
+                            bias,
+                            bias_mode,
+                            bias_factor,
+                            k * inner + e,
+                            o0 + o,
+                            cout,
+                            cfg.clone(),
+                        );
+                        let at = 2 * ((bt * rows + o) * m + k);
+                        modes[at] = re;
+                        modes[at + 1] = im;
+                    }
+                }
+            }
+        }
+        sync_cube();
+        k0 += per_round;
+    }
+}
+
+/// Weights `W[c, o0 + first + q, k, e]` of a thread's `group` output
+/// channels (`base` locates `q = 0` at channel 0), conjugated when the problem
+/// asks; zero past the last input or output channel or for a thread without
+/// a mode.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn group_weights<F: Float>(
+    weight: &Array<F>,
+    w_re: &mut Array<F>,
+    w_im: &mut Array<F>,
+    c: usize,
+    base: usize,
+    first: usize,
+    live: bool,
+    cin: usize,
+    cout: usize,
+    o0: usize,
+    w_in: usize,
+    w_out: usize,
+    #[comptime] group: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    #[unroll]
+    for q in 0..group {
+        let o = first + q;
+        let valid = live && c < cin && o < comptime![cfg.out_tile] && o0 + o < cout;
+        let at = 2 * select(valid, base + c * w_in + q * w_out, 0);
+        w_re[q] = select(valid, weight[at], F::new(0.0));
+        let wi = select(valid, weight[at + 1], F::new(0.0));
+        w_im[q] = if comptime![cfg.conj_weight] { -wi } else { wi };
+    }
+}
+
+/// The inverse transforms of output channels `c0..last` of batch `b`, their
+/// modes in rows `row0..` of `modes`: through the inverse stage's load
+/// window into the work tile, the inverse passes, the output. Starts and
+/// ends with a barrier (the modes were just written; the next tile
+/// overwrites the work tile).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+    x: &Array<Vector<SI::Elem, NI>>,
+    y: &mut Array<Vector<SO::Elem, NO>>,
+    inverse_twiddles: &Array<F>,
+    inverse_factors: &Array<F>,
+    work_re: &mut SharedMemory<F>,
+    work_im: &mut SharedMemory<F>,
+    modes: &SharedMemory<F>,
+    row0: usize,
+    b: usize,
+    c0: usize,
+    last: usize,
+    batch: usize,
+    e: usize,
+    y_batch: usize,
+    y_channel: usize,
+    y_axis: usize,
+    y_inner: usize,
+    signal: usize,
+    thread: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    let inv = comptime![cfg.inverse.clone()];
+    let m = comptime![cfg.modes];
+    let in_seq = comptime![cfg.inverse.input_seq_len()];
+    let load_len = comptime![cfg.inverse.load_len()];
+    let stride = comptime![cfg.inverse.smem_stride];
+    sync_cube();
+    let mut flat = UNIT_POS as usize;
+    while flat < comptime![cfg.inverse.load_len() * cfg.inverse.signals_per_cube] {
+        let (s, k) = (flat / load_len, flat % load_len);
+        // A Hermitian input holds bins 0..=n/2: the others are X[n-k] = conj X[k],
+        // and DC and Nyquist are real.
+        let hermitian = comptime![cfg.inverse.input == InputForm::Hermitian];
+        let n = comptime![cfg.inverse.n];
+        let (mut bin, mut mirrored) = (k, false);
+        if comptime![hermitian] {
+            let (hb, mi) = hermitian_bin(k, n);
+            bin = hb;
+            mirrored = mi;
+        }
+        let (held, j) = window_position(bin, comptime![cfg.inverse.load], in_seq);
+        let mut vr = F::new(0.0);
+        let mut vi = F::new(0.0);
+        if held {
+            vr = modes[2 * ((row0 + s) * m + j)];
+            vi = modes[2 * ((row0 + s) * m + j) + 1];
+            if comptime![hermitian] {
+                vi = hermitian_imag::<F>(vi, bin, mirrored, n);
+            }
+        }
+        let to = s * stride + input_slot::<F>(inverse_factors, k, inv.clone());
+        work_re[to] = vr;
+        work_im[to] = packed_bin_imag::<F>(vi, k, inv.clone());
+        flat += comptime![cfg.threads()];
+    }
+    sync_cube();
+    if comptime![folds_in_shared(&cfg.inverse)] {
+        fold_packed_tile::<F>(work_re, work_im, inverse_twiddles, signal, thread, inv.clone());
+    }
+    // Only the tile's channels, and none of a batch past the end.
+    let at = TileCoords {
+        in_base: 0,
+        out_base: select(b < batch, b, batch - 1) * y_batch + c0 * y_channel + e * y_inner,
+        in_sc: 0,
+        out_sc: y_channel,
+        in_axis: 0,
+        out_axis: y_axis,
+        b: 0,
+        c0,
+        nc: select(b < batch, last, 0),
+    };
+    transform_tile::<F, SI, SO, NI, NO>(
+        x,
+        y,
+        inverse_twiddles,
+        inverse_twiddles,
+        inverse_twiddles,
+        inverse_factors,
+        work_re,
+        work_im,
+        at,
+        signal,
+        thread,
+        inv.clone(),
+    );
+    if comptime![!stores_directly(&cfg.inverse)] {
+        store_tile::<F, SO, NO>(
+            y,
+            inverse_twiddles,
+            inverse_twiddles,
+            inverse_twiddles,
+            inverse_factors,
+            work_re,
+            work_im,
+            at,
+            inv.clone(),
+        );
+    }
+    sync_cube();
+}
