@@ -420,7 +420,7 @@ impl FusedSpectralConv {
 
     /// The resident schedule's tiles within `shared_limit` bytes of shared
     /// memory (the device's: CUDA grants far more than 48 KiB), if any fit:
-    /// up to 32 output channels (the H200 sweep's best on every 1D anchor)
+    /// up to 32 output channels (the sweep's best on every 1D anchor, same results file)
     /// and 8 batches a cube, shrunk until they fit (batches first), then for
     /// parallelism the batch tile.
     pub fn resident_config(&self, write_spectrum: bool, shared_limit: usize) -> Option<FusedConfig> {
