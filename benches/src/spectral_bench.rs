@@ -12,7 +12,8 @@
 //! `--cgemm-sweep` instead times the forward CGEMM of every case under a range
 //! of block shapes (each checked against the default one), for tuning;
 //! `--fused-sweep` times the fused kernel of every case's first axis under a
-//! range of batch and output-channel tiles. `--fault-tolerance` times the
+//! range of batch and output-channel tiles (and, resident, cube sizes).
+//! `--fault-tolerance` times the
 //! Unfused path unchecked, detecting and correcting faults (docs/abft.md),
 //! in turn, with the faults the checks counted (false positives).
 
@@ -25,7 +26,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime};
 use cubecl::prelude::*;
 use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
-use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv, Schedule};
+use fno_kernels::fused::{CubeLimits, FusedBuffers, FusedConfig, FusedSpectralConv};
 use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
@@ -347,43 +348,47 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
         launch(&own);
         let want = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
         let default_ms = median_launch_ms(&client, opts.reps, || launch(&own));
-        let shared_limit = client.properties().hardware.max_shared_memory_size;
-        let resident = FusedConfig {
-            schedule: Schedule::Resident {
-                cin: channels,
-                group: 4,
-            },
-            ..own.clone()
-        };
+        let limits = CubeLimits::of(&client);
         let mut timed = [Vec::new(), Vec::new()];
-        for (schedule, base) in [&own, &resident].into_iter().enumerate() {
-            for batch_tile in [1, 2, 4, 8] {
-                for out_tile in [8, 16, 32, 64, 128] {
-                    let cfg = FusedConfig {
-                        batch_tile,
-                        out_tile,
-                        ..base.clone()
-                    };
-                    if !cfg.fits(if schedule == 0 { 48 * 1024 } else { shared_limit })
-                        || batch_tile > batch.next_power_of_two()
-                        || out_tile > channels.next_power_of_two()
-                    {
-                        continue;
-                    }
-                    launch(&cfg);
-                    let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
-                    let err = rel_err(&got, &want);
-                    assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
-                    let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
-                    timed[schedule].push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
+        let time = |cfg: &FusedConfig| {
+            launch(cfg);
+            let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
+            let err = rel_err(&got, &want);
+            assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
+            median_launch_ms(&client, opts.reps, || launch(cfg))
+        };
+        let tiles = |most: usize| {
+            [1, 2, 4]
+                .into_iter()
+                .filter(move |&b| b <= batch.next_power_of_two())
+                .flat_map(move |b| [16, 32, 64].into_iter().map(move |o| (b, o)))
+                .filter(move |&(_, o)| o <= most)
+        };
+        for (batch_tile, out_tile) in tiles(channels.next_power_of_two()) {
+            let cfg = FusedConfig {
+                batch_tile,
+                out_tile,
+                ..own.clone()
+            };
+            if cfg.fits(CubeLimits::PORTABLE) {
+                let ms = time(&cfg);
+                timed[0].push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
+            }
+        }
+        for threads in [256, 512, 1024] {
+            for (batch_tile, out_tile) in tiles(channels) {
+                let cfg = problem.resident_tiles(false, threads, batch_tile, out_tile);
+                if cfg.threads() == threads && cfg.fits(limits) {
+                    let ms = time(&cfg);
+                    timed[1].push(format!("[{threads}, {batch_tile}, {out_tile}, {ms:.5}]"));
                 }
             }
         }
         let chosen = problem
-            .resident_config(false, shared_limit)
+            .resident_config(false, limits)
             .map(|cfg| {
                 let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
-                format!("[{}, {}, {ms:.5}]", cfg.batch_tile, cfg.out_tile)
+                format!("[{}, {}, {}, {ms:.5}]", cfg.threads(), cfg.batch_tile, cfg.out_tile)
             })
             .unwrap_or_else(|| "null".into());
         println!(

@@ -12,8 +12,8 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::fused::{CubeLimits, FusedConfig, Schedule};
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
-use fno_kernels::fused::{FusedConfig, Schedule};
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 
 struct Case {
@@ -248,9 +248,9 @@ fn fused_matches_the_oracle() {
         // The resident schedule as chosen for this device, and with odd
         // tiles where they fit (a cube of one thread has no two groups):
         // several output tiles, groups cut short, rounds of few modes.
-        let limit = client.properties().hardware.max_shared_memory_size;
+        let limits = CubeLimits::of(&client);
         let problem = case.problem();
-        let resident = problem.resident_config(true, limit).expect("small problems fit");
+        let resident = problem.resident_config(true, limits).expect("small problems fit");
         let odd = FusedConfig {
             batch_tile: 2,
             out_tile: 3,
@@ -260,10 +260,12 @@ fn fused_matches_the_oracle() {
             },
             ..resident.clone()
         };
+        // Cubes of more threads where the problem has the channels for them:
+        // groups of fewer output channels, longer stage tiles (CUDA runs 512;
+        // lavapipe's 32 KiB of shared memory fits them only on small problems).
+        let wide = problem.resident_tiles(true, 512, 2, resident.out_tile);
         let mut configs = vec![chosen, largest, resident];
-        if odd.fits(limit) {
-            configs.push(odd);
-        }
+        configs.extend([odd, wide].into_iter().filter(|cfg| cfg.fits(limits)));
         for cfg in configs {
             let (ey, es) = run(&client, case, cfg.clone(), seed);
             assert!(

@@ -12,14 +12,15 @@ use crate::fft::stage::{
     packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
     window_position, InputForm, TileCoords,
 };
-use crate::precision::Storage;
+use crate::pairs::read_pair;
+use crate::precision::{Native, Storage};
 
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size>(
+pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size, NW: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
-    weight: &Array<F>,
+    weight: &Array<Vector<F, NW>>,
     y: &mut Array<Vector<SO::Elem, NO>>,
     spectrum: &mut Array<F>,
     forward_twiddles: &Array<F>,
@@ -102,7 +103,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                 }
             }
             // 2. modes[bt, o, k] ← Σ_c modes[bt, c, k] · W[c, o, k, e], a round of modes at a time.
-            contract_resident::<F>(
+            contract_resident::<F, NW>(
                 weight,
                 scale,
                 bias,
@@ -200,9 +201,10 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                         let u = lane + i * nt;
                         let (k, o) = (u % m, u / m);
                         let valid = o < ot_n && o0 + o < cout && c < cin;
-                        let at = 2 * select(valid, c * w_in + (o0 + o) * w_out + (k * inner + e) * w_mode, 0);
-                        let wr = select(valid, weight[at], F::new(0.0));
-                        let mut wi = select(valid, weight[at + 1], F::new(0.0));
+                        let at = select(valid, c * w_in + (o0 + o) * w_out + (k * inner + e) * w_mode, 0);
+                        let (wr, wi) = read_pair::<F, Native<F>, NW>(weight, at, comptime![cfg.vector_weight]);
+                        let wr = select(valid, wr, F::new(0.0));
+                        let mut wi = select(valid, wi, F::new(0.0));
                         if comptime![cfg.conj_weight] {
                             wi = -wi;
                         }
@@ -210,8 +212,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                         for bt in 0..bt_n {
                             let xs = 2 * ((bt * cc_n + cc) * m + k);
                             let (xr, xi) = (modes[xs], modes[xs + 1]);
-                            acc_re[i * bt_n + bt] += xr * wr - xi * wi;
-                            acc_im[i * bt_n + bt] += xr * wi + xi * wr;
+                            multiply_add::<F>(&mut acc_re, &mut acc_im, i * bt_n + bt, xr, xi, wr, wi);
                         }
                     }
                 }
@@ -397,15 +398,24 @@ fn scaled_mode<F: Float>(
     (re, im * s)
 }
 
+/// `acc[t] += x · w` (complex) as four fused multiply-adds.
+#[cube]
+fn multiply_add<F: Float>(acc_re: &mut Array<F>, acc_im: &mut Array<F>, t: usize, xr: F, xi: F, wr: F, wi: F) {
+    acc_re[t] += xr * wr;
+    acc_re[t] -= xi * wi;
+    acc_im[t] += xr * wi;
+    acc_im[t] += xi * wr;
+}
+
 /// The resident contraction, in place: each round takes as many modes as the
 /// cube's threads cover with `group` output channels each (lanes along the
-/// modes, so weights load coalesced), sums over every input channel with the
-/// next channel's weights loaded while the current one multiplies, and
-/// writes its outputs over its modes' inputs once every thread has read them.
+/// modes, so weights load coalesced), sums over every input channel a block
+/// of channels at a time with the next block's weights in flight, and writes
+/// its outputs over its modes' inputs once every thread has read them.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn contract_resident<F: Float>(
-    weight: &Array<F>,
+fn contract_resident<F: Float, NW: Size>(
+    weight: &Array<Vector<F, NW>>,
     scale: &Array<F>,
     bias: &Array<F>,
     modes: &mut SharedMemory<F>,
@@ -424,16 +434,22 @@ fn contract_resident<F: Float>(
 ) {
     let m = comptime![cfg.modes];
     let (bt_n, ot_n) = comptime![(cfg.batch_tile, cfg.out_tile)];
-    let rows = comptime![cfg.resident_rows()];
     let per_round = comptime![cfg.resident_modes_per_round()];
+    let depth = comptime![cfg.resident_depth()];
+    let blocks = cin / depth;
     let lane = UNIT_POS as usize;
     let (kl, og) = (lane % per_round, lane / per_round);
+    let groups = comptime![ot_n.div_ceil(group)];
     let accs = comptime![bt_n * group];
+    let in_block = comptime![depth * group];
     let mut k0 = 0usize;
     while k0 < m {
         let k = k0 + kl;
-        let live = og < comptime![ot_n.div_ceil(group)] && k < m;
-        let kr = select(live, k, 0usize);
+        let live = og < groups && k < m;
+        // A thread without a mode or group loads its neighbours' weights
+        // (clamped in range) and drops its sums.
+        let first = select(og < groups, og, groups - 1) * group;
+        let at_mode = (select(k < m, k, m - 1) * inner + e) * w_mode;
         let mut acc_re = Array::<F>::new(accs);
         let mut acc_im = Array::<F>::new(accs);
         #[unroll]
@@ -441,20 +457,18 @@ fn contract_resident<F: Float>(
             acc_re[t] = F::new(0.0);
             acc_im[t] = F::new(0.0);
         }
-        // Weights of channel c for this thread's outputs, the next channel's in flight.
-        let first = og * group;
-        let base = (o0 + first) * w_out + (kr * inner + e) * w_mode;
-        let mut w_re = Array::<F>::new(group);
-        let mut w_im = Array::<F>::new(group);
-        group_weights::<F>(
+        // Two blocks of weights, one multiplied while the other loads.
+        let mut a_re = Array::<F>::new(in_block);
+        let mut a_im = Array::<F>::new(in_block);
+        let mut b_re = Array::<F>::new(in_block);
+        let mut b_im = Array::<F>::new(in_block);
+        block_weights::<F, NW>(
             weight,
-            &mut w_re,
-            &mut w_im,
+            &mut a_re,
+            &mut a_im,
             0,
-            base,
+            at_mode,
             first,
-            live,
-            cin,
             cout,
             o0,
             w_in,
@@ -462,23 +476,16 @@ fn contract_resident<F: Float>(
             group,
             cfg.clone(),
         );
-        for c in 0..cin {
-            let mut cur_re = Array::<F>::new(group);
-            let mut cur_im = Array::<F>::new(group);
-            #[unroll]
-            for q in 0..group {
-                cur_re[q] = w_re[q];
-                cur_im[q] = w_im[q];
-            }
-            group_weights::<F>(
+        let mut block = 0usize;
+        while block < blocks {
+            let next = select(block + 1 < blocks, block + 1, block);
+            block_weights::<F, NW>(
                 weight,
-                &mut w_re,
-                &mut w_im,
-                c + 1,
-                base,
+                &mut b_re,
+                &mut b_im,
+                next * depth,
+                at_mode,
                 first,
-                live,
-                cin,
                 cout,
                 o0,
                 w_in,
@@ -486,17 +493,46 @@ fn contract_resident<F: Float>(
                 group,
                 cfg.clone(),
             );
-            #[unroll]
-            for bt in 0..bt_n {
-                let xs = 2 * ((bt * rows + c) * m + kr);
-                let (xr, xi) = (modes[xs], modes[xs + 1]);
-                #[unroll]
-                for q in 0..group {
-                    let (wr, wi) = (cur_re[q], cur_im[q]);
-                    acc_re[bt * group + q] += xr * wr - xi * wi;
-                    acc_im[bt * group + q] += xr * wi + xi * wr;
-                }
+            block_products::<F>(
+                &a_re,
+                &a_im,
+                &mut acc_re,
+                &mut acc_im,
+                modes,
+                block * depth,
+                k,
+                group,
+                cfg.clone(),
+            );
+            if block + 1 < blocks {
+                let after = select(block + 2 < blocks, block + 2, block + 1);
+                block_weights::<F, NW>(
+                    weight,
+                    &mut a_re,
+                    &mut a_im,
+                    after * depth,
+                    at_mode,
+                    first,
+                    cout,
+                    o0,
+                    w_in,
+                    w_out,
+                    group,
+                    cfg.clone(),
+                );
+                block_products::<F>(
+                    &b_re,
+                    &b_im,
+                    &mut acc_re,
+                    &mut acc_im,
+                    modes,
+                    (block + 1) * depth,
+                    k,
+                    group,
+                    cfg.clone(),
+                );
             }
+            block += 2;
         }
         // Every thread has read this round's modes before any overwrites them.
         sync_cube();
@@ -519,7 +555,7 @@ fn contract_resident<F: Float>(
                             cout,
                             cfg.clone(),
                         );
-                        let at = 2 * ((bt * rows + o) * m + k);
+                        let at = 2 * ((bt * comptime![cfg.resident_rows()] + o) * m + k);
                         modes[at] = re;
                         modes[at + 1] = im;
                     }
@@ -531,21 +567,19 @@ fn contract_resident<F: Float>(
     }
 }
 
-/// Weights `W[c, o0 + first + q, k, e]` of a thread's `group` output
-/// channels (`base` locates `q = 0` at channel 0), conjugated when the problem
-/// asks; zero past the last input or output channel or for a thread without
-/// a mode.
+/// Weights `W[c0 + d, o0 + first + q, ·]` at `at_mode` for the `depth`
+/// channels of a block and a thread's `group` output channels, at
+/// `[d·group + q]`, conjugated when the problem asks. Output channels past the
+/// last read the last one's (their sums are never stored).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn group_weights<F: Float>(
-    weight: &Array<F>,
+fn block_weights<F: Float, NW: Size>(
+    weight: &Array<Vector<F, NW>>,
     w_re: &mut Array<F>,
     w_im: &mut Array<F>,
-    c: usize,
-    base: usize,
+    c0: usize,
+    at_mode: usize,
     first: usize,
-    live: bool,
-    cin: usize,
     cout: usize,
     o0: usize,
     w_in: usize,
@@ -554,13 +588,55 @@ fn group_weights<F: Float>(
     #[comptime] cfg: FusedConfig,
 ) {
     #[unroll]
-    for q in 0..group {
-        let o = first + q;
-        let valid = live && c < cin && o < comptime![cfg.out_tile] && o0 + o < cout;
-        let at = 2 * select(valid, base + c * w_in + q * w_out, 0);
-        w_re[q] = select(valid, weight[at], F::new(0.0));
-        let wi = select(valid, weight[at + 1], F::new(0.0));
-        w_im[q] = if comptime![cfg.conj_weight] { -wi } else { wi };
+    for d in 0..comptime![cfg.resident_depth()] {
+        #[unroll]
+        for q in 0..group {
+            let o = o0 + first + q;
+            let at = (c0 + d) * w_in + select(o < cout, o, cout - 1) * w_out + at_mode;
+            let (wr, wi) = read_pair::<F, Native<F>, NW>(weight, at, comptime![cfg.vector_weight]);
+            w_re[d * group + q] = wr;
+            w_im[d * group + q] = if comptime![cfg.conj_weight] { -wi } else { wi };
+        }
+    }
+}
+
+/// Adds a block of channels `c0..c0 + depth` to a thread's sums: every batch
+/// of the tile's mode `k` (clamped in range) times the block's weights.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn block_products<F: Float>(
+    w_re: &Array<F>,
+    w_im: &Array<F>,
+    acc_re: &mut Array<F>,
+    acc_im: &mut Array<F>,
+    modes: &SharedMemory<F>,
+    c0: usize,
+    k: usize,
+    #[comptime] group: usize,
+    #[comptime] cfg: FusedConfig,
+) {
+    let m = comptime![cfg.modes];
+    let rows = comptime![cfg.resident_rows()];
+    let kr = select(k < m, k, m - 1);
+    #[unroll]
+    for d in 0..comptime![cfg.resident_depth()] {
+        #[unroll]
+        for bt in 0..comptime![cfg.batch_tile] {
+            let xs = 2 * ((bt * rows + c0 + d) * m + kr);
+            let (xr, xi) = (modes[xs], modes[xs + 1]);
+            #[unroll]
+            for q in 0..group {
+                multiply_add::<F>(
+                    acc_re,
+                    acc_im,
+                    bt * group + q,
+                    xr,
+                    xi,
+                    w_re[d * group + q],
+                    w_im[d * group + q],
+                );
+            }
+        }
     }
 }
 

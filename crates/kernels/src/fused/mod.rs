@@ -101,6 +101,9 @@ pub struct FusedConfig {
     pub scaled: bool,
     pub biased: bool,
     pub write_spectrum: bool,
+    /// The weight read a complex value per 8-byte load (cleared at launch for
+    /// a weight that does not start on 8 bytes).
+    pub vector_weight: bool,
 }
 
 impl FusedConfig {
@@ -155,6 +158,20 @@ impl FusedConfig {
         (self.threads() / self.out_tile.div_ceil(group)).clamp(1, self.modes)
     }
 
+    /// Input channels whose weights a resident thread loads at once (and the
+    /// next block's in flight while it multiplies these): the most of 4, 2, 1
+    /// that divides the channels and keeps the block within
+    /// [`RESIDENT_WEIGHTS`] complex values a thread.
+    fn resident_depth(&self) -> usize {
+        match self.schedule {
+            Schedule::Resident { cin, group } => [4, 2, 1]
+                .into_iter()
+                .find(|d| cin % d == 0 && d * group <= RESIDENT_WEIGHTS)
+                .unwrap_or(1),
+            Schedule::Streamed => 1,
+        }
+    }
+
     /// Shared memory the cube uses, in bytes.
     pub fn shared_bytes(&self) -> usize {
         4 * (2 * self.work_len() + self.modes_len())
@@ -173,15 +190,42 @@ impl FusedConfig {
         }
     }
 
-    /// Whether a cube of these tiles fits `shared_limit` bytes of shared
-    /// memory and the accumulators a thread may hold (and, resident, every
-    /// group of output channels has a thread).
-    pub fn fits(&self, shared_limit: usize) -> bool {
+    /// Whether a cube of these tiles fits a device's cubes, and the
+    /// accumulators a thread may hold (and, resident, every group of output
+    /// channels has a thread).
+    pub fn fits(&self, limits: CubeLimits) -> bool {
         let groups_fit = match self.schedule {
             Schedule::Streamed => true,
             Schedule::Resident { group, .. } => group >= 1 && self.out_tile.div_ceil(group) <= self.threads(),
         };
-        groups_fit && self.shared_bytes() <= shared_limit && self.accumulators() <= MAX_ACCUMULATORS
+        groups_fit
+            && self.shared_bytes() <= limits.shared_bytes
+            && self.threads() <= limits.threads
+            && self.accumulators() <= MAX_ACCUMULATORS
+    }
+}
+
+/// What a device's cubes may take: bytes of shared memory and threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CubeLimits {
+    pub shared_bytes: usize,
+    pub threads: usize,
+}
+
+impl CubeLimits {
+    /// What every backend we target gives.
+    pub const PORTABLE: CubeLimits = CubeLimits {
+        shared_bytes: 48 * 1024,
+        threads: 1024,
+    };
+
+    /// `client`'s device's (CUDA grants far more shared memory than 48 KiB).
+    pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
+        let hardware = &client.properties().hardware;
+        CubeLimits {
+            shared_bytes: hardware.max_shared_memory_size,
+            threads: hardware.max_units_per_cube as usize,
+        }
     }
 }
 
@@ -189,19 +233,23 @@ impl FusedConfig {
 const THREADS: usize = 256;
 /// Signals of a stage's tile at most (short transforms have one thread each).
 const MAX_TILE_SIGNALS: usize = 32;
-/// Threads a cube may have.
-const MAX_THREADS: usize = 1024;
-/// Shared memory a cube may take (every backend we target gives 48 KiB).
-const SHARED_LIMIT: usize = 48 * 1024;
-/// Output channels a thread contracts in the resident schedule.
+/// Output channels a thread contracts in the resident schedule, at most.
 const RESIDENT_GROUP: usize = 4;
+/// Complex weights a resident thread loads per block of input channels, at most.
+const RESIDENT_WEIGHTS: usize = 16;
+/// Threads of a resident cube, about.
+const RESIDENT_THREADS: usize = 512;
 /// Output channels a resident cube owns at most.
-const RESIDENT_OUT_TILE: usize = 32;
+const RESIDENT_OUT_TILE: usize = 64;
 /// Contraction accumulators a thread may hold (complex values).
 const MAX_ACCUMULATORS: usize = 32;
 /// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
 /// shrink until the grid has this many.
 const MIN_CUBES: usize = 132;
+/// Cubes a resident grid keeps at least: a smaller batch tile re-reads the
+/// weights, which cost more than a quarter of an H200's 132 multiprocessors
+/// left idle (benches/results/2026-11-29_fused_contraction_h200.md).
+const MIN_RESIDENT_CUBES: usize = 96;
 
 /// One fused spectral convolution along one axis.
 #[derive(Clone, Debug)]
@@ -308,13 +356,15 @@ impl FusedSpectralConv {
             out_tile: 1,
             ..problem.config(false)
         };
-        if smallest.threads() > MAX_THREADS || smallest.shared_bytes() > SHARED_LIMIT {
+        if !smallest.fits(CubeLimits::PORTABLE) {
             return Err(FftError::Unsupported(format!(
-                "fused transforms of lengths {} and {} need {} threads and {} bytes of shared memory per cube (at most {MAX_THREADS}, {SHARED_LIMIT})",
+                "fused transforms of lengths {} and {} need {} threads and {} bytes of shared memory per cube (at most {}, {})",
                 fwd.n,
                 inv.n,
                 smallest.threads(),
-                smallest.shared_bytes()
+                smallest.shared_bytes(),
+                CubeLimits::PORTABLE.threads,
+                CubeLimits::PORTABLE.shared_bytes
             )));
         }
         Ok(problem)
@@ -336,14 +386,14 @@ impl FusedSpectralConv {
     /// The two stages on tiles of one cube: as many threads as both stages'
     /// tiles can share (whole signals each), near [`THREADS`]; pair I/O where
     /// the tensors' strides allow it.
-    fn stages_for_cube(&self) -> (StageConfig, StageConfig) {
+    fn stages_for_cube(&self, target_threads: usize) -> (StageConfig, StageConfig) {
         let (mut forward, mut inverse) = self.stages.clone();
         let (tf, ti) = (forward.threads_per_signal, inverse.threads_per_signal);
         let common = tf / gcd(tf, ti) * ti;
-        // Whole multiples of both stages' threads, at most THREADS, tiles of at
-        // most MAX_TILE_SIGNALS and no more input channels than there are.
+        // Whole multiples of both stages' threads, at most the target, tiles of
+        // at most MAX_TILE_SIGNALS and no more input channels than there are.
         let most_signals = MAX_TILE_SIGNALS.min(self.cin.next_power_of_two());
-        let multiple = (1..=(THREADS / common).max(1))
+        let multiple = (1..=(target_threads / common).max(1))
             .rev()
             .find(|j| j * common / tf <= most_signals && j * common / ti <= MAX_TILE_SIGNALS)
             .unwrap_or(1);
@@ -373,7 +423,7 @@ impl FusedSpectralConv {
 
     /// The tile shape this problem launches with.
     pub fn config(&self, write_spectrum: bool) -> FusedConfig {
-        let (forward, inverse) = self.stages_for_cube();
+        let (forward, inverse) = self.stages_for_cube(THREADS);
         let mut cfg = FusedConfig {
             forward,
             inverse,
@@ -387,12 +437,13 @@ impl FusedSpectralConv {
             scaled: self.is_scaled(),
             biased: self.bias.is_some(),
             write_spectrum,
+            vector_weight: true,
         };
         // Shrink the tiles until they fit, the batch tile first, then for
         // parallelism the output tile only down to 16 (smaller ones repeat the
         // forward transforms).
         loop {
-            let (over, few) = (!cfg.fits(SHARED_LIMIT), self.cubes(&cfg) < MIN_CUBES);
+            let (over, few) = (!cfg.fits(CubeLimits::PORTABLE), self.cubes(&cfg) < MIN_CUBES);
             if !over && !few {
                 break;
             }
@@ -407,46 +458,71 @@ impl FusedSpectralConv {
         cfg
     }
 
-    /// The schedule and tiles a launch takes on a device with `shared_limit`
-    /// bytes of shared memory a cube: resident where it fits along a single
-    /// axis (`inner` 1, where it was measured faster on every 1D anchor:
-    /// benches/results/2026-11-29_fused_resident_h200.md), streamed otherwise.
-    pub fn chosen_config(&self, write_spectrum: bool, shared_limit: usize) -> FusedConfig {
-        let resident = (self.inner == 1)
-            .then(|| self.resident_config(write_spectrum, shared_limit))
-            .flatten();
-        resident.unwrap_or_else(|| self.config(write_spectrum))
+    /// The schedule and tiles a launch takes on a device whose cubes have
+    /// `limits`: resident where it fits (measured faster
+    /// on every anchor it fits: benches/results/2026-11-29_fused_contraction_h200.md),
+    /// streamed otherwise.
+    pub fn chosen_config(&self, write_spectrum: bool, limits: CubeLimits) -> FusedConfig {
+        self.resident_config(write_spectrum, limits)
+            .unwrap_or_else(|| self.config(write_spectrum))
     }
 
-    /// The resident schedule's tiles within `shared_limit` bytes of shared
-    /// memory (the device's: CUDA grants far more than 48 KiB), if any fit:
-    /// up to 32 output channels (the sweep's best on every 1D anchor, same results file)
-    /// and 8 batches a cube, shrunk until they fit (batches first), then for
-    /// parallelism the batch tile.
-    pub fn resident_config(&self, write_spectrum: bool, shared_limit: usize) -> Option<FusedConfig> {
-        let streamed = self.config(write_spectrum);
-        let mut cfg = FusedConfig {
-            batch_tile: self.batch.next_power_of_two().min(8),
-            out_tile: self.cout.min(RESIDENT_OUT_TILE),
-            schedule: Schedule::Resident {
-                cin: self.cin,
-                group: RESIDENT_GROUP.min(self.cout),
-            },
-            ..streamed
-        };
-        while !cfg.fits(shared_limit) {
+    /// The resident schedule's tiles within a device's `limits`, on cubes of
+    /// about 512 threads (fewer where the device allows fewer), if any fit: up
+    /// to 64 output channels and 8 batches a cube, shrunk until they fit
+    /// (batches first), then for parallelism the batch tile and then the
+    /// output tile down to 32 (the sweep's best on the anchors, same file).
+    pub fn resident_config(&self, write_spectrum: bool, limits: CubeLimits) -> Option<FusedConfig> {
+        let threads = RESIDENT_THREADS.min(limits.threads);
+        let tiles = |batch_tile, out_tile| self.resident_tiles(write_spectrum, threads, batch_tile, out_tile);
+        let mut cfg = tiles(self.batch.next_power_of_two().min(8), self.cout.min(RESIDENT_OUT_TILE));
+        while !cfg.fits(limits) {
             if cfg.batch_tile > 1 {
-                cfg.batch_tile /= 2;
+                cfg = tiles(cfg.batch_tile / 2, cfg.out_tile);
             } else if cfg.out_tile > 1 {
-                cfg.out_tile = cfg.out_tile.div_ceil(2);
+                cfg = tiles(1, cfg.out_tile.div_ceil(2));
             } else {
                 return None;
             }
         }
-        while self.cubes(&cfg) < MIN_CUBES && cfg.batch_tile > 1 {
-            cfg.batch_tile /= 2;
+        while self.cubes(&cfg) < MIN_RESIDENT_CUBES {
+            if cfg.batch_tile > 1 {
+                cfg = tiles(cfg.batch_tile / 2, cfg.out_tile);
+            } else if cfg.out_tile > 32 {
+                cfg = tiles(1, cfg.out_tile / 2);
+            } else {
+                break;
+            }
         }
         Some(cfg)
+    }
+
+    /// The resident schedule on cubes of about `threads` threads with the given
+    /// tiles; each thread contracts enough output channels (up to
+    /// [`RESIDENT_GROUP`]) for the cube's threads to cover the tile's modes.
+    /// It may not fit the device ([`FusedConfig::fits`]).
+    pub fn resident_tiles(
+        &self,
+        write_spectrum: bool,
+        threads: usize,
+        batch_tile: usize,
+        out_tile: usize,
+    ) -> FusedConfig {
+        let (forward, inverse) = self.stages_for_cube(threads);
+        let threads = forward.threads_per_cube();
+        let pairs = out_tile * self.modes();
+        let group = pairs
+            .div_ceil(threads)
+            .next_power_of_two()
+            .clamp(1, RESIDENT_GROUP.min(out_tile));
+        FusedConfig {
+            forward,
+            inverse,
+            batch_tile,
+            out_tile,
+            schedule: Schedule::Resident { cin: self.cin, group },
+            ..self.config(write_spectrum)
+        }
     }
 
     /// Floats of every buffer: (x, weight, y, spectrum).
@@ -486,9 +562,8 @@ impl FusedSpectralConv {
     /// forward transform of `x`, `[batch, cin, M, inner]` complex, densely;
     /// `bias` holds the [`ModeBias`]'s `cout` values when the problem has one.
     pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, tables: &FusedTables, buffers: FusedBuffers<'_>) {
-        let shared_limit = client.properties().hardware.max_shared_memory_size;
         self.dispatch(
-            self.chosen_config(buffers.spectrum.is_some(), shared_limit),
+            self.chosen_config(buffers.spectrum.is_some(), CubeLimits::of(client)),
             client,
             tables,
             buffers,
@@ -504,7 +579,12 @@ impl FusedSpectralConv {
         tables: &FusedTables,
         buffers: FusedBuffers<'_>,
     ) {
-        let own = self.config(buffers.spectrum.is_some());
+        let (forward, inverse) = self.stages_for_cube(cfg.threads());
+        let own = FusedConfig {
+            forward,
+            inverse,
+            ..self.config(buffers.spectrum.is_some())
+        };
         let tiles = |c: &FusedConfig| FusedConfig {
             batch_tile: 0,
             out_tile: 0,
@@ -515,8 +595,7 @@ impl FusedSpectralConv {
         if let Schedule::Resident { cin, .. } = cfg.schedule {
             assert_eq!(cin, self.cin, "the configuration belongs to another problem");
         }
-        let shared_limit = client.properties().hardware.max_shared_memory_size;
-        assert!(cfg.fits(shared_limit), "tiles that do not fit: {cfg:?}");
+        assert!(cfg.fits(CubeLimits::of(client)), "tiles that do not fit: {cfg:?}");
         self.dispatch(cfg, client, tables, buffers)
     }
 
@@ -543,6 +622,7 @@ impl FusedSpectralConv {
         // A buffer that starts inside a pair (a view at an odd float offset) moves floats one by one.
         cfg.forward.vector_input &= pair_aligned(x);
         cfg.inverse.vector_output &= pair_aligned(y);
+        cfg.vector_weight &= pair_aligned(weight);
         let (ex, ew, ey, es) = self.extents();
         let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
         // Unscaled and unbiased launches bind the weight in the scale and bias
@@ -581,6 +661,7 @@ impl FusedSpectralConv {
                 CubeDim::new_1d(cfg.threads() as u32),
                 vector_size(cfg.forward.vector_input),
                 vector_size(cfg.inverse.vector_output),
+                vector_size(cfg.vector_weight),
                 arr(x, ex),
                 arr(weight, ew),
                 arr(y, ey),
