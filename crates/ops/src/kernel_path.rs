@@ -402,7 +402,8 @@ fn fused_axis<R: CubeRuntime>(
     .norm(norm)
     .mode_order(orders.1);
     let (weight, weight_strides, conj) = weight;
-    let (mut problem, tables) = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
+    let fused = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
+    let mut problem = fused.problem.clone();
     problem.conj_weight = conj;
     problem.mode_scale = mode_scale;
     problem.bias = bias.map(|(_, mode_bias)| mode_bias);
@@ -440,7 +441,7 @@ fn fused_axis<R: CubeRuntime>(
         spectrum: Some(&spectrum.handle),
         bias: bias.map(|(values, _)| &values.handle),
     };
-    problem.launch(&input.client, &tables, buffers);
+    problem.launch(&input.client, &fused.tables, buffers);
     Ok((out, spectrum))
 }
 

@@ -1,6 +1,6 @@
-//! Lowered FFT plans and fused-kernel tables, cached per device: building one
-//! uploads twiddle tables, which a layer called every step
-//! should not pay for again. Also each device's record of the faults its
+//! Lowered FFT plans and fused-kernel problems with their tables, cached per
+//! device: building one plans the transforms and uploads twiddle tables,
+//! which a layer called every step should not pay for again. Also each device's record of the faults its
 //! checked contractions found.
 
 use std::any::{Any, TypeId};
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use burn_cubecl::CubeRuntime;
 use cubecl::prelude::ComputeClient;
+use fno_kernels::cgemm::Strides;
 use fno_kernels::fault::{FaultCounts, FaultRecord, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, DeviceOptions, FftDesc, FftPlan, Planning};
 use fno_kernels::fused::{FusedSpectralConv, FusedTables};
@@ -17,13 +18,14 @@ use fno_kernels::nufft::{DeviceNufft, NufftDesc, NufftType};
 
 use crate::spec::SpectralError;
 
-/// What is cached: a plan lowered as planned, the tables of a fused
-/// kernel's two transforms, a non-uniform FFT over one point cloud, or the
-/// fault record of the device's checked contractions.
+/// What is cached: a plan lowered as planned, a fused kernel's problem (its
+/// two transforms and weight strides) with the transforms' tables, a
+/// non-uniform FFT over one point cloud, or the fault record of the device's
+/// checked contractions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Lowered {
     Fft(FftDesc, Planning),
-    Fused(FftDesc, FftDesc),
+    Fused(FftDesc, FftDesc, Strides),
     Nufft(NufftKey),
     ContractionFaults,
 }
@@ -134,19 +136,28 @@ pub(crate) fn fault_counts<R: CubeRuntime>(client: &ComputeClient<R>, device: &R
     counts
 }
 
+/// A fused kernel's problem (before its per-call settings) and its
+/// transforms' tables on one device.
+pub struct FusedEntry {
+    pub problem: FusedSpectralConv,
+    pub tables: FusedTables,
+}
+
 /// The fused problem of the transforms `forward` and `inverse` (weight strides
-/// as given) and its tables on `device`, uploaded on first use.
+/// as given) and its tables on `device`, planned and uploaded on first use.
 pub fn fused_problem<R: CubeRuntime>(
     client: &ComputeClient<R>,
     device: &R::Device,
     forward: FftDesc,
     inverse: FftDesc,
-    weight: fno_kernels::cgemm::Strides,
-) -> Result<(FusedSpectralConv, Arc<FusedTables>), SpectralError> {
-    let plan = |desc: &FftDesc| FftPlan::new(desc.clone()).map_err(fft_error);
-    let problem = FusedSpectralConv::new(&plan(&forward)?, &plan(&inverse)?, weight).map_err(fft_error)?;
-    let tables = cached::<R, _>(device, Lowered::Fused(forward, inverse), || Ok(problem.tables(client)))?;
-    Ok((problem, tables))
+    weight: Strides,
+) -> Result<Arc<FusedEntry>, SpectralError> {
+    cached::<R, _>(device, Lowered::Fused(forward.clone(), inverse.clone(), weight), || {
+        let plan = |desc: FftDesc| FftPlan::new(desc).map_err(fft_error);
+        let problem = FusedSpectralConv::new(&plan(forward)?, &plan(inverse)?, weight).map_err(fft_error)?;
+        let tables = problem.tables(client);
+        Ok(FusedEntry { problem, tables })
+    })
 }
 
 /// The plan of `desc` over the point cloud `points_id` (coordinates

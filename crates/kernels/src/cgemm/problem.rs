@@ -34,7 +34,7 @@ impl OperandPrecisions {
 }
 
 /// Strides of an operand in elements (complex or real): (row, column, mode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Strides {
     pub row: usize,
     pub col: usize,
