@@ -12,7 +12,7 @@ torch's own peak), and the test relative L2
 error of the de-normalised prediction after the last epoch.
 
     python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
-                             [--precision f32,tf32,mixed]
+                             [--precision f32,tf32,mixed] [--impl unfused,fused] [--without-neuralop]
 
 `--precision` sets both trainers alike. f32: torch with TF32 off everywhere
 (`torch.backends.cudnn.allow_tf32 = False`; torch's default leaves it on, so
@@ -31,6 +31,11 @@ With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test
 errors the median over the runs with their range, since neuraloperator's
 error after a few epochs varies from run to run even from one seed.
+
+`--impl` trains ours once per spectral path listed (`fno train --impl`;
+default unfused), the first beside neuraloperator, and tables each path's
+epoch time against the first's; `--without-neuralop` leaves neuraloperator
+out (the path comparison alone).
 
 neuraloperator must be importable (see ../shared/anchors/README.md for its
 wheels). Writes OUT/train_compare.jsonl and OUT/train_compare.md.
@@ -251,12 +256,12 @@ precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 
-def run_ours(fno, name, case, files, epochs, work, memory, seed, precision):
+def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused"):
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(toml_for(name, case, files, epochs, run_dir, seed, precision))
-    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--overwrite"],
+    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", imp, "--overwrite"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate()
     if proc.returncode != 0:
@@ -301,6 +306,27 @@ def table(rows):
     return "\n".join(lines)
 
 
+def impl_table(rows, imps):
+    """Our epoch time under each spectral path, against the first path's."""
+    first = imps[0]
+    head = " | ".join(f"{imp} s/epoch" for imp in imps)
+    ratios = " | ".join(f"{first}/{imp}" for imp in imps[1:])
+    lines = [f"| case | grid | precision | {head} | {ratios} | test L2 ({', '.join(imps)}) |",
+             "| --- | --- | --- |" + " ---: |" * (2 * len(imps) - 1) + " ---: |"]
+    for r in rows:
+        runs = [r[ours_label(imp, imps)] for imp in imps]
+        times = " | ".join(f"{o['epoch_s']:.3f}" for o in runs)
+        ratio = " | ".join(f"{runs[0]['epoch_s'] / o['epoch_s']:.2f}" for o in runs[1:])
+        lines.append(f"| {r['case']} | {r['grid']} | {r['precision']} | {times} | {ratio} | "
+                     f"{' / '.join(l2(o) for o in runs)} |")
+    return "\n".join(lines)
+
+
+def ours_label(imp, imps):
+    """The first path's runs are `ours`; the others' `ours_<path>`."""
+    return "ours" if imp == imps[0] else f"ours_{imp}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fno", required=True)
@@ -313,8 +339,13 @@ def main():
                     help="f32, tf32, mixed, half or several as f32,half: both trainers' precision (see above)")
     ap.add_argument("--again", action="store_true",
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
+    ap.add_argument("--impl", default="unfused", help="our spectral paths, as unfused,fused (see above)")
+    ap.add_argument("--without-neuralop", action="store_true", help="train ours alone")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    imps = args.impl.split(",")
+    if not imps or not set(imps) <= {"reference", "unfused", "fused"}:
+        ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused and fused")
     precisions = args.precision.split(",")
     if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
         ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")
@@ -339,14 +370,14 @@ def main():
             files = make_data(fno, name, case, data_dir)
             grid = "x".join(str(g) for g in load_xy(files["test"])[0].shape[2:])
             row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs, precision=precision)
-            runs = [("neuralop", lambda: with_seeds(
-                        lambda s: run_neuralop_process(name, args.epochs, work, memory, s, precision), args.seeds)),
-                    ("ours", lambda: with_seeds(
-                        lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s, precision),
-                        args.seeds))]
+            runs = [] if args.without_neuralop else [("neuralop", lambda: with_seeds(
+                lambda s: run_neuralop_process(name, args.epochs, work, memory, s, precision), args.seeds))]
+            runs += [(ours_label(imp, imps), lambda imp=imp: with_seeds(
+                lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s, precision, imp),
+                args.seeds)) for imp in imps]
             if args.again:
                 runs.append(("ours_again",
-                             lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision)))
+                             lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision, imps[0])))
             for label, run in runs:
                 try:
                     row[label] = run()
@@ -358,11 +389,13 @@ def main():
             rows.append(row)
     finally:
         memory.stop()
-    done = [r for r in rows if "error" not in r["neuralop"] and "error" not in r["ours"]]
-    text = table(done)
+    done = [r for r in rows if "error" not in r.get("neuralop", {}) and "error" not in r["ours"]]
+    text = "" if args.without_neuralop else table(done) + "\n"
+    if len(imps) > 1:
+        text += "\n" + impl_table([r for r in done if all("error" not in r[ours_label(i, imps)] for i in imps)], imps)
     print(text)
     with open(os.path.join(work, "train_compare.md"), "w") as f:
-        f.write(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case\n\n{text}\n")
+        f.write(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case\n\n{text.strip()}\n")
 
 
 if __name__ == "__main__":
