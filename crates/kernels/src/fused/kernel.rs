@@ -462,75 +462,24 @@ fn contract_resident<F: Float, NW: Size>(
         let mut a_im = Array::<F>::new(in_block);
         let mut b_re = Array::<F>::new(in_block);
         let mut b_im = Array::<F>::new(in_block);
-        block_weights::<F, NW>(
-            weight,
-            &mut a_re,
-            &mut a_im,
-            0,
+        let columns = WeightColumns {
+            first: o0 + first,
+            last: cout - 1,
             at_mode,
-            first,
-            cout,
-            o0,
             w_in,
             w_out,
-            group,
-            cfg.clone(),
-        );
+        };
+        block_weights::<F, NW>(weight, &mut a_re, &mut a_im, 0, columns, group, cfg.clone());
         let mut block = 0usize;
         while block < blocks {
-            let next = select(block + 1 < blocks, block + 1, block);
-            block_weights::<F, NW>(
-                weight,
-                &mut b_re,
-                &mut b_im,
-                next * depth,
-                at_mode,
-                first,
-                cout,
-                o0,
-                w_in,
-                w_out,
-                group,
-                cfg.clone(),
-            );
-            block_products::<F>(
-                &a_re,
-                &a_im,
-                &mut acc_re,
-                &mut acc_im,
-                modes,
-                block * depth,
-                k,
-                group,
-                cfg.clone(),
-            );
+            let (c0, c1) = (block * depth, (block + 1) * depth);
+            let next = select(block + 1 < blocks, c1, c0);
+            block_weights::<F, NW>(weight, &mut b_re, &mut b_im, next, columns, group, cfg.clone());
+            block_products::<F>(&a_re, &a_im, &mut acc_re, &mut acc_im, modes, c0, k, group, cfg.clone());
             if block + 1 < blocks {
-                let after = select(block + 2 < blocks, block + 2, block + 1);
-                block_weights::<F, NW>(
-                    weight,
-                    &mut a_re,
-                    &mut a_im,
-                    after * depth,
-                    at_mode,
-                    first,
-                    cout,
-                    o0,
-                    w_in,
-                    w_out,
-                    group,
-                    cfg.clone(),
-                );
-                block_products::<F>(
-                    &b_re,
-                    &b_im,
-                    &mut acc_re,
-                    &mut acc_im,
-                    modes,
-                    (block + 1) * depth,
-                    k,
-                    group,
-                    cfg.clone(),
-                );
+                let after = select(block + 2 < blocks, c1 + depth, c1);
+                block_weights::<F, NW>(weight, &mut a_re, &mut a_im, after, columns, group, cfg.clone());
+                block_products::<F>(&b_re, &b_im, &mut acc_re, &mut acc_im, modes, c1, k, group, cfg.clone());
             }
             block += 2;
         }
@@ -567,23 +516,28 @@ fn contract_resident<F: Float, NW: Size>(
     }
 }
 
-/// Weights `W[c0 + d, o0 + first + q, ·]` at `at_mode` for the `depth`
-/// channels of a block and a thread's `group` output channels, at
-/// `[d·group + q]`, conjugated when the problem asks. Output channels past the
-/// last read the last one's (their sums are never stored).
+/// Where a resident thread's weights lie: output channels `first..` (past
+/// `last` they read the last one's, whose sums are never stored) at the flat
+/// offset `at_mode` of its mode, input channels `w_in` apart.
+#[derive(CubeType, Clone, Copy)]
+struct WeightColumns {
+    first: usize,
+    last: usize,
+    at_mode: usize,
+    w_in: usize,
+    w_out: usize,
+}
+
+/// Weights `W[c0 + d, first + q, ·]` of the `depth` channels of a block and a
+/// thread's `group` output channels, at `[d·group + q]`, conjugated when the
+/// problem asks.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn block_weights<F: Float, NW: Size>(
     weight: &Array<Vector<F, NW>>,
     w_re: &mut Array<F>,
     w_im: &mut Array<F>,
     c0: usize,
-    at_mode: usize,
-    first: usize,
-    cout: usize,
-    o0: usize,
-    w_in: usize,
-    w_out: usize,
+    columns: WeightColumns,
     #[comptime] group: usize,
     #[comptime] cfg: FusedConfig,
 ) {
@@ -591,8 +545,9 @@ fn block_weights<F: Float, NW: Size>(
     for d in 0..comptime![cfg.resident_depth()] {
         #[unroll]
         for q in 0..group {
-            let o = o0 + first + q;
-            let at = (c0 + d) * w_in + select(o < cout, o, cout - 1) * w_out + at_mode;
+            let o = columns.first + q;
+            let o = select(o < columns.last, o, columns.last);
+            let at = (c0 + d) * columns.w_in + o * columns.w_out + columns.at_mode;
             let (wr, wi) = read_pair::<F, Native<F>, NW>(weight, at, comptime![cfg.vector_weight]);
             w_re[d * group + q] = wr;
             w_im[d * group + q] = if comptime![cfg.conj_weight] { -wi } else { wi };
