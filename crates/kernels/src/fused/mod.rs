@@ -246,9 +246,9 @@ const MAX_ACCUMULATORS: usize = 32;
 /// Cubes wanted in flight (one per multiprocessor of a large GPU): tiles
 /// shrink until the grid has this many.
 const MIN_CUBES: usize = 132;
-/// Cubes a resident grid keeps at least: a smaller batch tile re-reads the
-/// weights, which cost more than a quarter of an H200's 132 multiprocessors
-/// left idle (benches/results/2026-11-29_fused_contraction_h200.md).
+/// Cubes a resident grid keeps at least: halving the batch tile further
+/// re-reads the weights, which cost more than the idle multiprocessors
+/// (benches/results/2026-11-29_fused_contraction_h200.md).
 const MIN_RESIDENT_CUBES: usize = 96;
 
 /// One fused spectral convolution along one axis.
