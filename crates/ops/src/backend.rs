@@ -57,16 +57,17 @@ pub trait SpectralConvBackend: PointwiseBackend {
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
     /// bias `[Cout]` (added to every output point; the kernels add it to the
     /// spectrum's frequency 0 instead of a pass over the output). Returns the
-    /// output and what the backward needs of `x` (its retained spectrum on the
-    /// kernel paths, computed anyway), so training does not recompute it;
-    /// inference drops it.
+    /// output and, with `keep_saved`, what the backward needs of `x` (its
+    /// retained spectrum), so training does not recompute it; inference does
+    /// without (the fused kernel then never writes it).
     fn spectral_conv_forward(
         x: FloatTensor<Self>,
         weight: FloatTensor<Self>,
         bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError>;
+        keep_saved: bool,
+    ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError>;
 
     /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight, bias)` with respect
     /// to `x` (of shape `x_shape`), `weight` and, `with_bias`, the bias, from
@@ -100,7 +101,8 @@ macro_rules! cpu_backend_without_kernels {
                 _bias: Option<FloatTensor<Self>>,
                 _spec: &SpectralConvSpec,
                 imp: SpectralImpl,
-            ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+                _keep_saved: bool,
+            ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
                 Err(no_kernels($name, imp))
             }
 
@@ -171,15 +173,29 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        keep_saved: bool,
+    ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
         let x_shape = x.primitive.shape().to_vec();
         let inner_bias = bias.as_ref().map(|b| b.primitive.clone());
-        let (out, saved_x) =
-            B::spectral_conv_forward(x.primitive.clone(), weight.primitive.clone(), inner_bias, spec, imp)?;
+        // The backward's operand is needed where the op joins the graph: some
+        // parent is tracked.
+        let tracked = [Some(&x), Some(&weight), bias.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|t| !t.node.requirement.is_none());
+        let (out, saved_x) = B::spectral_conv_forward(
+            x.primitive.clone(),
+            weight.primitive.clone(),
+            inner_bias,
+            spec,
+            imp,
+            keep_saved || tracked,
+        )?;
         // Nothing differentiates through the saved spectrum: returned untracked.
-        let saved = Self::from_inner(saved_x.clone());
+        let saved = saved_x.clone().filter(|_| keep_saved).map(Self::from_inner);
         // Records the op with its parents (the weight the second, checkpointed).
         let keep = |checkpoint: &mut dyn FnMut(&FloatTensor<Self>) -> NodeId| {
+            let saved_x = saved_x.expect("a tracked forward keeps the backward's operand");
             (saved_x, x_shape, checkpoint(&weight), spec.clone(), imp)
         };
         let out = match &bias {

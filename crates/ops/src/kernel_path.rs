@@ -360,27 +360,45 @@ pub(crate) fn weight_operand<R: CubeRuntime>(
     }
 }
 
+/// What one run of the fused path computes besides its operands: the
+/// contraction's output channels and modes, the output grid, the transforms'
+/// norm and mode orders (forward, inverse), a scale per mode of the last axis
+/// (empty: none), and whether to keep the spectrum the kernel contracts (the
+/// weight gradient's operand).
+struct FusedPass<'a> {
+    out_channels: usize,
+    modes: &'a [usize],
+    out_grid: &'a [usize],
+    norm: Norm,
+    orders: (ModeOrder, ModeOrder),
+    mode_scale: Vec<f32>,
+    keep_spectrum: bool,
+}
+
 /// One fused convolution along the first spatial axis of `input` (`[B, C,
 /// n_0, …]`, real in 1D, else the complex spectrum of the later axes with their
-/// `inner` retained modes): forward transform of `modes[0]` modes in order
-/// `orders.0` at `norm`, contraction over C by `weight`, inverse to `n_out`
-/// positions from order `orders.1`, with `bias` added at its mode. Returns the
-/// output and the spectrum the kernel contracted, `[B, C, *modes, 2]`.
-#[allow(clippy::too_many_arguments)]
+/// `inner` retained modes): forward transform of `modes[0]` modes, contraction
+/// over C by `weight`, inverse to `out_grid[0]` positions, with `bias` added
+/// at its mode. Returns the output and, if kept, the spectrum the kernel
+/// contracted, `[B, C, *modes, 2]`.
 fn fused_axis<R: CubeRuntime>(
     input: &CubeTensor<R>,
     weight: (&CubeTensor<R>, Strides, bool),
     bias: Option<(&CubeTensor<R>, ModeBias)>,
-    out_channels: usize,
-    modes: &[usize],
-    n_out: usize,
-    norm: Norm,
-    orders: (ModeOrder, ModeOrder),
-    mode_scale: Vec<f32>,
-) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
+    pass: FusedPass<'_>,
+) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
+    let FusedPass {
+        out_channels,
+        modes,
+        out_grid,
+        norm,
+        orders,
+        mode_scale,
+        keep_spectrum,
+    } = pass;
     let shape = input.meta.shape().to_vec();
     let real = modes.len() == 1;
-    let (batch, channels, n_in) = (shape[0], shape[1], shape[2]);
+    let (batch, channels, n_in, n_out) = (shape[0], shape[1], shape[2], out_grid[0]);
     let inner: usize = modes[1..].iter().product();
     let (kinds, parts) = if real {
         ((FftKind::R2C, FftKind::C2R), 1)
@@ -426,19 +444,21 @@ fn fused_axis<R: CubeRuntime>(
     };
     let mut out_shape = vec![batch, out_channels, n_out];
     out_shape.extend(&modes[1..]);
-    let mut spectrum_shape = vec![batch, channels];
-    spectrum_shape.extend(modes);
-    spectrum_shape.push(2);
     if !real {
         out_shape.push(2);
     }
     let out = empty(&input, out_shape);
-    let spectrum = empty(&input, spectrum_shape);
+    let spectrum = keep_spectrum.then(|| {
+        let mut spectrum_shape = vec![batch, channels];
+        spectrum_shape.extend(modes);
+        spectrum_shape.push(2);
+        empty(&input, spectrum_shape)
+    });
     let buffers = FusedBuffers {
         x: &input.handle,
         weight: &weight.handle,
         y: &out.handle,
-        spectrum: Some(&spectrum.handle),
+        spectrum: spectrum.as_ref().map(|s| &s.handle),
         bias: bias.map(|(values, _)| &values.handle),
     };
     problem.launch(&input.client, &fused.tables, buffers);
@@ -447,45 +467,30 @@ fn fused_axis<R: CubeRuntime>(
 
 /// The fused path over every spatial axis of `input` (`[B, C, *grid]`): in 1D
 /// the fused kernel alone; otherwise the truncated R2C of the later axes
-/// (their modes in order `orders.0`), the fused kernel on the first, and the
-/// zero-padded C2R of the later axes back to `out_grid` (order `orders.1`).
-/// Returns the output and the spectrum the kernel contracted.
-#[allow(clippy::too_many_arguments)]
+/// (their modes in the forward order), the fused kernel on the first, and the
+/// zero-padded C2R of the later axes back to the output grid (inverse order).
+/// Returns the output and, if kept, the spectrum the kernel contracted.
 fn fused_all_axes<R: CubeRuntime>(
     input: CubeTensor<R>,
     weight: (&CubeTensor<R>, Strides, bool),
     bias: Option<(&CubeTensor<R>, ModeBias)>,
-    out_channels: usize,
-    modes: &[usize],
-    out_grid: &[usize],
-    norm: Norm,
-    orders: (ModeOrder, ModeOrder),
-    mode_scale: Vec<f32>,
-) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
-    let later = &modes[1..];
+    pass: FusedPass<'_>,
+) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
+    let (later, out_later) = (&pass.modes[1..], &pass.out_grid[1..]);
+    let (norm, orders) = (pass.norm, pass.orders);
     let input = if later.is_empty() {
         input
     } else {
         truncated_rfft(input, later, norm, orders.0, Precision::F32, FaultTolerance::Off)?
     };
-    let (out, spectrum) = fused_axis(
-        &input,
-        weight,
-        bias,
-        out_channels,
-        modes,
-        out_grid[0],
-        norm,
-        orders,
-        mode_scale,
-    )?;
+    let (out, spectrum) = fused_axis(&input, weight, bias, pass)?;
     let out = if later.is_empty() {
         out
     } else {
         padded_irfft(
             &out,
             later,
-            &out_grid[1..],
+            out_later,
             norm,
             orders.1,
             (Precision::F32, Precision::F32),
@@ -495,8 +500,8 @@ fn fused_all_axes<R: CubeRuntime>(
     Ok((out, spectrum))
 }
 
-/// The forward with `bias` added at its mode: the output and the retained
-/// spectrum of `x` (for the backward).
+/// The forward with `bias` added at its mode: the output and, if kept, the
+/// retained spectrum of `x` (for the backward).
 fn forward<R: CubeRuntime>(
     x: CubeTensor<R>,
     weight: CubeTensor<R>,
@@ -504,24 +509,23 @@ fn forward<R: CubeRuntime>(
     shapes: &SpectralShapes,
     spec: &SpectralConvSpec,
     imp: SpectralImpl,
-) -> Result<(CubeTensor<R>, CubeTensor<R>), SpectralError> {
+    keep_spectrum: bool,
+) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
     let shared = spec.weights == WeightLayout::Shared;
     let (weight, weight_strides) = weight_operand(weight, shapes.out_channels, shapes.mode_count(), shared);
     if imp == SpectralImpl::Fused {
         let orders = (FORWARD_ORDER, INVERSE_ORDER);
         let weight = (&weight, weight_strides, false);
-        let (out_channels, modes, grid) = (shapes.out_channels, &shapes.modes, &shapes.output);
-        return fused_all_axes(
-            x,
-            weight,
-            bias,
-            out_channels,
-            modes,
-            grid,
-            spec.norm,
+        let pass = FusedPass {
+            out_channels: shapes.out_channels,
+            modes: &shapes.modes,
+            out_grid: &shapes.output,
+            norm: spec.norm,
             orders,
-            Vec::new(),
-        );
+            mode_scale: Vec::new(),
+            keep_spectrum,
+        };
+        return fused_all_axes(x, weight, bias, pass);
     }
 
     let (x_precision, spectrum) = (precision_of(x.dtype)?, spec.spectrum_precision);
@@ -556,7 +560,7 @@ fn forward<R: CubeRuntime>(
         (spectrum, x_precision),
         tolerance,
     )?;
-    Ok((y, x_hat))
+    Ok((y, keep_spectrum.then_some(x_hat)))
 }
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralConvBackend for Cube<R, F, I, BT> {
@@ -578,14 +582,15 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         bias: Option<FloatTensor<Self>>,
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
-    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), SpectralError> {
+        keep_saved: bool,
+    ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
         let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
         check_supported(&x, &weight, &shapes, spec, imp)?;
         // The kernels add f32 bias values.
         let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));
         let mode_bias = dc_bias(&shapes, spec.norm);
         let folded = bias.as_ref().zip(mode_bias);
-        let (y, x_hat) = forward(x, weight, folded, &shapes, spec, imp)?;
+        let (y, x_hat) = forward(x, weight, folded, &shapes, spec, imp, keep_saved)?;
         // Without a frequency-0 mode the bias is added over the output.
         let y = match bias.filter(|_| mode_bias.is_none()) {
             Some(bias) => {
@@ -658,19 +663,18 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 col: weight_strides.row,
                 mode: weight_strides.mode,
             };
-            let orders = (INVERSE_ORDER, FORWARD_ORDER);
             let weight = (&weight, transposed, true);
-            fused_all_axes(
-                grad_out,
-                weight,
-                None,
-                ci,
-                &shapes.modes,
-                &shapes.input,
-                adjoint,
-                orders,
-                gx_scale,
-            )?
+            let pass = FusedPass {
+                out_channels: ci,
+                modes: &shapes.modes,
+                out_grid: &shapes.input,
+                norm: adjoint,
+                orders: (INVERSE_ORDER, FORWARD_ORDER),
+                mode_scale: gx_scale,
+                keep_spectrum: true,
+            };
+            let (grad_x, g_hat) = fused_all_axes(grad_out, weight, None, pass)?;
+            (grad_x, g_hat.expect("the fused backward keeps the gradient's spectrum"))
         } else {
             let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER, spectrum, tolerance)?;
             let mut gx_shape = vec![b, ci];

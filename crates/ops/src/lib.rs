@@ -90,6 +90,7 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
         bias.map(|b| b.into_primitive().tensor()),
         &used,
         imp,
+        false,
     )?;
     Ok(Tensor::from_primitive(TensorPrimitive::Float(y)))
 }
