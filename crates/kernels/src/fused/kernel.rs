@@ -49,6 +49,18 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
     #[comptime] cfg: FusedConfig,
 ) {
     let lane = UNIT_POS as usize;
+    let x_at = PencilAt {
+        batch: x_batch,
+        channel: x_channel,
+        axis: x_axis,
+        inner: x_inner,
+    };
+    let y_at = PencilAt {
+        batch: y_batch,
+        channel: y_channel,
+        axis: y_axis,
+        inner: y_inner,
+    };
     let fwd = comptime![cfg.forward.clone()];
     let inv = comptime![cfg.inverse.clone()];
     let nt = comptime![cfg.threads()];
@@ -57,6 +69,14 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
     let e = CUBE_POS_X as usize;
     let o_tile = CUBE_POS_Y as usize;
     let o0 = o_tile * ot_n;
+    let fa = ForwardAt {
+        batch,
+        cin,
+        inner,
+        e,
+        o_tile,
+        x: x_at,
+    };
     let b0 = CUBE_POS_Z as usize * bt_n;
 
     let mut work_re = SharedMemory::<F>::new(comptime![cfg.work_len()]);
@@ -86,15 +106,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                         ci0,
                         bt * rows + ci0,
                         cin - ci0,
-                        o_tile,
-                        batch,
-                        cin,
-                        inner,
-                        e,
-                        x_batch,
-                        x_channel,
-                        x_axis,
-                        x_inner,
+                        fa,
                         fwd_signal,
                         fwd_thread,
                         cfg.clone(),
@@ -138,10 +150,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                     select(o0 + ot_n < cout, o0 + ot_n, cout),
                     batch,
                     e,
-                    y_batch,
-                    y_channel,
-                    y_axis,
-                    y_inner,
+                    y_at,
                     inv_signal,
                     inv_thread,
                     cfg.clone(),
@@ -177,15 +186,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                         ci0,
                         bt * cc_n,
                         cc_n,
-                        o_tile,
-                        batch,
-                        cin,
-                        inner,
-                        e,
-                        x_batch,
-                        x_channel,
-                        x_axis,
-                        x_inner,
+                        fa,
                         fwd_signal,
                         fwd_thread,
                         cfg.clone(),
@@ -266,10 +267,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                     select(o0 + ot_n < cout, o0 + ot_n, cout),
                     batch,
                     e,
-                    y_batch,
-                    y_channel,
-                    y_axis,
-                    y_inner,
+                    y_at,
                     inv_signal,
                     inv_thread,
                     cfg.clone(),
@@ -277,6 +275,29 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
             }
         }
     }
+}
+
+/// Where a tensor's pencils lie, in entries: signal `(b, c, e)` starts at
+/// `b·batch + c·channel + e·inner`, its entries `axis` apart.
+#[derive(CubeType, Clone, Copy)]
+struct PencilAt {
+    batch: usize,
+    channel: usize,
+    axis: usize,
+    inner: usize,
+}
+
+/// What a cube's forward chunks share: the problem's batches, input channels
+/// and inner positions, the cube's inner position `e` and output tile, and
+/// where the pencils of x lie.
+#[derive(CubeType, Clone, Copy)]
+struct ForwardAt {
+    batch: usize,
+    cin: usize,
+    inner: usize,
+    e: usize,
+    o_tile: usize,
+    x: PencilAt,
 }
 
 /// The forward transforms of input channels `c0..` (a stage tile) of batch
@@ -299,31 +320,22 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     c0: usize,
     row0: usize,
     kept: usize,
-    o_tile: usize,
-    batch: usize,
-    cin: usize,
-    inner: usize,
-    e: usize,
-    x_batch: usize,
-    x_channel: usize,
-    x_axis: usize,
-    x_inner: usize,
+    fa: ForwardAt,
     signal: usize,
     thread: usize,
     #[comptime] cfg: FusedConfig,
 ) {
     let fwd = comptime![cfg.forward.clone()];
-    let m = comptime![cfg.modes];
     let at = TileCoords {
-        in_base: select(b < batch, b, batch - 1) * x_batch + c0 * x_channel + e * x_inner,
+        in_base: select(b < fa.batch, b, fa.batch - 1) * fa.x.batch + c0 * fa.x.channel + fa.e * fa.x.inner,
         out_base: 0,
-        in_sc: x_channel,
+        in_sc: fa.x.channel,
         out_sc: 0,
-        in_axis: x_axis,
+        in_axis: fa.x.axis,
         out_axis: 0,
         b: 0,
         c0,
-        nc: cin,
+        nc: fa.cin,
     };
     if comptime![!loads_directly(&cfg.forward)] {
         load_tile::<F, SI, NI>(x, forward_factors, at, work_re, work_im, fwd.clone());
@@ -342,6 +354,7 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         thread,
         fwd.clone(),
     );
+    let m = comptime![cfg.modes];
     let out_seq = comptime![cfg.forward.output_seq_len()];
     let scale = F::new(comptime![f32::from_bits(cfg.forward.scale_bits)]);
     let mut flat = UNIT_POS as usize;
@@ -357,8 +370,8 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         }
         if comptime![cfg.write_spectrum] {
             let c = c0 + s;
-            if o_tile == 0 && b < batch && c < cin {
-                let at_spectrum = 2 * (((b * cin + c) * m + j) * inner + e);
+            if fa.o_tile == 0 && b < fa.batch && c < fa.cin {
+                let at_spectrum = 2 * (((b * fa.cin + c) * m + j) * fa.inner + fa.e);
                 spectrum[at_spectrum] = vr;
                 spectrum[at_spectrum + 1] = vi;
             }
@@ -616,10 +629,7 @@ fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     last: usize,
     batch: usize,
     e: usize,
-    y_batch: usize,
-    y_channel: usize,
-    y_axis: usize,
-    y_inner: usize,
+    y_at: PencilAt,
     signal: usize,
     thread: usize,
     #[comptime] cfg: FusedConfig,
@@ -665,11 +675,11 @@ fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     // Only the tile's channels, and none of a batch past the end.
     let at = TileCoords {
         in_base: 0,
-        out_base: select(b < batch, b, batch - 1) * y_batch + c0 * y_channel + e * y_inner,
+        out_base: select(b < batch, b, batch - 1) * y_at.batch + c0 * y_at.channel + e * y_at.inner,
         in_sc: 0,
-        out_sc: y_channel,
+        out_sc: y_at.channel,
         in_axis: 0,
-        out_axis: y_axis,
+        out_axis: y_at.axis,
         b: 0,
         c0,
         nc: select(b < batch, last, 0),

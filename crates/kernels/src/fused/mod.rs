@@ -473,8 +473,9 @@ impl FusedSpectralConv {
     /// (batches first), then for parallelism the batch tile and then the
     /// output tile down to 32 (the sweep's best on the anchors, same file).
     pub fn resident_config(&self, write_spectrum: bool, limits: CubeLimits) -> Option<FusedConfig> {
-        let threads = RESIDENT_THREADS.min(limits.threads);
-        let tiles = |batch_tile, out_tile| self.resident_tiles(write_spectrum, threads, batch_tile, out_tile);
+        // The stages and flags are the same for every tile tried: built once.
+        let base = self.resident_base(write_spectrum, RESIDENT_THREADS.min(limits.threads));
+        let tiles = |batch_tile, out_tile| self.with_resident_tiles(&base, batch_tile, out_tile);
         let mut cfg = tiles(self.batch.next_power_of_two().min(8), self.cout.min(RESIDENT_OUT_TILE));
         while !cfg.fits(limits) {
             if cfg.batch_tile > 1 {
@@ -508,20 +509,31 @@ impl FusedSpectralConv {
         batch_tile: usize,
         out_tile: usize,
     ) -> FusedConfig {
+        self.with_resident_tiles(&self.resident_base(write_spectrum, threads), batch_tile, out_tile)
+    }
+
+    /// This problem's flags with the stages of a cube of about `threads` threads.
+    fn resident_base(&self, write_spectrum: bool, threads: usize) -> FusedConfig {
         let (forward, inverse) = self.stages_for_cube(threads);
-        let threads = forward.threads_per_cube();
-        let pairs = out_tile * self.modes();
-        let group = pairs
-            .div_ceil(threads)
-            .next_power_of_two()
-            .clamp(1, RESIDENT_GROUP.min(out_tile));
         FusedConfig {
             forward,
             inverse,
+            ..self.config(write_spectrum)
+        }
+    }
+
+    /// `base` (stages and flags) resident with the given tiles (see [`Self::resident_tiles`]).
+    fn with_resident_tiles(&self, base: &FusedConfig, batch_tile: usize, out_tile: usize) -> FusedConfig {
+        let pairs = out_tile * self.modes();
+        let group = pairs
+            .div_ceil(base.threads())
+            .next_power_of_two()
+            .clamp(1, RESIDENT_GROUP.min(out_tile));
+        FusedConfig {
             batch_tile,
             out_tile,
             schedule: Schedule::Resident { cin: self.cin, group },
-            ..self.config(write_spectrum)
+            ..base.clone()
         }
     }
 
