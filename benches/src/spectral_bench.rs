@@ -79,8 +79,11 @@ const GROUP_MS: f64 = 100.0;
 
 /// Median over 5 groups of `reps` back-to-back calls of the mean time per call:
 /// the device stays busy as in a training loop, and host launch costs count only
-/// where the device would wait for them. Slow calls get smaller groups.
-fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> f64 {
+/// where the device would wait for them. Slow calls get smaller groups. Also
+/// the host's share: the time per call until the group's last call returns
+/// (the launches queued, not yet waited for; a full launch queue holds it
+/// back to the device's pace).
+fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> Measured {
     f();
     B::sync(device).unwrap();
     let start = Instant::now();
@@ -90,23 +93,41 @@ fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -
     B::sync(device).unwrap();
     let warm_ms = start.elapsed().as_secs_f64() * 1e3 / 2.0;
     let reps = reps.min((GROUP_MS / warm_ms) as usize).max(1);
-    let mut times: Vec<f64> = (0..5)
+    let mut times: Vec<Measured> = (0..5)
         .map(|_| {
             let start = Instant::now();
             for _ in 0..reps {
                 f();
             }
+            let host = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
             B::sync(device).unwrap();
-            start.elapsed().as_secs_f64() * 1e3 / reps as f64
+            Measured {
+                ms: start.elapsed().as_secs_f64() * 1e3 / reps as f64,
+                host_ms: host,
+            }
         })
         .collect();
-    times.sort_by(f64::total_cmp);
+    times.sort_by(|a, b| a.ms.total_cmp(&b.ms));
     times[2]
 }
 
+/// Time per call, and the host's part of it (see [`median_ms`]).
+#[derive(Clone, Copy)]
+struct Measured {
+    ms: f64,
+    host_ms: f64,
+}
+
+impl Measured {
+    const NOT_RUN: Measured = Measured {
+        ms: f64::NAN,
+        host_ms: f64::NAN,
+    };
+}
+
 struct Timing {
-    fwd: f64,
-    fwd_bwd: f64,
+    fwd: Measured,
+    fwd_bwd: Measured,
 }
 
 type Inner<R> = CubeBackend<R, f32, i32, u8>;
@@ -146,7 +167,13 @@ fn time_impl<R: CubeRuntime, const D: usize, const W: usize>(
         let _ = spectral_conv(xi.clone(), wi.clone(), Some(bi.clone()), spec, imp).unwrap();
     });
     if opts.forward_only {
-        return Ok((Timing { fwd, fwd_bwd: f64::NAN }, sample));
+        return Ok((
+            Timing {
+                fwd,
+                fwd_bwd: Measured::NOT_RUN,
+            },
+            sample,
+        ));
     }
     let fwd_bwd = median_ms::<Inner<R>>(&device, reps, || {
         let (x, w, b) = (
@@ -425,9 +452,15 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     ws[0] = channels;
     ws[1] = channels;
     ws[2..2 + dim].copy_from_slice(&stored);
-    let json = |t: &Result<(Timing, Vec<f32>), String>| match t {
-        Ok((t, _)) => format!("{:.5}, {:.5}", t.fwd, t.fwd_bwd),
-        Err(_) => "null, null".into(),
+    // An implementation's fields: times per call and the host's part of them.
+    let fields = |name: &str, t: &Result<(Timing, Vec<f32>), String>| {
+        match t {
+        Ok((t, _)) => format!(
+            "\"{name}_fwd_ms\": {:.5}, \"{name}_fwd_bwd_ms\": {:.5}, \"{name}_fwd_host_ms\": {:.5}, \"{name}_fwd_bwd_host_ms\": {:.5}",
+            t.fwd.ms, t.fwd_bwd.ms, t.fwd.host_ms, t.fwd_bwd.host_ms
+        ),
+        Err(_) => format!("\"{name}_fwd_ms\": null, \"{name}_fwd_bwd_ms\": null"),
+    }
     };
     let device = Default::default();
     let dist = Distribution::Uniform(-1.0, 1.0);
@@ -475,12 +508,11 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         ),
         reps,
     );
-    let (u, f, r) = (json(&unfused), json(&fused), json(&reference));
-    let (uf, ub) = u.split_once(", ").unwrap();
-    let (ff, fb) = f.split_once(", ").unwrap();
-    let (rf, rb) = r.split_once(", ").unwrap();
+    let times = [("unfused", &unfused), ("fused", &fused), ("reference", &reference)]
+        .map(|(name, t)| fields(name, t))
+        .join(", ");
     println!(
-        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"unfused_fwd_ms\": {uf}, \"unfused_fwd_bwd_ms\": {ub}, \"fused_fwd_ms\": {ff}, \"fused_fwd_bwd_ms\": {fb}, \"reference_fwd_ms\": {rf}, \"reference_fwd_bwd_ms\": {rb}, \"unfused_vs_reference\": {err}, \"fused_vs_unfused\": {fused_err}, \"cgemm_fwd_ms\": {cgemm_ms:.5}{note}}}"
+        "{{\"case\": \"spectral_conv\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, {times}, \"unfused_vs_reference\": {err}, \"fused_vs_unfused\": {fused_err}, \"cgemm_fwd_ms\": {cgemm_ms:.5}{note}}}"
     );
 }
 
@@ -505,15 +537,15 @@ fn fault_overhead<R: CubeRuntime, const D: usize, const W: usize>(
             Ok((t, sample)) => {
                 fields += &format!(
                     ", \"{name}_fwd_ms\": {:.5}, \"{name}_fwd_bwd_ms\": {:.5}",
-                    t.fwd, t.fwd_bwd
+                    t.fwd.ms, t.fwd_bwd.ms
                 );
                 match &off {
                     None => off = Some((t, sample)),
                     Some((base, base_sample)) => {
                         fields += &format!(
                             ", \"{name}_fwd_ratio\": {:.4}, \"{name}_fwd_bwd_ratio\": {:.4}, \"{name}_vs_off\": {:.2e}",
-                            t.fwd / base.fwd,
-                            t.fwd_bwd / base.fwd_bwd,
+                            t.fwd.ms / base.fwd.ms,
+                            t.fwd_bwd.ms / base.fwd_bwd.ms,
                             rel_err(&sample, base_sample)
                         );
                     }
