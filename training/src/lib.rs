@@ -9,6 +9,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod data_parallel;
 pub mod inference;
 pub mod loss;
 pub mod optim;
