@@ -120,6 +120,70 @@ pub struct RunConfig {
     /// `"f32"`, `"mixed"` or `"half"`: what the spectral convolutions hold
     /// (neuraloperator's `fno_block_precision`, see [`BlockPrecision`]).
     pub precision: BlockPrecision,
+    /// Data-parallel replicas, one per device: a count or `"all"` (every
+    /// device of the backend). The batch is split among them; the results
+    /// are those of one device to round-off (docs/data_parallel.md).
+    pub devices: DeviceCount,
+}
+
+/// How many devices data-parallel training uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "CountOrAll", into = "CountOrAll")]
+pub enum DeviceCount {
+    /// This many (positive).
+    Count(usize),
+    /// Every device of the backend.
+    All,
+}
+
+impl Default for DeviceCount {
+    fn default() -> Self {
+        DeviceCount::Count(1)
+    }
+}
+
+impl std::str::FromStr for DeviceCount {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "all" => Ok(DeviceCount::All),
+            _ => text
+                .parse::<usize>()
+                .map_err(|_| format!("a device count or \"all\", not {text:?}"))
+                .and_then(|n| DeviceCount::try_from(CountOrAll::Count(n))),
+        }
+    }
+}
+
+/// A device count as TOML writes it: a number or "all".
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum CountOrAll {
+    Count(usize),
+    Word(String),
+}
+
+impl TryFrom<CountOrAll> for DeviceCount {
+    type Error = String;
+
+    fn try_from(value: CountOrAll) -> Result<Self, String> {
+        match value {
+            CountOrAll::Count(0) => Err("devices must be positive".into()),
+            CountOrAll::Count(n) => Ok(DeviceCount::Count(n)),
+            CountOrAll::Word(w) if w == "all" => Ok(DeviceCount::All),
+            CountOrAll::Word(w) => Err(format!("devices must be a count or \"all\", not {w:?}")),
+        }
+    }
+}
+
+impl From<DeviceCount> for CountOrAll {
+    fn from(count: DeviceCount) -> Self {
+        match count {
+            DeviceCount::Count(n) => CountOrAll::Count(n),
+            DeviceCount::All => CountOrAll::Word("all".into()),
+        }
+    }
 }
 
 impl Default for RunConfig {
@@ -132,6 +196,7 @@ impl Default for RunConfig {
             plot_samples: 3,
             matmul_precision: MatmulPrecision::F32,
             precision: BlockPrecision::F32,
+            devices: DeviceCount::default(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod trainer;
 
 pub use config::TrainConfig;
 pub use data::PreparedData;
+pub use data_parallel::{train_data_parallel, Replicas};
 pub use inference::Predictor;
 pub use trainer::{check_start, train, RunOptions, Start, TrainObserver, TrainSummary};
 
@@ -35,6 +36,9 @@ pub enum TrainError {
     /// The output directory does not fit the run asked for (an earlier run, or none to resume).
     #[error("{0}")]
     OutDir(String),
+    /// Data-parallel training's exchange between replicas failed.
+    #[error("data-parallel training: {0}")]
+    Collective(String),
     #[error("training diverged: {0}")]
     Diverged(String),
     #[error(transparent)]

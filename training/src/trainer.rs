@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use burn::collective::PeerId;
 use burn::data::dataloader::batcher::Batcher;
 use burn::module::{AutodiffModule, Module};
 use burn::optim::grad_clipping::GradientClippingConfig;
@@ -20,12 +21,15 @@ use fno_ops::{FaultCounts, FaultTolerance, SpectralConvBackend, SpectralImpl};
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
+use crate::data_parallel::{broadcast_parameters, collective, shard, sum_gradients, sum_values};
 use crate::loss::Loss;
 use crate::optim::{gradients_poison, FusedAdamW, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+static INITIALISING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// What a run reports as it goes.
 pub trait TrainObserver {
@@ -124,10 +128,35 @@ where
     B: AutodiffBackend + SpectralConvBackend,
     B::InnerBackend: SpectralConvBackend,
 {
+    train_replica::<B>(cfg, data, options, device, None, observer)
+}
+
+/// One replica of data-parallel training ([`crate::data_parallel`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Replica {
+    pub peer: PeerId,
+    /// Its place among all replicas: 0 evaluates and writes the run's files.
+    pub rank: usize,
+    pub world: usize,
+}
+
+/// [`train`] as `replica` where given, registered with burn-collective.
+pub(crate) fn train_replica<B>(
+    cfg: &TrainConfig,
+    data: &PreparedData,
+    options: &RunOptions,
+    device: &B::Device,
+    replica: Option<Replica>,
+    observer: &mut dyn TrainObserver,
+) -> Result<TrainSummary, TrainError>
+where
+    B: AutodiffBackend + SpectralConvBackend,
+    B::InnerBackend: SpectralConvBackend,
+{
     match cfg.model.dims() {
-        1 => Run::<B>::new(cfg, data, options, device)?.go::<3>(observer),
-        2 => Run::<B>::new(cfg, data, options, device)?.go::<4>(observer),
-        3 => Run::<B>::new(cfg, data, options, device)?.go::<5>(observer),
+        1 => Run::<B>::new(cfg, data, options, device, replica)?.go::<3>(observer),
+        2 => Run::<B>::new(cfg, data, options, device, replica)?.go::<4>(observer),
+        3 => Run::<B>::new(cfg, data, options, device, replica)?.go::<5>(observer),
         d => Err(TrainError::Config(format!("{d}-D models are not supported"))),
     }
 }
@@ -138,6 +167,9 @@ struct Run<'a, B: AutodiffBackend> {
     options: &'a RunOptions,
     device: &'a B::Device,
     out_dir: &'a Path,
+    replica: Option<Replica>,
+    /// Whether this replica evaluates and writes the run's files.
+    root: bool,
 }
 
 impl<'a, B> Run<'a, B>
@@ -150,9 +182,23 @@ where
         data: &'a PreparedData,
         options: &'a RunOptions,
         device: &'a B::Device,
+        replica: Option<Replica>,
     ) -> Result<Self, TrainError> {
         cfg.validate().map_err(TrainError::Config)?;
         let out_dir = cfg.run.out_dir.as_path();
+        let root = replica.is_none_or(|r| r.rank == 0);
+        let run = Run {
+            cfg,
+            data,
+            options,
+            device,
+            out_dir,
+            replica,
+            root,
+        };
+        if !root {
+            return Ok(run);
+        }
         check_start(out_dir, options.start)?;
         let io = |e: std::io::Error, path: &Path| TrainError::Io(format!("{}: {e}", path.display()));
         std::fs::create_dir_all(out_dir).map_err(|e| io(e, out_dir))?;
@@ -164,18 +210,11 @@ where
                 }
             }
         }
-        Ok(Run {
-            cfg,
-            data,
-            options,
-            device,
-            out_dir,
-        })
+        Ok(run)
     }
 
     fn go<const D: usize>(self, observer: &mut dyn TrainObserver) -> Result<TrainSummary, TrainError> {
         let (cfg, o) = (self.cfg, &self.cfg.optim);
-        B::seed(self.device, cfg.run.seed);
         let (precision, block_precision) = (cfg.run.matmul_precision, cfg.run.precision);
         let checked = self.options.fault_tolerance != FaultTolerance::Off;
         // Read only where something counts (a read is a device sync).
@@ -183,11 +222,18 @@ where
             true => B::fault_counts(self.device),
             false => FaultCounts::default(),
         };
-        let mut model = Fno::<B>::new(&cfg.model, self.device)?
-            .with_spectral_impl(self.options.spectral_impl)
-            .with_fault_tolerance(self.options.fault_tolerance)
-            .with_matmul_precision(precision)
-            .with_block_precision(block_precision);
+        let mut model = {
+            // Backends draw from one generator per process: each replica
+            // seeds it and draws its weights alone, so that the root's (which
+            // all replicas take) are those one device draws.
+            let _alone = INITIALISING.lock().unwrap_or_else(|e| e.into_inner());
+            B::seed(self.device, cfg.run.seed);
+            Fno::<B>::new(&cfg.model, self.device)?
+        }
+        .with_spectral_impl(self.options.spectral_impl)
+        .with_fault_tolerance(self.options.fault_tolerance)
+        .with_matmul_precision(precision)
+        .with_block_precision(block_precision);
         let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
             .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)));
         let mut state = TrainingState {
@@ -215,13 +261,18 @@ where
                 ..saved
             };
         }
+        if let Some(replica) = self.replica {
+            model = broadcast_parameters(model, replica.peer, self.root).map_err(collective)?;
+        }
         let mut optimizer = optimizer.with_complex_params(model.complex_params());
         observer.message(&format!("model: {} parameters", model.num_params()));
         if let Some(why) = precision.unavailable_on::<B>(self.device) {
             observer.message(why);
         }
         let metrics_path = self.out_dir.join("metrics.jsonl");
-        self.rewrite_metrics(&metrics_path, &state.history)?;
+        if self.root {
+            self.rewrite_metrics(&metrics_path, &state.history)?;
+        }
 
         let batcher = PdeBatcher::new(&self.data.train)
             .normalized(self.data.input_normalizer.clone(), self.data.output_normalizer.clone());
@@ -231,7 +282,9 @@ where
         // would lose small values (restarted on --resume).
         let mut scaler = (block_precision == BlockPrecision::Half).then(LossScaler::new);
         let mut run_epochs = 0;
-        let mut epoch_faults = faults_before;
+        // Counted since the start: every replica's, and the others' at the last exchange.
+        let mut epoch_faults = FaultCounts::default();
+        let mut other_faults = FaultCounts::default();
         while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
             let epoch = state.epoch;
             let started = Instant::now();
@@ -240,18 +293,26 @@ where
             let mut loss_sum = 0.0;
             let mut skipped = 0;
             for (b, chunk) in order.chunks(o.batch_size).enumerate() {
-                let items: Vec<PdeItem> = chunk.iter().map(|&i| item(&self.data.train, i)).collect();
+                let (samples, weight) = self.share(chunk);
+                let items: Vec<PdeItem> = samples.iter().map(|&i| item(&self.data.train, i)).collect();
                 let batch: PdeBatch<B> = batcher.batch(items, self.device);
                 let prediction = model.forward(batch.unflatten::<D>(batch.inputs.clone()))?;
-                let loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
+                let mut loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
+                if weight != 1.0 {
+                    loss = loss * weight;
+                }
                 let scaled = match &scaler {
                     Some(scaler) => loss.clone() * scaler.scale(),
                     None => loss.clone(),
                 };
-                let grads = GradientsParams::from_grads(scaled.backward(), &model);
+                let mut grads = GradientsParams::from_grads(scaled.backward(), &model);
+                let mut loss = loss.inner();
+                if let Some(replica) = self.replica {
+                    (grads, loss) = sum_gradients(grads, &model, replica.peer, loss).map_err(collective)?;
+                }
                 // The loss scaler's finiteness check travels with the loss: one read a step.
                 let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
-                let (value, finite) = loss_and_finiteness(loss.inner(), poison);
+                let (value, finite) = loss_and_finiteness(loss, poison);
                 if !value.is_finite() {
                     return Err(TrainError::Diverged(format!(
                         "loss {value} at epoch {} batch {}",
@@ -290,55 +351,63 @@ where
                 tests: Vec::new(),
                 memory: None,
             };
-            let finished = state.epoch == o.epochs;
-            if state.epoch.is_multiple_of(cfg.run.eval_every) || finished {
-                let inner = model.valid();
-                for (name, data) in &self.data.tests {
-                    metrics.tests.push(evaluate::<B::InnerBackend, D>(
-                        &inner,
-                        name,
-                        data,
-                        self.data,
-                        self.device_inner(),
-                    )?);
+            let own_faults = match checked {
+                true => B::fault_counts(self.device) - faults_before,
+                false => FaultCounts::default(),
+            };
+            let mut faults = own_faults;
+            match self.replica {
+                None => {
+                    self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, &metrics_path)?;
+                }
+                Some(replica) => {
+                    // The root evaluates and writes; one exchange then gives
+                    // every replica the scheduler's input and the fault
+                    // counts, and stops them all where the root failed.
+                    let closed = match self.root {
+                        true => self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, &metrics_path),
+                        false => Ok(0.0),
+                    };
+                    let own = [
+                        f64::from(closed.is_err()),
+                        *closed.as_ref().unwrap_or(&0.0),
+                        own_faults.detected as f64,
+                        own_faults.corrected as f64,
+                    ];
+                    let all = sum_values::<B::InnerBackend>(&own, replica.peer, self.device_inner())?;
+                    closed?;
+                    if all[0] != 0.0 {
+                        return Err(TrainError::Collective(
+                            "the replica that evaluates and writes the run's files failed".into(),
+                        ));
+                    }
+                    if !self.root {
+                        state.scheduler.step(all[1]);
+                        state.history.push(metrics.clone());
+                    }
+                    faults.detected = all[2] as u64;
+                    faults.corrected = all[3] as u64;
+                    other_faults = faults - own_faults;
                 }
             }
-            metrics.memory = B::device_memory(self.device).map(|m| MemoryMetrics {
-                in_use_mib: m.in_use as f64 / MIB,
-                reserved_mib: m.reserved as f64 / MIB,
-            });
-            let validation = metrics.tests.first().map(|t| t.l2);
-            state.scheduler.step(validation.unwrap_or(metrics.train_loss));
-            state.history.push(metrics.clone());
-            if let Some(v) = validation {
-                if state.best.is_none_or(|best| v < best) {
-                    state.best = Some(v);
-                    checkpoint::save(self.out_dir, "best", &model, &optimizer, &state)?;
-                }
-            }
-            if state.epoch.is_multiple_of(cfg.run.checkpoint_every) || finished {
-                checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
-            }
-            append_line(&metrics_path, &metrics)?;
             if checked {
-                let counts = B::fault_counts(self.device);
-                if counts.detected > epoch_faults.detected {
+                if faults.detected > epoch_faults.detected {
                     observer.message(&format!(
                         "epoch {}: {} faults detected by checksums, {} corrected",
                         state.epoch,
-                        counts.detected - epoch_faults.detected,
-                        counts.corrected - epoch_faults.corrected
+                        faults.detected - epoch_faults.detected,
+                        faults.corrected - epoch_faults.corrected
                     ));
                 }
-                epoch_faults = counts;
+                epoch_faults = faults;
             }
             observer.epoch(&metrics);
             run_epochs += 1;
         }
-        if !state.epoch.is_multiple_of(cfg.run.checkpoint_every) {
+        if self.root && !state.epoch.is_multiple_of(cfg.run.checkpoint_every) {
             checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
         }
-        let plot = if state.epoch == o.epochs && cfg.run.plot_samples > 0 {
+        let plot = if self.root && state.epoch == o.epochs && cfg.run.plot_samples > 0 {
             let (_, test) = &self.data.tests[0];
             let path = self.out_dir.join("predictions.png");
             let count = cfg.run.plot_samples.min(test.len());
@@ -356,8 +425,72 @@ where
             metrics: metrics_path,
             plot,
             history: state.history,
-            faults: checked.then(|| B::fault_counts(self.device) - faults_before),
+            faults: checked.then(|| B::fault_counts(self.device) - faults_before + other_faults),
         })
+    }
+
+    /// The root's end of an epoch: evaluation on every test set (when due),
+    /// the schedule's step, and the epoch's checkpoints and metrics line.
+    /// Returns what the schedule stepped on.
+    fn close_epoch<const D: usize, O: Optimizer<Fno<B>, B>>(
+        &self,
+        model: &Fno<B>,
+        optimizer: &O,
+        state: &mut TrainingState,
+        metrics: &mut EpochMetrics,
+        metrics_path: &Path,
+    ) -> Result<f64, TrainError> {
+        let finished = state.epoch == self.cfg.optim.epochs;
+        if state.epoch.is_multiple_of(self.cfg.run.eval_every) || finished {
+            let inner = model.valid();
+            for (name, data) in &self.data.tests {
+                metrics.tests.push(evaluate::<B::InnerBackend, D>(
+                    &inner,
+                    name,
+                    data,
+                    self.data,
+                    self.device_inner(),
+                )?);
+            }
+        }
+        metrics.memory = B::device_memory(self.device).map(|m| MemoryMetrics {
+            in_use_mib: m.in_use as f64 / MIB,
+            reserved_mib: m.reserved as f64 / MIB,
+        });
+        let validation = metrics.tests.first().map(|t| t.l2);
+        let mut schedule_on = validation.unwrap_or(metrics.train_loss);
+        if self.replica.is_some() {
+            // What the other replicas receive, through an f32 exchange.
+            schedule_on = schedule_on as f32 as f64;
+        }
+        state.scheduler.step(schedule_on);
+        state.history.push(metrics.clone());
+        if let Some(v) = validation {
+            if state.best.is_none_or(|best| v < best) {
+                state.best = Some(v);
+                checkpoint::save(self.out_dir, "best", model, optimizer, state)?;
+            }
+        }
+        if state.epoch.is_multiple_of(self.cfg.run.checkpoint_every) || finished {
+            checkpoint::save(self.out_dir, "last", model, optimizer, state)?;
+        }
+        append_line(metrics_path, metrics)?;
+        Ok(schedule_on)
+    }
+
+    /// This replica's samples of a batch and the weight of their loss: all
+    /// of them alone; a share with replicas, and where a last batch is
+    /// smaller than the replicas and leaves this one none, the batch's first
+    /// sample at weight zero, whose gradients (zeros) the exchange needs.
+    fn share<'c>(&self, chunk: &'c [usize]) -> (&'c [usize], f64) {
+        let Some(replica) = self.replica else {
+            return (chunk, 1.0);
+        };
+        let own = &chunk[shard(chunk.len(), replica.rank, replica.world)];
+        match own.is_empty() {
+            true => (&chunk[..1], 0.0),
+            false => (own, 1.0),
+        }
     }
 
     fn device_inner(&self) -> &burn::tensor::Device<B::InnerBackend> {
@@ -381,10 +514,11 @@ fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), Tra
     same.optim.epochs = now.config.optim.epochs;
     same.run.matmul_precision = now.config.run.matmul_precision;
     same.run.precision = now.config.run.precision;
+    same.run.devices = now.config.run.devices;
     if same != now.config {
         return Err(TrainError::Checkpoint(
             "the checkpoint was trained with a different configuration (only optim.epochs, \
-             run.matmul_precision and run.precision may change on --resume)"
+             run.matmul_precision, run.precision and run.devices may change on --resume)"
                 .into(),
         ));
     }

@@ -11,7 +11,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
-use fno_training::data_parallel::sum_gradients;
+use fno_training::data_parallel::{broadcast_parameters, shard, sum_gradients};
 use fno_training::optim::FusedAdamW;
 
 type B = Autodiff<NdArray>;
@@ -63,11 +63,13 @@ fn values<K: Backend, const D: usize>(t: Tensor<K, D>) -> Vec<f64> {
     t.into_data().convert::<f64>().to_vec().unwrap()
 }
 
-/// What a replica ends with: its first step's gradients (after the exchange)
-/// and its parameters after the last step.
+/// What a replica ends with: its first step's gradients (after the exchange),
+/// its parameters after the last step and each step's loss (summed over the
+/// replicas along with the gradients).
 struct Trained {
     first_gradients: Vec<f64>,
     params: Vec<f64>,
+    losses: Vec<f64>,
 }
 
 /// `STEPS` AdamW steps on rows `rows`, the gradients summed with the other
@@ -77,13 +79,16 @@ fn train(rows: std::ops::Range<usize>, peer: Option<PeerId>) -> Trained {
     let mut model = toy();
     let mut optim = FusedAdamW::new(1e-6, 1e-2).init::<B, Toy<B>>(None);
     let mut first_gradients = Vec::new();
+    let mut losses = Vec::new();
     for step in 0..STEPS {
         let prediction = model.linear.forward(x.clone()) * model.scale.val().unsqueeze::<2>();
         let loss = (prediction - y.clone()).powi_scalar(2).sum();
         let mut grads = GradientsParams::from_grads(loss.backward(), &model);
+        let mut loss = loss.inner();
         if let Some(peer) = peer {
-            grads = sum_gradients(grads, &model, peer).unwrap();
+            (grads, loss) = sum_gradients(grads, &model, peer, loss).unwrap();
         }
+        losses.push(values(loss)[0]);
         if step == 0 {
             let bias = model.linear.bias.as_ref().unwrap().id;
             first_gradients = [
@@ -104,6 +109,7 @@ fn train(rows: std::ops::Range<usize>, peer: Option<PeerId>) -> Trained {
     Trained {
         first_gradients,
         params,
+        losses,
     }
 }
 
@@ -138,6 +144,7 @@ fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
 
 #[test]
 fn replicas_summing_gradients_train_as_one_on_the_whole_batch() {
+    let _turn = crate::train::ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let whole = train(0..ROWS, None);
     for peers in [2, 3] {
         collective::reset_collective::<NdArray>();
@@ -152,6 +159,11 @@ fn replicas_summing_gradients_train_as_one_on_the_whole_batch() {
                 t.params, trained[0].params,
                 "{peers} peers: replica {i} differs from replica 0"
             );
+            let off = largest_difference(&t.losses, &whole.losses);
+            assert!(
+                off < 1e-6,
+                "{peers} peers: replica {i}'s summed losses are {off:.2e} off"
+            );
             let off = largest_difference(&t.params, &whole.params);
             assert!(
                 off < 1e-5,
@@ -162,4 +174,59 @@ fn replicas_summing_gradients_train_as_one_on_the_whole_batch() {
     // Without the exchange each replica fits its own rows: the test sees the difference.
     let apart = replicas(2, false);
     assert!(largest_difference(&apart[0].params, &whole.params) > 1e-3);
+}
+
+#[test]
+fn replicas_start_from_the_root_replicas_parameters() {
+    let _turn = crate::train::ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    collective::reset_collective::<NdArray>();
+    let peers = 3;
+    let params = |model: &Toy<B>| {
+        [
+            values(model.linear.weight.val()),
+            values(model.linear.bias.as_ref().unwrap().val()),
+            values(model.scale.val()),
+        ]
+        .concat()
+    };
+    let threads: Vec<_> = (0..peers)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let peer = PeerId::from(i as u32);
+                let config = CollectiveConfig::default().with_num_devices(peers);
+                collective::register::<NdArray>(peer, Default::default(), config).unwrap();
+                // Each replica starts elsewhere.
+                let mut own = toy();
+                own.scale = param(fixed(4, 0.5 + i as f64), [4]);
+                let before = params(&own);
+                let model = broadcast_parameters(own, peer, i == 0).unwrap();
+                collective::finish_collective::<NdArray>(peer).unwrap();
+                let trainable = model.scale.val().is_require_grad();
+                (before, params(&model), trainable)
+            })
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let root = &results[0].0;
+    assert_ne!(&results[1].0, root, "the replicas did start apart");
+    for (i, (_, after, trainable)) in results.iter().enumerate() {
+        assert_eq!(after, root, "replica {i} after the broadcast");
+        assert!(trainable, "replica {i}'s parameters still take gradients");
+    }
+}
+
+#[test]
+fn shards_cover_a_batch_in_order_and_differ_by_one_at_most() {
+    for len in 0..20 {
+        for world in 1..6 {
+            let shards: Vec<_> = (0..world).map(|rank| shard(len, rank, world)).collect();
+            assert_eq!(shards[0].start, 0);
+            assert_eq!(shards[world - 1].end, len);
+            for pair in shards.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start, "{len} in {world}: {shards:?}");
+                assert!(pair[0].len() == pair[1].len() || pair[0].len() == pair[1].len() + 1);
+            }
+        }
+    }
+    assert_eq!(shard(10, 1, 4), 3..6);
 }

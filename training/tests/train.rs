@@ -12,8 +12,12 @@ use fno_models::FnoConfig;
 use fno_ops::{FaultTolerance, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
+use fno_training::config::DeviceCount;
 use fno_training::data::DataProgress;
-use fno_training::{train, PreparedData, RunOptions, Start, TrainConfig, TrainError, TrainObserver};
+use fno_training::schedule::Schedule;
+use fno_training::{
+    train, train_data_parallel, PreparedData, Replicas, RunOptions, Start, TrainConfig, TrainError, TrainObserver,
+};
 
 type B = Autodiff<NdArray>;
 
@@ -69,8 +73,9 @@ fn tiny(dir: &Path, epochs: usize) -> TrainConfig {
 }
 
 /// Burn seeds a backend-global generator, so runs in parallel test threads
-/// would draw each other's initial weights: one run at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// would draw each other's initial weights, and burn-collective's peers of
+/// one backend are the process's: one run at a time.
+pub static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno_training::TrainSummary, TrainError> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -82,7 +87,17 @@ fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno
         start,
         stop_after,
     };
-    train::<B>(cfg, &data, &options, &Default::default(), &mut Quiet)
+    match cfg.run.devices {
+        DeviceCount::Count(1) => train::<B>(cfg, &data, &options, &Default::default(), &mut Quiet),
+        DeviceCount::Count(n) => {
+            // Replicas in threads, sharing the CPU.
+            let replicas = Replicas {
+                devices: vec![Default::default(); n],
+            };
+            train_data_parallel::<B>(cfg, &data, &options, &replicas, &mut Quiet)
+        }
+        DeviceCount::All => unreachable!("the tests name counts"),
+    }
 }
 
 #[test]
@@ -111,6 +126,85 @@ fn loss_falls_and_every_file_is_written() {
 fn weights(path: &Path) -> Vec<(String, Vec<f32>)> {
     let file = SafeTensorsFile::parse(&std::fs::read(path).unwrap()).unwrap();
     file.tensors.into_iter().map(|(k, t)| (k, t.data)).collect()
+}
+
+/// Epoch losses, test errors and final weights of two runs agree to f32
+/// rounding (NdArray's parallel reductions round differently run to run).
+fn same_training(a: &fno_training::TrainSummary, b: &fno_training::TrainSummary, what: &str) {
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-5 * x.abs().max(1e-3);
+    assert_eq!(a.history.len(), b.history.len(), "{what}");
+    for (x, y) in a.history.iter().zip(&b.history) {
+        assert!(
+            close(x.train_loss, y.train_loss),
+            "{what}, epoch {}: {x:?} vs {y:?}",
+            x.epoch
+        );
+        assert!(close(x.lr, y.lr), "{what}, epoch {}: {x:?} vs {y:?}", x.epoch);
+        assert_eq!(x.tests.len(), y.tests.len(), "{what}");
+        for (s, t) in x.tests.iter().zip(&y.tests) {
+            assert!(
+                close(s.l2, t.l2) && close(s.h1, t.h1),
+                "{what}, epoch {}: {s:?} vs {t:?}",
+                x.epoch
+            );
+        }
+    }
+    let (wa, wb) = (weights(&a.last_checkpoint), weights(&b.last_checkpoint));
+    assert_eq!(wa.len(), wb.len());
+    for ((name, x), (_, y)) in wa.iter().zip(&wb) {
+        let scale = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let worst = x.iter().zip(y).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(worst <= 1e-5 * scale, "{what}: {name}: {worst} of {scale}");
+    }
+}
+
+#[test]
+fn replicas_train_as_one_device_and_resume_on_another_count() {
+    // 48 samples in batches of 9: the last batch (3 samples) leaves one of
+    // four replicas none; a plateau schedule steps on the root's test error.
+    let config = |name: &str, devices: usize| {
+        let mut cfg = tiny(&scratch(name), 3);
+        cfg.optim.batch_size = 9;
+        cfg.optim.schedule = Schedule::Plateau {
+            factor: 0.5,
+            patience: 0,
+            threshold: 0.3,
+            min_lr: 0.0,
+        };
+        cfg.run.devices = DeviceCount::Count(devices);
+        cfg
+    };
+    let one = run(&config("one-device", 1), Start::Fresh, None).unwrap();
+    assert!(
+        one.history.windows(2).any(|w| w[1].lr < w[0].lr),
+        "the schedule never stepped down: {:?}",
+        one.history
+    );
+    for devices in [2, 4] {
+        let cfg = config(&format!("replicas-{devices}"), devices);
+        let replicas = run(&cfg, Start::Fresh, None).unwrap();
+        same_training(&one, &replicas, &format!("{devices} replicas"));
+        let lines = std::fs::read_to_string(&replicas.metrics).unwrap();
+        assert_eq!(lines.lines().count(), 3, "one replica writes: {lines}");
+    }
+    // Stopped on three replicas, resumed on two.
+    let mut cfg = config("resumed-elsewhere", 3);
+    let first = run(&cfg, Start::Fresh, Some(1)).unwrap();
+    assert_eq!(first.history.len(), 1);
+    cfg.run.devices = DeviceCount::Count(2);
+    let resumed = run(&cfg, Start::Resume, None).unwrap();
+    same_training(&one, &resumed, "3 replicas, then 2");
+    // Without the exchange a replica would fit its own shard: the checks see it.
+    let mut alone = config("one-shard", 1);
+    alone.data.train.samples = Some(24);
+    let apart = run(&alone, Start::Fresh, None).unwrap();
+    let (wa, wb) = (weights(&one.last_checkpoint), weights(&apart.last_checkpoint));
+    let moved = wa
+        .iter()
+        .zip(&wb)
+        .flat_map(|((_, x), (_, y))| x.iter().zip(y).map(|(a, b)| (a - b).abs()))
+        .fold(0f32, f32::max);
+    assert!(moved > 1e-3, "half the data trained to the same weights ({moved})");
 }
 
 #[test]

@@ -7,12 +7,13 @@ use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
-use fno_training::config::DataSource;
+use fno_training::config::{DataSource, DeviceCount};
 use fno_training::data::{load_source, DataProgress};
 use fno_training::inference::training_state;
 use fno_training::trainer::relative_errors;
 use fno_training::{
-    check_start, train, Predictor, PreparedData, RunOptions, Start, TrainConfig, TrainObserver, TrainSummary,
+    check_start, train_data_parallel, Predictor, PreparedData, Replicas, RunOptions, Start, TrainConfig, TrainObserver,
+    TrainSummary,
 };
 
 use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
@@ -26,6 +27,11 @@ pub struct TrainArgs {
     config: Option<PathBuf>,
     #[command(flatten)]
     device: ModelDevice,
+    /// Data-parallel training: one replica per device, a count or `all`,
+    /// the batch split among them (overrides run.devices; on the cpu
+    /// backend the replicas share the CPU).
+    #[arg(long, value_name = "N|all")]
+    devices: Option<DeviceCount>,
     /// Continue the run in OUT (from OUT/last.state) where it stopped.
     #[arg(long, conflicts_with = "overwrite")]
     resume: bool,
@@ -146,6 +152,9 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     if let Some(precision) = args.device.precision {
         cfg.run.precision = precision.into();
     }
+    if let Some(devices) = args.devices {
+        cfg.run.devices = devices;
+    }
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,
@@ -184,6 +193,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
             start,
             stop_after: args.stop_after,
         },
+        cpu: backend == fno_kernels::backend::Backend::Cpu,
         console,
     };
     let summary = run_on(backend, job)?;
@@ -206,6 +216,8 @@ struct TrainJob<'a> {
     cfg: &'a TrainConfig,
     data: &'a PreparedData,
     options: RunOptions,
+    /// Whether the backend is the CPU's, whose replicas share it.
+    cpu: bool,
     console: Console,
 }
 
@@ -213,8 +225,50 @@ impl BackendJob for TrainJob<'_> {
     type Output = TrainSummary;
 
     fn run<B: SpectralConvBackend>(mut self, device: &B::Device) -> Result<TrainSummary, String> {
-        train::<Autodiff<B>>(self.cfg, self.data, &self.options, device, &mut self.console).map_err(|e| e.to_string())
+        let devices = replica_devices::<B>(device, self.cfg.run.devices, self.cpu)?;
+        if devices.len() > 1 {
+            eprintln!(
+                "data-parallel: {} replicas, each taking up to {} samples of every batch of {}",
+                devices.len(),
+                self.cfg.optim.batch_size.div_ceil(devices.len()),
+                self.cfg.optim.batch_size
+            );
+        }
+        let replicas = Replicas { devices };
+        train_data_parallel::<Autodiff<B>>(self.cfg, self.data, &self.options, &replicas, &mut self.console)
+            .map_err(|e| e.to_string())
     }
+}
+
+/// The devices of `count` replicas on the backend of `device` (its default):
+/// one replica on it, or devices 0 to n-1 of the backend's first kind
+/// (CUDA's devices, wgpu's discrete GPUs); the CPU backend's replicas share it.
+fn replica_devices<B: burn::tensor::backend::Backend>(
+    device: &B::Device,
+    count: DeviceCount,
+    cpu: bool,
+) -> Result<Vec<B::Device>, String> {
+    use burn::tensor::backend::{Device, DeviceId};
+    let available = match cpu {
+        true => 1,
+        false => B::device_count(0),
+    };
+    let n = match count {
+        DeviceCount::Count(n) => n,
+        DeviceCount::All => available.max(1),
+    };
+    if n == 1 {
+        return Ok(vec![device.clone()]);
+    }
+    if cpu {
+        return Ok(vec![device.clone(); n]);
+    }
+    if n > available {
+        return Err(format!(
+            "--devices {n}: this backend has {available} device(s) to train on"
+        ));
+    }
+    Ok((0..n).map(|i| B::Device::from_id(DeviceId::new(0, i as u16))).collect())
 }
 
 pub fn run_eval(args: EvalArgs) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! the direct-summation oracle, batched and unbatched shapes, a non-default
 //! sign, and the error contract (one line, exit code 2, nothing written).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
@@ -23,7 +23,7 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn path(p: &PathBuf) -> &str {
+fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 

@@ -196,6 +196,70 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
     assert!(err.contains("finished run") && err.contains("--overwrite"), "{err}");
 }
 
+/// The weights of a checkpoint, tensor by tensor.
+fn weights(path: &std::path::Path) -> Vec<(String, Vec<f32>)> {
+    let file = fno_models::checkpoint::SafeTensorsFile::parse(&std::fs::read(path).unwrap()).unwrap();
+    file.tensors.into_iter().map(|(k, t)| (k, t.data)).collect()
+}
+
+/// `--devices 3` (replicas sharing the CPU) trains to the weights one device
+/// reaches, to f32 rounding; bad device counts are one-line errors.
+#[test]
+fn data_parallel_training_reaches_one_devices_weights() {
+    let dir = scratch("replicas");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let cfg = config.to_str().unwrap();
+    let train = |name: &str, extra: &[&str]| {
+        let out_dir = dir.join(name);
+        let out = fno(&[
+            &[
+                "train",
+                "--config",
+                cfg,
+                "--out",
+                out_dir.to_str().unwrap(),
+                "--backend",
+                "cpu",
+            ],
+            extra,
+        ]
+        .concat());
+        (out, out_dir.join("last.safetensors"))
+    };
+    let (one, one_weights) = train("one", &[]);
+    assert!(one.status.success(), "{}", text(&one).1);
+    let (three, three_weights) = train("three", &["--devices", "3"]);
+    let (_, err) = text(&three);
+    assert!(three.status.success(), "{err}");
+    assert!(
+        err.contains("data-parallel: 3 replicas, each taking up to 2 samples of every batch of 4"),
+        "{err}"
+    );
+    let (a, b) = (weights(&one_weights), weights(&three_weights));
+    assert_eq!(a.len(), b.len());
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        let scale = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let worst = x.iter().zip(y).fold(0f32, |m, (p, q)| m.max((p - q).abs()));
+        assert!(worst <= 1e-5 * scale, "{name}: {worst} of {scale}");
+    }
+    for (devices, says) in [("0", "devices must be positive"), ("two", "a device count or \"all\"")] {
+        let (out, _) = train("bad", &["--devices", devices]);
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "--devices {devices}: {err}");
+    }
+    std::fs::write(
+        &config,
+        TINY.replace("plot_samples = 1", "plot_samples = 1\ndevices = -1"),
+    )
+    .unwrap();
+    let (out, _) = train("bad", &[]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tiny.toml") && err.contains("devices"), "{err}");
+}
+
 #[test]
 fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let dir = scratch("bad");
@@ -233,18 +297,33 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tucker") && err.contains("cannot be trained"), "{err}");
-    std::fs::write(&config, TINY.replace("plot_samples = 1", "plot_samples = 1\nmatmul_precision = \"fp16\"")).unwrap();
+    std::fs::write(
+        &config,
+        TINY.replace("plot_samples = 1", "plot_samples = 1\nmatmul_precision = \"fp16\""),
+    )
+    .unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("fp16") && err.contains("f32") && err.contains("tf32"), "{err}");
-    std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"quarter\"")).unwrap();
+    assert!(
+        err.contains("fp16") && err.contains("f32") && err.contains("tf32"),
+        "{err}"
+    );
+    std::fs::write(
+        &config,
+        TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"quarter\""),
+    )
+    .unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("quarter") && err.contains("\"mixed\""), "{err}");
     // The model's precision and the run's disagree: the run's decides, so say so.
-    std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"half\"")).unwrap();
+    std::fs::write(
+        &config,
+        TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"half\""),
+    )
+    .unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -309,7 +388,10 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
     let (_, err) = text(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("mixed spectral blocks"), "{err}");
-    assert!(err.contains("fault tolerance (Detect): 0 detected, 0 corrected"), "{err}");
+    assert!(
+        err.contains("fault tolerance (Detect): 0 detected, 0 corrected"),
+        "{err}"
+    );
     assert!(err.contains(" MiB"), "no memory on the epoch line: {err}");
     assert!(
         err.contains("Tf32 1×1 products") && err.contains("no TF32 tensor cores: the 1×1 convolutions run in f32"),
