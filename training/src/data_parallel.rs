@@ -143,8 +143,8 @@ pub fn sum_gradients<B: AutodiffBackend, M: AutodiffModule<B>>(
     Ok((unpack.grads, summed.narrow(0, total - riders, riders)))
 }
 
-/// Flattens every parameter's gradient into `parts`, in visiting order,
-/// noting each one's parameter and shape.
+/// Takes every parameter's gradient out of `grads` (freed once packed)
+/// into `parts`, flat and in visiting order, noting its parameter and shape.
 struct Pack<B: AutodiffBackend> {
     grads: GradientsParams,
     parts: Vec<Tensor<B::InnerBackend, 1>>,
@@ -153,7 +153,7 @@ struct Pack<B: AutodiffBackend> {
 
 impl<B: AutodiffBackend> ModuleVisitor<B> for Pack<B> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-        if let Some(grad) = self.grads.get::<B::InnerBackend, D>(param.id) {
+        if let Some(grad) = self.grads.remove::<B::InnerBackend, D>(param.id) {
             let shape = grad.shape();
             self.parts.push(grad.reshape([shape.num_elements()]));
             self.packed.push((param.id, shape));

@@ -31,9 +31,13 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 static INITIALISING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Steps between reads of the training loss (see the training loop).
+const LOSS_READS_EVERY: usize = 16;
+
 /// What a run reports as it goes.
 pub trait TrainObserver {
-    /// After each batch: `loss` is the batch's mean loss per sample.
+    /// After batch `done` of `total`: `loss` is the mean loss per sample of
+    /// the batches since the last report (reports come every few batches).
     fn batch(&mut self, epoch: usize, epochs: usize, done: usize, total: usize, loss: f64);
     fn epoch(&mut self, metrics: &EpochMetrics);
     fn message(&mut self, text: &str);
@@ -291,6 +295,7 @@ where
             let lr = state.scheduler.lr;
             let order = shuffled(n, cfg.run.seed, epoch);
             let mut loss_sum = 0.0;
+            let mut pending = None;
             let mut skipped = 0;
             for (b, chunk) in order.chunks(o.batch_size).enumerate() {
                 let (samples, weight) = self.share(chunk);
@@ -310,16 +315,36 @@ where
                 if let Some(replica) = self.replica {
                     (grads, loss) = sum_gradients(grads, &model, replica.peer, loss).map_err(collective)?;
                 }
-                // The loss scaler's finiteness check travels with the loss: one read a step.
-                let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
-                let (value, finite) = loss_and_finiteness(loss, poison);
-                if !value.is_finite() {
-                    return Err(TrainError::Diverged(format!(
-                        "loss {value} at epoch {} batch {}",
-                        epoch + 1,
-                        b + 1
-                    )));
-                }
+                // The losses stay on the device, summed, until a read: every
+                // `LOSS_READS_EVERY` steps and at the epoch's end, since a read
+                // waits for the device, which then idles while the next step is
+                // launched. The loss scaler decides on each step's gradients:
+                // their finiteness travels with the loss, read every step.
+                let (unread, samples, earlier) = match pending.take() {
+                    Some((sum, samples, earlier)) => (sum + loss, samples + chunk.len(), earlier + 1),
+                    None => (loss, chunk.len(), 0),
+                };
+                let read = scaler.is_some() || (b + 1) % LOSS_READS_EVERY == 0 || b + 1 == batches;
+                let finite = if read {
+                    let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
+                    let (value, finite) = loss_and_finiteness(unread, poison);
+                    if !value.is_finite() {
+                        let which = match earlier {
+                            0 => format!("batch {}", b + 1),
+                            _ => format!("batches {} to {}", b + 1 - earlier, b + 1),
+                        };
+                        return Err(TrainError::Diverged(format!(
+                            "loss {value} at epoch {}, {which}",
+                            epoch + 1
+                        )));
+                    }
+                    loss_sum += value;
+                    observer.batch(epoch + 1, o.epochs, b + 1, batches, value / samples as f64);
+                    finite
+                } else {
+                    pending = Some((unread, samples, earlier));
+                    true
+                };
                 let apply = match &mut scaler {
                     Some(scaler) => {
                         optimizer.set_loss_scale(scaler.scale());
@@ -332,8 +357,6 @@ where
                 } else {
                     skipped += 1;
                 }
-                loss_sum += value;
-                observer.batch(epoch + 1, o.epochs, b + 1, batches, value / chunk.len() as f64);
             }
             if skipped > 0 {
                 let scale = scaler.as_ref().map_or(1.0, LossScaler::scale);
