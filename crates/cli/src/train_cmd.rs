@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use burn::backend::Autodiff;
 use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_kernels::backend::Backend;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::{DataSource, DeviceCount};
@@ -193,7 +194,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
             start,
             stop_after: args.stop_after,
         },
-        cpu: backend == fno_kernels::backend::Backend::Cpu,
+        backend,
         console,
     };
     let summary = run_on(backend, job)?;
@@ -216,8 +217,7 @@ struct TrainJob<'a> {
     cfg: &'a TrainConfig,
     data: &'a PreparedData,
     options: RunOptions,
-    /// Whether the backend is the CPU's, whose replicas share it.
-    cpu: bool,
+    backend: Backend,
     console: Console,
 }
 
@@ -225,7 +225,7 @@ impl BackendJob for TrainJob<'_> {
     type Output = TrainSummary;
 
     fn run<B: SpectralConvBackend>(mut self, device: &B::Device) -> Result<TrainSummary, String> {
-        let devices = replica_devices::<B>(device, self.cfg.run.devices, self.cpu)?;
+        let devices = replica_devices::<B>(device, self.cfg.run.devices, self.backend)?;
         if devices.len() > 1 {
             eprintln!(
                 "data-parallel: {} replicas, each taking up to {} samples of every batch of {}",
@@ -246,9 +246,10 @@ impl BackendJob for TrainJob<'_> {
 fn replica_devices<B: burn::tensor::backend::Backend>(
     device: &B::Device,
     count: DeviceCount,
-    cpu: bool,
+    backend: Backend,
 ) -> Result<Vec<B::Device>, String> {
     use burn::tensor::backend::{Device, DeviceId};
+    let cpu = backend == Backend::Cpu;
     let available = match cpu {
         true => 1,
         false => B::device_count(0),
@@ -266,6 +267,12 @@ fn replica_devices<B: burn::tensor::backend::Backend>(
     if n > available {
         return Err(format!(
             "--devices {n}: this backend has {available} device(s) to train on"
+        ));
+    }
+    if backend == Backend::Cuda && !fno_kernels::backend::nccl_available() {
+        return Err(format!(
+            "--devices {n}: tensors move between CUDA devices through NCCL, and libnccl.so was not found \
+             (install NCCL, or link libnccl.so to its libnccl.so.2 in a directory on LD_LIBRARY_PATH)"
         ));
     }
     Ok((0..n).map(|i| B::Device::from_id(DeviceId::new(0, i as u16))).collect())

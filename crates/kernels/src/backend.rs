@@ -66,6 +66,20 @@ pub fn cuda_available() -> bool {
     }
 }
 
+/// True when NCCL loads: CubeCL moves tensors between CUDA devices through
+/// it (data-parallel training on several GPUs).
+pub fn nccl_available() -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        // SAFETY: this only tries to dlopen the library.
+        unsafe { cudarc::nccl::sys::is_culib_present() }
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        false
+    }
+}
+
 /// Kinds of the wgpu adapters present (e.g. `DiscreteGpu`, `Cpu`).
 #[cfg(feature = "wgpu")]
 pub fn wgpu_adapter_kinds() -> Vec<wgpu::DeviceType> {
