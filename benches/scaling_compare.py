@@ -43,9 +43,9 @@ def neuralop_ddp(name, case, files, epochs, seed):
     """One rank of neuraloperator's DDP training; rank 0 prints the result."""
     import torch
     import torch.distributed as dist
-    from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
     from neuralop.losses import H1Loss, LpLoss
     from neuralop.models import FNO
+    from neuralop.training import AdamW
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -57,17 +57,12 @@ def neuralop_ddp(name, case, files, epochs, seed):
     torch.set_float32_matmul_precision("highest")
     dev = f"cuda:{local}"
     torch.manual_seed(seed)
-    (xtr, ytr), (xte, yte) = tc.load_xy(files["train"]), tc.load_xy(files["test"])
+    (xtr, ytr, xte, yte), norm = tc.neuralop_data(files, dev)
     d = xtr.ndim - 2
-    xtr, ytr, xte, yte = (torch.from_numpy(a) for a in (xtr, ytr, xte, yte))
-    norm = UnitGaussianNormalizer(dim=[0] + list(range(2, 2 + d)))
-    norm.fit(ytr)
-    norm = norm.to(dev)
     model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
                 projection_channel_ratio=2, n_layers=4).to(dev)
     trained = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local]) if world > 1 else model
     anchor = case.get("anchor", False)
-    from neuralop.training import AdamW
     opt = AdamW(model.parameters(), lr=5e-3 if anchor else 1e-3, weight_decay=1e-4)
     loss_fn = H1Loss(d=d) if anchor else LpLoss(d=d, p=2)
     batch, n = case["batch"], xtr.shape[0]
@@ -116,29 +111,6 @@ def run_neuralop(name, devices, epochs, work, seed):
     if proc.returncode != 0:
         raise RuntimeError(f"neuraloperator DDP failed: {proc.stderr.strip().splitlines()[-3:]}")
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
-
-
-def run_ours(fno, name, case, files, epochs, work, memory, seed, devices):
-    """`fno train --devices N` (the unfused path, f32): epoch times from its metrics."""
-    label = f"{name}_d{devices}_b{case['batch']}"
-    run_dir = os.path.join(work, "runs", label)
-    config = os.path.join(work, f"{label}.toml")
-    with open(config, "w") as f:
-        f.write(tc.toml_for(name, case, files, epochs, run_dir, seed, "f32"))
-    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", "unfused",
-                             "--devices", str(devices), "--overwrite"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, err = proc.communicate()
-    if proc.returncode != 0:
-        raise RuntimeError(f"fno train --devices {devices} failed: {err.strip().splitlines()[-3:]}")
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        history = [json.loads(line) for line in f]
-    times = [m["seconds"] for m in history]
-    # CubeCL's pools on the first device at the end (they keep what they allocate), beside nvidia-smi's figure.
-    pools = history[-1].get("memory") or {}
-    return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
-                peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"],
-                pool_reserved_mib=pools.get("reserved_mib"))
 
 
 def table(rows):
@@ -201,20 +173,13 @@ def main():
             for n in counts:
                 row = dict(case=name, grid=grid, gpu=gpu, devices=n, epochs=args.epochs, batch=case["batch"])
                 runs = [("neuralop", lambda: run_neuralop(name, n, args.epochs, work, args.seed)),
-                        ("ours", lambda: run_ours(fno, name, case, files, args.epochs, work, memory, args.seed, n))]
+                        ("ours", lambda: tc.run_ours(fno, name, case, files, args.epochs, work, memory, args.seed, "f32",
+                                                 devices=n))]
                 if n > 1:
                     per_device = dict(case, batch=case["batch"] // n)
-                    runs.append(("ours_per_device_batch", lambda: run_ours(
-                        fno, name, per_device, files, args.epochs, work, memory, args.seed, 1)))
-                for label, run in runs:
-                    try:
-                        row[label] = run()
-                    except Exception as e:  # one failing run must not hide the others
-                        row[label] = dict(error=str(e))
-                print(json.dumps(row), flush=True)
-                with open(os.path.join(work, "scaling_compare.jsonl"), "a") as f:
-                    f.write(json.dumps(row) + "\n")
-                rows.append(row)
+                    runs.append(("ours_per_device_batch", lambda: tc.run_ours(
+                        fno, name, per_device, files, args.epochs, work, memory, args.seed, "f32")))
+                rows.append(tc.record(row, runs, os.path.join(work, "scaling_compare.jsonl")))
     finally:
         memory.stop()
     text = table(rows)

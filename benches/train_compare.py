@@ -147,24 +147,32 @@ def run_neuralop_process(name, epochs, work, memory, seed, precision):
     return result
 
 
+def neuralop_data(files, dev):
+    """A case's train and test arrays as torch tensors (on the host), and
+    neuraloperator's normaliser of the outputs fitted on the training set (on `dev`)."""
+    import torch
+    from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
+
+    (xtr, ytr), (xte, yte) = load_xy(files["train"]), load_xy(files["test"])
+    arrays = tuple(torch.from_numpy(a) for a in (xtr, ytr, xte, yte))
+    norm = UnitGaussianNormalizer(dim=[0] + list(range(2, xtr.ndim)))
+    norm.fit(arrays[1])
+    return arrays, norm.to(dev)
+
+
 def run_neuralop(name, case, files, epochs, seed, precision):
     import torch
     tf32, mixed = precision == "tf32", precision in ("mixed", "half")
     torch.backends.cudnn.allow_tf32 = tf32
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
-    from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
     from neuralop.losses import H1Loss, LpLoss
     from neuralop.models import FNO
     from neuralop.training import AdamW
 
     dev = "cuda"
     torch.manual_seed(seed)
-    (xtr, ytr), (xte, yte) = load_xy(files["train"]), load_xy(files["test"])
+    (xtr, ytr, xte, yte), norm = neuralop_data(files, dev)
     d = xtr.ndim - 2
-    xtr, ytr, xte, yte = (torch.from_numpy(a) for a in (xtr, ytr, xte, yte))
-    norm = UnitGaussianNormalizer(dim=[0] + list(range(2, 2 + d)))
-    norm.fit(ytr)
-    norm = norm.to(dev)
     model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
                 projection_channel_ratio=2, n_layers=4,
                 fno_block_precision=precision if mixed else "full").to(dev)
@@ -256,12 +264,14 @@ precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 
-def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused"):
+def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused", devices=1):
+    """`fno train` of one case (`--devices` as given; scaling_compare.py)."""
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(toml_for(name, case, files, epochs, run_dir, seed, precision))
-    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", imp, "--overwrite"],
+    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", imp, "--overwrite",
+                             "--devices", str(devices)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate()
     if proc.returncode != 0:
@@ -327,6 +337,20 @@ def ours_label(imp, imps):
     return "ours" if imp == imps[0] else f"ours_{imp}"
 
 
+def record(row, runs, jsonl):
+    """`row` with each labelled run's result (or its error: one failing run
+    must not hide the others), printed and appended to `jsonl`."""
+    for label, run in runs:
+        try:
+            row[label] = run()
+        except Exception as e:
+            row[label] = dict(error=str(e))
+    print(json.dumps(row), flush=True)
+    with open(jsonl, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fno", required=True)
@@ -378,15 +402,7 @@ def main():
             if args.again:
                 runs.append(("ours_again",
                              lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision, imps[0])))
-            for label, run in runs:
-                try:
-                    row[label] = run()
-                except Exception as e:  # one failing case must not hide the others
-                    row[label] = dict(error=str(e))
-            print(json.dumps(row), flush=True)
-            with open(os.path.join(work, "train_compare.jsonl"), "a") as f:
-                f.write(json.dumps(row) + "\n")
-            rows.append(row)
+            rows.append(record(row, runs, os.path.join(work, "train_compare.jsonl")))
     finally:
         memory.stop()
     done = [r for r in rows if "error" not in r.get("neuralop", {}) and "error" not in r["ours"]]
