@@ -11,7 +11,8 @@
 //! - TT: `factors.factor_d` `[r_d, s_d, r_{d+1}]` with `r_0 = r_N = 1`,
 //!   `W[i] = G_0[:, i_0, :] ⋯ G_{N-1}[:, i_{N-1}, :]`.
 //!
-//! All complex, stored as F32 `[..., 2]` (tensorly-torch's `view_as_real`). The
+//! All complex: native C64 (TFNO's tensors, tltorch's real-named classes with
+//! `dtype=cfloat`) or F32 `[..., 2]` (`view_as_real`, its `Complex*` classes). The
 //! ranks come from the file (the factors must agree with each other and with the
 //! weight's shape). A `separable` weight `[C, *modes]` scales each channel by
 //! itself: its dense form is diagonal in (Cin, Cout). Reconstruction runs once,
