@@ -15,10 +15,13 @@ use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
 use fno_kernels::fault::FaultCounts;
+use fno_kernels::precision::Precision;
 
 use crate::graph::record;
+use crate::mode_mix::ModeMixBackend;
 use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
+use crate::spectrum::{autodiff_retained_spectrum, autodiff_spectrum_to_grid, Pass};
 
 /// The gradients of one spectral convolution.
 pub struct SpectralGrads<B: burn::tensor::backend::Backend> {
@@ -39,7 +42,7 @@ pub struct DeviceMemory {
 }
 
 /// A backend that runs the spectral convolution's kernel paths.
-pub trait SpectralConvBackend: PointwiseBackend {
+pub trait SpectralConvBackend: PointwiseBackend + ModeMixBackend {
     /// What the device's memory pools hold for this thread; `None` on backends
     /// without pools of their own (the CPU backends).
     fn device_memory(_device: &Self::Device) -> Option<DeviceMemory> {
@@ -69,6 +72,30 @@ pub trait SpectralConvBackend: PointwiseBackend {
         keep_saved: bool,
     ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError>;
 
+    /// The retained spectrum `[B, C, K, 2]` of `x: [B, C, *grid]` for `spec`'s
+    /// modes, or (`Adjoint`) the adjoint of [`Self::spectrum_to_grid`]
+    /// ([`crate::spectrum`]). Only the kernel paths have it.
+    fn retained_spectrum(
+        _x: FloatTensor<Self>,
+        _spec: &SpectralConvSpec,
+        _pass: Pass,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        Err(no_transforms())
+    }
+
+    /// The spectrum `[B, C, K, 2]` zero-padded and transformed to `grid`
+    /// holding `precision` values, or (`Adjoint`) the adjoint of
+    /// [`Self::retained_spectrum`]. Only the kernel paths have it.
+    fn spectrum_to_grid(
+        _s: FloatTensor<Self>,
+        _grid: &[usize],
+        _spec: &SpectralConvSpec,
+        _pass: Pass,
+        _precision: Precision,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        Err(no_transforms())
+    }
+
     /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight, bias)` with respect
     /// to `x` (of shape `x_shape`), `weight` and, `with_bias`, the bias, from
     /// what the forward saved of `x`.
@@ -82,6 +109,13 @@ pub trait SpectralConvBackend: PointwiseBackend {
         spec: &SpectralConvSpec,
         imp: SpectralImpl,
     ) -> Result<SpectralGrads<Self>, SpectralError>;
+}
+
+fn no_transforms() -> SpectralError {
+    SpectralError::Unsupported(
+        "the spectral transforms as ops of their own need a CubeCL backend (wgpu or cuda); use SpectralImpl::Reference"
+            .into(),
+    )
 }
 
 /// The error every backend without kernels gives for a kernel path.
@@ -203,6 +237,24 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
             Some(b) => record::<B, C, _, 3>(SpectralConvBackward::<3>, [&x, &weight, b], out, keep),
         };
         Ok((out, saved))
+    }
+
+    fn retained_spectrum(
+        x: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        pass: Pass,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        autodiff_retained_spectrum::<B, C>(x, spec, pass)
+    }
+
+    fn spectrum_to_grid(
+        s: FloatTensor<Self>,
+        grid: &[usize],
+        spec: &SpectralConvSpec,
+        pass: Pass,
+        precision: Precision,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        autodiff_spectrum_to_grid::<B, C>(s, grid, spec, pass, precision)
     }
 
     fn spectral_conv_backward(

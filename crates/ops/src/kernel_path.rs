@@ -36,6 +36,7 @@ use fno_kernels::precision::{Precision, Stored};
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
+use crate::spectrum::{cube_retained_spectrum, cube_spectrum_to_grid, Pass};
 use crate::spec::{
     norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
     INVERSE_ORDER,
@@ -93,7 +94,7 @@ pub(crate) fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTen
 
 /// The forward's complement: the norm whose forward scale is `norm`'s inverse
 /// scale and whose inverse scale is `norm`'s forward scale (for adjoints).
-fn adjoint_norm(norm: Norm) -> Norm {
+pub(crate) fn adjoint_norm(norm: Norm) -> Norm {
     match norm {
         Norm::Forward => Norm::Backward,
         Norm::Backward => Norm::Forward,
@@ -141,7 +142,7 @@ pub(crate) fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec
 /// tensor: `[.., *modes, 2]` in `spectrum` precision, the non-last dims' modes
 /// in `order`. A row-pitched `x` is read in place, the pitch cropped by the
 /// transform's length.
-fn truncated_rfft<R: CubeRuntime>(
+pub(crate) fn truncated_rfft<R: CubeRuntime>(
     x: CubeTensor<R>,
     modes: &[usize],
     norm: Norm,
@@ -174,7 +175,7 @@ fn truncated_rfft<R: CubeRuntime>(
 
 /// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
 /// holding `precisions.0` values back to `[.., *grid]` in `precisions.1`.
-fn padded_irfft<R: CubeRuntime>(
+pub(crate) fn padded_irfft<R: CubeRuntime>(
     s: &CubeTensor<R>,
     modes: &[usize],
     grid: &[usize],
@@ -242,7 +243,7 @@ fn cgemm<R: CubeRuntime>(
 }
 
 /// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
-fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
+pub(crate) fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
     (0..bins)
         .map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 })
         .collect()
@@ -255,7 +256,7 @@ fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
 /// keeping at most two modes). The output gradient's spectrum, taken with the
 /// adjoint norm in the inverse's order, holds the gradient's sum over the grid
 /// at the same mode divided by the same factor.
-fn dc_bias(shapes: &SpectralShapes, norm: Norm) -> Option<ModeBias> {
+pub(crate) fn dc_bias(shapes: &SpectralShapes, norm: Norm) -> Option<ModeBias> {
     let dims = shapes.spatial_dims();
     let (mut mode, mut inverse_scale) = (0, 1.0);
     for d in 0..dims {
@@ -602,6 +603,24 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             None => y,
         };
         Ok((y, x_hat))
+    }
+
+    fn retained_spectrum(
+        x: FloatTensor<Self>,
+        spec: &SpectralConvSpec,
+        pass: Pass,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        cube_retained_spectrum::<R, F, I, BT>(x, spec, pass)
+    }
+
+    fn spectrum_to_grid(
+        s: FloatTensor<Self>,
+        grid: &[usize],
+        spec: &SpectralConvSpec,
+        pass: Pass,
+        precision: Precision,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        cube_spectrum_to_grid::<R, F, I, BT>(s, grid, spec, pass, precision)
     }
 
     fn spectral_conv_backward(

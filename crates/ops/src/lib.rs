@@ -10,6 +10,7 @@
 //! models.
 
 pub mod backend;
+pub mod factorized;
 mod graph;
 mod kernel_path;
 pub mod matmul;
@@ -20,10 +21,12 @@ pub mod pointwise;
 pub mod reference;
 pub mod rounding;
 pub mod spec;
+pub mod spectrum;
 
 use burn::tensor::{Tensor, TensorPrimitive};
 
 pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
+pub use factorized::{factorized_spectral_conv, Factorization, FactorizedWeight, WeightForm};
 pub use fno_kernels::adamw::AdamWStep;
 pub use fno_kernels::fault::{FaultCounts, FaultTolerance};
 pub use fno_kernels::precision::Precision;

@@ -1,6 +1,7 @@
-//! The per-mode channel mixing of the non-uniform spectral convolution and its
-//! two gradients, over spectra `[batch, channels, modes, 2]` (complex pairs,
-//! as the NUFFT ops lay them out) and weights `[Cin, Cout, modes, 2]`: the
+//! The per-mode channel mixing of the non-uniform and the factorized spectral
+//! convolutions and its two gradients, over spectra `[batch, channels, modes,
+//! 2]` (complex pairs, as the NUFFT ops lay them out) and weights `[Cin, Cout,
+//! modes, 2]`, or `[Cin, Cout, 1, 2]` shared by every mode: the
 //! three contractions of [`fno_kernels::cgemm::spectral`], one CGEMM launch
 //! each on `CubeBackend` (no permuted copies), Burn's matmuls elsewhere.
 //! Each contraction's gradients are two of the others, so autodiff runs them
@@ -47,7 +48,10 @@ impl ModeMix {
     ///
     /// Panics when the shapes do not fit together (the callers build them).
     pub fn extents(self, a: &[usize], b: &[usize]) -> [usize; 4] {
-        let fits = a.len() == 4 && b.len() == 4 && a[2] == b[2] && a[3] == 2 && b[3] == 2;
+        let fits = a.len() == 4 && b.len() == 4 && a[3] == 2 && b[3] == 2;
+        // The weight (`b` of the first two) may be one shared by every mode.
+        let modes_fit = a[2] == b[2] || (self != ModeMix::GradWeight && b[2] == 1);
+        let fits = fits && modes_fit;
         let extents = match self {
             ModeMix::Forward if fits && a[1] == b[0] => Some([a[0], b[0], b[1], a[2]]),
             ModeMix::GradInput if fits && a[1] == b[1] => Some([a[0], b[0], b[1], a[2]]),
@@ -98,6 +102,9 @@ impl ModeMixBackend for burn::backend::NdArray<f64> {}
 #[cfg(feature = "candle")]
 #[allow(deprecated)]
 impl ModeMixBackend for burn::backend::Candle<f32, i64> {}
+#[cfg(feature = "candle")]
+#[allow(deprecated)]
+impl ModeMixBackend for burn::backend::Candle<f64, i64> {}
 
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBackend for CubeBackend<R, F, I, BT> {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
@@ -105,8 +112,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBac
     }
 }
 
+/// The contraction and, where its weight is shared by every mode, that
+/// weight's gradient summed over the modes.
 #[derive(Debug)]
-struct ModeMixBackward(ModeMix);
+struct ModeMixBackward(ModeMix, bool);
 
 impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
     /// The operands, each kept where the other's gradient is wanted.
@@ -125,7 +134,9 @@ impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
                     Operand::B => b.clone().expect("b kept for a's gradient"),
                     Operand::U => u.clone(),
                 };
-                grads.register::<B>(node.id, B::mode_mix(pick(first), pick(second), mix));
+                let grad = B::mode_mix(pick(first), pick(second), mix);
+                let shared_weight = self.1 && mix == ModeMix::GradWeight;
+                grads.register::<B>(node.id, if shared_weight { sum_modes::<B>(grad) } else { grad });
             }
         }
     }
@@ -134,11 +145,25 @@ impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
 impl<B: ModeMixBackend, C: CheckpointStrategy> ModeMixBackend for Autodiff<B, C> {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
         let (a_tracked, b_tracked) = (a.is_tracked(), b.is_tracked());
+        let shared = is_shared(mix, &a.primitive.shape(), &b.primitive.shape());
         let out = B::mode_mix(a.primitive.clone(), b.primitive.clone(), mix);
-        record::<B, C, _, 2>(ModeMixBackward(mix), [&a, &b], out, |checkpoint| {
+        record::<B, C, _, 2>(ModeMixBackward(mix, shared), [&a, &b], out, |checkpoint| {
             (b_tracked.then(|| checkpoint(&a)), a_tracked.then(|| checkpoint(&b)))
         })
     }
+}
+
+/// Whether `b` is a weight shared by the modes of `a`.
+fn is_shared(mix: ModeMix, a: &[usize], b: &[usize]) -> bool {
+    mix != ModeMix::GradWeight && b[2] == 1 && a[2] != 1
+}
+
+/// `[Cin, Cout, K, 2]` summed over the modes to `[Cin, Cout, 1, 2]`.
+fn sum_modes<B: Backend>(t: FloatTensor<B>) -> FloatTensor<B> {
+    Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(t))
+        .sum_dim(2)
+        .into_primitive()
+        .tensor()
 }
 
 /// The contraction `mix` of `a` and `b`, with autodiff where `B` has it.
@@ -171,8 +196,13 @@ fn product<B: Backend>((a, b): Parts<B>, (c, d): Parts<B>) -> FloatTensor<B> {
 
 /// The contraction by Burn's batched matmuls on any backend.
 fn mode_mix_by_matmuls<B: Backend>(a: FloatTensor<B>, b: FloatTensor<B>, mix: ModeMix) -> FloatTensor<B> {
-    mix.extents(&a.shape(), &b.shape());
-    let (a, b) = (modes_leading::<B>(a), modes_leading::<B>(b));
+    let [_, _, _, modes] = mix.extents(&a.shape(), &b.shape());
+    let (a, (b_re, b_im)) = (modes_leading::<B>(a), modes_leading::<B>(b));
+    let every_mode = |t: Tensor<B, 3>| {
+        let [_, rows, cols] = t.dims();
+        t.expand([modes, rows, cols])
+    };
+    let b = (every_mode(b_re), every_mode(b_im));
     match mix {
         ModeMix::Forward => product(a, b),
         ModeMix::GradInput => product(a, adjoint(b)),
@@ -188,9 +218,10 @@ fn mode_mix_by_cgemm<R: CubeRuntime>(a: CubeTensor<R>, b: CubeTensor<R>, mix: Mo
     let b = cast_to(b, DType::F32);
     let (a_shape, b_shape) = (a.meta.shape().to_vec(), b.meta.shape().to_vec());
     let [batch, cin, cout, modes] = mix.extents(&a_shape, &b_shape);
+    let shared = is_shared(mix, &a_shape, &b_shape);
     let (b, problem) = match mix {
         ModeMix::Forward | ModeMix::GradInput => {
-            let (weight, strides) = weight_operand(b, cout, modes, false);
+            let (weight, strides) = weight_operand(b, cout, modes, shared);
             let problem = match mix {
                 ModeMix::Forward => spectral::forward(batch, cin, cout, modes, strides),
                 _ => spectral::grad_input(batch, cin, cout, modes, strides),
@@ -215,6 +246,10 @@ mod tests {
         assert_eq!(ModeMix::Forward.output_shape(&x, &w), g.to_vec());
         assert_eq!(ModeMix::GradInput.output_shape(&g, &w), x.to_vec());
         assert_eq!(ModeMix::GradWeight.output_shape(&x, &g), w.to_vec());
+        let shared = [3, 5, 1, 2];
+        assert_eq!(ModeMix::Forward.output_shape(&x, &shared), g.to_vec());
+        assert_eq!(ModeMix::GradInput.output_shape(&g, &shared), x.to_vec());
+        assert!(is_shared(ModeMix::Forward, &x, &shared) && !is_shared(ModeMix::Forward, &x, &w));
     }
 
     #[test]

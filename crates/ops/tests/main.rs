@@ -3,6 +3,7 @@
 
 mod common;
 mod device_memory;
+mod factorized;
 mod kernel_paths;
 mod mode_mix;
 mod neuralop_fixture;

@@ -1,0 +1,573 @@
+//! Spectral convolutions whose weight is a factorized tensor (neuraloperator's
+//! TFNO: tensorly-torch's Tucker, CP and tensor-train forms) or separable (one
+//! spectrum per channel).
+//!
+//! The weight `W[i, o, k]` (`[Cin, Cout, *modes]`, complex) is never built on
+//! the kernel paths. The input's retained spectrum is contracted with the
+//! factors in turn, each step a CGEMM ([`mode_mix`]) or an element-wise product
+//! over spectra of `B·K` rows (docs/factorized.md):
+//! - Tucker `core ×₀U₀ ×₁U₁ ×₂U₂ …`: `x̂·U₀` (shared by every mode), then the
+//!   per-mode core `C_k = core ×₂U₂ …` (`R₀×R₁` per mode), then `·U₁ᵀ`;
+//! - CP `Σ_r w_r U₀[i,r] U₁[o,r] Π U_d[k_d,r]`: `x̂·U₀`, times `c_k[r] = w_r Π U_d[k_d,r]`, then `·U₁ᵀ`;
+//! - tensor train `G₀[i]·G₁[o]·G₂[k₁]⋯`: `x̂·G₀`, then the per-mode `G₁ ×₂ v_k`
+//!   with `v_k = G₂[k₁]⋯` (`R₁×Cout` per mode);
+//! - separable `W[c, k]`: `x̂ ⊙ W` (the dense form is diagonal in the channels).
+//!
+//! Autodiff differentiates the chain (each step's backward is two of the
+//! CGEMMs), so the factors' gradients never pass through a dense weight
+//! either. The reference path reconstructs the dense weight with Burn ops and
+//! runs the dense reference convolution: any backend, and the tests' oracle.
+
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+
+use crate::backend::SpectralConvBackend;
+use crate::kernel_path::{dc_bias, precision_of};
+use crate::matmul::precise_matmul;
+use crate::mode_mix::{mode_mix, ModeMix};
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+use crate::spectral_conv;
+use crate::spectrum::{retained_spectrum, spectrum_to_grid};
+use fno_kernels::fault::FaultTolerance;
+
+/// How a spectral weight is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Factorization {
+    Dense,
+    Tucker,
+    Cp,
+    TensorTrain,
+}
+
+impl Factorization {
+    /// neuraloperator's `factorization` argument (None and "dense" are dense).
+    pub fn parse(name: Option<&str>) -> Option<Self> {
+        match name.map(str::to_lowercase).as_deref() {
+            None | Some("dense") => Some(Self::Dense),
+            Some("tucker") => Some(Self::Tucker),
+            Some("cp") => Some(Self::Cp),
+            Some("tt") => Some(Self::TensorTrain),
+            Some(_) => None,
+        }
+    }
+}
+
+/// The shape of a spectral weight and of the tensors that store it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WeightForm {
+    pub factorization: Factorization,
+    /// `[C, *modes]` per channel rather than `[Cin, Cout, *modes]`.
+    pub separable: bool,
+    /// The logical (complex) weight's shape: `[Cin, Cout, *modes]`, or
+    /// `[C, *modes]` when separable.
+    pub shape: Vec<usize>,
+    /// Tucker: one rank per dim of `shape`; CP: `[R]`; tensor train: one more
+    /// than `shape` has dims, 1 at both ends; dense: none.
+    pub ranks: Vec<usize>,
+}
+
+impl WeightForm {
+    /// The complex shapes of the stored tensors, named as tensorly-torch's
+    /// state dicts name them (after `….weight.`), in that order.
+    pub fn tensors(&self) -> Vec<(String, Vec<usize>)> {
+        let factor = |d: usize, shape: Vec<usize>| (format!("factors.factor_{d}"), shape);
+        let n = self.shape.len();
+        let r = &self.ranks;
+        match self.factorization {
+            Factorization::Dense => vec![("tensor".into(), self.shape.clone())],
+            Factorization::Tucker => std::iter::once(("core".into(), r.clone()))
+                .chain((0..n).map(|d| factor(d, vec![self.shape[d], r[d]])))
+                .collect(),
+            Factorization::Cp => std::iter::once(("weights".into(), vec![r[0]]))
+                .chain((0..n).map(|d| factor(d, vec![self.shape[d], r[0]])))
+                .collect(),
+            Factorization::TensorTrain => (0..n).map(|d| factor(d, vec![r[d], self.shape[d], r[d + 1]])).collect(),
+        }
+    }
+
+    /// How a model stores a tensor of complex shape `shape`: `[shape₀, rest·2]`,
+    /// (re, im) interleaved (long rows: CUDA pads each row of a tensor).
+    pub fn storage_shape(shape: &[usize]) -> [usize; 2] {
+        let rest: usize = shape[1..].iter().product();
+        [shape[0], rest * 2]
+    }
+
+    /// Checks the ranks against the shape.
+    pub fn validate(&self) -> Result<(), SpectralError> {
+        let n = self.shape.len();
+        let want = match self.factorization {
+            Factorization::Dense => 0,
+            Factorization::Tucker => n,
+            Factorization::Cp => 1,
+            Factorization::TensorTrain => n + 1,
+        };
+        let ends = self.factorization != Factorization::TensorTrain || (self.ranks[0] == 1 && self.ranks[n] == 1);
+        if self.ranks.len() != want || self.ranks.contains(&0) || !ends || self.shape.contains(&0) {
+            return Err(SpectralError::Invalid(format!(
+                "{:?} ranks {:?} do not fit a weight of shape {:?}",
+                self.factorization, self.ranks, self.shape
+            )));
+        }
+        Ok(())
+    }
+
+    /// Complex values the stored tensors hold.
+    pub fn parameter_count(&self) -> usize {
+        self.tensors().iter().map(|(_, s)| s.iter().product::<usize>()).sum()
+    }
+}
+
+/// A spectral weight as its stored tensors (each `[shape₀, rest·2]`, see
+/// [`WeightForm::storage_shape`]), in [`WeightForm::tensors`]' order.
+#[derive(Clone, Debug)]
+pub struct FactorizedWeight<B: Backend> {
+    pub form: WeightForm,
+    pub tensors: Vec<Tensor<B, 2>>,
+}
+
+/// A complex tensor as real and imaginary parts of logical shape `shape`.
+#[derive(Clone)]
+struct Cx<B: Backend> {
+    re: Tensor<B, 1>,
+    im: Tensor<B, 1>,
+    shape: Vec<usize>,
+}
+
+impl<B: SpectralConvBackend> Cx<B> {
+    fn of(t: Tensor<B, 2>, shape: &[usize]) -> Self {
+        let n: usize = shape.iter().product();
+        let pairs = t.reshape([n, 2]);
+        Cx {
+            re: pairs.clone().narrow(1, 0, 1).reshape([n]),
+            im: pairs.narrow(1, 1, 1).reshape([n]),
+            shape: shape.to_vec(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Interleaved `[.., 2]` pairs with the given leading dims.
+    fn pairs<const D: usize>(self, shape: [usize; D]) -> Tensor<B, D> {
+        let n = self.len();
+        Tensor::cat(vec![self.re.reshape([n, 1]), self.im.reshape([n, 1])], 1).reshape(shape)
+    }
+
+    /// Dim `d` cut to `len` entries from `start`.
+    fn narrow(self, d: usize, start: usize, len: usize) -> Self {
+        if start == 0 && len == self.shape[d] {
+            return self;
+        }
+        let (pre, n, post) = split_at(&self.shape, d);
+        let cut = |t: Tensor<B, 1>| {
+            t.reshape([pre, n, post])
+                .narrow(1, start, len)
+                .reshape([pre * len * post])
+        };
+        let mut shape = self.shape;
+        shape[d] = len;
+        Cx {
+            re: cut(self.re),
+            im: cut(self.im),
+            shape,
+        }
+    }
+
+    /// `[rows, cols]` complex product `self · other` of two matrices.
+    fn matmul(self, other: Self, rows: usize, inner: usize, cols: usize) -> (Tensor<B, 2>, Tensor<B, 2>) {
+        let (a, b) = (self.re.reshape([rows, inner]), self.im.reshape([rows, inner]));
+        let (c, d) = (other.re.reshape([inner, cols]), other.im.reshape([inner, cols]));
+        let re = precise_matmul(a.clone(), c.clone()) - precise_matmul(b.clone(), d.clone());
+        let im = precise_matmul(a, d) + precise_matmul(b, c);
+        (re, im)
+    }
+
+    /// The mode product `self ×_d u` with `u: [I, R]`, dim `d` holding R entries.
+    fn mode_product(self, d: usize, u: Self) -> Self {
+        let (pre, r, post) = split_at(&self.shape, d);
+        let i = u.shape[0];
+        let rows = |t: Tensor<B, 1>| t.reshape([pre, r, post]).swap_dims(1, 2).reshape([pre * post * r]);
+        let moved = Cx {
+            re: rows(self.re),
+            im: rows(self.im),
+            shape: vec![pre * post, r],
+        };
+        let (re, im) = moved.matmul(u.transposed(), pre * post, r, i);
+        let back = |t: Tensor<B, 2>| t.reshape([pre, post, i]).swap_dims(1, 2).reshape([pre * i * post]);
+        let mut shape = self.shape;
+        shape[d] = i;
+        Cx {
+            re: back(re),
+            im: back(im),
+            shape,
+        }
+    }
+
+    /// The transpose of a matrix.
+    fn transposed(self) -> Self {
+        let [r, c] = [self.shape[0], self.shape[1]];
+        let t = |x: Tensor<B, 1>| x.reshape([r, c]).swap_dims(0, 1).reshape([r * c]);
+        Cx {
+            re: t(self.re),
+            im: t(self.im),
+            shape: vec![c, r],
+        }
+    }
+
+    /// The Khatri–Rao step `out[(k, i), r] = self[k, r]·u[i, r]` of `[K, R]` and `[I, R]`.
+    fn khatri_rao(self, u: Self) -> Self {
+        let (k, i, r) = (self.shape[0], u.shape[0], self.shape[1]);
+        let left = |t: Tensor<B, 1>| t.reshape([k, 1, r]);
+        let right = |t: Tensor<B, 1>| t.reshape([1, i, r]);
+        let (a, b, c, d) = (left(self.re), left(self.im), right(u.re), right(u.im));
+        let flat = |t: Tensor<B, 3>| t.reshape([k * i * r]);
+        Cx {
+            re: flat(a.clone() * c.clone() - b.clone() * d.clone()),
+            im: flat(a * d + b * c),
+            shape: vec![k * i, r],
+        }
+    }
+}
+
+/// `(Π shape[..d], shape[d], Π shape[d+1..])`.
+fn split_at(shape: &[usize], d: usize) -> (usize, usize, usize) {
+    (shape[..d].iter().product(), shape[d], shape[d + 1..].iter().product())
+}
+
+/// Element-wise complex product of `[.., 2]` tensors (broadcasting).
+fn complex_product<B: Backend>(x: Tensor<B, 4>, w: Tensor<B, 4>) -> Tensor<B, 4> {
+    let part = |t: &Tensor<B, 4>, i: usize| t.clone().narrow(3, i, 1);
+    let (a, b, c, d) = (part(&x, 0), part(&x, 1), part(&w, 0), part(&w, 1));
+    Tensor::cat(vec![a.clone() * c.clone() - b.clone() * d.clone(), a * d + b * c], 3)
+}
+
+impl<B: SpectralConvBackend> FactorizedWeight<B> {
+    fn part(&self, i: usize) -> Cx<B> {
+        Cx::of(self.tensors[i].clone(), &self.form.tensors()[i].1)
+    }
+
+    /// Factor `d` of a Tucker or CP weight (`[I_d, R_d]`), or core `d` of a
+    /// tensor train (`[R_d, I_d, R_d+1]`).
+    fn factor(&self, d: usize) -> Cx<B> {
+        match self.form.factorization {
+            Factorization::TensorTrain => self.part(d),
+            _ => self.part(d + 1),
+        }
+    }
+
+    /// Contracts tensor-train cores `dims` into `[R_first · Π I, R_last]`.
+    fn train(&self, dims: std::ops::Range<usize>, crop: &dyn Fn(usize, Cx<B>) -> Cx<B>) -> Cx<B> {
+        let mut t: Option<Cx<B>> = None;
+        for d in dims {
+            let g = crop(d, self.factor(d));
+            let (r, i, next) = (g.shape[0], g.shape[1], g.shape[2]);
+            t = Some(match t {
+                None => Cx {
+                    shape: vec![r * i, next],
+                    ..g
+                },
+                Some(t) => {
+                    let rows = t.shape[0];
+                    let (re, im) = t.matmul(g, rows, r, i * next);
+                    Cx {
+                        re: re.reshape([rows * i * next]),
+                        im: im.reshape([rows * i * next]),
+                        shape: vec![rows * i, next],
+                    }
+                }
+            });
+        }
+        t.expect("a tensor train has cores")
+    }
+
+    /// The logical weight (`self.form.shape`), built of Burn ops.
+    fn logical(&self) -> Cx<B> {
+        let shape = &self.form.shape;
+        let n = shape.len();
+        let uncropped = |_: usize, c: Cx<B>| c;
+        match self.form.factorization {
+            Factorization::Dense => self.part(0),
+            Factorization::Tucker => (0..n).fold(self.part(0), |t, d| t.mode_product(d, self.factor(d))),
+            Factorization::Cp => {
+                // W = U₀ · KR(w, U₁, …)ᵀ: the Khatri–Rao rows of the later dims.
+                let rank = self.form.ranks[0];
+                let weights = Cx {
+                    shape: vec![1, rank],
+                    ..self.part(0)
+                };
+                let rest = (1..n).fold(weights, |t, d| t.khatri_rao(self.factor(d)));
+                let later = rest.len() / rank;
+                let (re, im) = self.factor(0).matmul(rest.transposed(), shape[0], rank, later);
+                let total = shape[0] * later;
+                Cx {
+                    re: re.reshape([total]),
+                    im: im.reshape([total]),
+                    shape: shape.clone(),
+                }
+            }
+            Factorization::TensorTrain => Cx {
+                shape: shape.clone(),
+                ..self.train(0..n, &uncropped)
+            },
+        }
+    }
+
+    /// The dense `[Cin, Cout, K, 2]` weight (diagonal when separable).
+    pub fn dense(&self) -> Tensor<B, 4> {
+        let w = self.logical();
+        let channels = self.form.shape[0];
+        if self.form.separable {
+            let k = w.len() / channels;
+            let w = w.pairs([channels, 1, k, 2]);
+            let eye = Tensor::<B, 2>::eye(channels, &w.device()).reshape([channels, channels, 1, 1]);
+            let eye = if eye.dtype() == w.dtype() {
+                eye
+            } else {
+                eye.cast(w.dtype())
+            };
+            w * eye
+        } else {
+            let (cout, k) = (self.form.shape[1], w.len() / (channels * self.form.shape[1]));
+            w.pairs([channels, cout, k, 2])
+        }
+    }
+
+    /// `x̂: [B, Cin, K, 2]` contracted with the weight, the modes of dim `d`
+    /// cut to `modes[d]` from `offsets[d]` (the grid's crop).
+    fn contract(&self, x_hat: Tensor<B, 4>, modes: &[usize], offsets: &[usize]) -> Tensor<B, 4> {
+        let shape = &self.form.shape;
+        let first_mode = if self.form.separable { 1 } else { 2 };
+        let k: usize = modes.iter().product();
+        // Dim `d` of the logical weight cut to the grid's modes.
+        let crop = |d: usize, axis: usize, c: Cx<B>| match d.checked_sub(first_mode) {
+            Some(m) => c.narrow(axis, offsets[m], modes[m]),
+            None => c,
+        };
+        let shared = |u: Cx<B>| {
+            let [rows, cols] = [u.shape[0], u.shape[1]];
+            u.pairs([rows, cols, 1, 2])
+        };
+        let n = shape.len();
+        if self.form.separable || self.form.factorization == Factorization::Dense {
+            let w = match self.form.factorization {
+                Factorization::Dense => crop_all(self.part(0), first_mode, modes, offsets),
+                _ => self.cropped_logical(first_mode, modes, offsets),
+            };
+            return if self.form.separable {
+                complex_product(x_hat, w.pairs([1, shape[0], k, 2]))
+            } else {
+                mode_mix(x_hat, w.pairs([shape[0], shape[1], k, 2]), ModeMix::Forward)
+            };
+        }
+        match self.form.factorization {
+            Factorization::Tucker => {
+                let core = (2..n).fold(self.part(0), |t, d| t.mode_product(d, crop(d, 0, self.factor(d))));
+                let (r0, r1) = (self.form.ranks[0], self.form.ranks[1]);
+                let z = mode_mix(x_hat, shared(self.factor(0)), ModeMix::Forward);
+                let z = mode_mix(z, core.pairs([r0, r1, k, 2]), ModeMix::Forward);
+                mode_mix(z, shared(self.factor(1)).swap_dims(0, 1), ModeMix::Forward)
+            }
+            Factorization::Cp => {
+                let rank = self.form.ranks[0];
+                let weights = Cx {
+                    shape: vec![1, rank],
+                    ..self.part(0)
+                };
+                let per_mode = (2..n).fold(weights, |t, d| t.khatri_rao(crop(d, 0, self.factor(d))));
+                let z = mode_mix(x_hat, shared(self.factor(0)), ModeMix::Forward);
+                let z = complex_product(z, per_mode.transposed().pairs([1, rank, k, 2]));
+                mode_mix(z, shared(self.factor(1)).swap_dims(0, 1), ModeMix::Forward)
+            }
+            Factorization::TensorTrain => {
+                let r = &self.form.ranks;
+                let g0 = self.factor(0);
+                let g0 = Cx {
+                    shape: vec![shape[0], r[1]],
+                    ..g0
+                };
+                let v = self.train(2..n, &|d, c| crop(d, 1, c));
+                // M_k[a, o] = Σ_c G₁[a, o, c]·v[c, k]
+                let (re, im) = self.factor(1).matmul(v, r[1] * shape[1], r[2], k);
+                let per_mode = Cx {
+                    re: re.reshape([r[1] * shape[1] * k]),
+                    im: im.reshape([r[1] * shape[1] * k]),
+                    shape: vec![r[1], shape[1], k],
+                };
+                let z = mode_mix(x_hat, shared(g0), ModeMix::Forward);
+                mode_mix(z, per_mode.pairs([r[1], shape[1], k, 2]), ModeMix::Forward)
+            }
+            Factorization::Dense => unreachable!("dense weights contract above"),
+        }
+    }
+
+    /// The logical weight with its mode dims cut to the grid's.
+    fn cropped_logical(&self, first_mode: usize, modes: &[usize], offsets: &[usize]) -> Cx<B> {
+        crop_all(self.logical(), first_mode, modes, offsets)
+    }
+}
+
+fn crop_all<B: SpectralConvBackend>(w: Cx<B>, first_mode: usize, modes: &[usize], offsets: &[usize]) -> Cx<B> {
+    (0..modes.len()).fold(w, |w, m| w.narrow(first_mode + m, offsets[m], modes[m]))
+}
+
+/// neuraloperator's spectral convolution with a weight in any [`WeightForm`]:
+/// the dense convolution for dense weights, the factors' chain on the kernel
+/// paths (`Fused` runs it as `Unfused`: the fused kernel contracts a dense
+/// weight), the dense reconstruction on the reference path.
+///
+/// `x: [B, Cin, *spatial]`, `bias: [Cout]`; `spec.modes` are the weight's.
+pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
+    x: Tensor<B, D>,
+    weight: &FactorizedWeight<B>,
+    bias: Option<Tensor<B, 1>>,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<Tensor<B, D>, SpectralError> {
+    let form = &weight.form;
+    form.validate()?;
+    let first_mode = if form.separable { 1 } else { 2 };
+    if form.shape[first_mode..] != spec.modes[..] || spec.weights != WeightLayout::PerMode {
+        return Err(SpectralError::Invalid(format!(
+            "a weight of shape {:?} does not fit modes {:?}",
+            form.shape, spec.modes
+        )));
+    }
+    let stored = form.tensors();
+    if weight.tensors.len() != stored.len()
+        || weight
+            .tensors
+            .iter()
+            .zip(&stored)
+            .any(|(t, (_, s))| t.dims() != WeightForm::storage_shape(s))
+    {
+        return Err(SpectralError::Invalid(format!(
+            "the weight's tensors {:?} are not those of {:?} ranks {:?}",
+            weight.tensors.iter().map(|t| t.dims()).collect::<Vec<_>>(),
+            form.factorization,
+            form.ranks
+        )));
+    }
+    let channels = form.shape[0];
+    let out_channels = if form.separable { channels } else { form.shape[1] };
+    let mut dense_shape = vec![channels, out_channels];
+    dense_shape.extend(&spec.modes);
+    dense_shape.push(2);
+    let plain = form.factorization == Factorization::Dense && !form.separable;
+    if imp == SpectralImpl::Reference || plain {
+        let dense = if plain {
+            weight.tensors[0]
+                .clone()
+                .reshape([channels, out_channels, spec.modes.iter().product(), 2])
+        } else {
+            weight.dense()
+        };
+        return match spec.modes.len() {
+            1 => spectral_conv(x, dense.reshape(to_array::<4>(&dense_shape)), bias, spec, imp),
+            2 => spectral_conv(x, dense.reshape(to_array::<5>(&dense_shape)), bias, spec, imp),
+            3 => spectral_conv(x, dense.reshape(to_array::<6>(&dense_shape)), bias, spec, imp),
+            n => Err(SpectralError::Invalid(format!(
+                "{n} spatial dims: 1 to 3 are supported"
+            ))),
+        };
+    }
+    if spec.fault_tolerance != FaultTolerance::Off {
+        return Err(SpectralError::Unsupported(
+            "fault tolerance checks dense weights' contractions; factorized weights run without it".into(),
+        ));
+    }
+    let shapes = spec.shapes(&x.dims(), &dense_shape)?;
+    let dims = shapes.spatial_dims();
+    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
+        return Err(SpectralError::Unsupported(
+            "changing the size of a non-last spatial dim on the kernel path; use Reference".into(),
+        ));
+    }
+    let used = SpectralConvSpec {
+        modes: shapes.modes.clone(),
+        ..spec.clone()
+    };
+    let precision = precision_of(x.dtype())?;
+    let x_hat = retained_spectrum(x, &used)?;
+    let y_hat = weight.contract(x_hat, &shapes.modes, &shapes.weight_offsets);
+    let (y_hat, late_bias) = add_bias_at_dc(y_hat, bias, &shapes, spec);
+    let y: Tensor<B, D> = spectrum_to_grid(y_hat, &shapes.output, &used, precision)?;
+    Ok(match late_bias {
+        Some(bias) => {
+            let mut shape = [1; D];
+            shape[1] = out_channels;
+            y.clone() + bias.reshape(shape).cast(y.dtype())
+        }
+        None => y,
+    })
+}
+
+/// Adds the bias at the spectrum's frequency-0 mode (as the kernel path's
+/// CGEMM does); returns it back where the modes miss frequency 0.
+fn add_bias_at_dc<B: Backend>(
+    y_hat: Tensor<B, 4>,
+    bias: Option<Tensor<B, 1>>,
+    shapes: &SpectralShapes,
+    spec: &SpectralConvSpec,
+) -> (Tensor<B, 4>, Option<Tensor<B, 1>>) {
+    let Some(bias) = bias else {
+        return (y_hat, None);
+    };
+    let Some(at) = dc_bias(shapes, spec.norm) else {
+        return (y_hat, Some(bias));
+    };
+    let k = shapes.mode_count();
+    let mut one_hot = vec![0f32; 2 * k];
+    one_hot[2 * at.mode] = at.factor;
+    let one_hot = Tensor::<B, 4>::from_data(TensorData::new(one_hot, [1, 1, k, 2]), &y_hat.device());
+    let bias = bias.reshape([1, shapes.out_channels, 1, 1]);
+    let bias = if bias.dtype() == y_hat.dtype() {
+        bias
+    } else {
+        bias.cast(y_hat.dtype())
+    };
+    (y_hat + bias * one_hot, None)
+}
+
+fn to_array<const N: usize>(shape: &[usize]) -> [usize; N] {
+    shape.try_into().expect("rank checked")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_tensors_follow_tensorly_torch() {
+        let form = |factorization, ranks: Vec<usize>| WeightForm {
+            factorization,
+            separable: false,
+            shape: vec![6, 5, 4, 3],
+            ranks,
+        };
+        let names = |f: &WeightForm| f.tensors().into_iter().collect::<Vec<_>>();
+        let tucker = form(Factorization::Tucker, vec![3, 2, 2, 1]);
+        assert_eq!(
+            names(&tucker),
+            vec![
+                ("core".to_string(), vec![3, 2, 2, 1]),
+                ("factors.factor_0".to_string(), vec![6, 3]),
+                ("factors.factor_1".to_string(), vec![5, 2]),
+                ("factors.factor_2".to_string(), vec![4, 2]),
+                ("factors.factor_3".to_string(), vec![3, 1]),
+            ]
+        );
+        assert_eq!(tucker.parameter_count(), 12 + 18 + 10 + 8 + 3);
+        let cp = form(Factorization::Cp, vec![7]);
+        assert_eq!(names(&cp)[0], ("weights".to_string(), vec![7]));
+        assert_eq!(names(&cp)[4], ("factors.factor_3".to_string(), vec![3, 7]));
+        let tt = form(Factorization::TensorTrain, vec![1, 4, 3, 2, 1]);
+        assert_eq!(names(&tt)[1], ("factors.factor_1".to_string(), vec![4, 5, 3]));
+        assert!(tt.validate().is_ok());
+        assert!(form(Factorization::TensorTrain, vec![2, 4, 3, 2, 1])
+            .validate()
+            .is_err());
+        assert!(form(Factorization::Tucker, vec![3, 2, 2]).validate().is_err());
+        assert_eq!(WeightForm::storage_shape(&[6, 5, 4, 3]), [6, 120]);
+    }
+}
