@@ -3,12 +3,14 @@
 //! One format serves both directions: [`Fno::load_safetensors`] reads
 //! neuraloperator exports (complex weights as native C64 or as F32 `[..., 2]`)
 //! and our own files, which [`Fno::save_safetensors`] writes with the same
-//! names, F32 `[..., 2]` complex weights and the configuration as JSON in the
-//! header's metadata. Every key is checked: missing, unexpected and mis-shaped
-//! keys are all reported together, and nothing is loaded unless all match.
+//! names and shapes, native C64 spectral weights (dense or tltorch's factors,
+//! so `load_state_dict(safetensors.torch.load_file(…))` takes them) and the
+//! configuration as JSON in the header's metadata. Every key is checked:
+//! missing, unexpected and mis-shaped keys are all reported together, and
+//! nothing is loaded unless all match.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
@@ -16,9 +18,10 @@ use fno_ops::SpectralConvBackend;
 use safetensors::{Dtype, SafeTensorError, SafeTensors, View};
 
 use crate::config::{FnoConfig, SkipKind};
-use crate::factorized::{ExpectedKey, WeightFormat};
+use crate::factorized;
 use crate::fno::{ChannelMlp, Fno, Pointwise, Skip};
 use crate::ModelError;
+use fno_ops::WeightForm;
 
 /// A tensor read from a safetensors file, widened to f32; complex values are
 /// interleaved with a trailing dim of 2.
@@ -34,6 +37,9 @@ pub struct StoredTensor {
 pub struct SafeTensorsFile {
     pub tensors: BTreeMap<String, StoredTensor>,
     pub metadata: HashMap<String, String>,
+    /// The tensors stored (or to store) as native C64: their values are
+    /// (re, im) pairs, the trailing 2 of their shape not written.
+    pub complex: BTreeSet<String>,
 }
 
 fn bad(m: impl Into<String>) -> ModelError {
@@ -58,28 +64,42 @@ fn unreadable(e: SafeTensorError, bytes: &[u8]) -> ModelError {
     })
 }
 
-/// An F32 tensor to write: its values' bytes borrowed on little-endian machines.
-struct F32View<'a>(&'a StoredTensor);
+/// A tensor to write, F32 or (`complex`) C64 pairs: its values' bytes
+/// borrowed on little-endian machines.
+struct F32View<'a> {
+    tensor: &'a StoredTensor,
+    complex: bool,
+}
 
 impl View for F32View<'_> {
     fn dtype(&self) -> Dtype {
-        Dtype::F32
+        if self.complex {
+            Dtype::C64
+        } else {
+            Dtype::F32
+        }
     }
 
     fn shape(&self) -> &[usize] {
-        &self.0.shape
+        let shape = &self.tensor.shape;
+        if self.complex {
+            &shape[..shape.len() - 1]
+        } else {
+            shape
+        }
     }
 
     fn data(&self) -> Cow<'_, [u8]> {
+        let data = &self.tensor.data;
         if cfg!(target_endian = "little") {
-            Cow::Borrowed(bytemuck::cast_slice(&self.0.data))
+            Cow::Borrowed(bytemuck::cast_slice(data))
         } else {
-            Cow::Owned(self.0.data.iter().flat_map(|v| v.to_le_bytes()).collect())
+            Cow::Owned(data.iter().flat_map(|v| v.to_le_bytes()).collect())
         }
     }
 
     fn data_len(&self) -> usize {
-        4 * self.0.data.len()
+        4 * self.tensor.data.len()
     }
 }
 
@@ -101,22 +121,33 @@ impl SafeTensorsFile {
             let mut shape = info.shape.clone();
             if complex {
                 shape.push(2);
+                file.complex.insert(name.clone());
             }
             file.tensors.insert(name, StoredTensor { shape, data: values });
         }
         Ok(file)
     }
 
-    /// Serialises the tensors as F32 (sorted by name) with the metadata, or
-    /// names a tensor whose values do not fill its shape.
+    /// Serialises the tensors as F32, or C64 where [`Self::complex`] names
+    /// them (sorted by name), with the metadata; or names a tensor whose values
+    /// do not fill its shape.
     pub fn try_to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         for (name, t) in &self.tensors {
             let count = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
             if count != Some(t.data.len()) {
                 return Err(bad(format!("{name}: {} values for shape {:?}", t.data.len(), t.shape)));
             }
+            if self.complex.contains(name) && t.shape.last() != Some(&2) {
+                return Err(bad(format!(
+                    "{name}: shape {:?} has no trailing (re, im) pair",
+                    t.shape
+                )));
+            }
         }
-        let views = self.tensors.iter().map(|(name, t)| (name, F32View(t)));
+        let views = self.tensors.iter().map(|(name, t)| {
+            let complex = self.complex.contains(name);
+            (name, F32View { tensor: t, complex })
+        });
         safetensors::serialize(views, Some(self.metadata.clone()))
             .map_err(|e| bad(format!("cannot write the checkpoint: {e}")))
     }
@@ -167,17 +198,19 @@ fn spectral_weight_prefix(layer: usize) -> String {
     format!("fno_blocks.convs.{layer}.weight")
 }
 
-/// The parameters of an FNO under neuraloperator's names, with their shapes
-/// (`None` where a factorized weight's rank decides).
-fn expected_keys(cfg: &FnoConfig) -> Vec<ExpectedKey> {
+/// A key a checkpoint must hold, with its shape (complex values with a trailing 2).
+type ExpectedKey = (String, Vec<usize>);
+
+/// The parameters of an FNO under neuraloperator's names, with their shapes.
+fn expected_keys(cfg: &FnoConfig) -> Result<Vec<ExpectedKey>, ModelError> {
     let h = cfg.hidden_channels;
     let ones = vec![1usize; cfg.dims()];
     let mut keys: Vec<ExpectedKey> = Vec::new();
-    let spectral = WeightFormat::of(cfg);
+    let spectral = cfg.weight_form()?;
     let mlp = |prefix: &str, channels: &[usize], keys: &mut Vec<ExpectedKey>| {
         for (i, w) in channels.windows(2).enumerate() {
-            keys.push((format!("{prefix}.fcs.{i}.weight"), Some(vec![w[1], w[0], 1])));
-            keys.push((format!("{prefix}.fcs.{i}.bias"), Some(vec![w[1]])));
+            keys.push((format!("{prefix}.fcs.{i}.weight"), vec![w[1], w[0], 1]));
+            keys.push((format!("{prefix}.fcs.{i}.bias"), vec![w[1]]));
         }
     };
     let lifting = match cfg.lifting_channels() {
@@ -186,13 +219,13 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<ExpectedKey> {
     };
     mlp("lifting", &lifting, &mut keys);
     let skip = |prefix: String, kind: Option<SkipKind>, keys: &mut Vec<ExpectedKey>| match kind {
-        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), Some(vec![h, h, 1]))),
-        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), Some([&[1, h][..], &ones].concat()))),
+        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), vec![h, h, 1])),
+        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), [&[1, h][..], &ones].concat())),
         Some(SkipKind::Identity) | None => {}
     };
     for i in 0..cfg.n_layers {
-        keys.extend(spectral.keys(&spectral_weight_prefix(i)));
-        keys.push((format!("fno_blocks.convs.{i}.bias"), Some([&[h][..], &ones].concat())));
+        keys.extend(factorized::keys(&spectral, &spectral_weight_prefix(i)));
+        keys.push((format!("fno_blocks.convs.{i}.bias"), [&[h][..], &ones].concat()));
         skip(format!("fno_blocks.fno_skips.{i}"), cfg.fno_skip_kind(), &mut keys);
         if cfg.use_channel_mlp {
             mlp(
@@ -209,8 +242,8 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<ExpectedKey> {
     }
     if cfg.norm_kind() == Some(crate::config::NormKind::Group) {
         for k in 0..2 * cfg.n_layers {
-            keys.push((format!("fno_blocks.norm.{k}.weight"), Some(vec![h])));
-            keys.push((format!("fno_blocks.norm.{k}.bias"), Some(vec![h])));
+            keys.push((format!("fno_blocks.norm.{k}.weight"), vec![h]));
+            keys.push((format!("fno_blocks.norm.{k}.bias"), vec![h]));
         }
     }
     mlp(
@@ -218,23 +251,22 @@ fn expected_keys(cfg: &FnoConfig) -> Vec<ExpectedKey> {
         &[h, cfg.projection_channels(), cfg.out_channels],
         &mut keys,
     );
-    keys
+    Ok(keys)
 }
 
 /// Checks every key of `file` against `cfg`; returns the tensors by name.
 fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<String, StoredTensor>, ModelError> {
-    let expected = expected_keys(cfg);
+    let expected = expected_keys(cfg)?;
     let mut problems = Vec::new();
     let mut found = HashMap::new();
     for (name, shape) in &expected {
-        match (file.tensors.get(name), shape) {
-            (None, Some(shape)) => problems.push(format!("missing {name} {shape:?}")),
-            (None, None) => problems.push(format!("missing {name}")),
-            (Some(t), Some(shape)) if &t.shape != shape => problems.push(format!(
+        match file.tensors.get(name) {
+            None => problems.push(format!("missing {name} {shape:?}")),
+            Some(t) if &t.shape != shape => problems.push(format!(
                 "{name} has shape {:?}, the configuration needs {shape:?}",
                 t.shape
             )),
-            (Some(t), _) => {
+            Some(t) => {
                 found.insert(name.clone(), t.clone());
             }
         }
@@ -275,12 +307,21 @@ impl<B: SpectralConvBackend> Fno<B> {
         // configuration before the model is allocated.
         config.validate()?;
         let mut tensors = matched_tensors(&config, &file)?;
-        let format = WeightFormat::of(&config);
-        let spectral_weights = (0..config.n_layers)
-            .map(|i| format.dense(&spectral_weight_prefix(i), &tensors))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| bad(format!("the checkpoint does not match the configuration: {e}")))?;
         let mut model = Fno::new(&config, device)?;
+        let form = model.weight_form().clone();
+        let spectral: Vec<Vec<Param<Tensor<B, 2>>>> = (0..config.n_layers)
+            .map(|i| {
+                let prefix = spectral_weight_prefix(i);
+                form.tensors()
+                    .iter()
+                    .map(|(name, shape)| {
+                        let t = tensors.remove(&format!("{prefix}.{name}")).expect("matched above");
+                        let data = TensorData::new(t.data, WeightForm::storage_shape(shape));
+                        Param::from_tensor(Tensor::from_data(data, device))
+                    })
+                    .collect()
+            })
+            .collect();
         let mut take = |name: String| -> Param<Tensor<B, 1>> {
             let t = tensors.remove(&name).expect("matched above");
             Param::from_tensor(Tensor::from_data(
@@ -289,9 +330,8 @@ impl<B: SpectralConvBackend> Fno<B> {
             ))
         };
         load_mlp(&mut model.lifting, "lifting", &mut take);
-        for ((i, block), w) in model.blocks.iter_mut().enumerate().zip(spectral_weights) {
-            let w = TensorData::new(w, block.spectral_weight.dims());
-            block.spectral_weight = Param::from_tensor(Tensor::from_data(w, device));
+        for ((i, block), weights) in model.blocks.iter_mut().enumerate().zip(spectral) {
+            block.spectral_weights = weights;
             block.spectral_bias = take(format!("fno_blocks.convs.{i}.bias"));
             if let Some(skip) = &mut block.fno_skip {
                 load_skip(skip, &format!("fno_blocks.fno_skips.{i}"), &mut take);
@@ -313,19 +353,15 @@ impl<B: SpectralConvBackend> Fno<B> {
         Ok(model)
     }
 
-    /// Our checkpoint: neuraloperator's key names and shapes, F32 values, the
-    /// configuration in the metadata. Spectral weights are saved dense (as the
-    /// model holds them), so the saved configuration says so: no factorization,
-    /// not separable.
+    /// Our checkpoint: neuraloperator's key names and shapes, F32 values and
+    /// C64 spectral weights (in the model's form, dense or factorized), the
+    /// configuration in the metadata.
     pub fn save_safetensors(&self) -> Vec<u8> {
-        let cfg = &FnoConfig {
-            factorization: None,
-            separable: false,
-            ..self.config().clone()
-        };
+        let cfg = self.config();
         let mut file = SafeTensorsFile::default();
         file.metadata.insert("config".into(), cfg.to_json());
         file.metadata.insert("format".into(), "fno-models".into());
+        let mut complex = Vec::new();
         let mut put = |name: String, t: Tensor<B, 1>, shape: Vec<usize>| {
             let data = t.into_data().convert::<f32>().to_vec::<f32>().expect("f32 data");
             file.tensors.insert(name, StoredTensor { shape, data });
@@ -340,16 +376,18 @@ impl<B: SpectralConvBackend> Fno<B> {
                 }
             }
         };
-        let expected: HashMap<String, Option<Vec<usize>>> = expected_keys(cfg).into_iter().collect();
-        let shape = |name: &str| expected[name].clone().expect("a dense model's shapes are fixed");
+        let expected: HashMap<String, Vec<usize>> = expected_keys(cfg)
+            .expect("a built model's configuration has its keys")
+            .into_iter()
+            .collect();
+        let shape = |name: &str| expected[name].clone();
         mlp("lifting", &self.lifting, &mut put);
         for (i, block) in self.blocks.iter().enumerate() {
-            let name = format!("{}.tensor", spectral_weight_prefix(i));
-            put(
-                name.clone(),
-                block.spectral_weight.val().flatten::<1>(0, 1),
-                shape(&name),
-            );
+            for ((name, _), w) in self.weight_form().tensors().iter().zip(&block.spectral_weights) {
+                let name = format!("{}.{name}", spectral_weight_prefix(i));
+                put(name.clone(), flat(w), shape(&name));
+                complex.push(name);
+            }
             let name = format!("fno_blocks.convs.{i}.bias");
             put(name.clone(), block.spectral_bias.val(), shape(&name));
             let skip = |prefix: String, s: &Skip<B>, put: &mut dyn FnMut(String, Tensor<B, 1>, Vec<usize>)| {
@@ -387,6 +425,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             }
         }
         mlp("projection", &self.projection, &mut put);
+        file.complex.extend(complex);
         file.to_bytes()
     }
 }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::factorized::Factorization;
+use fno_ops::{Factorization, WeightForm};
+
+use crate::rank::Rank;
 use crate::ModelError;
 
 /// The largest sizes a configuration may ask for: a checkpoint's metadata or
@@ -14,7 +16,7 @@ pub mod limits {
     pub const LAYERS: usize = 1024;
     /// Modes per spatial dim.
     pub const MODES: usize = 1 << 16;
-    /// Channel ratios, MLP expansion and factorization rank.
+    /// Channel ratios, MLP expansion and factorization rank fraction.
     pub const RATIO: f64 = 1024.0;
     /// `domain_padding`, as a fraction of the grid on each side.
     pub const DOMAIN_PADDING: f64 = 4.0;
@@ -83,8 +85,10 @@ pub struct FnoConfig {
     pub max_n_modes: Option<Vec<usize>>,
     #[serde(default)]
     pub factorization: Option<String>,
-    #[serde(default = "defaults::one")]
-    pub rank: f64,
+    /// A fraction of the dense weight's parameters (`0.1`), or explicit ranks
+    /// (`8`, `[64, 29, 7, 4]`), as tensorly reads them ([`Rank`]).
+    #[serde(default)]
+    pub rank: Rank,
     #[serde(default)]
     pub fixed_rank_modes: bool,
     #[serde(default = "defaults::factorized")]
@@ -103,9 +107,6 @@ mod defaults {
     }
     pub fn two() -> f64 {
         2.0
-    }
-    pub fn one() -> f64 {
-        1.0
     }
     pub fn half() -> f64 {
         0.5
@@ -354,7 +355,6 @@ impl FnoConfig {
                 f64::MIN_POSITIVE,
             ),
             ("channel_mlp_expansion", self.channel_mlp_expansion, f64::MIN_POSITIVE),
-            ("rank", self.rank, f64::MIN_POSITIVE),
         ];
         for (name, value, least) in ratios {
             if !(value >= least && value <= limits::RATIO) {
@@ -395,24 +395,46 @@ impl FnoConfig {
                 limits::DOMAIN_PADDING
             ));
         }
-        let parameters = self.parameter_count();
+        let rank_fits = match &self.rank {
+            Rank::Fraction(f) => *f > 0.0 && *f <= limits::RATIO,
+            Rank::Count(r) => *r > 0,
+            Rank::PerMode(ranks) => !ranks.is_empty() && !ranks.contains(&0),
+        };
+        if !rank_fits {
+            return bad(format!(
+                "rank = {}: expected a fraction above 0 and at most {}, or positive ranks",
+                serde_json::to_string(&self.rank).unwrap_or_default(),
+                limits::RATIO
+            ));
+        }
+        let parameters = self.parameter_count()?;
         if parameters > limits::PARAMETERS {
             return bad(format!(
-                "the configuration implies {parameters} parameters (dense spectral weights {:?} × {}² per layer): at most {} are allowed",
-                self.weight_modes(),
-                self.hidden_channels,
+                "the configuration implies {parameters} parameters (spectral weights {:?} per layer): at most {} are allowed",
+                self.weight_form()?.tensors(),
                 limits::PARAMETERS
             ));
         }
         Ok(())
     }
 
-    /// Parameters of the model with dense spectral weights, an upper bound
-    /// of a factorized one's. Exact in `u128` for sizes within [`limits`].
-    pub fn parameter_count(&self) -> u128 {
+    /// The form of the spectral weights: dense or factorized, with their
+    /// ranks (an error where the rank does not fit the weight).
+    pub fn weight_form(&self) -> Result<WeightForm, ModelError> {
+        crate::factorized::weight_form(self).map_err(|e| ModelError::Config(format!("rank: {e}")))
+    }
+
+    /// Real parameters of the model (each complex value of the spectral
+    /// weights counts two). Exact in `u128` for sizes within [`limits`].
+    pub fn parameter_count(&self) -> Result<u128, ModelError> {
         let h = self.hidden_channels as u128;
         let dense = |a: usize, b: usize| a as u128 * b as u128 + b as u128;
-        let modes: u128 = self.weight_modes().iter().map(|&m| m as u128).product();
+        let spectral: u128 = self
+            .weight_form()?
+            .tensors()
+            .iter()
+            .map(|(_, shape)| shape.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128)))
+            .fold(0u128, u128::saturating_add);
         let lifting = match self.lifting_channels() {
             0 => dense(self.lifting_in_channels(), self.hidden_channels),
             l => dense(self.lifting_in_channels(), l) + dense(l, self.hidden_channels),
@@ -440,21 +462,10 @@ impl FnoConfig {
             0
         };
         // Spectral weight (complex) and bias, skips, channel MLP, norms.
-        let block = 2 * h * h * modes + h + skips + mlp + norms;
+        let block = spectral.saturating_mul(2) + h + skips + mlp + norms;
         let projection = dense(self.hidden_channels, self.projection_channels())
             + dense(self.projection_channels(), self.out_channels);
-        lifting + self.n_layers as u128 * block + projection
-    }
-
-    /// Whether the spectral weights are stored factorized (Tucker, CP,
-    /// tensor-train) or separable rather than as dense tensors; such models
-    /// load from neuraloperator checkpoints but are not trained here yet.
-    pub fn factorized_weights(&self) -> bool {
-        self.separable
-            || !matches!(
-                Factorization::parse(self.factorization.as_deref()),
-                Some(Factorization::Dense)
-            )
+        Ok(lifting + block.saturating_mul(self.n_layers as u128) + projection)
     }
 
     /// Rejects what this crate does not implement and sizes beyond
@@ -633,6 +644,6 @@ mod tests {
         // n_modes [16, 16], hidden 32, 4 layers; examples/burn_user.rs prints it).
         let mut cfg = FnoConfig::new(&[16, 16], 1, 1, 32);
         cfg.n_layers = 4;
-        assert_eq!(cfg.parameter_count(), 1_192_801);
+        assert_eq!(cfg.parameter_count().unwrap(), 1_192_801);
     }
 }

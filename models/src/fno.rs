@@ -8,11 +8,12 @@ use burn::tensor::{Distribution, FloatDType, Tensor};
 use fno_kernels::fft::Norm;
 use fno_ops::rounding::round_to;
 use fno_ops::{
-    channel_scale, gelu, pointwise_conv, spectral_conv, FaultTolerance, MatmulPrecision, Precision,
-    SpectralConvBackend, SpectralConvSpec, SpectralImpl,
+    channel_scale, factorized_spectral_conv, gelu, pointwise_conv, FactorizedWeight, FaultTolerance, MatmulPrecision,
+    Precision, SpectralConvBackend, SpectralConvSpec, SpectralImpl, WeightForm,
 };
 
 use crate::config::{BlockPrecision, FnoConfig, NormKind, SkipKind};
+use crate::factorized::initial_tensors;
 use crate::ModelError;
 
 /// A 1×1 convolution over channels: `[B, Cin, S] → [B, Cout, S]`, its products
@@ -150,12 +151,13 @@ impl<B: Backend> Normalization<B> {
 /// One FNO layer's parameters.
 #[derive(Module, Debug)]
 pub struct FnoBlock<B: Backend> {
-    /// The spectral weight: for each input channel, `Cout` spectra of `M`
-    /// complex modes (the mode dims flattened) as (re, im) pairs, i.e.
-    /// `[Cin, Cout, M, 2]` stored as `[Cin, Cout·M·2]`. CUDA's allocator pads
-    /// each row of a tensor (a row of one (re, im) pair to 16 bytes, which would
-    /// double the bytes the contraction reads); long rows keep the padding negligible.
-    pub spectral_weight: Param<Tensor<B, 2>>,
+    /// The spectral weight's stored tensors in the model's [`WeightForm`]
+    /// (`Fno::weight_form`): dense, one tensor `[Cin, Cout, M, 2]` (the mode
+    /// dims flattened, (re, im) pairs); factorized, tltorch's core and factors.
+    /// Each is stored as `[shape₀, rest·2]`: CUDA's allocator pads each row of
+    /// a tensor (a row of one (re, im) pair to 16 bytes, which would double the
+    /// bytes the contraction reads); long rows keep the padding negligible.
+    pub spectral_weights: Vec<Param<Tensor<B, 2>>>,
     pub spectral_bias: Param<Tensor<B, 1>>,
     pub fno_skip: Option<Skip<B>>,
     pub channel_mlp: Option<ChannelMlp<B>>,
@@ -170,6 +172,7 @@ pub struct Fno<B: Backend> {
     pub blocks: Vec<FnoBlock<B>>,
     pub projection: ChannelMlp<B>,
     config: FnoConfig,
+    weight_form: WeightForm,
     spectral_impl: SpectralImpl,
     matmul_precision: MatmulPrecision,
     block_precision: BlockPrecision,
@@ -193,9 +196,10 @@ fn unflatten<B: Backend, const D: usize>(x: Tensor<B, 3>, spatial: &[usize]) -> 
 
 impl<B: SpectralConvBackend> Fno<B> {
     /// A freshly initialised FNO (PyTorch-like initialisation; the spectral
-    /// weights as neuraloperator's: complex normal with std `sqrt(2 / (Cin +
-    /// Cout))`, so each of the real and imaginary parts has that over √2, as
-    /// torch's `normal_` draws complex values).
+    /// weights as neuraloperator's: dense, complex normal with std `sqrt(2 /
+    /// (Cin + Cout))`, so each of the real and imaginary parts has that over
+    /// √2, as torch's `normal_` draws complex values; factorized, tltorch's
+    /// spread of that std over the factors).
     pub fn new(config: &FnoConfig, device: &B::Device) -> Result<Self, ModelError> {
         config.validate()?;
         let h = config.hidden_channels;
@@ -203,15 +207,14 @@ impl<B: SpectralConvBackend> Fno<B> {
             0 => vec![config.lifting_in_channels(), h],
             l => vec![config.lifting_in_channels(), l, h],
         };
-        let modes: usize = config.weight_modes().iter().product();
+        let weight_form = config.weight_form()?;
         let std = (2.0 / (2 * h) as f64).sqrt();
         let blocks = (0..config.n_layers)
             .map(|_| FnoBlock {
-                spectral_weight: Param::from_tensor(Tensor::random(
-                    [h, h * modes * 2],
-                    Distribution::Normal(0.0, std * std::f64::consts::FRAC_1_SQRT_2),
-                    device,
-                )),
+                spectral_weights: initial_tensors(&weight_form, h, device)
+                    .into_iter()
+                    .map(Param::from_tensor)
+                    .collect(),
                 spectral_bias: Param::from_tensor(Tensor::random([h], Distribution::Normal(0.0, std), device)),
                 fno_skip: config.fno_skip_kind().map(|k| Skip::new(k, h, device)),
                 channel_mlp: config.use_channel_mlp.then(|| {
@@ -236,6 +239,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             blocks,
             projection: ChannelMlp::new(&[h, config.projection_channels(), config.out_channels], 0.0, device),
             config: config.clone(),
+            weight_form,
             spectral_impl: SpectralImpl::Reference,
             matmul_precision: MatmulPrecision::F32,
             block_precision: config.block_precision(),
@@ -247,11 +251,19 @@ impl<B: SpectralConvBackend> Fno<B> {
         &self.config
     }
 
+    /// How the spectral weights are stored: dense or factorized, with their ranks.
+    pub fn weight_form(&self) -> &WeightForm {
+        &self.weight_form
+    }
+
     /// The parameters holding complex values as (re, im) pairs: the spectral
-    /// weights (an optimizer that treats complex values as such, as
+    /// weights' tensors (an optimizer that treats complex values as such, as
     /// neuraloperator's AdamW does, needs them).
     pub fn complex_params(&self) -> Vec<ParamId> {
-        self.blocks.iter().map(|b| b.spectral_weight.id).collect()
+        self.blocks
+            .iter()
+            .flat_map(|b| b.spectral_weights.iter().map(|p| p.id))
+            .collect()
     }
 
     pub fn spectral_impl(&self) -> SpectralImpl {
@@ -431,17 +443,12 @@ impl<B: SpectralConvBackend> Fno<B> {
         // "half" on the reference path: the block's input and output rounded to f16.
         let rounded = precision == BlockPrecision::Half && !self.half_activations();
         let x = if rounded { round_to(x, Precision::F16) } else { x };
-        let w = block.spectral_weight.val();
-        let h = self.config.hidden_channels;
-        let m = self.config.weight_modes();
-        let bias = Some(block.spectral_bias.val());
-        let imp = self.spectral_impl;
-        let y = match m.len() {
-            1 => spectral_conv(x, w.reshape([h, h, m[0], 2]), bias, &spec, imp),
-            2 => spectral_conv(x, w.reshape([h, h, m[0], m[1], 2]), bias, &spec, imp),
-            _ => spectral_conv(x, w.reshape([h, h, m[0], m[1], m[2], 2]), bias, &spec, imp),
+        let weight = FactorizedWeight {
+            form: self.weight_form.clone(),
+            tensors: block.spectral_weights.iter().map(|p| p.val()).collect(),
         };
-        let y = y.map_err(ModelError::Spectral)?;
+        let bias = Some(block.spectral_bias.val());
+        let y = factorized_spectral_conv(x, &weight, bias, &spec, self.spectral_impl).map_err(ModelError::Spectral)?;
         Ok(if rounded { round_to(y, Precision::F16) } else { y })
     }
 }

@@ -10,11 +10,13 @@ mod factorized;
 pub mod fno;
 pub mod infer;
 pub mod point_cloud;
+pub mod rank;
 
 pub use config::{BlockPrecision, FnoConfig};
 pub use fno::Fno;
 pub use infer::infer;
 pub use point_cloud::{NonUniformSpectralConv, PointFno, PointFnoConfig};
+pub use rank::Rank;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

@@ -314,11 +314,13 @@ fn our_checkpoints_read_back_through_the_safetensors_crate() {
     assert_eq!(st.len(), ours.tensors.len());
     for (name, t) in &ours.tensors {
         let view = st.tensor(name).unwrap();
-        assert_eq!(
-            (view.dtype(), view.shape()),
-            (safetensors::Dtype::F32, &t.shape[..]),
-            "{name}"
-        );
+        // Spectral weights are native C64 (PyTorch's complex64), the rest F32.
+        let (dtype, shape) = if name.contains("convs") && name.ends_with(".weight.tensor") {
+            (safetensors::Dtype::C64, &t.shape[..t.shape.len() - 1])
+        } else {
+            (safetensors::Dtype::F32, &t.shape[..])
+        };
+        assert_eq!((view.dtype(), view.shape()), (dtype, shape), "{name}");
         let values: Vec<f32> = view
             .data()
             .chunks_exact(4)
@@ -367,7 +369,7 @@ fn fresh_spectral_weights_have_neuraloperators_spread() {
     )
     .unwrap();
     let model = Fno::<NdArray>::new(&cfg, &Default::default()).unwrap();
-    let w: Vec<f32> = model.blocks[0].spectral_weight.val().into_data().to_vec().unwrap();
+    let w: Vec<f32> = model.blocks[0].spectral_weights[0].val().into_data().to_vec().unwrap();
     let mean = w.iter().map(|&v| v as f64).sum::<f64>() / w.len() as f64;
     let std = (w.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / w.len() as f64).sqrt();
     let want = (2.0f64 / 64.0).sqrt() / std::f64::consts::SQRT_2;

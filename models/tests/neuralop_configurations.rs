@@ -70,10 +70,11 @@ fn every_configuration_reproduces_pytorch_on_every_path() {
     }
 }
 
-/// A factorized checkpoint saves as its dense equivalent, which reloads to the
-/// same outputs; a factor that disagrees with the others is named.
+/// A factorized checkpoint saves as the same factors under the same names
+/// (native C64, the configuration kept), which reload to the same outputs; a
+/// factor that disagrees with the configuration's ranks is named.
 #[test]
-fn factorized_weights_save_dense_and_bad_factors_are_named() {
+fn factorized_weights_save_as_factors_and_bad_factors_are_named() {
     use fno_models::checkpoint::SafeTensorsFile;
     let device = Default::default();
     for case in ["fno2d_tucker", "fno1d_cp", "fno3d_tt_reconstructed", "fno2d_separable"] {
@@ -82,8 +83,21 @@ fn factorized_weights_save_dense_and_bad_factors_are_named() {
         let x = fno_datasets::npy::read(d.join("x.npy")).unwrap();
         let model = Fno::<NdArray<f64>>::load_safetensors(&bytes, None, &device).unwrap();
         let saved = model.save_safetensors();
-        let file = SafeTensorsFile::parse(&saved).unwrap();
-        assert!(file.tensors.contains_key("fno_blocks.convs.0.weight.tensor"), "{case}");
+        let (original, file) = (
+            SafeTensorsFile::parse(&bytes).unwrap(),
+            SafeTensorsFile::parse(&saved).unwrap(),
+        );
+        let spectral: Vec<&String> = original
+            .tensors
+            .keys()
+            .filter(|k| k.contains("convs.0.weight"))
+            .collect();
+        assert!(!spectral.is_empty(), "{case}");
+        for name in spectral {
+            assert_eq!(file.tensors[name], original.tensors[name], "{case}: {name}");
+            assert!(file.complex.contains(name), "{case}: {name} is not C64");
+        }
+        assert_eq!(file.metadata["config"], model.config().to_json(), "{case}");
         let reloaded = Fno::<NdArray<f64>>::load_safetensors(&saved, None, &device).unwrap();
         let run = |m: &Fno<NdArray<f64>>| infer(m, &x.data, &x.shape, 2, &device, |_, _| {}).unwrap();
         assert_eq!(run(&model), run(&reloaded), "{case}");

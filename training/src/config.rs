@@ -265,14 +265,6 @@ impl TrainConfig {
     /// Checks everything that can be checked before any data are read.
     pub fn validate(&self) -> Result<(), String> {
         self.model.validate().map_err(|e| format!("model: {e}"))?;
-        if self.model.factorized_weights() {
-            return Err(format!(
-                "model: factorization = {:?}, separable = {}: factorized and separable spectral weights cannot be \
-                 trained yet (only dense ones); such neuraloperator checkpoints still load for `fno infer`",
-                self.model.factorization.as_deref().unwrap_or("dense"),
-                self.model.separable
-            ));
-        }
         let block = self.model.block_precision();
         if block != BlockPrecision::F32 && block != self.run.precision {
             return Err(format!(

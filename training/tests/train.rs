@@ -243,8 +243,36 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     assert!(err.contains("nothing to resume") && err.contains("last.state"), "{err}");
 }
 
+/// A TFNO (Tucker rank 0.5) learns, saves tltorch's factors rather than a
+/// dense weight, and resumes to where the uninterrupted run ends.
 #[test]
-fn partial_tables_take_defaults_and_factorized_models_are_refused() {
+fn factorized_models_train_save_their_factors_and_resume() {
+    let tucker = |dir: &Path, epochs: usize| {
+        let mut cfg = tiny(dir, epochs);
+        cfg.model.factorization = Some("tucker".into());
+        cfg.model.rank = fno_models::Rank::Fraction(0.5);
+        cfg
+    };
+    let a = run(&tucker(&scratch("tucker"), 6), Start::Fresh, None).unwrap();
+    let h = &a.history;
+    assert!(h[5].train_loss < 0.85 * h[0].train_loss, "{h:?}");
+    assert!(h[5].tests[0].l2 < h[0].tests[0].l2, "{h:?}");
+    let file = SafeTensorsFile::parse(&std::fs::read(&a.last_checkpoint).unwrap()).unwrap();
+    // (8, 8, 6, 4) at rank 0.5: tensorly's ranks.
+    let core = &file.tensors["fno_blocks.convs.0.weight.core"];
+    assert_eq!(core.shape, vec![6, 6, 5, 3, 2]);
+    assert_eq!(file.tensors["fno_blocks.convs.1.weight.factors.factor_2"].shape, vec![6, 5, 2]);
+    assert!(!file.tensors.keys().any(|k| k.ends_with(".weight.tensor")));
+
+    let straight = run(&tucker(&scratch("tucker-straight"), 3), Start::Fresh, None).unwrap();
+    let interrupted = tucker(&scratch("tucker-interrupted"), 3);
+    run(&interrupted, Start::Fresh, Some(1)).unwrap();
+    let resumed = run(&interrupted, Start::Resume, None).unwrap();
+    same_training(&straight, &resumed, "tucker resumed");
+}
+
+#[test]
+fn partial_tables_take_defaults_and_factorized_models_name_bad_ranks() {
     let dir = scratch("partial");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("partial.toml");
@@ -261,17 +289,26 @@ fn partial_tables_take_defaults_and_factorized_models_are_refused() {
     );
     assert_eq!(cfg.optim.schedule, defaults.optim.schedule);
     assert_eq!(cfg.run.out_dir, defaults.run.out_dir);
+    for extra in [
+        "factorization = \"tucker\"\nrank = 0.42\n",
+        "factorization = \"cp\"\nrank = 3\n",
+        "factorization = \"tt\"\nrank = [1, 2, 2, 2, 1]\n",
+        "separable = true\n",
+        "factorization = \"dense\"\n",
+    ] {
+        std::fs::write(&path, format!("{model}{extra}{data}")).unwrap();
+        TrainConfig::from_file(&path).unwrap_or_else(|e| panic!("{extra}: {e}"));
+    }
     for (extra, named) in [
-        ("factorization = \"tucker\"\n", "tucker"),
-        ("factorization = \"cp\"\nrank = 0.5\n", "cp"),
-        ("separable = true\n", "separable = true"),
+        ("factorization = \"tucker\"\nrank = [2, 2]\n", "rank [2, 2]"),
+        ("factorization = \"tt\"\nrank = [2, 2, 2, 2, 2]\n", "rank"),
+        ("factorization = \"cp\"\nrank = 0.001\n", "too small"),
+        ("factorization = \"tucker\"\nrank = -0.5\n", "rank = -0.5"),
     ] {
         std::fs::write(&path, format!("{model}{extra}{data}")).unwrap();
         let err = TrainConfig::from_file(&path).unwrap_err().to_string();
-        assert!(err.contains(named) && err.contains("cannot be trained"), "{err}");
+        assert!(err.contains(named), "{extra}: {err}");
     }
-    std::fs::write(&path, format!("{model}factorization = \"dense\"\n{data}")).unwrap();
-    TrainConfig::from_file(&path).unwrap();
 }
 
 #[test]

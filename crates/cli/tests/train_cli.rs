@@ -290,13 +290,16 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     );
     std::fs::write(
         &config,
-        TINY.replace("n_layers = 2", "n_layers = 2\nfactorization = \"tucker\""),
+        TINY.replace(
+            "n_layers = 2",
+            "n_layers = 2\nfactorization = \"tucker\"\nrank = [3, 3]",
+        ),
     )
     .unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("tucker") && err.contains("cannot be trained"), "{err}");
+    assert!(err.contains("rank [3, 3]") && err.contains("Tucker"), "{err}");
     std::fs::write(
         &config,
         TINY.replace("plot_samples = 1", "plot_samples = 1\nmatmul_precision = \"fp16\""),
