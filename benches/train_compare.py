@@ -13,6 +13,11 @@ error of the de-normalised prediction after the last epoch.
 
     python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
                              [--precision f32,tf32,mixed] [--impl unfused,fused] [--without-neuralop]
+                             [--factorization tucker --rank 0.42]
+
+`--factorization` (tucker, cp or tt) with `--rank` trains both as TFNOs: the
+spectral weights factorized alike (neuraloperator's FNO arguments, our
+`[model]` keys of the same names).
 
 `--precision` sets both trainers alike. f32: torch with TF32 off everywhere
 (`torch.backends.cudnn.allow_tf32 = False`; torch's default leaves it on, so
@@ -132,12 +137,13 @@ def load_xy(path):
     return (x, y) if ours else (x[:, None], y[:, None])
 
 
-def run_neuralop_process(name, epochs, work, memory, seed, precision):
+def run_neuralop_process(name, epochs, work, memory, seed, precision, tfno=None):
     """neuraloperator's run of one case in a process of its own, so that its
     GPU memory (and torch's cache) is this case's alone."""
+    factorized = ["--factorization", tfno[0], "--rank", str(tfno[1])] if tfno else []
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--neuralop-case", name, "--epochs",
                              str(epochs), "--out", work, "--fno", "unused", "--seed", str(seed),
-                             "--precision", precision],
+                             "--precision", precision, *factorized],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
     if proc.returncode != 0:
@@ -160,7 +166,7 @@ def neuralop_data(files, dev):
     return arrays, norm.to(dev)
 
 
-def run_neuralop(name, case, files, epochs, seed, precision):
+def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
     import torch
     tf32, mixed = precision == "tf32", precision in ("mixed", "half")
     torch.backends.cudnn.allow_tf32 = tf32
@@ -175,7 +181,8 @@ def run_neuralop(name, case, files, epochs, seed, precision):
     d = xtr.ndim - 2
     model = FNO(n_modes=tuple(case["modes"]), in_channels=1, out_channels=1, hidden_channels=case["hidden"],
                 projection_channel_ratio=2, n_layers=4,
-                fno_block_precision=precision if mixed else "full").to(dev)
+                fno_block_precision=precision if mixed else "full",
+                **(dict(factorization=tfno[0], rank=tfno[1]) if tfno else {})).to(dev)
     scaler = torch.amp.GradScaler("cuda", enabled=mixed)
     autocast = lambda: torch.autocast("cuda", dtype=torch.float16, enabled=mixed)
     anchor = case.get("anchor", False)
@@ -221,8 +228,9 @@ def run_neuralop(name, case, files, epochs, seed, precision):
                 test_l2=err / xte.shape[0])
 
 
-def toml_for(name, case, files, epochs, out_dir, seed, precision):
+def toml_for(name, case, files, epochs, out_dir, seed, precision, tfno=None):
     anchor = case.get("anchor", False)
+    factorized = f'factorization = "{tfno[0]}"\nrank = {float(tfno[1])}\n' if tfno else ""
     schedule = (f'{{ kind = "step", step_size = {max(1, epochs // 5)}, gamma = 0.5 }}' if anchor
                 else '{ kind = "constant" }')
     return f"""[model]
@@ -232,7 +240,7 @@ out_channels = 1
 hidden_channels = {case["hidden"]}
 n_layers = 4
 projection_channel_ratio = 2.0
-
+{factorized}
 [data]
 encode_input = false
 encode_output = true
@@ -264,12 +272,12 @@ precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 
-def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused", devices=1):
+def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused", devices=1, tfno=None):
     """`fno train` of one case (`--devices` as given; scaling_compare.py)."""
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
-        f.write(toml_for(name, case, files, epochs, run_dir, seed, precision))
+        f.write(toml_for(name, case, files, epochs, run_dir, seed, precision, tfno))
     proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", imp, "--overwrite",
                              "--devices", str(devices)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -365,8 +373,11 @@ def main():
                     help="train each case a second time with ours, for the start-up with compiled kernels cached")
     ap.add_argument("--impl", default="unfused", help="our spectral paths, as unfused,fused (see above)")
     ap.add_argument("--without-neuralop", action="store_true", help="train ours alone")
+    ap.add_argument("--factorization", help="tucker, cp or tt: train TFNOs (both trainers)")
+    ap.add_argument("--rank", type=float, default=1.0, help="the factorization's rank fraction")
     ap.add_argument("--neuralop-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    tfno = (args.factorization, args.rank) if args.factorization else None
     imps = args.impl.split(",")
     if not imps or not set(imps) <= {"reference", "unfused", "fused"}:
         ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused and fused")
@@ -380,12 +391,15 @@ def main():
         # The child of run_neuralop_process: the data exist; one JSON line back.
         name = args.neuralop_case
         files = {part: os.path.join(data_dir, f"{name}_{part}.npz") for part in ("train", "test")}
-        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs, args.seed, args.precision)))
+        print(json.dumps(run_neuralop(name, CASES[name], files, args.epochs, args.seed, args.precision, tfno)))
         return 0
     os.makedirs(data_dir, exist_ok=True)
     import torch
     gpu = torch.cuda.get_device_name()
-    print(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case", flush=True)
+    setup = f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case"
+    if tfno:
+        setup += f", TFNO: {tfno[0]} rank {tfno[1]}"
+    print(setup, flush=True)
     memory = GpuMemory()
     rows = []
     try:
@@ -393,15 +407,16 @@ def main():
             case = CASES[name]
             files = make_data(fno, name, case, data_dir)
             grid = "x".join(str(g) for g in load_xy(files["test"])[0].shape[2:])
-            row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs, precision=precision)
+            row = dict(case=name, grid=grid, gpu=gpu, epochs=args.epochs, precision=precision, tfno=tfno)
             runs = [] if args.without_neuralop else [("neuralop", lambda: with_seeds(
-                lambda s: run_neuralop_process(name, args.epochs, work, memory, s, precision), args.seeds))]
+                lambda s: run_neuralop_process(name, args.epochs, work, memory, s, precision, tfno), args.seeds))]
             runs += [(ours_label(imp, imps), lambda imp=imp: with_seeds(
-                lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s, precision, imp),
+                lambda s: run_ours(fno, name, case, files, args.epochs, work, memory, s, precision, imp, tfno=tfno),
                 args.seeds)) for imp in imps]
             if args.again:
                 runs.append(("ours_again",
-                             lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision, imps[0])))
+                             lambda: run_ours(fno, name, case, files, args.epochs, work, memory, 0, precision, imps[0],
+                                              tfno=tfno)))
             rows.append(record(row, runs, os.path.join(work, "train_compare.jsonl")))
     finally:
         memory.stop()
@@ -411,7 +426,7 @@ def main():
         text += "\n" + impl_table([r for r in done if all("error" not in r[ours_label(i, imps)] for i in imps)], imps)
     print(text)
     with open(os.path.join(work, "train_compare.md"), "w") as f:
-        f.write(f"{gpu}, torch {torch.__version__}, {args.epochs} epochs a case\n\n{text.strip()}\n")
+        f.write(f"{setup}\n\n{text.strip()}\n")
 
 
 if __name__ == "__main__":

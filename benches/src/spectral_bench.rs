@@ -19,8 +19,18 @@
 
 use std::time::Instant;
 
+mod anchors;
+
+use anchors::{median_ms, stored_modes, Case, Measured, CASES};
+
+impl Measured {
+    const NOT_RUN: Measured = Measured {
+        ms: f64::NAN,
+        host_ms: f64::NAN,
+    };
+}
+
 use burn::backend::Autodiff;
-use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 use burn_cubecl::{CubeBackend, CubeRuntime};
 use cubecl::prelude::*;
@@ -30,21 +40,6 @@ use fno_kernels::fused::{CubeLimits, FusedBuffers, FusedConfig, FusedSpectralCon
 use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
-
-/// (spatial dims, batch, channels, grid side, neuraloperator n_modes per dim)
-type Case = (usize, usize, usize, usize, &'static [usize]);
-
-const CASES: &[Case] = &[
-    (1, 64, 64, 1024, &[32]),
-    (1, 256, 64, 256, &[64]),
-    (1, 512, 128, 256, &[128]),
-    (2, 32, 32, 64, &[24, 24]),
-    (2, 32, 32, 85, &[24, 24]),
-    (2, 16, 64, 128, &[32, 32]),
-    (2, 16, 64, 256, &[64, 64]),
-    (2, 8, 128, 256, &[64, 64]),
-    (2, 8, 64, 421, &[48, 48]),
-];
 
 /// TurboFNO's evaluation grid (its Figures 14–15), as real FNO layers: 1D FFT
 /// sizes 128 and 256 keeping 64 or 128 frequencies (TurboFNO truncates a C2C
@@ -72,58 +67,6 @@ const TURBOFNO_SWEEP: &[Case] = &[
     (2, 8, 32, 256, &[128, 128]),
     (2, 8, 64, 256, &[128, 128]),
 ];
-
-/// Back-to-back calls per timed group aim at about this long (fewer than
-/// `--reps` for slow cases, at least one).
-const GROUP_MS: f64 = 100.0;
-
-/// Median over 5 groups of `reps` back-to-back calls of the mean time per call:
-/// the device stays busy as in a training loop, and host launch costs count only
-/// where the device would wait for them. Slow calls get smaller groups. Also
-/// the host's share: the time per call until the group's last call returns
-/// (the launches queued, not yet waited for; a full launch queue holds it
-/// back to the device's pace).
-fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> Measured {
-    f();
-    B::sync(device).unwrap();
-    let start = Instant::now();
-    for _ in 0..2 {
-        f();
-    }
-    B::sync(device).unwrap();
-    let warm_ms = start.elapsed().as_secs_f64() * 1e3 / 2.0;
-    let reps = reps.min((GROUP_MS / warm_ms) as usize).max(1);
-    let mut times: Vec<Measured> = (0..5)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            let host = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
-            B::sync(device).unwrap();
-            Measured {
-                ms: start.elapsed().as_secs_f64() * 1e3 / reps as f64,
-                host_ms: host,
-            }
-        })
-        .collect();
-    times.sort_by(|a, b| a.ms.total_cmp(&b.ms));
-    times[2]
-}
-
-/// Time per call, and the host's part of it (see [`median_ms`]).
-#[derive(Clone, Copy)]
-struct Measured {
-    ms: f64,
-    host_ms: f64,
-}
-
-impl Measured {
-    const NOT_RUN: Measured = Measured {
-        ms: f64::NAN,
-        host_ms: f64::NAN,
-    };
-}
 
 struct Timing {
     fwd: Measured,
@@ -317,15 +260,6 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
             gflop / best.0
         );
     }
-}
-
-/// neuraloperator's n_modes as stored modes: the last dim keeps m // 2 + 1 bins.
-fn stored_modes(dim: usize, n_modes: &[usize]) -> Vec<usize> {
-    n_modes
-        .iter()
-        .enumerate()
-        .map(|(d, &m)| if d + 1 == dim { m / 2 + 1 } else { m })
-        .collect()
 }
 
 /// The fused kernel on each case's first spatial axis (the whole convolution

@@ -23,7 +23,6 @@ use burn::tensor::{Tensor, TensorData};
 
 use crate::backend::SpectralConvBackend;
 use crate::kernel_path::{dc_bias, precision_of};
-use crate::matmul::precise_matmul;
 use crate::mode_mix::{mode_mix, ModeMix};
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 use crate::spectral_conv;
@@ -125,33 +124,32 @@ pub struct FactorizedWeight<B: Backend> {
     pub tensors: Vec<Tensor<B, 2>>,
 }
 
-/// A complex tensor as real and imaginary parts of logical shape `shape`.
+/// A complex tensor of logical shape `shape` as `[values, 2]` (re, im) pairs.
 #[derive(Clone)]
-struct Cx<B: Backend> {
-    re: Tensor<B, 1>,
-    im: Tensor<B, 1>,
+struct Complex<B: Backend> {
+    pairs: Tensor<B, 2>,
     shape: Vec<usize>,
 }
 
-impl<B: SpectralConvBackend> Cx<B> {
-    fn of(t: Tensor<B, 2>, shape: &[usize]) -> Self {
-        let n: usize = shape.iter().product();
-        let pairs = t.reshape([n, 2]);
-        Cx {
-            re: pairs.clone().narrow(1, 0, 1).reshape([n]),
-            im: pairs.narrow(1, 1, 1).reshape([n]),
+/// `(Π shape[..d], shape[d], Π shape[d+1..])`.
+fn split_at(shape: &[usize], d: usize) -> (usize, usize, usize) {
+    (shape[..d].iter().product(), shape[d], shape[d + 1..].iter().product())
+}
+
+impl<B: SpectralConvBackend> Complex<B> {
+    /// A stored tensor (any shape holding the pairs) of complex shape `shape`.
+    fn of<const D: usize>(t: Tensor<B, D>, shape: &[usize]) -> Self {
+        let n = shape.iter().product();
+        Complex {
+            pairs: t.reshape([n, 2]),
             shape: shape.to_vec(),
         }
     }
 
-    fn len(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    /// Interleaved `[.., 2]` pairs with the given leading dims.
-    fn pairs<const D: usize>(self, shape: [usize; D]) -> Tensor<B, D> {
-        let n = self.len();
-        Tensor::cat(vec![self.re.reshape([n, 1]), self.im.reshape([n, 1])], 1).reshape(shape)
+    /// `[pre, shape[d], post, 2]`: dim `d` as the channels of a [`mode_mix`] operand.
+    fn around(&self, d: usize) -> Tensor<B, 4> {
+        let (pre, n, post) = split_at(&self.shape, d);
+        self.pairs.clone().reshape([pre, n, post, 2])
     }
 
     /// Dim `d` cut to `len` entries from `start`.
@@ -159,80 +157,35 @@ impl<B: SpectralConvBackend> Cx<B> {
         if start == 0 && len == self.shape[d] {
             return self;
         }
-        let (pre, n, post) = split_at(&self.shape, d);
-        let cut = |t: Tensor<B, 1>| {
-            t.reshape([pre, n, post])
-                .narrow(1, start, len)
-                .reshape([pre * len * post])
-        };
+        let cut = self.around(d).narrow(1, start, len);
         let mut shape = self.shape;
         shape[d] = len;
-        Cx {
-            re: cut(self.re),
-            im: cut(self.im),
-            shape,
-        }
+        Complex::of(cut, &shape)
     }
 
-    /// `[rows, cols]` complex product `self · other` of two matrices.
-    fn matmul(self, other: Self, rows: usize, inner: usize, cols: usize) -> (Tensor<B, 2>, Tensor<B, 2>) {
-        let (a, b) = (self.re.reshape([rows, inner]), self.im.reshape([rows, inner]));
-        let (c, d) = (other.re.reshape([inner, cols]), other.im.reshape([inner, cols]));
-        let re = precise_matmul(a.clone(), c.clone()) - precise_matmul(b.clone(), d.clone());
-        let im = precise_matmul(a, d) + precise_matmul(b, c);
-        (re, im)
-    }
-
-    /// The mode product `self ×_d u` with `u: [I, R]`, dim `d` holding R entries.
+    /// The mode product `self ×_d u` with `u: [I, R]`, dim `d` holding R
+    /// entries: one CGEMM, `u` shared by the dims after `d`.
     fn mode_product(self, d: usize, u: Self) -> Self {
-        let (pre, r, post) = split_at(&self.shape, d);
-        let i = u.shape[0];
-        let rows = |t: Tensor<B, 1>| t.reshape([pre, r, post]).swap_dims(1, 2).reshape([pre * post * r]);
-        let moved = Cx {
-            re: rows(self.re),
-            im: rows(self.im),
-            shape: vec![pre * post, r],
-        };
-        let (re, im) = moved.matmul(u.transposed(), pre * post, r, i);
-        let back = |t: Tensor<B, 2>| t.reshape([pre, post, i]).swap_dims(1, 2).reshape([pre * i * post]);
+        let [i, r] = [u.shape[0], u.shape[1]];
+        let ut = u.pairs.reshape([i, r, 1, 2]).swap_dims(0, 1);
+        let product = mode_mix(self.around(d), ut, ModeMix::Forward);
         let mut shape = self.shape;
         shape[d] = i;
-        Cx {
-            re: back(re),
-            im: back(im),
-            shape,
-        }
+        Complex::of(product, &shape)
     }
 
-    /// The transpose of a matrix.
-    fn transposed(self) -> Self {
-        let [r, c] = [self.shape[0], self.shape[1]];
-        let t = |x: Tensor<B, 1>| x.reshape([r, c]).swap_dims(0, 1).reshape([r * c]);
-        Cx {
-            re: t(self.re),
-            im: t(self.im),
-            shape: vec![c, r],
-        }
+    /// `[rows, cols]` as a [`mode_mix`] operand `[rows, cols, 1, 2]`.
+    fn matrix(&self, rows: usize) -> Tensor<B, 4> {
+        let cols = self.shape.iter().product::<usize>() / rows;
+        self.pairs.clone().reshape([rows, cols, 1, 2])
     }
 
     /// The Khatri–Rao step `out[(k, i), r] = self[k, r]·u[i, r]` of `[K, R]` and `[I, R]`.
     fn khatri_rao(self, u: Self) -> Self {
         let (k, i, r) = (self.shape[0], u.shape[0], self.shape[1]);
-        let left = |t: Tensor<B, 1>| t.reshape([k, 1, r]);
-        let right = |t: Tensor<B, 1>| t.reshape([1, i, r]);
-        let (a, b, c, d) = (left(self.re), left(self.im), right(u.re), right(u.im));
-        let flat = |t: Tensor<B, 3>| t.reshape([k * i * r]);
-        Cx {
-            re: flat(a.clone() * c.clone() - b.clone() * d.clone()),
-            im: flat(a * d + b * c),
-            shape: vec![k * i, r],
-        }
+        let product = complex_product(self.pairs.reshape([k, 1, r, 2]), u.pairs.reshape([1, i, r, 2]));
+        Complex::of(product, &[k * i, r])
     }
-}
-
-/// `(Π shape[..d], shape[d], Π shape[d+1..])`.
-fn split_at(shape: &[usize], d: usize) -> (usize, usize, usize) {
-    (shape[..d].iter().product(), shape[d], shape[d + 1..].iter().product())
 }
 
 /// Element-wise complex product of `[.., 2]` tensors (broadcasting).
@@ -243,73 +196,62 @@ fn complex_product<B: Backend>(x: Tensor<B, 4>, w: Tensor<B, 4>) -> Tensor<B, 4>
 }
 
 impl<B: SpectralConvBackend> FactorizedWeight<B> {
-    fn part(&self, i: usize) -> Cx<B> {
-        Cx::of(self.tensors[i].clone(), &self.form.tensors()[i].1)
+    fn part(&self, i: usize) -> Complex<B> {
+        Complex::of(self.tensors[i].clone(), &self.form.tensors()[i].1)
     }
 
     /// Factor `d` of a Tucker or CP weight (`[I_d, R_d]`), or core `d` of a
     /// tensor train (`[R_d, I_d, R_d+1]`).
-    fn factor(&self, d: usize) -> Cx<B> {
+    fn factor(&self, d: usize) -> Complex<B> {
         match self.form.factorization {
             Factorization::TensorTrain => self.part(d),
             _ => self.part(d + 1),
         }
     }
 
-    /// Contracts tensor-train cores `dims` into `[R_first · Π I, R_last]`.
-    fn train(&self, dims: std::ops::Range<usize>, crop: &dyn Fn(usize, Cx<B>) -> Cx<B>) -> Cx<B> {
-        let mut t: Option<Cx<B>> = None;
+    /// CP's weights as a `[1, R]` row.
+    fn cp_weights(&self) -> Complex<B> {
+        Complex::of(self.tensors[0].clone(), &[1, self.form.ranks[0]])
+    }
+
+    /// Contracts tensor-train cores `dims` (each through `crop`) into
+    /// `[R_first · Π I, R_last]`.
+    fn train(&self, dims: std::ops::Range<usize>, crop: &dyn Fn(usize, Complex<B>) -> Complex<B>) -> Complex<B> {
+        let mut t: Option<Complex<B>> = None;
         for d in dims {
             let g = crop(d, self.factor(d));
             let (r, i, next) = (g.shape[0], g.shape[1], g.shape[2]);
             t = Some(match t {
-                None => Cx {
-                    shape: vec![r * i, next],
-                    ..g
-                },
+                None => Complex::of(g.pairs, &[r * i, next]),
                 Some(t) => {
                     let rows = t.shape[0];
-                    let (re, im) = t.matmul(g, rows, r, i * next);
-                    Cx {
-                        re: re.reshape([rows * i * next]),
-                        im: im.reshape([rows * i * next]),
-                        shape: vec![rows * i, next],
-                    }
+                    let product = mode_mix(t.matrix(rows), g.matrix(r), ModeMix::Forward);
+                    Complex::of(product, &[rows * i, next])
                 }
             });
         }
         t.expect("a tensor train has cores")
     }
 
-    /// The logical weight (`self.form.shape`), built of Burn ops.
-    fn logical(&self) -> Cx<B> {
+    /// The logical weight (`self.form.shape`), built of Burn ops and CGEMMs.
+    fn logical(&self) -> Complex<B> {
         let shape = &self.form.shape;
         let n = shape.len();
-        let uncropped = |_: usize, c: Cx<B>| c;
         match self.form.factorization {
             Factorization::Dense => self.part(0),
             Factorization::Tucker => (0..n).fold(self.part(0), |t, d| t.mode_product(d, self.factor(d))),
             Factorization::Cp => {
                 // W = U₀ · KR(w, U₁, …)ᵀ: the Khatri–Rao rows of the later dims.
-                let rank = self.form.ranks[0];
-                let weights = Cx {
-                    shape: vec![1, rank],
-                    ..self.part(0)
-                };
-                let rest = (1..n).fold(weights, |t, d| t.khatri_rao(self.factor(d)));
-                let later = rest.len() / rank;
-                let (re, im) = self.factor(0).matmul(rest.transposed(), shape[0], rank, later);
-                let total = shape[0] * later;
-                Cx {
-                    re: re.reshape([total]),
-                    im: im.reshape([total]),
-                    shape: shape.clone(),
-                }
+                let rest = (1..n).fold(self.cp_weights(), |t, d| t.khatri_rao(self.factor(d)));
+                let later = rest.shape[0];
+                let rest_t = rest.matrix(later).swap_dims(0, 1);
+                let product = mode_mix(self.factor(0).matrix(shape[0]), rest_t, ModeMix::Forward);
+                Complex::of(product, shape)
             }
-            Factorization::TensorTrain => Cx {
-                shape: shape.clone(),
-                ..self.train(0..n, &uncropped)
-            },
+            Factorization::TensorTrain => {
+                let t = self.train(0..n, &|_, c| c);
+                Complex::of(t.pairs, shape)
+            }
         }
     }
 
@@ -317,9 +259,10 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
     pub fn dense(&self) -> Tensor<B, 4> {
         let w = self.logical();
         let channels = self.form.shape[0];
+        let k =
+            self.form.shape[1..].iter().product::<usize>() / if self.form.separable { 1 } else { self.form.shape[1] };
         if self.form.separable {
-            let k = w.len() / channels;
-            let w = w.pairs([channels, 1, k, 2]);
+            let w = w.pairs.reshape([channels, 1, k, 2]);
             let eye = Tensor::<B, 2>::eye(channels, &w.device()).reshape([channels, channels, 1, 1]);
             let eye = if eye.dtype() == w.dtype() {
                 eye
@@ -328,8 +271,7 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
             };
             w * eye
         } else {
-            let (cout, k) = (self.form.shape[1], w.len() / (channels * self.form.shape[1]));
-            w.pairs([channels, cout, k, 2])
+            w.pairs.reshape([channels, self.form.shape[1], k, 2])
         }
     }
 
@@ -339,76 +281,54 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
         let shape = &self.form.shape;
         let first_mode = if self.form.separable { 1 } else { 2 };
         let k: usize = modes.iter().product();
-        // Dim `d` of the logical weight cut to the grid's modes.
-        let crop = |d: usize, axis: usize, c: Cx<B>| match d.checked_sub(first_mode) {
+        // Dim `axis` of a weight dim's factor cut to the grid's modes.
+        let crop = |d: usize, axis: usize, c: Complex<B>| match d.checked_sub(first_mode) {
             Some(m) => c.narrow(axis, offsets[m], modes[m]),
             None => c,
         };
-        let shared = |u: Cx<B>| {
-            let [rows, cols] = [u.shape[0], u.shape[1]];
-            u.pairs([rows, cols, 1, 2])
-        };
         let n = shape.len();
         if self.form.separable || self.form.factorization == Factorization::Dense {
-            let w = match self.form.factorization {
-                Factorization::Dense => crop_all(self.part(0), first_mode, modes, offsets),
-                _ => self.cropped_logical(first_mode, modes, offsets),
-            };
+            let w = (0..modes.len()).fold(self.logical(), |w, m| w.narrow(first_mode + m, offsets[m], modes[m]));
             return if self.form.separable {
-                complex_product(x_hat, w.pairs([1, shape[0], k, 2]))
+                complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2]))
             } else {
-                mode_mix(x_hat, w.pairs([shape[0], shape[1], k, 2]), ModeMix::Forward)
+                mode_mix(x_hat, w.pairs.reshape([shape[0], shape[1], k, 2]), ModeMix::Forward)
             };
         }
+        // Stored tensor `i` (a `[rows, cols]` matrix) as a weight shared by every mode.
+        let shared = |i: usize, rows: usize, cols: usize| self.tensors[i].clone().reshape([rows, cols, 1, 2]);
         match self.form.factorization {
             Factorization::Tucker => {
                 let core = (2..n).fold(self.part(0), |t, d| t.mode_product(d, crop(d, 0, self.factor(d))));
                 let (r0, r1) = (self.form.ranks[0], self.form.ranks[1]);
-                let z = mode_mix(x_hat, shared(self.factor(0)), ModeMix::Forward);
-                let z = mode_mix(z, core.pairs([r0, r1, k, 2]), ModeMix::Forward);
-                mode_mix(z, shared(self.factor(1)).swap_dims(0, 1), ModeMix::Forward)
+                let z = mode_mix(x_hat, shared(1, shape[0], r0), ModeMix::Forward);
+                let z = mode_mix(z, core.pairs.reshape([r0, r1, k, 2]), ModeMix::Forward);
+                mode_mix(z, shared(2, shape[1], r1).swap_dims(0, 1), ModeMix::Forward)
             }
             Factorization::Cp => {
                 let rank = self.form.ranks[0];
-                let weights = Cx {
-                    shape: vec![1, rank],
-                    ..self.part(0)
-                };
-                let per_mode = (2..n).fold(weights, |t, d| t.khatri_rao(crop(d, 0, self.factor(d))));
-                let z = mode_mix(x_hat, shared(self.factor(0)), ModeMix::Forward);
-                let z = complex_product(z, per_mode.transposed().pairs([1, rank, k, 2]));
-                mode_mix(z, shared(self.factor(1)).swap_dims(0, 1), ModeMix::Forward)
+                let per_mode = (2..n).fold(self.cp_weights(), |t, d| t.khatri_rao(crop(d, 0, self.factor(d))));
+                let per_mode = per_mode
+                    .pairs
+                    .reshape([k, rank, 2])
+                    .swap_dims(0, 1)
+                    .reshape([1, rank, k, 2]);
+                let z = mode_mix(x_hat, shared(1, shape[0], rank), ModeMix::Forward);
+                let z = complex_product(z, per_mode);
+                mode_mix(z, shared(2, shape[1], rank).swap_dims(0, 1), ModeMix::Forward)
             }
             Factorization::TensorTrain => {
                 let r = &self.form.ranks;
-                let g0 = self.factor(0);
-                let g0 = Cx {
-                    shape: vec![shape[0], r[1]],
-                    ..g0
-                };
+                // v[c, k] = G₂[c, k₁]⋯ and M_k[a, o] = Σ_c G₁[a, o, c]·v[c, k].
                 let v = self.train(2..n, &|d, c| crop(d, 1, c));
-                // M_k[a, o] = Σ_c G₁[a, o, c]·v[c, k]
-                let (re, im) = self.factor(1).matmul(v, r[1] * shape[1], r[2], k);
-                let per_mode = Cx {
-                    re: re.reshape([r[1] * shape[1] * k]),
-                    im: im.reshape([r[1] * shape[1] * k]),
-                    shape: vec![r[1], shape[1], k],
-                };
-                let z = mode_mix(x_hat, shared(g0), ModeMix::Forward);
-                mode_mix(z, per_mode.pairs([r[1], shape[1], k, 2]), ModeMix::Forward)
+                let g1 = self.factor(1).matrix(r[1] * shape[1]);
+                let per_mode = mode_mix(g1, v.matrix(r[2]), ModeMix::Forward);
+                let z = mode_mix(x_hat, shared(0, shape[0], r[1]), ModeMix::Forward);
+                mode_mix(z, per_mode.reshape([r[1], shape[1], k, 2]), ModeMix::Forward)
             }
             Factorization::Dense => unreachable!("dense weights contract above"),
         }
     }
-
-    /// The logical weight with its mode dims cut to the grid's.
-    fn cropped_logical(&self, first_mode: usize, modes: &[usize], offsets: &[usize]) -> Cx<B> {
-        crop_all(self.logical(), first_mode, modes, offsets)
-    }
-}
-
-fn crop_all<B: SpectralConvBackend>(w: Cx<B>, first_mode: usize, modes: &[usize], offsets: &[usize]) -> Cx<B> {
-    (0..modes.len()).fold(w, |w, m| w.narrow(first_mode + m, offsets[m], modes[m]))
 }
 
 /// neuraloperator's spectral convolution with a weight in any [`WeightForm`]:
