@@ -3,9 +3,12 @@
 //! 1D/2D/3D, odd modes, non-power-of-two and non-square grids, each skip type,
 //! instance and group norm, domain padding, pre-activation, a one-layer
 //! lifting, no grid embedding, no channel MLP, the tanh stabiliser, native C64
-//! weights, Tucker/CP/TT-factorized and separable spectral weights. Each
-//! reproduces PyTorch on the reference path (ndarray, f64 and f32) and on the
-//! kernel path (wgpu; lavapipe in CI).
+//! weights, Tucker/CP/TT-factorized and separable spectral weights. The
+//! `ours_*` cases go the other way: TFNO checkpoints written by `fno train`,
+//! loaded into neuraloperator by tests/fixtures/load_ours_in_neuralop.py
+//! (its state dict taking every tensor as it is), which wrote their outputs.
+//! Each reproduces PyTorch on the reference path (ndarray, f64 and f32) and on
+//! the kernel path (wgpu; lavapipe in CI).
 
 use burn::backend::NdArray;
 use burn_cubecl::CubeBackend;
@@ -16,7 +19,7 @@ use fno_ops::{SpectralConvBackend, SpectralImpl};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 
-const CASES: [&str; 8] = [
+const CASES: [&str; 12] = [
     "fno1d_odd_modes_identity_linear_groupnorm_padded",
     "fno2d_softgating_instancenorm_nogrid_c64",
     "fno3d_no_channel_mlp_tanh",
@@ -25,6 +28,10 @@ const CASES: [&str; 8] = [
     "fno1d_cp",
     "fno3d_tt_reconstructed",
     "fno2d_separable",
+    "ours_tfno_tucker",
+    "ours_tfno_cp",
+    "ours_tfno_tt",
+    "ours_separable_cp",
 ];
 
 fn dir(case: &str) -> std::path::PathBuf {

@@ -143,3 +143,36 @@ fn mode_mixes_and_their_gradients_match_explicit_sums() {
         check::<Autodiff<Exact>>("ndarray f64", mix, seed, 1e-12);
     }
 }
+
+/// More rows of blocks than a grid's y dimension holds (65,535): the CGEMM
+/// folds them into x, and every row is still computed (a shared weight, as the
+/// factorized convolution's mode products use: `y[b] = x[b]·w`).
+#[test]
+fn batches_beyond_the_grids_y_limit_fold_into_x() {
+    let seed = fresh_seed();
+    let (batch, cout) = (16 * 65_535 + 17, 3);
+    let (x, w) = (uniform(2 * batch, seed), uniform(2 * cout, seed + 1));
+    let device = Default::default();
+    let y = mode_mix(
+        Tensor::<Wgpu, 4>::from_data(
+            TensorData::new(x.iter().map(|&v| v as f32).collect::<Vec<_>>(), [batch, 1, 1, 2]),
+            &device,
+        ),
+        Tensor::<Wgpu, 4>::from_data(
+            TensorData::new(w.iter().map(|&v| v as f32).collect::<Vec<_>>(), [1, cout, 1, 2]),
+            &device,
+        ),
+        ModeMix::Forward,
+    );
+    let got: Vec<f64> = y.into_data().convert::<f64>().to_vec().unwrap();
+    let want: Vec<f64> = (0..batch)
+        .flat_map(|b| (0..cout).map(move |o| (b, o)))
+        .flat_map(|(b, o)| {
+            let (p, q) = mul((x[2 * b], x[2 * b + 1]), (w[2 * o], w[2 * o + 1]));
+            [p, q]
+        })
+        .collect();
+    let e = relative_l2(&got, &want);
+    println!("{batch} rows: error {e:.2e} (seed {seed})");
+    assert!(e < 1e-6, "{batch} rows: error {e:e} (seed {seed})");
+}

@@ -243,9 +243,15 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
     let m = lane % modes;
     let tj = (lane / modes) % nq;
     let ti = lane / (modes * nq);
-    let k0 = CUBE_POS_X as usize * modes;
-    let split = CUBE_POS_Y as usize % splits;
-    let p0 = (CUBE_POS_Y as usize / splits) * bp;
+    // Rows of blocks beyond a grid's y limit are folded into x (see `launch_with`).
+    let k_blocks = k_len.div_ceil(modes);
+    let y = CUBE_POS_Y as usize + (CUBE_POS_X as usize / k_blocks) * CUBE_COUNT_Y as usize;
+    if y >= p_len.div_ceil(bp) * splits {
+        terminate!();
+    }
+    let k0 = (CUBE_POS_X as usize % k_blocks) * modes;
+    let split = y % splits;
+    let p0 = (y / splits) * bp;
     let q0 = CUBE_POS_Z as usize * bq;
     // This cube's slice of r; a split writes its partial `c_split` elements on.
     let r_begin = split * r_per;

@@ -73,9 +73,12 @@ impl CgemmProblem {
             "real operands have no conjugate"
         );
         let (ea, eb, ec) = self.extents();
+        // Rows of p-blocks (times splits) past a grid's y limit fold into x.
+        const MAX_Y: usize = 65535;
+        let rows = self.p.div_ceil(cfg.block_p()) * cfg.splits;
         let count = CubeCount::Static(
-            self.k.div_ceil(cfg.modes) as u32,
-            (self.p.div_ceil(cfg.block_p()) * cfg.splits) as u32,
+            (self.k.div_ceil(cfg.modes) * rows.div_ceil(MAX_Y)) as u32,
+            rows.min(MAX_Y) as u32,
             self.q.div_ceil(cfg.block_q()) as u32,
         );
         // Split launches write dense partials [split, p, q, k], then add them.
