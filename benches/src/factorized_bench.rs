@@ -4,7 +4,8 @@
 //! JSON line per case for `factorized_compare.py`, which times
 //! neuraloperator's factorized `SpectralConv` in the same run.
 //!
-//! Usage: `factorized_bench [cuda|wgpu] [--quick] [--reps N]`. Each Tucker
+//! Usage: `factorized_bench [cuda|wgpu] [--quick] [--reps N] [--only I]`
+//! (`--only I`: case I alone, from 0, e.g. under a profiler). Each Tucker
 //! output is also compared with the Reference path (the dense
 //! reconstruction), as `vs_reference`.
 
@@ -148,11 +149,12 @@ fn bench_case<R: CubeRuntime, const D: usize>(
     );
 }
 
-fn run<R: CubeRuntime>(quick: bool, reps: usize)
+fn run<R: CubeRuntime>(quick: bool, reps: usize, only: Option<usize>)
 where
     Autodiff<Inner<R>>: SpectralConvBackend,
 {
-    for &(dim, batch, channels, n, n_modes) in CASES {
+    let chosen = CASES.iter().enumerate().filter(|(i, _)| only.is_none_or(|o| o == *i));
+    for (_, &(dim, batch, channels, n, n_modes)) in chosen {
         let (batch, channels, n) = if quick {
             (2.min(batch), 8.min(channels), n.min(64))
         } else {
@@ -170,24 +172,27 @@ where
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let reps = match args.iter().position(|a| a == "--reps") {
-        None => {
-            if quick {
-                3
-            } else {
-                15
-            }
-        }
-        Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-            eprintln!("error: --reps needs a number");
-            std::process::exit(2);
-        }),
+    let number = |flag: &str| {
+        args.iter().position(|a| a == flag).map(|i| {
+            args.get(i + 1)
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or_else(|| {
+                    eprintln!("error: {flag} needs a number");
+                    std::process::exit(2);
+                })
+        })
     };
+    let only = number("--only");
+    if only.is_some_and(|i| i >= CASES.len()) {
+        eprintln!("error: --only: there are {} cases", CASES.len());
+        std::process::exit(2);
+    }
+    let reps = number("--reps").unwrap_or(if quick { 3 } else { 15 }).max(1);
     match args.get(1).map(String::as_str) {
         #[cfg(feature = "wgpu")]
-        Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(quick, reps),
+        Some("wgpu") => run::<cubecl::wgpu::WgpuRuntime>(quick, reps, only),
         #[cfg(feature = "cuda")]
-        Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(quick, reps),
+        Some("cuda") | None => run::<cubecl::cuda::CudaRuntime>(quick, reps, only),
         other => {
             eprintln!("error: unknown or uncompiled backend {other:?} (expected cuda or wgpu)");
             std::process::exit(2);
