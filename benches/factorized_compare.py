@@ -18,28 +18,7 @@ import sys
 
 import torch
 
-from torch_timing import median_ms
-
-dev = "cuda"
-torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def neuralop_ms(case, factorization, rank):
-    """neuraloperator's forward and forward+backward ms for one case."""
-    from neuralop.layers.spectral_convolution import SpectralConv
-    dim, B, C, N, modes = case["dim"], case["B"], case["C"], case["N"], case["modes"]
-    conv = SpectralConv(C, C, n_modes=tuple(modes), factorization=factorization, rank=rank).to(dev)
-    x = torch.randn(B, C, *([N] * dim), device=dev, requires_grad=True)
-    g = torch.randn(B, C, *([N] * dim), device=dev)
-    with torch.no_grad():
-        fwd = median_ms(lambda: conv(x))
-
-    def fb():
-        conv(x).backward(g)
-    fwd_bwd = median_ms(fb)
-    del conv, x, g
-    torch.cuda.empty_cache()
-    return fwd, fwd_bwd
+from spectral_compare import neuralop_times
 
 
 def main():
@@ -52,10 +31,10 @@ def main():
           "| ours vs reference |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for c in cases:
-        _, dense_theirs = neuralop_ms(c, None, 1.0)
+        _, dense_theirs = neuralop_times(c)
         name = f"{c['dim']}D B{c['B']} C{c['C']} N{c['N']} m{'x'.join(map(str, c['modes']))}"
         for t in c["tucker"]:
-            fwd, fwd_bwd = neuralop_ms(c, "tucker", t["rank"])
+            fwd, fwd_bwd = neuralop_times(c, factorization="tucker", rank=t["rank"])
             t.update(neuralop_fwd_ms=fwd, neuralop_fwd_bwd_ms=fwd_bwd)
             print(f"| {name} | {c['dense_fwd_bwd_ms']:.3f} / {dense_theirs:.3f} | {t['rank']} | {t['ranks']} "
                   f"| {t['fwd_ms']:.3f} / {t['fwd_bwd_ms']:.3f} "

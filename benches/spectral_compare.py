@@ -27,10 +27,12 @@ dev = "cuda"
 torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def neuralop_times(case):
+def neuralop_times(case, **conv_args):
+    """neuraloperator's SpectralConv (with `conv_args`, e.g. a factorization)
+    on one case: forward and forward+backward ms."""
     from neuralop.layers.spectral_convolution import SpectralConv
     dim, B, C, N, modes = case["dim"], case["B"], case["C"], case["N"], case["modes"]
-    conv = SpectralConv(C, C, n_modes=tuple(modes)).to(dev)
+    conv = SpectralConv(C, C, n_modes=tuple(modes), **conv_args).to(dev)
     x = torch.randn(B, C, *([N] * dim), device=dev, requires_grad=True)
     g = torch.randn(B, C, *([N] * dim), device=dev)
     with torch.no_grad():

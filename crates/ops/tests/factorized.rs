@@ -16,7 +16,7 @@ use fno_ops::{
     WeightForm,
 };
 
-use crate::common::{spectral_conv_f64, Problem};
+use crate::common::{spectral_conv_f64, unravel, Problem};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;
@@ -81,15 +81,6 @@ fn cases() -> Vec<Case> {
 
 fn modes(form: &WeightForm) -> &[usize] {
     &form.shape[if form.separable { 1 } else { 2 }..]
-}
-
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut out = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        out[d] = flat % shape[d];
-        flat /= shape[d];
-    }
-    out
 }
 
 type C = (f64, f64);
@@ -217,7 +208,42 @@ fn spec(form: &WeightForm) -> SpectralConvSpec {
     SpectralConvSpec::new(modes(form))
 }
 
-/// `factorized_spectral_conv` on `B` through `imp`, for 1 to 3 spatial dims.
+/// `factorized_spectral_conv` on `B` through `imp` of `x` and `bias` (flat),
+/// for 1 to 3 spatial dims; the output flat.
+fn convolve<B: SpectralConvBackend>(
+    case: &Case,
+    weight: &FactorizedWeight<B>,
+    x: Tensor<B, 1>,
+    bias: Tensor<B, 1>,
+    imp: SpectralImpl,
+) -> Tensor<B, 1> {
+    let mut shape = vec![case.batch, case.form.shape[0]];
+    shape.extend(&case.grid);
+    let spec = spec(&case.form);
+    macro_rules! conv {
+        ($d:literal) => {
+            factorized_spectral_conv(
+                x.reshape(<[usize; $d]>::try_from(shape).unwrap()),
+                weight,
+                Some(bias),
+                &spec,
+                imp,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name))
+            .flatten::<1>(0, $d - 1)
+        };
+    }
+    match case.grid.len() {
+        1 => conv!(3),
+        2 => conv!(4),
+        _ => conv!(5),
+    }
+}
+
+fn flat<B: Backend>(v: &[f64], device: &B::Device) -> Tensor<B, 1> {
+    Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
+}
+
 fn run<B: SpectralConvBackend>(
     case: &Case,
     weight: &FactorizedWeight<B>,
@@ -226,30 +252,7 @@ fn run<B: SpectralConvBackend>(
     imp: SpectralImpl,
 ) -> Tensor<B, 1> {
     let device = Default::default();
-    let c = case.form.shape[0];
-    let bias = Some(Tensor::<B, 1>::from_data(
-        TensorData::new(bias.to_vec(), [bias.len()]),
-        &device,
-    ));
-    let mut shape = vec![case.batch, c];
-    shape.extend(&case.grid);
-    let spec = spec(&case.form);
-    macro_rules! conv {
-        ($d:literal) => {{
-            let x = Tensor::<B, $d>::from_data(
-                TensorData::new(x.to_vec(), <[usize; $d]>::try_from(shape).unwrap()),
-                &device,
-            );
-            factorized_spectral_conv(x, weight, bias, &spec, imp)
-                .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-                .flatten::<1>(0, $d - 1)
-        }};
-    }
-    match case.grid.len() {
-        1 => conv!(3),
-        2 => conv!(4),
-        _ => conv!(5),
-    }
+    convolve(case, weight, flat(x, &device), flat(bias, &device), imp)
 }
 
 #[test]
@@ -295,42 +298,10 @@ fn gradients<B: AutodiffBackend + SpectralConvBackend>(
         tensors: w.tensors.into_iter().map(|t| t.require_grad()).collect(),
         ..w
     };
-    let x_t = Tensor::<B, 1>::from_data(TensorData::new(x.to_vec(), [x.len()]), &device).require_grad();
-    let b_t = Tensor::<B, 1>::from_data(TensorData::new(bias.to_vec(), [bias.len()]), &device).require_grad();
-    let c = case.form.shape[0];
-    let mut shape = vec![case.batch, c];
-    shape.extend(&case.grid);
-    let spec = spec(&case.form);
-    let y: Tensor<B, 1> = match case.grid.len() {
-        1 => factorized_spectral_conv(
-            x_t.clone().reshape(<[usize; 3]>::try_from(shape).unwrap()),
-            &w,
-            Some(b_t.clone()),
-            &spec,
-            imp,
-        )
-        .unwrap()
-        .flatten(0, 2),
-        2 => factorized_spectral_conv(
-            x_t.clone().reshape(<[usize; 4]>::try_from(shape).unwrap()),
-            &w,
-            Some(b_t.clone()),
-            &spec,
-            imp,
-        )
-        .unwrap()
-        .flatten(0, 3),
-        _ => factorized_spectral_conv(
-            x_t.clone().reshape(<[usize; 5]>::try_from(shape).unwrap()),
-            &w,
-            Some(b_t.clone()),
-            &spec,
-            imp,
-        )
-        .unwrap()
-        .flatten(0, 4),
-    };
-    let r = Tensor::<B, 1>::from_data(TensorData::new(r.to_vec(), [r.len()]), &device);
+    let x_t = flat::<B>(x, &device).require_grad();
+    let b_t = flat::<B>(bias, &device).require_grad();
+    let y = convolve(case, &w, x_t.clone(), b_t.clone(), imp);
+    let r = flat::<B>(r, &device);
     let loss = (y * r).sum();
     let value = to_vec(loss.clone())[0];
     let grads = loss.backward();

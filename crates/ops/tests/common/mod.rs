@@ -25,7 +25,7 @@ pub struct Problem {
     pub shared: bool,
 }
 
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut out = vec![0; shape.len()];
     for d in (0..shape.len()).rev() {
         out[d] = flat % shape[d];
