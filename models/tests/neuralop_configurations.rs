@@ -125,3 +125,35 @@ fn factorized_weights_save_as_factors_and_bad_factors_are_named() {
         "{err}"
     );
 }
+
+/// Half-precision blocks with factorized weights: neuraloperator's "mixed"
+/// and "half" on the kernel path's chain (spectra in f16, the factors'
+/// contractions in f32) stay within f16's reach of PyTorch's f32 output and
+/// of the reference path at the same precision.
+#[test]
+fn factorized_weights_run_in_half_precision_blocks() {
+    use fno_models::BlockPrecision;
+    let d = dir("ours_tfno_tucker");
+    let bytes = std::fs::read(d.join("model.safetensors")).unwrap();
+    let x = fno_datasets::npy::read(d.join("x.npy")).unwrap();
+    let want = fno_datasets::npy::read(d.join("y.npy")).unwrap().data;
+    for precision in [BlockPrecision::Mixed, BlockPrecision::Half] {
+        let run = |y: Vec<f32>| (relative_l2_f32(&y, &want), y);
+        let reference = Fno::<NdArray>::load_safetensors(&bytes, None, &Default::default())
+            .unwrap()
+            .with_block_precision(precision);
+        let kernels = Fno::<Wgpu>::load_safetensors(&bytes, None, &Default::default())
+            .unwrap()
+            .with_spectral_impl(SpectralImpl::Unfused)
+            .with_block_precision(precision);
+        let (er, r) = run(infer(&reference, &x.data, &x.shape, 2, &Default::default(), |_, _| {}).unwrap());
+        let (ek, k) = run(infer(&kernels, &x.data, &x.shape, 2, &Default::default(), |_, _| {}).unwrap());
+        let between = relative_l2_f32(&k, &r);
+        println!(
+            "{precision}: reference {er:.2e}, kernels {ek:.2e} off PyTorch; kernels {between:.2e} off the reference"
+        );
+        for e in [er, ek, between] {
+            assert!(e < 1e-3, "{precision}: {e:e}");
+        }
+    }
+}
