@@ -259,8 +259,8 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
     pub fn dense(&self) -> Tensor<B, 4> {
         let w = self.logical();
         let channels = self.form.shape[0];
-        let k =
-            self.form.shape[1..].iter().product::<usize>() / if self.form.separable { 1 } else { self.form.shape[1] };
+        let first_mode = if self.form.separable { 1 } else { 2 };
+        let k: usize = self.form.shape[first_mode..].iter().product();
         if self.form.separable {
             let w = w.pairs.reshape([channels, 1, k, 2]);
             let eye = Tensor::<B, 2>::eye(channels, &w.device()).reshape([channels, channels, 1, 1]);
@@ -287,13 +287,10 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
             None => c,
         };
         let n = shape.len();
-        if self.form.separable || self.form.factorization == Factorization::Dense {
+        if self.form.separable {
+            // One spectrum per channel: built whole (it is `C·K`), then applied.
             let w = (0..modes.len()).fold(self.logical(), |w, m| w.narrow(first_mode + m, offsets[m], modes[m]));
-            return if self.form.separable {
-                complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2]))
-            } else {
-                mode_mix(x_hat, w.pairs.reshape([shape[0], shape[1], k, 2]), ModeMix::Forward)
-            };
+            return complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2]));
         }
         // Stored tensor `i` (a `[rows, cols]` matrix) as a weight shared by every mode.
         let shared = |i: usize, rows: usize, cols: usize| self.tensors[i].clone().reshape([rows, cols, 1, 2]);
@@ -326,7 +323,7 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
                 let z = mode_mix(x_hat, shared(0, shape[0], r[1]), ModeMix::Forward);
                 mode_mix(z, per_mode.reshape([r[1], shape[1], k, 2]), ModeMix::Forward)
             }
-            Factorization::Dense => unreachable!("dense weights contract above"),
+            Factorization::Dense => unreachable!("dense weights run the dense convolution"),
         }
     }
 }
