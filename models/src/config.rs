@@ -462,10 +462,15 @@ impl FnoConfig {
             0
         };
         // Spectral weight (complex) and bias, skips, channel MLP, norms.
-        let block = spectral.saturating_mul(2) + h + skips + mlp + norms;
+        // Saturating: explicit ranks can ask for more than u128 holds.
+        let block = [h, skips, mlp, norms]
+            .into_iter()
+            .fold(spectral.saturating_mul(2), u128::saturating_add);
         let projection = dense(self.hidden_channels, self.projection_channels())
             + dense(self.projection_channels(), self.out_channels);
-        Ok(lifting + block.saturating_mul(self.n_layers as u128) + projection)
+        Ok(block
+            .saturating_mul(self.n_layers as u128)
+            .saturating_add(lifting + projection))
     }
 
     /// Rejects what this crate does not implement and sizes beyond
@@ -609,6 +614,15 @@ mod tests {
             (r#""domain_padding": [0.25, -1]"#, "domain_padding -1"),
             (r#""n_layers": 1000000"#, "n_layers = 1000000"),
             (r#""rank": 0"#, "rank = 0"),
+            // Ranks whose factors' sizes overflow (the fuzzer's find).
+            (
+                r#""factorization": "tucker", "rank": 9223372036854775807"#,
+                "parameters",
+            ),
+            (
+                r#""factorization": "tt", "rank": [1, 4294967296, 4294967296, 4294967296, 1]"#,
+                "parameters",
+            ),
         ] {
             let err = FnoConfig::from_json(&format!("{{{base}, {extra}}}"))
                 .unwrap_err()
