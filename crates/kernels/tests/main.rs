@@ -4,6 +4,7 @@
 mod activation_device;
 mod adamw_device;
 mod cgemm_device;
+mod chain_device;
 mod cgemm_faults_device;
 mod channel_scale_device;
 mod fft;

@@ -27,6 +27,7 @@
 //! a large batch) split `r` among cubes: each writes a partial product, and a
 //! second kernel adds the partials into `C`.
 
+mod chain;
 mod checksum;
 mod config;
 mod kernel;
@@ -37,6 +38,7 @@ pub mod real;
 mod selection;
 pub mod spectral;
 
+pub use chain::{ChainBuffers, ChainConfig, ChainProblem, ChainStep};
 pub use checksum::CGEMM_TOLERANCE_FACTOR;
 pub use config::CgemmConfig;
 pub(crate) use problem::span;
