@@ -2,12 +2,13 @@
 //! 0.1 and 0.42, contracted through the factors on the Unfused path) beside
 //! the dense one on the spectral anchors, forward and forward+backward; one
 //! JSON line per case for `factorized_compare.py`, which times
-//! neuraloperator's factorized `SpectralConv` in the same run.
+//! neuraloperator's factorized `SpectralConv` in the same run. Each Tucker
+//! output and every gradient (input, bias, factors) is also compared with the
+//! Reference path (the dense reconstruction): `vs_reference`,
+//! `grads_vs_reference` (the largest relative error of any gradient).
 //!
 //! Usage: `factorized_bench [cuda|wgpu] [--quick] [--reps N] [--only I]`
-//! (`--only I`: case I alone, from 0, e.g. under a profiler). Each Tucker
-//! output is also compared with the Reference path (the dense
-//! reconstruction), as `vs_reference`.
+//! (`--only I`: case I alone, from 0, e.g. under a profiler).
 
 mod anchors;
 
@@ -86,6 +87,32 @@ fn time_form<R: CubeRuntime, const D: usize>(
     (fwd, fwd_bwd, sample)
 }
 
+/// The gradients of `Σ g ⊙ y` for the input, the bias and every stored
+/// tensor of `w` through `imp`, `g` drawn from `seed`.
+fn gradients<R: CubeRuntime, const D: usize>(
+    w: &FactorizedWeight<Autodiff<Inner<R>>>,
+    x: &Tensor<Autodiff<Inner<R>>, D>,
+    bias: &Tensor<Autodiff<Inner<R>>, 1>,
+    g: &Tensor<Autodiff<Inner<R>>, D>,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Vec<Vec<f32>> {
+    let tracked = FactorizedWeight {
+        form: w.form.clone(),
+        tensors: w.tensors.iter().map(|t| t.clone().require_grad()).collect(),
+    };
+    let (x, b) = (x.clone().require_grad(), bias.clone().require_grad());
+    let y = factorized_spectral_conv(x.clone(), &tracked, Some(b.clone()), spec, imp).unwrap();
+    let grads = (y * g.clone()).backward();
+    let values = |t: Option<Tensor<Inner<R>, 2>>| -> Vec<f32> { t.expect("a gradient").into_data().to_vec().unwrap() };
+    let mut out = vec![
+        values(x.grad(&grads).map(|t| t.flatten::<2>(0, D - 2))),
+        values(b.grad(&grads).map(|t| t.unsqueeze::<2>())),
+    ];
+    out.extend(tracked.tensors.iter().map(|t| values(t.grad(&grads))));
+    out
+}
+
 fn rel_err(a: &[f32], b: &[f32]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
     let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
@@ -135,10 +162,20 @@ fn bench_case<R: CubeRuntime, const D: usize>(
             let w = weight(&form, &device);
             let (fwd, fwd_bwd, sample) = time_form::<R, D>(&w, &x, &bias, &spec, SpectralImpl::Unfused, reps);
             let (_, _, want) = time_form::<R, D>(&w, &x, &bias, &spec, SpectralImpl::Reference, 1);
+            // The backward too: every gradient against the reference path's.
+            let g = Tensor::random(x.dims(), Distribution::Uniform(-1.0, 1.0), &device);
+            let ours = gradients::<R, D>(&w, &x, &bias, &g, &spec, SpectralImpl::Unfused);
+            let reference = gradients::<R, D>(&w, &x, &bias, &g, &spec, SpectralImpl::Reference);
+            let grad_err = ours
+                .iter()
+                .zip(&reference)
+                .map(|(a, b)| rel_err(a, b))
+                .fold(0.0, f64::max);
             format!(
-                "{{\"rank\": {fraction}, \"ranks\": {ranks:?}, {}, \"vs_reference\": {:.2e}}}",
+                "{{\"rank\": {fraction}, \"ranks\": {ranks:?}, {}, \"vs_reference\": {:.2e}, \"grads_vs_reference\": {:.2e}}}",
                 times("", fwd, fwd_bwd),
-                rel_err(&sample, &want)
+                rel_err(&sample, &want),
+                grad_err
             )
         })
         .collect();

@@ -19,14 +19,16 @@
 //! runs the dense reference convolution: any backend, and the tests' oracle.
 
 use burn::tensor::backend::Backend;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::Tensor;
 
 use crate::backend::SpectralConvBackend;
 use crate::kernel_path::{dc_bias, precision_of};
+use crate::mode_chain::{add_at_mode, mode_mix_chain};
 use crate::mode_mix::{mode_mix, ModeMix};
-use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, WeightLayout};
 use crate::spectral_conv;
 use crate::spectrum::{retained_spectrum, spectrum_to_grid};
+use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultTolerance;
 
 /// How a spectral weight is stored.
@@ -276,8 +278,15 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
     }
 
     /// `x̂: [B, Cin, K, 2]` contracted with the weight, the modes of dim `d`
-    /// cut to `modes[d]` from `offsets[d]` (the grid's crop).
-    fn contract(&self, x_hat: Tensor<B, 4>, modes: &[usize], offsets: &[usize]) -> Tensor<B, 4> {
+    /// cut to `modes[d]` from `offsets[d]` (the grid's crop), plus the bias
+    /// at its mode.
+    fn contract(
+        &self,
+        x_hat: Tensor<B, 4>,
+        modes: &[usize],
+        offsets: &[usize],
+        bias: Option<(Tensor<B, 1>, ModeBias)>,
+    ) -> Tensor<B, 4> {
         let shape = &self.form.shape;
         let first_mode = if self.form.separable { 1 } else { 2 };
         let k: usize = modes.iter().product();
@@ -290,17 +299,20 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
         if self.form.separable {
             // One spectrum per channel: built whole (it is `C·K`), then applied.
             let w = (0..modes.len()).fold(self.logical(), |w, m| w.narrow(first_mode + m, offsets[m], modes[m]));
-            return complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2]));
+            return with_bias(complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2])), bias);
         }
         // Stored tensor `i` (a `[rows, cols]` matrix) as a weight shared by every mode.
         let shared = |i: usize, rows: usize, cols: usize| self.tensors[i].clone().reshape([rows, cols, 1, 2]);
-        match self.form.factorization {
+        let y_hat = match self.form.factorization {
             Factorization::Tucker => {
                 let core = (2..n).fold(self.part(0), |t, d| t.mode_product(d, crop(d, 0, self.factor(d))));
                 let (r0, r1) = (self.form.ranks[0], self.form.ranks[1]);
-                let z = mode_mix(x_hat, shared(1, shape[0], r0), ModeMix::Forward);
-                let z = mode_mix(z, core.pairs.reshape([r0, r1, k, 2]), ModeMix::Forward);
-                mode_mix(z, shared(2, shape[1], r1).swap_dims(0, 1), ModeMix::Forward)
+                let weights = [
+                    shared(1, shape[0], r0),
+                    core.pairs.reshape([r0, r1, k, 2]),
+                    shared(2, shape[1], r1).swap_dims(0, 1),
+                ];
+                return mode_mix_chain(x_hat, weights, [ModeMix::Forward; 3], bias);
             }
             Factorization::Cp => {
                 let rank = self.form.ranks[0];
@@ -324,7 +336,8 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
                 mode_mix(z, per_mode.reshape([r[1], shape[1], k, 2]), ModeMix::Forward)
             }
             Factorization::Dense => unreachable!("dense weights run the dense convolution"),
-        }
+        };
+        with_bias(y_hat, bias)
     }
 }
 
@@ -406,8 +419,12 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
     };
     let precision = precision_of(x.dtype())?;
     let x_hat = retained_spectrum(x, &used)?;
-    let y_hat = weight.contract(x_hat, &shapes.modes, &shapes.weight_offsets);
-    let (y_hat, late_bias) = add_bias_at_dc(y_hat, bias, &shapes, spec);
+    // The bias joins the spectrum at frequency 0, or the grid where the modes miss it.
+    let (bias, late_bias) = match (bias, dc_bias(&shapes, spec.norm)) {
+        (Some(bias), Some(at)) => (Some((bias, at)), None),
+        (bias, _) => (None, bias),
+    };
+    let y_hat = weight.contract(x_hat, &shapes.modes, &shapes.weight_offsets, bias);
     let y: Tensor<B, D> = spectrum_to_grid(y_hat, &shapes.output, &used, precision)?;
     Ok(match late_bias {
         Some(bias) => {
@@ -419,31 +436,11 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
     })
 }
 
-/// Adds the bias at the spectrum's frequency-0 mode (as the kernel path's
-/// CGEMM does); returns it back where the modes miss frequency 0.
-fn add_bias_at_dc<B: Backend>(
-    y_hat: Tensor<B, 4>,
-    bias: Option<Tensor<B, 1>>,
-    shapes: &SpectralShapes,
-    spec: &SpectralConvSpec,
-) -> (Tensor<B, 4>, Option<Tensor<B, 1>>) {
-    let Some(bias) = bias else {
-        return (y_hat, None);
-    };
-    let Some(at) = dc_bias(shapes, spec.norm) else {
-        return (y_hat, Some(bias));
-    };
-    let k = shapes.mode_count();
-    let mut one_hot = vec![0f32; 2 * k];
-    one_hot[2 * at.mode] = at.factor;
-    let one_hot = Tensor::<B, 4>::from_data(TensorData::new(one_hot, [1, 1, k, 2]), &y_hat.device());
-    let bias = bias.reshape([1, shapes.out_channels, 1, 1]);
-    let bias = if bias.dtype() == y_hat.dtype() {
-        bias
-    } else {
-        bias.cast(y_hat.dtype())
-    };
-    (y_hat + bias * one_hot, None)
+fn with_bias<B: Backend>(y_hat: Tensor<B, 4>, bias: Option<(Tensor<B, 1>, ModeBias)>) -> Tensor<B, 4> {
+    match bias {
+        Some((bias, at)) => add_at_mode(y_hat, bias, at),
+        None => y_hat,
+    }
 }
 
 fn to_array<const N: usize>(shape: &[usize]) -> [usize; N] {

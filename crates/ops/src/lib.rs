@@ -14,6 +14,7 @@ pub mod factorized;
 mod graph;
 mod kernel_path;
 pub mod matmul;
+pub mod mode_chain;
 pub mod mode_mix;
 pub mod nonuniform;
 mod plan_cache;
@@ -32,6 +33,7 @@ pub use fno_kernels::fault::{FaultCounts, FaultTolerance};
 pub use fno_kernels::precision::Precision;
 pub use kernel_path::inject_contraction_fault;
 pub use matmul::{precise_matmul, PreciseMatmulBackend};
+pub use mode_chain::mode_mix_chain;
 pub use mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 pub use nonuniform::{
     nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,

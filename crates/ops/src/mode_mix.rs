@@ -23,10 +23,11 @@ use fno_kernels::cgemm::spectral;
 
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand};
+use crate::mode_chain::{autodiff_chain, chain_by_kernel, chain_by_steps, ChainExtras, ChainOutput};
 
 /// The operands of a contraction's gradients: its two and the output's gradient.
 #[derive(Clone, Copy, Debug)]
-enum Operand {
+pub(crate) enum Operand {
     A,
     B,
     U,
@@ -74,7 +75,7 @@ impl ModeMix {
     /// The contractions giving the gradients of `a` and of `b` from the
     /// output's gradient `u`, as `(mix, first operand, second operand)` with
     /// the operands named `A`, `B`, `U`.
-    fn gradients(self) -> [(ModeMix, Operand, Operand); 2] {
+    pub(crate) fn gradients(self) -> [(ModeMix, Operand, Operand); 2] {
         use Operand::{A, B, U};
         match self {
             // Y = X·W: GX = U·Wᴴ, GW = Xᴴ·U.
@@ -93,6 +94,18 @@ pub trait ModeMixBackend: Backend {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
         mode_mix_by_matmuls::<Self>(a, b, mix)
     }
+
+    /// Three contractions in a row, with a bias at one mode of the result
+    /// and what `extras` asks for ([`crate::mode_chain`]).
+    fn mode_mix_chain(
+        x: FloatTensor<Self>,
+        weights: [FloatTensor<Self>; 3],
+        mixes: [ModeMix; 3],
+        bias: Option<FloatTensor<Self>>,
+        extras: ChainExtras,
+    ) -> ChainOutput<Self> {
+        chain_by_steps::<Self>(x, weights, mixes, bias, extras)
+    }
 }
 
 #[cfg(feature = "ndarray")]
@@ -109,6 +122,16 @@ impl ModeMixBackend for burn::backend::Candle<f64, i64> {}
 impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBackend for CubeBackend<R, F, I, BT> {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
         mode_mix_by_cgemm(a, b, mix)
+    }
+
+    fn mode_mix_chain(
+        x: FloatTensor<Self>,
+        weights: [FloatTensor<Self>; 3],
+        mixes: [ModeMix; 3],
+        bias: Option<FloatTensor<Self>>,
+        extras: ChainExtras,
+    ) -> ChainOutput<Self> {
+        chain_by_kernel::<R, Self>(x, weights, mixes, bias, extras)
     }
 }
 
@@ -151,15 +174,25 @@ impl<B: ModeMixBackend, C: CheckpointStrategy> ModeMixBackend for Autodiff<B, C>
             (b_tracked.then(|| checkpoint(&a)), a_tracked.then(|| checkpoint(&b)))
         })
     }
+
+    fn mode_mix_chain(
+        x: FloatTensor<Self>,
+        weights: [FloatTensor<Self>; 3],
+        mixes: [ModeMix; 3],
+        bias: Option<FloatTensor<Self>>,
+        extras: ChainExtras,
+    ) -> ChainOutput<Self> {
+        autodiff_chain::<B, C>(x, weights, mixes, bias, extras)
+    }
 }
 
 /// Whether `b` is a weight shared by the modes of `a`.
-fn is_shared(mix: ModeMix, a: &[usize], b: &[usize]) -> bool {
+pub(crate) fn is_shared(mix: ModeMix, a: &[usize], b: &[usize]) -> bool {
     mix != ModeMix::GradWeight && b[2] == 1 && a[2] != 1
 }
 
 /// `[Cin, Cout, K, 2]` summed over the modes to `[Cin, Cout, 1, 2]`.
-fn sum_modes<B: Backend>(t: FloatTensor<B>) -> FloatTensor<B> {
+pub(crate) fn sum_modes<B: Backend>(t: FloatTensor<B>) -> FloatTensor<B> {
     Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(t))
         .sum_dim(2)
         .into_primitive()

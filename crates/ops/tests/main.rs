@@ -5,6 +5,7 @@ mod common;
 mod device_memory;
 mod factorized;
 mod kernel_paths;
+mod mode_chain;
 mod mode_mix;
 mod neuralop_fixture;
 mod nonuniform;
