@@ -187,6 +187,15 @@ fn draw(form: &WeightForm, seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// A case's problem, stored tensors' values, input and bias, drawn from `seed`.
+fn case_inputs(case: &Case, seed: u64) -> (Problem, Vec<Vec<f64>>, Vec<f64>, Vec<f64>) {
+    let p = problem(case);
+    let values = draw(&case.form, seed);
+    let x = uniform(case.batch * p.cin * case.grid.iter().product::<usize>(), seed + 1);
+    let bias = uniform(p.cout, seed + 2);
+    (p, values, x, bias)
+}
+
 fn weight<B: Backend>(form: &WeightForm, values: &[Vec<f64>], device: &B::Device) -> FactorizedWeight<B> {
     let tensors = form
         .tensors()
@@ -259,10 +268,7 @@ fn run<B: SpectralConvBackend>(
 fn factorized_convolutions_match_the_dense_oracle_on_every_path() {
     let seed = fresh_seed();
     for case in cases() {
-        let p = problem(&case);
-        let values = draw(&case.form, seed);
-        let x = uniform(case.batch * p.cin * case.grid.iter().product::<usize>(), seed + 1);
-        let bias = uniform(p.cout, seed + 2);
+        let (p, values, x, bias) = case_inputs(&case, seed);
         let want = spectral_conv_f64(&p, &x, &dense_f64(&case.form, &values), Some(&bias));
         let exact = to_vec(run::<Exact>(
             &case,
@@ -318,10 +324,7 @@ fn gradients<B: AutodiffBackend + SpectralConvBackend>(
 fn factorized_gradients_match_the_reference_path_and_finite_differences() {
     let seed = fresh_seed();
     for case in cases() {
-        let p = problem(&case);
-        let values = draw(&case.form, seed);
-        let x = uniform(case.batch * p.cin * case.grid.iter().product::<usize>(), seed + 1);
-        let bias = uniform(p.cout, seed + 2);
+        let (p, values, x, bias) = case_inputs(&case, seed);
         let r = uniform(case.batch * p.cout * case.grid.iter().product::<usize>(), seed + 3);
         let names = || {
             ["x".to_string(), "bias".to_string()]
