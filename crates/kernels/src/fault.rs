@@ -69,6 +69,14 @@ impl Sub for FaultCounts {
     }
 }
 
+/// Where a fault seeded by `seed` lands in an output of `elements` complex
+/// values: the element, and whether in its imaginary part.
+pub fn output_fault_site(seed: u64, elements: usize) -> (usize, bool) {
+    let mut state = seed;
+    let element = draw_below(&mut state, elements as u64) as usize;
+    (element, draw_below(&mut state, 2) == 1)
+}
+
 /// A draw below `n` (at least 1) from `state` (splitmix64): how injected
 /// faults are drawn from a seed, reproducibly.
 pub fn draw_below(state: &mut u64, n: u64) -> u64 {

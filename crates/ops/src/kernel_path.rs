@@ -28,7 +28,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
-use fno_kernels::fault::{draw_below, FaultCounts, FaultTolerance};
+use fno_kernels::fault::{output_fault_site, FaultCounts, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
 use fno_kernels::precision::{Precision, Stored};
@@ -36,11 +36,11 @@ use fno_kernels::precision::{Precision, Stored};
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
-use crate::spectrum::{cube_retained_spectrum, cube_spectrum_to_grid, Pass};
 use crate::spec::{
     norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
     INVERSE_ORDER,
 };
+use crate::spectrum::{cube_retained_spectrum, cube_spectrum_to_grid, Pass};
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
 
@@ -202,7 +202,7 @@ pub(crate) fn padded_irfft<R: CubeRuntime>(
 static PENDING_FAULT: Mutex<Option<(u64, u32)>> = Mutex::new(None);
 
 /// Flips bit `bit` (0–31) of one f32 output value, element and part drawn
-/// from `seed`, of the next contraction that runs with fault tolerance on,
+/// from `seed` ([`output_fault_site`]), of the next contraction that runs with fault tolerance on,
 /// before its check: for tests and campaigns of the spectral convolution's
 /// checksums (one pending fault; a second call replaces it).
 pub fn inject_contraction_fault(seed: u64, bit: u32) {
@@ -230,9 +230,7 @@ fn cgemm<R: CubeRuntime>(
         let record = fault_record(client, &a.device)?;
         if let Some((seed, bit)) = PENDING_FAULT.lock().expect("pending fault poisoned").take() {
             let (_, _, elements) = problem.extents();
-            let mut state = seed;
-            let element = draw_below(&mut state, elements as u64) as usize;
-            let imaginary = draw_below(&mut state, 2) == 1;
+            let (element, imaginary) = output_fault_site(seed, elements);
             problem
                 .inject_output_fault(client, c, element, imaginary, bit, &record)
                 .map_err(SpectralError::Invalid)?;
