@@ -115,6 +115,72 @@ fn spectral_contractions<R: Runtime>(client: &ComputeClient<R>) {
     println!("cgemm: worst relative L2 error {worst:.2e}");
 }
 
+/// Weight gradients summed over the modes (a weight shared by every mode),
+/// written transposed or row-padded as a factor's stored layout is: against
+/// the per-mode oracle's sum, unsplit and split, with a per-mode scale.
+#[test]
+fn mode_sums_match_the_summed_oracle() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let seed = fno_kernels::testing::fresh_seed();
+    println!("seed {seed}");
+    let mut split = false;
+    for (i, &(batch, cin, cout, modes)) in [(4, 5, 3, 7), (2, 17, 9, 33), (3000, 3, 2, 3), (1, 1, 1, 1)]
+        .iter()
+        .enumerate()
+    {
+        let per_mode = CgemmProblem {
+            mode_scale: vec![0.5, 1.5],
+            ..spectral::grad_weight(batch, cin, cout, modes)
+        };
+        let (ea, eb, _) = per_mode.extents();
+        let a = uniform_f32(2 * ea, seed + 10 * i as u64);
+        let b = uniform_f32(2 * eb, seed + 10 * i as u64 + 1);
+        let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+        let products = per_mode.run_cpu(&f64s(&a), &f64s(&b), None);
+        let (ha, hb) = (
+            client.create_from_slice(f32::as_bytes(&a)),
+            client.create_from_slice(f32::as_bytes(&b)),
+        );
+        let layouts = [
+            Strides {
+                row: 1,
+                col: cin,
+                mode: 0,
+            },
+            Strides {
+                row: cout + 3,
+                col: 1,
+                mode: 0,
+            },
+        ];
+        for c in layouts {
+            let problem = CgemmProblem { c, ..per_mode.clone() };
+            let extent = c.row * (cin - 1) + c.col * (cout - 1) + 1;
+            let hc = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; 2 * extent]));
+            problem.launch_mode_sum(&client, &ha, &hb, &hc);
+            let got = client.read_one(hc).unwrap();
+            let got = f32::from_bytes(&got);
+            let (mut num, mut den) = (0.0, 0.0);
+            for p in 0..cin {
+                for q in 0..cout {
+                    let at = 2 * (p * c.row + q * c.col);
+                    for part in 0..2 {
+                        let want: f64 = (0..modes)
+                            .map(|k| products[2 * ((p * cout + q) * modes + k) + part])
+                            .sum();
+                        num += (got[at + part] as f64 - want).powi(2);
+                        den += want * want;
+                    }
+                }
+            }
+            let e = (num / den).sqrt();
+            assert!(e < 1e-5, "{problem:?} (seed {seed}): {e:e}");
+            split |= problem.config().splits > 1;
+        }
+    }
+    assert!(split, "no case split its reduction");
+}
+
 #[test]
 fn real_matrix_products_match_the_oracle() {
     let client = WgpuRuntime::client(&WgpuDevice::default());

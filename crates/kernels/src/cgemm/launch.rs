@@ -3,7 +3,7 @@
 
 use super::config::{CgemmConfig, Staging};
 use super::kernel::cgemm_kernel;
-use super::problem::{CgemmProblem, ModeBias};
+use super::problem::{span, CgemmProblem, ModeBias};
 use crate::pairs::{holds_pairs, vector_size};
 use crate::precision::{with_storage, Storage, Stored};
 use crate::split_sum::SplitSumProblem;
@@ -29,7 +29,15 @@ impl CgemmProblem {
         c: &Handle,
         bias: &Handle,
     ) {
-        self.dispatch(self.config(), client, (a, b, c), Some(bias))
+        self.dispatch(self.config(), client, (a, b, c), Some(bias), false)
+    }
+
+    /// [`launch`](Self::launch) summing over the modes: `C[p, q] = Σ_k C_k[p, q]`
+    /// at `self.c`'s row and column strides (its mode stride unused). The
+    /// products land as partials and one pass sums them, the split's with the
+    /// modes': a shared weight's gradient in one launch pair, in its own layout.
+    pub fn launch_mode_sum<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
+        self.dispatch(self.config(), client, (a, b, c), None, true)
     }
 
     /// [`launch`](Self::launch) with a chosen block shape (for tuning); its
@@ -42,7 +50,7 @@ impl CgemmProblem {
         b: &Handle,
         c: &Handle,
     ) {
-        self.dispatch(cfg, client, (a, b, c), None)
+        self.dispatch(cfg, client, (a, b, c), None, false)
     }
 
     fn dispatch<R: Runtime>(
@@ -51,6 +59,7 @@ impl CgemmProblem {
         client: &ComputeClient<R>,
         (a, b, c): (&Handle, &Handle, &Handle),
         bias: Option<&Handle>,
+        sum_modes: bool,
     ) {
         assert_eq!(
             (cfg.complex, cfg.conj_a, cfg.conj_b, cfg.scaled, cfg.biased),
@@ -72,7 +81,10 @@ impl CgemmProblem {
             self.complex || !(self.conj_a || self.conj_b),
             "real operands have no conjugate"
         );
-        let (ea, eb, ec) = self.extents();
+        let (ea, eb, mut ec) = self.extents();
+        if sum_modes {
+            ec = span(self.c, self.p, self.q, 1);
+        }
         // Rows of p-blocks (times splits) past a grid's y limit fold into x.
         const MAX_Y: usize = 65535;
         let rows = self.p.div_ceil(cfg.block_p()) * cfg.splits;
@@ -81,11 +93,13 @@ impl CgemmProblem {
             rows.min(MAX_Y) as u32,
             self.q.div_ceil(cfg.block_q()) as u32,
         );
-        // Split launches write dense partials [split, p, q, k], then add them.
+        // Split launches write dense partials [split, p, q, k], then add them;
+        // mode sums write them [split, k, p, q] and add splits and modes alike.
         let outputs = self.p * self.q * self.k;
         let r_per = self.r.div_ceil(cfg.splits).next_multiple_of(cfg.chunk);
-        let partial = (cfg.splits > 1).then(|| client.empty(4 * cfg.width() * cfg.splits * outputs));
+        let partial = (cfg.splits > 1 || sum_modes).then(|| client.empty(4 * cfg.width() * cfg.splits * outputs));
         let (target, target_len, c_strides, c_split) = match &partial {
+            Some(h) if sum_modes => (h, cfg.splits * outputs, (self.q, 1, self.p * self.q), outputs),
             Some(h) => (h, cfg.splits * outputs, (self.q * self.k, self.k, 1), outputs),
             None => (c, ec, (self.c.row, self.c.col, self.c.mode), 0),
         };
@@ -147,11 +161,15 @@ impl CgemmProblem {
         };
         with_operand_storage(client, stored, args);
         if let Some(partial) = partial {
+            let (splits, k) = match sum_modes {
+                true => (cfg.splits * self.k, 1),
+                false => (cfg.splits, self.k),
+            };
             let sum = SplitSumProblem {
-                splits: cfg.splits,
+                splits,
                 p: self.p,
                 q: self.q,
-                k: self.k,
+                k,
                 width: cfg.width(),
                 strides: self.c,
             };

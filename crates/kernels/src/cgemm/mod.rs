@@ -41,5 +41,4 @@ pub mod spectral;
 pub use chain::{ChainBuffers, ChainConfig, ChainProblem, ChainStep};
 pub use checksum::CGEMM_TOLERANCE_FACTOR;
 pub use config::CgemmConfig;
-pub(crate) use problem::span;
-pub use problem::{CgemmProblem, ModeBias, OperandPrecisions, Strides};
+pub use problem::{span, CgemmProblem, ModeBias, OperandPrecisions, Strides};

@@ -66,7 +66,7 @@ pub struct CgemmProblem {
 }
 
 /// Elements an operand at strides `s` spans (at least one).
-pub(crate) fn span(s: Strides, rows: usize, cols: usize, modes: usize) -> usize {
+pub fn span(s: Strides, rows: usize, cols: usize, modes: usize) -> usize {
     (rows.saturating_sub(1)) * s.row + (cols.saturating_sub(1)) * s.col + (modes.saturating_sub(1)) * s.mode + 1
 }
 
