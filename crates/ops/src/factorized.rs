@@ -126,7 +126,9 @@ pub struct FactorizedWeight<B: Backend> {
     pub tensors: Vec<Tensor<B, 2>>,
 }
 
-/// A complex tensor of logical shape `shape` as `[values, 2]` (re, im) pairs.
+/// A complex tensor of logical shape `shape` as `[shape₀, rest·2]` (re, im)
+/// pairs, as stored: every use reshapes it once more, so rows a CUDA
+/// allocator pitched are copied only where a use merges them.
 #[derive(Clone)]
 struct Complex<B: Backend> {
     pairs: Tensor<B, 2>,
@@ -141,9 +143,8 @@ fn split_at(shape: &[usize], d: usize) -> (usize, usize, usize) {
 impl<B: SpectralConvBackend> Complex<B> {
     /// A stored tensor (any shape holding the pairs) of complex shape `shape`.
     fn of<const D: usize>(t: Tensor<B, D>, shape: &[usize]) -> Self {
-        let n = shape.iter().product();
         Complex {
-            pairs: t.reshape([n, 2]),
+            pairs: t.reshape(WeightForm::storage_shape(shape)),
             shape: shape.to_vec(),
         }
     }

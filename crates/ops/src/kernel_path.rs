@@ -334,29 +334,31 @@ pub(crate) fn weight_operand<R: CubeRuntime>(
     modes: usize,
     shared: bool,
 ) -> (CubeTensor<R>, Strides) {
-    let shape = weight.meta.shape().to_vec();
-    let strides = weight.meta.strides().to_vec();
+    match weight_strides(&weight, shared) {
+        Some(strides) => (weight, strides),
+        None => {
+            let dense = spectral::dense_weight(out_channels, modes, shared);
+            (into_contiguous(weight), dense)
+        }
+    }
+}
+
+/// The complex strides (Cin, Cout, mode) of `weight`'s layout, mode 0 when
+/// `shared`; `None` where one stride cannot describe it (see [`weight_operand`]).
+pub(crate) fn weight_strides<R: CubeRuntime>(weight: &CubeTensor<R>, shared: bool) -> Option<Strides> {
+    let shape = weight.meta.shape();
+    let strides = weight.meta.strides();
     let rank = shape.len();
     // Dims 0 and 1 are Cin and Cout, then the mode dims, then (re, im).
-    let mode_dims = 2..rank - 1;
-    let modes_flatten = mode_dims
-        .clone()
-        .skip(1)
-        .all(|d| strides[d - 1] == strides[d] * shape[d]);
+    let modes_flatten = (3..rank - 1).all(|d| strides[d - 1] == strides[d] * shape[d]);
     let mode_stride = if shared { 0 } else { strides[rank - 2] };
     let described =
         strides[rank - 1] == 1 && modes_flatten && [strides[0], strides[1], mode_stride].iter().all(|s| s % 2 == 0);
-    if described {
-        let strides = Strides {
-            row: strides[0] / 2,
-            col: strides[1] / 2,
-            mode: mode_stride / 2,
-        };
-        (weight, strides)
-    } else {
-        let dense = spectral::dense_weight(out_channels, modes, shared);
-        (into_contiguous(weight), dense)
-    }
+    described.then(|| Strides {
+        row: strides[0] / 2,
+        col: strides[1] / 2,
+        mode: mode_stride / 2,
+    })
 }
 
 /// What one run of the fused path computes besides its operands: the

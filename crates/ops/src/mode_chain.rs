@@ -3,8 +3,9 @@
 //! weight's contraction `x̂·U₀·C_k·U₁ᵀ` ([`crate::factorized`]). One launch
 //! on `CubeBackend` ([`fno_kernels::cgemm::ChainProblem`]), the steps one by
 //! one elsewhere. Its backward is the chain of adjoints in reverse (one launch
-//! again, which also sums the bias's gradient) and one weight-gradient CGEMM
-//! per weight, from the forward's kept intermediates.
+//! again, which also sums the bias's gradient) and one weight gradient per
+//! weight ([`ModeMixBackend::weight_gradient`]), from the forward's kept
+//! intermediates.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -13,7 +14,7 @@ use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use burn::tensor::{DType, Tensor, TensorData, TensorPrimitive};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
@@ -21,7 +22,7 @@ use fno_kernels::cgemm::{ChainBuffers, ChainProblem, ChainStep, ModeBias, Stride
 
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand};
-use crate::mode_mix::{is_shared, sum_modes, ModeMix, ModeMixBackend, Operand};
+use crate::mode_mix::{ModeMix, ModeMixBackend, Operand};
 
 /// What a chain computes besides its three products.
 #[derive(Clone, Copy, Debug)]
@@ -273,16 +274,15 @@ impl<B: ModeMixBackend> Backward<B, 5> for ChainBackward {
                     .clone()
                     .expect("a step's output gradient is formed for its weight's"),
             );
-            let w = &weights[i];
-            let shared = is_shared(self.mixes[i], &a.shape(), &w.shape());
             let (mix, first, second) = self.mixes[i].gradients()[1];
+            assert_eq!(mix, ModeMix::GradWeight);
             let pick = |o: Operand| match o {
                 Operand::A => a.clone(),
                 Operand::U => u.clone(),
                 Operand::B => unreachable!("a weight's gradient does not take the weight"),
             };
-            let gw = B::mode_mix(pick(first), pick(second), mix);
-            grads.register::<B>(node.id, if shared { sum_modes::<B>(gw) } else { gw });
+            let gw = B::weight_gradient(pick(first), pick(second), weights[i].clone());
+            grads.register::<B>(node.id, gw);
         }
     }
 }

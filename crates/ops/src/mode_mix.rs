@@ -19,10 +19,10 @@ use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::cgemm::spectral;
+use fno_kernels::cgemm::{span, spectral, CgemmProblem, Strides};
 
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty, weight_operand};
+use crate::kernel_path::{cast_to, empty, weight_operand, weight_strides};
 use crate::mode_chain::{autodiff_chain, chain_by_kernel, chain_by_steps, ChainExtras, ChainOutput};
 
 /// The operands of a contraction's gradients: its two and the output's gradient.
@@ -106,6 +106,20 @@ pub trait ModeMixBackend: Backend {
     ) -> ChainOutput<Self> {
         chain_by_steps::<Self>(x, weights, mixes, bias, extras)
     }
+
+    /// The gradient of the weight `w` of a `Forward` or `GradInput`
+    /// contraction, `GradWeight` of `(a, u)`: summed over the modes where `w`
+    /// is shared by every mode, and laid out as `w` where the backend can (so
+    /// the gradient of a factor's transposed view needs no copy).
+    fn weight_gradient(a: FloatTensor<Self>, u: FloatTensor<Self>, w: FloatTensor<Self>) -> FloatTensor<Self> {
+        let shared = is_shared(ModeMix::Forward, &a.shape(), &w.shape());
+        let grad = Self::mode_mix(a, u, ModeMix::GradWeight);
+        if shared {
+            sum_modes::<Self>(grad)
+        } else {
+            grad
+        }
+    }
 }
 
 #[cfg(feature = "ndarray")]
@@ -133,15 +147,20 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBac
     ) -> ChainOutput<Self> {
         chain_by_kernel::<R, Self>(x, weights, mixes, bias, extras)
     }
+
+    fn weight_gradient(a: FloatTensor<Self>, u: FloatTensor<Self>, w: FloatTensor<Self>) -> FloatTensor<Self> {
+        weight_gradient_by_cgemm::<R, Self>(a, u, w)
+    }
 }
 
-/// The contraction and, where its weight is shared by every mode, that
-/// weight's gradient summed over the modes.
+/// The contraction's backward: the weight's gradient (of `Forward` and
+/// `GradInput`) by [`ModeMixBackend::weight_gradient`].
 #[derive(Debug)]
-struct ModeMixBackward(ModeMix, bool);
+struct ModeMixBackward(ModeMix);
 
 impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
-    /// The operands, each kept where the other's gradient is wanted.
+    /// The operands, each kept where the other's gradient is wanted (`b`
+    /// also where it is a weight and its gradient is: its layout).
     type State = (Option<NodeId>, Option<NodeId>);
 
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
@@ -157,9 +176,14 @@ impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
                     Operand::B => b.clone().expect("b kept for a's gradient"),
                     Operand::U => u.clone(),
                 };
-                let grad = B::mode_mix(pick(first), pick(second), mix);
-                let shared_weight = self.1 && mix == ModeMix::GradWeight;
-                grads.register::<B>(node.id, if shared_weight { sum_modes::<B>(grad) } else { grad });
+                let grad = match mix {
+                    ModeMix::GradWeight => {
+                        let w = b.clone().expect("a weight kept for its gradient's layout");
+                        B::weight_gradient(pick(first), pick(second), w)
+                    }
+                    _ => B::mode_mix(pick(first), pick(second), mix),
+                };
+                grads.register::<B>(node.id, grad);
             }
         }
     }
@@ -168,10 +192,13 @@ impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
 impl<B: ModeMixBackend, C: CheckpointStrategy> ModeMixBackend for Autodiff<B, C> {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
         let (a_tracked, b_tracked) = (a.is_tracked(), b.is_tracked());
-        let shared = is_shared(mix, &a.primitive.shape(), &b.primitive.shape());
+        let weight_tracked = b_tracked && mix != ModeMix::GradWeight;
         let out = B::mode_mix(a.primitive.clone(), b.primitive.clone(), mix);
-        record::<B, C, _, 2>(ModeMixBackward(mix, shared), [&a, &b], out, |checkpoint| {
-            (b_tracked.then(|| checkpoint(&a)), a_tracked.then(|| checkpoint(&b)))
+        record::<B, C, _, 2>(ModeMixBackward(mix), [&a, &b], out, |checkpoint| {
+            (
+                b_tracked.then(|| checkpoint(&a)),
+                (a_tracked || weight_tracked).then(|| checkpoint(&b)),
+            )
         })
     }
 
@@ -241,6 +268,51 @@ fn mode_mix_by_matmuls<B: Backend>(a: FloatTensor<B>, b: FloatTensor<B>, mix: Mo
         ModeMix::GradInput => product(a, adjoint(b)),
         ModeMix::GradWeight => product(adjoint(a), b),
     }
+}
+
+/// [`ModeMixBackend::weight_gradient`] as one CGEMM written at `w`'s strides
+/// (its mode sum by [`CgemmProblem::launch_mode_sum`]); the gradient is
+/// a tensor of `w`'s shape and strides. Layouts the CGEMM cannot describe,
+/// and broadcast ones (a zero stride would write one value from many), take
+/// the default's dense result.
+fn weight_gradient_by_cgemm<R: CubeRuntime, B: Backend<FloatTensorPrimitive = CubeTensor<R>>>(
+    a: CubeTensor<R>,
+    u: CubeTensor<R>,
+    w: CubeTensor<R>,
+) -> CubeTensor<R> {
+    let a = into_contiguous(cast_to(a, DType::F32));
+    let u = into_contiguous(cast_to(u, DType::F32));
+    let [batch, cin, cout, modes] = ModeMix::GradWeight.extents(&a.meta.shape().to_vec(), &u.meta.shape().to_vec());
+    let w_shape = w.meta.shape().to_vec();
+    assert_eq!(
+        w_shape[..2],
+        [cin, cout],
+        "a weight gradient of {cin}×{cout} for a weight of {w_shape:?}"
+    );
+    let shared = w_shape[2] == 1 && modes != 1;
+    let distinct = |s: &Strides| s.row > 0 && s.col > 0 && (shared || s.mode > 0);
+    let Some(strides) = weight_strides(&w, shared).filter(distinct) else {
+        let grad = mode_mix_by_cgemm(a, u, ModeMix::GradWeight);
+        return if shared { sum_modes::<B>(grad) } else { grad };
+    };
+    let problem = CgemmProblem {
+        c: strides,
+        ..spectral::grad_weight(batch, cin, cout, modes)
+    };
+    let extent = span(strides, cin, cout, if shared { 1 } else { modes });
+    let handle = a.client.empty(2 * extent * DType::F32.size());
+    if shared {
+        problem.launch_mode_sum(&a.client, &a.handle, &u.handle, &handle);
+    } else {
+        problem.launch(&a.client, &a.handle, &u.handle, &handle);
+    }
+    CubeTensor::new(
+        a.client.clone(),
+        handle,
+        (*w.meta).clone(),
+        a.device.clone(),
+        DType::F32,
+    )
 }
 
 /// The contraction as one CGEMM launch, f32 throughout. A weight is read

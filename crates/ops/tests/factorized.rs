@@ -196,12 +196,27 @@ fn case_inputs(case: &Case, seed: u64) -> (Problem, Vec<Vec<f64>>, Vec<f64>, Vec
     (p, values, x, bias)
 }
 
-fn weight<B: Backend>(form: &WeightForm, values: &[Vec<f64>], device: &B::Device) -> FactorizedWeight<B> {
+/// The stored tensors of `values`; `pitched`: each a view of rows of a wider
+/// tensor (NaN between them), as CUDA's allocator pitches long rows.
+fn weight<B: Backend>(
+    form: &WeightForm,
+    values: &[Vec<f64>],
+    device: &B::Device,
+    pitched: bool,
+) -> FactorizedWeight<B> {
+    let pad = if pitched { 6 } else { 0 };
     let tensors = form
         .tensors()
         .iter()
         .zip(values)
-        .map(|((_, s), v)| Tensor::from_data(TensorData::new(v.clone(), WeightForm::storage_shape(s)), device))
+        .map(|((_, s), v)| {
+            let [rows, cols] = WeightForm::storage_shape(s);
+            let padded: Vec<f64> = v
+                .chunks(cols)
+                .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(f64::NAN, pad)))
+                .collect();
+            Tensor::<B, 2>::from_data(TensorData::new(padded, [rows, cols + pad]), device).narrow(1, 0, cols)
+        })
         .collect();
     FactorizedWeight {
         form: form.clone(),
@@ -272,7 +287,7 @@ fn factorized_convolutions_match_the_dense_oracle_on_every_path() {
         let want = spectral_conv_f64(&p, &x, &dense_f64(&case.form, &values), Some(&bias));
         let exact = to_vec(run::<Exact>(
             &case,
-            &weight(&case.form, &values, &Default::default()),
+            &weight(&case.form, &values, &Default::default(), false),
             &x,
             &bias,
             SpectralImpl::Reference,
@@ -280,26 +295,32 @@ fn factorized_convolutions_match_the_dense_oracle_on_every_path() {
         let e = relative_l2(&exact, &want);
         println!("{}, ndarray f64 reference: {e:.2e} (seed {seed})", case.name);
         assert!(e < 1e-12, "{}, ndarray f64 reference: {e:e} (seed {seed})", case.name);
-        let w = weight::<Wgpu>(&case.form, &values, &Default::default());
-        for imp in [SpectralImpl::Reference, SpectralImpl::Unfused, SpectralImpl::Fused] {
-            let e = relative_l2(&to_vec(run(&case, &w, &x, &bias, imp)), &want);
-            println!("{}, wgpu {imp:?}: {e:.2e} (seed {seed})", case.name);
-            assert!(e < 1e-5, "{}, wgpu {imp:?}: {e:e} (seed {seed})", case.name);
+        for pitched in [false, true] {
+            let w = weight::<Wgpu>(&case.form, &values, &Default::default(), pitched);
+            for imp in [SpectralImpl::Reference, SpectralImpl::Unfused, SpectralImpl::Fused] {
+                let e = relative_l2(&to_vec(run(&case, &w, &x, &bias, imp)), &want);
+                println!("{}, wgpu {imp:?}, pitched {pitched}: {e:.2e} (seed {seed})", case.name);
+                assert!(
+                    e < 1e-5,
+                    "{}, wgpu {imp:?}, pitched {pitched}: {e:e} (seed {seed})",
+                    case.name
+                );
+            }
         }
     }
 }
 
-/// `Σ r ⊙ y` and its gradients with respect to x, every stored tensor and the bias.
+/// `Σ r ⊙ y` and its gradients with respect to x, every stored tensor and the
+/// bias; the stored tensors pitched where asked (see [`weight`]).
 fn gradients<B: AutodiffBackend + SpectralConvBackend>(
     case: &Case,
     values: &[Vec<f64>],
-    x: &[f64],
-    bias: &[f64],
-    r: &[f64],
+    (x, bias, r): (&[f64], &[f64], &[f64]),
     imp: SpectralImpl,
+    pitched: bool,
 ) -> (f64, Vec<Vec<f64>>) {
     let device: B::Device = Default::default();
-    let w = weight::<B>(&case.form, values, &device);
+    let w = weight::<B>(&case.form, values, &device, pitched);
     let w = FactorizedWeight {
         tensors: w.tensors.into_iter().map(|t| t.require_grad()).collect(),
         ..w
@@ -332,19 +353,30 @@ fn factorized_gradients_match_the_reference_path_and_finite_differences() {
                 .chain(case.form.tensors().into_iter().map(|(n, _)| n))
         };
 
-        // The kernel chain's gradients against the reference path's on the same device.
-        let (_, want) = gradients::<Autodiff<Wgpu>>(&case, &values, &x, &bias, &r, SpectralImpl::Reference);
-        let (_, got) = gradients::<Autodiff<Wgpu>>(&case, &values, &x, &bias, &r, SpectralImpl::Unfused);
-        for ((g, w), name) in got.iter().zip(&want).zip(names()) {
-            let e = relative_l2(g, w);
-            println!("{}, wgpu unfused ∂L/∂{name}: {e:.2e} (seed {seed})", case.name);
-            assert!(e < 1e-5, "{}, ∂L/∂{name}: {e:e} (seed {seed})", case.name);
+        let inputs = (&x[..], &bias[..], &r[..]);
+        // The kernel chain's gradients against the reference path's on the same
+        // device, stored tensors dense and pitched (the gradients land in their layout).
+        let (_, want) = gradients::<Autodiff<Wgpu>>(&case, &values, inputs, SpectralImpl::Reference, false);
+        for pitched in [false, true] {
+            let (_, got) = gradients::<Autodiff<Wgpu>>(&case, &values, inputs, SpectralImpl::Unfused, pitched);
+            for ((g, w), name) in got.iter().zip(&want).zip(names()) {
+                let e = relative_l2(g, w);
+                println!(
+                    "{}, wgpu unfused ∂L/∂{name}, pitched {pitched}: {e:.2e} (seed {seed})",
+                    case.name
+                );
+                assert!(
+                    e < 1e-5,
+                    "{}, ∂L/∂{name}, pitched {pitched}: {e:e} (seed {seed})",
+                    case.name
+                );
+            }
         }
 
         // The reference path's factor gradients against central differences in f64.
-        let (_, exact) = gradients::<Autodiff<Exact>>(&case, &values, &x, &bias, &r, SpectralImpl::Reference);
+        let (_, exact) = gradients::<Autodiff<Exact>>(&case, &values, inputs, SpectralImpl::Reference, false);
         let loss =
-            |values: &[Vec<f64>]| gradients::<Autodiff<Exact>>(&case, values, &x, &bias, &r, SpectralImpl::Reference).0;
+            |values: &[Vec<f64>]| gradients::<Autodiff<Exact>>(&case, values, inputs, SpectralImpl::Reference, false).0;
         for (t, name) in (0..values.len()).zip(names().skip(2)) {
             let direction = uniform(values[t].len(), seed + 20 + t as u64);
             let step = 1e-5;
