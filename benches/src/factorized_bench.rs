@@ -36,11 +36,10 @@ fn weight<B: Backend>(form: &WeightForm, device: &B::Device) -> FactorizedWeight
     let tensors = shapes
         .iter()
         .map(|(_, s)| {
-            Tensor::random(
-                WeightForm::storage_shape(s),
-                Distribution::Uniform(-scale, scale),
-                device,
-            )
+            // Allocated flat, as the model's are: no pitched rows.
+            let stored = WeightForm::storage_shape(s);
+            Tensor::<B, 1>::random([stored[0] * stored[1]], Distribution::Uniform(-scale, scale), device)
+                .reshape(stored)
         })
         .collect();
     FactorizedWeight {

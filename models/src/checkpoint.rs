@@ -21,7 +21,6 @@ use crate::config::{FnoConfig, SkipKind};
 use crate::factorized;
 use crate::fno::{ChannelMlp, Fno, Pointwise, Skip};
 use crate::ModelError;
-use fno_ops::WeightForm;
 
 /// A tensor read from a safetensors file, widened to f32; complex values are
 /// interleaved with a trailing dim of 2.
@@ -316,8 +315,9 @@ impl<B: SpectralConvBackend> Fno<B> {
                     .iter()
                     .map(|(name, shape)| {
                         let t = tensors.remove(&format!("{prefix}.{name}")).expect("matched above");
-                        let data = TensorData::new(t.data, WeightForm::storage_shape(shape));
-                        Param::from_tensor(Tensor::from_data(data, device))
+                        let values = t.data.len();
+                        let flat = Tensor::from_data(TensorData::new(t.data, [values]), device);
+                        Param::from_tensor(factorized::stored_tensor(flat, shape))
                     })
                     .collect()
             })

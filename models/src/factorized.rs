@@ -67,16 +67,25 @@ pub(crate) fn initial_tensors<B: Backend>(form: &WeightForm, h: usize, device: &
         .iter()
         .zip(part_stds(form, std))
         .map(|((_, shape), part)| {
-            let stored = WeightForm::storage_shape(shape);
-            match part {
-                Some(s) => Tensor::random(stored, Distribution::Normal(0.0, s), device),
+            let values = WeightForm::storage_shape(shape).iter().product();
+            let flat = match part {
+                Some(s) => Tensor::random([values], Distribution::Normal(0.0, s), device),
                 None => {
-                    let ones: Vec<f32> = (0..stored[0] * stored[1]).map(|i| (i % 2 == 0) as u8 as f32).collect();
-                    Tensor::from_data(TensorData::new(ones, stored), device)
+                    let ones: Vec<f32> = (0..values).map(|i| (i % 2 == 0) as u8 as f32).collect();
+                    Tensor::from_data(TensorData::new(ones, [values]), device)
                 }
-            }
+            };
+            stored_tensor(flat, shape)
         })
         .collect()
+}
+
+/// The flat values of a stored tensor of complex shape `shape` as
+/// `[shape₀, rest·2]`, one dense block: allocated flat, so no allocator pads
+/// its rows (CUDA's pitches long rows, and a pitched factor is copied
+/// wherever a product merges its rows).
+pub(crate) fn stored_tensor<B: Backend>(flat: Tensor<B, 1>, shape: &[usize]) -> Tensor<B, 2> {
+    flat.reshape(WeightForm::storage_shape(shape))
 }
 
 /// The state-dict key and stored shape (complex, trailing 2) of each tensor
