@@ -14,11 +14,13 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
 
+use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultCounts;
 use fno_kernels::precision::Precision;
 
 use crate::graph::record;
-use crate::mode_mix::ModeMixBackend;
+use crate::mode_chain::{autodiff_spectral_chain, spectral_chain_by_steps, ChainTransforms};
+use crate::mode_mix::{ModeMix, ModeMixBackend};
 use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
 use crate::spectrum::{autodiff_retained_spectrum, autodiff_spectrum_to_grid, Pass};
@@ -94,6 +96,21 @@ pub trait SpectralConvBackend: PointwiseBackend + ModeMixBackend {
         _precision: Precision,
     ) -> Result<FloatTensor<Self>, SpectralError> {
         Err(no_transforms())
+    }
+
+    /// `x: [B, C₀, *grid]` through its retained spectrum, three contractions
+    /// with a bias at one mode ([`crate::mode_chain::mode_mix_chain`]) and the
+    /// inverse to `transforms.output_grid`. On autodiff one node, whose
+    /// backward spares the transforms' bin weights
+    /// ([`crate::mode_chain::spectral_chain`]).
+    fn spectral_chain(
+        x: FloatTensor<Self>,
+        weights: [FloatTensor<Self>; 3],
+        mixes: [ModeMix; 3],
+        bias: Option<(FloatTensor<Self>, ModeBias)>,
+        transforms: &ChainTransforms,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        spectral_chain_by_steps::<Self>(x, weights, mixes, bias, transforms)
     }
 
     /// Gradients of `Σ grad_out ⊙ spectral_conv(x, weight, bias)` with respect
@@ -255,6 +272,16 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         precision: Precision,
     ) -> Result<FloatTensor<Self>, SpectralError> {
         autodiff_spectrum_to_grid::<B, C>(s, grid, spec, pass, precision)
+    }
+
+    fn spectral_chain(
+        x: FloatTensor<Self>,
+        weights: [FloatTensor<Self>; 3],
+        mixes: [ModeMix; 3],
+        bias: Option<(FloatTensor<Self>, ModeBias)>,
+        transforms: &ChainTransforms,
+    ) -> Result<FloatTensor<Self>, SpectralError> {
+        autodiff_spectral_chain::<B, C>(x, weights, mixes, bias, transforms)
     }
 
     fn spectral_conv_backward(

@@ -23,7 +23,7 @@ use burn::tensor::Tensor;
 
 use crate::backend::SpectralConvBackend;
 use crate::kernel_path::{dc_bias, precision_of};
-use crate::mode_chain::{add_at_mode, mode_mix_chain};
+use crate::mode_chain::{add_at_mode, spectral_chain, ChainTransforms};
 use crate::mode_mix::{mode_mix, ModeMix};
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, WeightLayout};
 use crate::spectral_conv;
@@ -278,9 +278,34 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
         }
     }
 
-    /// `x̂: [B, Cin, K, 2]` contracted with the weight, the modes of dim `d`
-    /// cut to `modes[d]` from `offsets[d]` (the grid's crop), plus the bias
-    /// at its mode.
+    /// Tucker's chain `[U₀, C_k, U₁ᵀ]` (each a [`mode_mix`] weight, `C_k` built
+    /// of the core and the mode factors cut to the grid's modes): `None` for
+    /// the other forms.
+    fn tucker_chain(&self, modes: &[usize], offsets: &[usize]) -> Option<[Tensor<B, 4>; 3]> {
+        if self.form.factorization != Factorization::Tucker || self.form.separable {
+            return None;
+        }
+        let shape = &self.form.shape;
+        let k: usize = modes.iter().product();
+        let core = (2..shape.len()).fold(self.part(0), |t, d| {
+            t.mode_product(d, self.factor(d).narrow(0, offsets[d - 2], modes[d - 2]))
+        });
+        let (r0, r1) = (self.form.ranks[0], self.form.ranks[1]);
+        Some([
+            self.shared(1, shape[0], r0),
+            core.pairs.reshape([r0, r1, k, 2]),
+            self.shared(2, shape[1], r1).swap_dims(0, 1),
+        ])
+    }
+
+    /// Stored tensor `i` (a `[rows, cols]` matrix) as a weight shared by every mode.
+    fn shared(&self, i: usize, rows: usize, cols: usize) -> Tensor<B, 4> {
+        self.tensors[i].clone().reshape([rows, cols, 1, 2])
+    }
+
+    /// `x̂: [B, Cin, K, 2]` contracted with a CP, tensor-train or separable
+    /// weight, the modes of dim `d` cut to `modes[d]` from `offsets[d]` (the
+    /// grid's crop), plus the bias at its mode.
     fn contract(
         &self,
         x_hat: Tensor<B, 4>,
@@ -302,19 +327,8 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
             let w = (0..modes.len()).fold(self.logical(), |w, m| w.narrow(first_mode + m, offsets[m], modes[m]));
             return with_bias(complex_product(x_hat, w.pairs.reshape([1, shape[0], k, 2])), bias);
         }
-        // Stored tensor `i` (a `[rows, cols]` matrix) as a weight shared by every mode.
-        let shared = |i: usize, rows: usize, cols: usize| self.tensors[i].clone().reshape([rows, cols, 1, 2]);
+        let shared = |i: usize, rows: usize, cols: usize| self.shared(i, rows, cols);
         let y_hat = match self.form.factorization {
-            Factorization::Tucker => {
-                let core = (2..n).fold(self.part(0), |t, d| t.mode_product(d, crop(d, 0, self.factor(d))));
-                let (r0, r1) = (self.form.ranks[0], self.form.ranks[1]);
-                let weights = [
-                    shared(1, shape[0], r0),
-                    core.pairs.reshape([r0, r1, k, 2]),
-                    shared(2, shape[1], r1).swap_dims(0, 1),
-                ];
-                return mode_mix_chain(x_hat, weights, [ModeMix::Forward; 3], bias);
-            }
             Factorization::Cp => {
                 let rank = self.form.ranks[0];
                 let per_mode = (2..n).fold(self.cp_weights(), |t, d| t.khatri_rao(crop(d, 0, self.factor(d))));
@@ -336,6 +350,7 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
                 let z = mode_mix(x_hat, shared(0, shape[0], r[1]), ModeMix::Forward);
                 mode_mix(z, per_mode.reshape([r[1], shape[1], k, 2]), ModeMix::Forward)
             }
+            Factorization::Tucker => unreachable!("Tucker weights run their chain"),
             Factorization::Dense => unreachable!("dense weights run the dense convolution"),
         };
         with_bias(y_hat, bias)
@@ -419,14 +434,28 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
         ..spec.clone()
     };
     let precision = precision_of(x.dtype())?;
-    let x_hat = retained_spectrum(x, &used)?;
     // The bias joins the spectrum at frequency 0, or the grid where the modes miss it.
     let (bias, late_bias) = match (bias, dc_bias(&shapes, spec.norm)) {
         (Some(bias), Some(at)) => (Some((bias, at)), None),
         (bias, _) => (None, bias),
     };
-    let y_hat = weight.contract(x_hat, &shapes.modes, &shapes.weight_offsets, bias);
-    let y: Tensor<B, D> = spectrum_to_grid(y_hat, &shapes.output, &used, precision)?;
+    let y: Tensor<B, D> = match weight.tucker_chain(&shapes.modes, &shapes.weight_offsets) {
+        Some(weights) => {
+            let transforms = ChainTransforms {
+                spec: used,
+                input_grid: shapes.input.clone(),
+                input_precision: precision,
+                output_grid: shapes.output.clone(),
+                output_precision: precision,
+            };
+            spectral_chain(x, weights, [ModeMix::Forward; 3], bias, &transforms)?
+        }
+        None => {
+            let x_hat = retained_spectrum(x, &used)?;
+            let y_hat = weight.contract(x_hat, &shapes.modes, &shapes.weight_offsets, bias);
+            spectrum_to_grid(y_hat, &shapes.output, &used, precision)?
+        }
+    };
     Ok(match late_bias {
         Some(bias) => {
             let mut shape = [1; D];

@@ -6,6 +6,12 @@
 //! again, which also sums the bias's gradient) and one weight gradient per
 //! weight ([`ModeMixBackend::weight_gradient`]), from the forward's kept
 //! intermediates.
+//!
+//! [`spectral_chain`] puts the transforms around it: on autodiff one node,
+//! whose backward runs the transforms without the last axis's bin weights (a
+//! Mul and a Div, each with an upload, on the separate transform ops). The
+//! weights cancel on the input's path, as the chain acts on each mode alone,
+//! and they join the weight gradients as the CGEMM's mode scale.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -20,9 +26,13 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
 use fno_kernels::cgemm::{ChainBuffers, ChainProblem, ChainStep, ModeBias, Strides};
 
+use crate::backend::SpectralConvBackend;
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand};
 use crate::mode_mix::{ModeMix, ModeMixBackend, Operand};
+use crate::spec::{SpectralConvSpec, SpectralError};
+use crate::spectrum::{bin_weights, Pass};
+use fno_kernels::precision::Precision;
 
 /// What a chain computes besides its three products.
 #[derive(Clone, Copy, Debug)]
@@ -199,8 +209,89 @@ pub(crate) fn chain_by_kernel<R: CubeRuntime, B: ModeMixBackend<FloatTensorPrimi
     ChainOutput { y, kept, input_sum }
 }
 
-/// The chain's backward: the adjoint chain for the input (and the bias), one
-/// weight-gradient contraction per weight.
+/// The chain's gradients (input, three weights, bias) from its output's
+/// gradient `g`: the adjoint chain for the input (and the bias), one weight
+/// gradient per weight, each mode's times `scale` (periodic; empty: none).
+/// `wanted` says which are; `x` is the chain's input, kept where the first
+/// weight's gradient is wanted, `kept` the forward's two intermediates.
+#[allow(clippy::too_many_arguments)]
+fn chain_gradients<B: ModeMixBackend>(
+    g: FloatTensor<B>,
+    mixes: [ModeMix; 3],
+    bias_at: Option<ModeBias>,
+    x: Option<FloatTensor<B>>,
+    weights: [FloatTensor<B>; 3],
+    kept: Option<[FloatTensor<B>; 2]>,
+    wanted: [bool; 5],
+    scale: &[f32],
+) -> [Option<FloatTensor<B>>; 5] {
+    let [want_x, want_w1, want_w2, want_w3, want_bias] = wanted;
+    // The adjoint of step i contracts its output's gradient with its weight.
+    let adjoint = mixes.map(|mix| {
+        let (back, first, second) = mix.gradients()[0];
+        assert!(matches!((first, second), (Operand::U, Operand::B)));
+        back
+    });
+    let back = (want_x || want_w1 || want_w2 || want_bias).then(|| {
+        let [w1, w2, w3] = weights.clone();
+        let extras = ChainExtras {
+            bias_at: None,
+            keep: want_w1 || want_w2,
+            input_sum: bias_at.filter(|_| want_bias),
+        };
+        B::mode_mix_chain(
+            g.clone(),
+            [w3, w2, w1],
+            [adjoint[2], adjoint[1], adjoint[0]],
+            None,
+            extras,
+        )
+    });
+    let (gx, back_kept, gbias) = match back {
+        Some(out) => (Some(out.y), out.kept, out.input_sum),
+        None => (None, None, None),
+    };
+    // Step i's input and its output's gradient.
+    let (t1, t2) = match kept {
+        Some([t1, t2]) => (Some(t1), Some(t2)),
+        None => (None, None),
+    };
+    let (g_t2, g_t1) = match back_kept {
+        Some([a, b]) => (Some(a), Some(b)),
+        None => (None, None),
+    };
+    let inputs = [x, t1, t2];
+    let output_grads = [g_t1, g_t2, Some(g)];
+    let mut weight_grads = [None, None, None];
+    for (i, want) in [want_w1, want_w2, want_w3].into_iter().enumerate() {
+        if !want {
+            continue;
+        }
+        let a = inputs[i]
+            .clone()
+            .expect("a step's input is kept for its weight's gradient");
+        let u = output_grads[i]
+            .clone()
+            .expect("a step's output gradient is formed for its weight's");
+        let (mix, first, second) = mixes[i].gradients()[1];
+        assert_eq!(mix, ModeMix::GradWeight);
+        let pick = |o: Operand| match o {
+            Operand::A => a.clone(),
+            Operand::U => u.clone(),
+            Operand::B => unreachable!("a weight's gradient does not take the weight"),
+        };
+        weight_grads[i] = Some(B::weight_gradient(pick(first), pick(second), weights[i].clone(), scale));
+    }
+    let [gw1, gw2, gw3] = weight_grads;
+    [gx.filter(|_| want_x), gw1, gw2, gw3, gbias]
+}
+
+/// What the parents' nodes want, as [`chain_gradients`] takes it.
+fn wanted<T>(parents: &[Option<T>; 5]) -> [bool; 5] {
+    parents.each_ref().map(Option::is_some)
+}
+
+/// The chain's backward ([`chain_gradients`]).
 #[derive(Debug)]
 struct ChainBackward {
     mixes: [ModeMix; 3],
@@ -209,7 +300,7 @@ struct ChainBackward {
 
 /// The input (kept where the first weight's gradient is wanted), the weights,
 /// the first two results.
-type ChainState<B> = (Option<NodeId>, [NodeId; 3], Option<[FloatTensor<B>; 2]>);
+type ChainState<B> = (Option<FloatTensor<B>>, [NodeId; 3], Option<[FloatTensor<B>; 2]>);
 
 impl<B: ModeMixBackend> Backward<B, 5> for ChainBackward {
     type State = ChainState<B>;
@@ -217,74 +308,49 @@ impl<B: ModeMixBackend> Backward<B, 5> for ChainBackward {
     fn backward(self, ops: Ops<Self::State, 5>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
         let g = grads.consume::<B>(&ops.node);
         let (x, weights, kept) = ops.state;
-        let mut operand = |id: NodeId| -> FloatTensor<B> { checkpointer.retrieve_node_output(id) };
-        let x = x.map(&mut operand);
-        let weights = weights.map(&mut operand);
-        let [px, pw1, pw2, pw3, pbias] = &ops.parents;
-        // The adjoint of step i contracts its output's gradient with its weight.
-        let adjoint = self.mixes.map(|mix| {
-            let (back, first, second) = mix.gradients()[0];
-            assert!(matches!((first, second), (Operand::U, Operand::B)));
-            back
-        });
-        let wanted_chain = px.is_some() || pw1.is_some() || pw2.is_some() || pbias.is_some();
-        let back = wanted_chain.then(|| {
-            let [w1, w2, w3] = weights.clone();
-            let extras = ChainExtras {
-                bias_at: None,
-                keep: pw1.is_some() || pw2.is_some(),
-                input_sum: self.bias_at.filter(|_| pbias.is_some()),
-            };
-            B::mode_mix_chain(
-                g.clone(),
-                [w3, w2, w1],
-                [adjoint[2], adjoint[1], adjoint[0]],
-                None,
-                extras,
-            )
-        });
-        let (gx, back_kept, gbias) = match back {
-            Some(out) => (Some(out.y), out.kept, out.input_sum),
-            None => (None, None, None),
-        };
-        if let (Some(node), Some(gx)) = (px, gx) {
-            grads.register::<B>(node.id, gx);
-        }
-        if let (Some(node), Some(gbias)) = (pbias, gbias) {
-            grads.register::<B>(node.id, gbias);
-        }
-        // Step i's input and its output's gradient.
-        let (t1, t2) = match kept {
-            Some([t1, t2]) => (Some(t1), Some(t2)),
-            None => (None, None),
-        };
-        let (g_t2, g_t1) = match back_kept {
-            Some([a, b]) => (Some(a), Some(b)),
-            None => (None, None),
-        };
-        let inputs = [x, t1, t2];
-        let output_grads = [g_t1, g_t2, Some(g)];
-        for (i, parent) in [pw1, pw2, pw3].into_iter().enumerate() {
-            let Some(node) = parent else { continue };
-            let (a, u) = (
-                inputs[i]
-                    .clone()
-                    .expect("a step's input is kept for its weight's gradient"),
-                output_grads[i]
-                    .clone()
-                    .expect("a step's output gradient is formed for its weight's"),
-            );
-            let (mix, first, second) = self.mixes[i].gradients()[1];
-            assert_eq!(mix, ModeMix::GradWeight);
-            let pick = |o: Operand| match o {
-                Operand::A => a.clone(),
-                Operand::U => u.clone(),
-                Operand::B => unreachable!("a weight's gradient does not take the weight"),
-            };
-            let gw = B::weight_gradient(pick(first), pick(second), weights[i].clone());
-            grads.register::<B>(node.id, gw);
+        let weights = weights.map(|id| checkpointer.retrieve_node_output(id));
+        let wanted = wanted(&ops.parents);
+        let out = chain_gradients::<B>(g, self.mixes, self.bias_at, x, weights, kept, wanted, &[]);
+        for (parent, grad) in ops.parents.iter().zip(out) {
+            if let (Some(node), Some(grad)) = (parent, grad) {
+                grads.register::<B>(node.id, grad);
+            }
         }
     }
+}
+
+/// Records a chain's node on `Autodiff<B>` (parents: the input, the three
+/// weights, the bias or an untracked stand-in) with its state.
+fn record_chain<B: ModeMixBackend, C: CheckpointStrategy, T: Backward<B, 5, State = ChainState<B>>>(
+    op: T,
+    x: &FloatTensor<Autodiff<B, C>>,
+    first_input: FloatTensor<B>,
+    weights: &[FloatTensor<Autodiff<B, C>>; 3],
+    bias: Option<FloatTensor<Autodiff<B, C>>>,
+    kept: Option<[FloatTensor<B>; 2]>,
+    out: FloatTensor<B>,
+) -> FloatTensor<Autodiff<B, C>> {
+    let bias = bias.unwrap_or_else(|| {
+        let none = Tensor::<B, 1>::zeros([1], &tensor::<B, 4>(out.clone()).device());
+        <Autodiff<B, C> as AutodiffBackend>::from_inner(none.into_primitive().tensor())
+    });
+    let w1_tracked = weights[0].is_tracked();
+    record::<B, C, _, 5>(
+        op,
+        [x, &weights[0], &weights[1], &weights[2], &bias],
+        out,
+        |checkpoint| {
+            (
+                w1_tracked.then_some(first_input),
+                [
+                    checkpoint(&weights[0]),
+                    checkpoint(&weights[1]),
+                    checkpoint(&weights[2]),
+                ],
+                kept,
+            )
+        },
+    )
 }
 
 /// The chain on `Autodiff<B>`: `B`'s chain forward (keeping its intermediates
@@ -308,40 +374,151 @@ pub(crate) fn autodiff_chain<B: ModeMixBackend, C: CheckpointStrategy>(
         bias.as_ref().map(|b| b.primitive.clone()),
         inner,
     );
-    // A chain without a bias has an untracked stand-in as its fifth parent.
-    let bias = bias.unwrap_or_else(|| {
-        let none = Tensor::<B, 1>::zeros([1], &tensor::<B, 4>(x.primitive.clone()).device());
-        <Autodiff<B, C> as AutodiffBackend>::from_inner(none.into_primitive().tensor())
-    });
     let kept = out.kept;
-    let w1_tracked = weights[0].is_tracked();
     let op = ChainBackward {
         mixes,
         bias_at: extras.bias_at,
     };
-    let kept_out = kept.clone();
-    let y = record::<B, C, _, 5>(
-        op,
-        [&x, &weights[0], &weights[1], &weights[2], &bias],
-        out.y,
-        |checkpoint| {
-            (
-                w1_tracked.then(|| checkpoint(&x)),
-                [
-                    checkpoint(&weights[0]),
-                    checkpoint(&weights[1]),
-                    checkpoint(&weights[2]),
-                ],
-                kept,
-            )
-        },
-    );
+    let y = record_chain::<B, C, _>(op, &x, x.primitive.clone(), &weights, bias, kept.clone(), out.y);
     ChainOutput {
         y,
         // Kept for this node's backward; a caller asking for them gets them untracked.
-        kept: kept_out
+        kept: kept
             .filter(|_| extras.keep)
             .map(|k| k.map(<Autodiff<B, C> as AutodiffBackend>::from_inner)),
         input_sum: out.input_sum.map(<Autodiff<B, C> as AutodiffBackend>::from_inner),
     }
+}
+
+/// The transforms around a chain ([`spectral_chain`]): `spec` with the modes
+/// the grids use, the input's grid and value precision, the output's.
+#[derive(Clone, Debug)]
+pub struct ChainTransforms {
+    pub spec: SpectralConvSpec,
+    pub input_grid: Vec<usize>,
+    pub input_precision: Precision,
+    pub output_grid: Vec<usize>,
+    pub output_precision: Precision,
+}
+
+/// `x: [B, C₀, *grid]` through its retained spectrum, the chain
+/// ([`mode_mix_chain`]) and the inverse to `transforms.output_grid`; one node
+/// on autodiff (see [`SpectralConvBackend::spectral_chain`]).
+pub fn spectral_chain<B: SpectralConvBackend, const D: usize>(
+    x: Tensor<B, D>,
+    weights: [Tensor<B, 4>; 3],
+    mixes: [ModeMix; 3],
+    bias: Option<(Tensor<B, 1>, ModeBias)>,
+    transforms: &ChainTransforms,
+) -> Result<Tensor<B, D>, SpectralError> {
+    let bias = bias.map(|(t, at)| (t.into_primitive().tensor(), at));
+    let weights = weights.map(|w| w.into_primitive().tensor());
+    let y = B::spectral_chain(x.into_primitive().tensor(), weights, mixes, bias, transforms)?;
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(y)))
+}
+
+/// [`SpectralConvBackend::spectral_chain`] as its three ops.
+pub(crate) fn spectral_chain_by_steps<B: SpectralConvBackend>(
+    x: FloatTensor<B>,
+    weights: [FloatTensor<B>; 3],
+    mixes: [ModeMix; 3],
+    bias: Option<(FloatTensor<B>, ModeBias)>,
+    t: &ChainTransforms,
+) -> Result<FloatTensor<B>, SpectralError> {
+    let x_hat = B::retained_spectrum(x, &t.spec, Pass::Forward)?;
+    let (bias, bias_at) = match bias {
+        Some((b, at)) => (Some(b), Some(at)),
+        None => (None, None),
+    };
+    let extras = ChainExtras {
+        bias_at,
+        keep: false,
+        input_sum: None,
+    };
+    let y_hat = B::mode_mix_chain(x_hat, weights, mixes, bias, extras).y;
+    B::spectrum_to_grid(y_hat, &t.output_grid, &t.spec, Pass::Forward, t.output_precision)
+}
+
+/// The chain between the transforms as one node: its backward runs both
+/// transforms without the last axis's bin weights, which cancel on the input's
+/// path (the chain is per mode), and puts them on the weight gradients as a
+/// CGEMM mode scale: two passes and their uploads fewer than three nodes.
+#[derive(Debug)]
+struct TransformedChainBackward {
+    chain: ChainBackward,
+    transforms: ChainTransforms,
+    bins: Vec<f32>,
+}
+
+impl<B: SpectralConvBackend> Backward<B, 5> for TransformedChainBackward {
+    type State = ChainState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 5>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+        let t = &self.transforms;
+        let fail = |e: SpectralError| -> ! { panic!("spectral chain backward: {e}") };
+        let g = grads.consume::<B>(&ops.node);
+        let g_hat = B::retained_spectrum(g, &t.spec, Pass::AdjointUnweighted).unwrap_or_else(|e| fail(e));
+        let (x_hat, weights, kept) = ops.state;
+        let weights = weights.map(|id| checkpointer.retrieve_node_output(id));
+        let wanted = wanted(&ops.parents);
+        let [gx_hat, gw1, gw2, gw3, gbias] = chain_gradients::<B>(
+            g_hat,
+            self.chain.mixes,
+            self.chain.bias_at,
+            x_hat,
+            weights,
+            kept,
+            wanted,
+            &self.bins,
+        );
+        let gx = gx_hat.map(|s| {
+            B::spectrum_to_grid(s, &t.input_grid, &t.spec, Pass::AdjointUnweighted, t.input_precision)
+                .unwrap_or_else(|e| fail(e))
+        });
+        for (parent, grad) in ops.parents.iter().zip([gx, gw1, gw2, gw3, gbias]) {
+            if let (Some(node), Some(grad)) = (parent, grad) {
+                grads.register::<B>(node.id, grad);
+            }
+        }
+    }
+}
+
+/// [`SpectralConvBackend::spectral_chain`] on `Autodiff<B>`: one node, or the
+/// three ops where the grids weigh their last axis's bins differently (a
+/// resized output keeping the input's Nyquist bin), which do not cancel.
+pub(crate) fn autodiff_spectral_chain<B: SpectralConvBackend, C: CheckpointStrategy>(
+    x: FloatTensor<Autodiff<B, C>>,
+    weights: [FloatTensor<Autodiff<B, C>>; 3],
+    mixes: [ModeMix; 3],
+    bias: Option<(FloatTensor<Autodiff<B, C>>, ModeBias)>,
+    t: &ChainTransforms,
+) -> Result<FloatTensor<Autodiff<B, C>>, SpectralError> {
+    let bins = bin_weights(&t.spec, &t.output_grid);
+    if bins != bin_weights(&t.spec, &t.input_grid) {
+        return spectral_chain_by_steps::<Autodiff<B, C>>(x, weights, mixes, bias, t);
+    }
+    let x_hat = B::retained_spectrum(x.primitive.clone(), &t.spec, Pass::Forward)?;
+    let (bias, bias_at) = match bias {
+        Some((b, at)) => (Some(b), Some(at)),
+        None => (None, None),
+    };
+    let extras = ChainExtras {
+        bias_at,
+        keep: weights.iter().any(|w| w.is_tracked()),
+        input_sum: None,
+    };
+    let out = B::mode_mix_chain(
+        x_hat.clone(),
+        weights.clone().map(|w| w.primitive),
+        mixes,
+        bias.as_ref().map(|b| b.primitive.clone()),
+        extras,
+    );
+    let y = B::spectrum_to_grid(out.y, &t.output_grid, &t.spec, Pass::Forward, t.output_precision)?;
+    let op = TransformedChainBackward {
+        chain: ChainBackward { mixes, bias_at },
+        transforms: t.clone(),
+        bins,
+    };
+    Ok(record_chain::<B, C, _>(op, &x, x_hat, &weights, bias, out.kept, y))
 }

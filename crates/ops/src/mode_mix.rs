@@ -108,12 +108,26 @@ pub trait ModeMixBackend: Backend {
     }
 
     /// The gradient of the weight `w` of a `Forward` or `GradInput`
-    /// contraction, `GradWeight` of `(a, u)`: summed over the modes where `w`
+    /// contraction, `GradWeight` of `(a, u)` with mode `k`'s product times
+    /// `scale[k % scale.len()]` (empty: none): summed over the modes where `w`
     /// is shared by every mode, and laid out as `w` where the backend can (so
     /// the gradient of a factor's transposed view needs no copy).
-    fn weight_gradient(a: FloatTensor<Self>, u: FloatTensor<Self>, w: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn weight_gradient(
+        a: FloatTensor<Self>,
+        u: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        scale: &[f32],
+    ) -> FloatTensor<Self> {
         let shared = is_shared(ModeMix::Forward, &a.shape(), &w.shape());
-        let grad = Self::mode_mix(a, u, ModeMix::GradWeight);
+        let mut grad = Self::mode_mix(a, u, ModeMix::GradWeight);
+        if !scale.is_empty() {
+            let g = Tensor::<Self, 4>::from_primitive(TensorPrimitive::Float(grad));
+            let modes = g.dims()[2];
+            let per_mode: Vec<f32> = (0..modes).map(|k| scale[k % scale.len()]).collect();
+            let s = Tensor::<Self, 1>::from_floats(per_mode.as_slice(), &g.device()).reshape([1, 1, modes, 1]);
+            let s = if s.dtype() == g.dtype() { s } else { s.cast(g.dtype()) };
+            grad = (g * s).into_primitive().tensor();
+        }
         if shared {
             sum_modes::<Self>(grad)
         } else {
@@ -148,8 +162,13 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBac
         chain_by_kernel::<R, Self>(x, weights, mixes, bias, extras)
     }
 
-    fn weight_gradient(a: FloatTensor<Self>, u: FloatTensor<Self>, w: FloatTensor<Self>) -> FloatTensor<Self> {
-        weight_gradient_by_cgemm::<R, Self>(a, u, w)
+    fn weight_gradient(
+        a: FloatTensor<Self>,
+        u: FloatTensor<Self>,
+        w: FloatTensor<Self>,
+        scale: &[f32],
+    ) -> FloatTensor<Self> {
+        weight_gradient_by_cgemm::<R, Self>(a, u, w, scale)
     }
 }
 
@@ -179,7 +198,7 @@ impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
                 let grad = match mix {
                     ModeMix::GradWeight => {
                         let w = b.clone().expect("a weight kept for its gradient's layout");
-                        B::weight_gradient(pick(first), pick(second), w)
+                        B::weight_gradient(pick(first), pick(second), w, &[])
                     }
                     _ => B::mode_mix(pick(first), pick(second), mix),
                 };
@@ -279,6 +298,7 @@ fn weight_gradient_by_cgemm<R: CubeRuntime, B: Backend<FloatTensorPrimitive = Cu
     a: CubeTensor<R>,
     u: CubeTensor<R>,
     w: CubeTensor<R>,
+    scale: &[f32],
 ) -> CubeTensor<R> {
     let a = into_contiguous(cast_to(a, DType::F32));
     let u = into_contiguous(cast_to(u, DType::F32));
@@ -291,13 +311,18 @@ fn weight_gradient_by_cgemm<R: CubeRuntime, B: Backend<FloatTensorPrimitive = Cu
     );
     let shared = w_shape[2] == 1 && modes != 1;
     let distinct = |s: &Strides| s.row > 0 && s.col > 0 && (shared || s.mode > 0);
-    let Some(strides) = weight_strides(&w, shared).filter(distinct) else {
-        let grad = mode_mix_by_cgemm(a, u, ModeMix::GradWeight);
-        return if shared { sum_modes::<B>(grad) } else { grad };
-    };
+    let per_mode = spectral::grad_weight(batch, cin, cout, modes);
+    let layout = weight_strides(&w, shared).filter(distinct);
     let problem = CgemmProblem {
-        c: strides,
-        ..spectral::grad_weight(batch, cin, cout, modes)
+        c: layout.unwrap_or(per_mode.c),
+        mode_scale: scale.to_vec(),
+        ..per_mode
+    };
+    let Some(strides) = layout else {
+        // A layout one stride per dim cannot describe: dense, summed by Burn where shared.
+        let out = empty(&a, vec![cin, cout, modes, 2]);
+        problem.launch(&a.client, &a.handle, &u.handle, &out.handle);
+        return if shared { sum_modes::<B>(out) } else { out };
     };
     let extent = span(strides, cin, cout, if shared { 1 } else { modes });
     let handle = a.client.empty(2 * extent * DType::F32.size());

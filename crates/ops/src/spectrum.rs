@@ -34,6 +34,10 @@ use crate::spec::{SpectralConvSpec, SpectralError, FORWARD_ORDER, INVERSE_ORDER}
 pub enum Pass {
     Forward,
     Adjoint,
+    /// The adjoint's transform without the last axis's bin weights, for a
+    /// caller that applies them elsewhere ([`crate::mode_chain`]'s chain
+    /// between the transforms); not differentiable.
+    AdjointUnweighted,
 }
 
 /// The retained spectrum `[B, C, K, 2]` of `x: [B, C, *grid]` for `spec`'s
@@ -71,6 +75,12 @@ fn scale_bins<B: Backend>(s: FloatTensor<B>, bins: Vec<f32>, divide: bool) -> Fl
     B::float_reshape(scaled.into_primitive().tensor(), Shape::from(shape))
 }
 
+/// The adjoints' weights of `spec`'s last-axis bins on a grid `grid`: 1 at
+/// frequency 0 and Nyquist, 2 between (a real inverse counts those twice).
+pub(crate) fn bin_weights(spec: &SpectralConvSpec, grid: &[usize]) -> Vec<f32> {
+    hermitian_weights(spec.modes[grid.len() - 1], grid[grid.len() - 1])
+}
+
 /// `[B, C, *modes, 2]` with the modes flattened, or back.
 fn modes_shape(batch: usize, channels: usize, modes: &[usize], flat: bool) -> Shape {
     let mut shape = vec![batch, channels];
@@ -96,16 +106,13 @@ pub(crate) fn cube_retained_spectrum<R: CubeRuntime, F: FloatElement, I: IntElem
     let grid = shape[2..].to_vec();
     let (norm, order) = match pass {
         Pass::Forward => (spec.norm, FORWARD_ORDER),
-        Pass::Adjoint => (adjoint_norm(spec.norm), INVERSE_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), INVERSE_ORDER),
     };
     let precision = spec.spectrum_precision;
     let s = truncated_rfft(x, &spec.modes, norm, order, precision, FaultTolerance::Off)?;
     let s = match pass {
-        Pass::Forward => s,
-        Pass::Adjoint => {
-            let bins = hermitian_weights(spec.modes[grid.len() - 1], grid[grid.len() - 1]);
-            scale_bins::<CubeBackend<R, F, I, BT>>(s, bins, false)
-        }
+        Pass::Forward | Pass::AdjointUnweighted => s,
+        Pass::Adjoint => scale_bins::<CubeBackend<R, F, I, BT>>(s, bin_weights(spec, &grid), false),
     };
     let flat = modes_shape(shape[0], shape[1], &spec.modes, true);
     Ok(CubeBackend::<R, F, I, BT>::float_reshape(s, flat))
@@ -127,10 +134,10 @@ pub(crate) fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntEleme
     let (norm, order, s) = match pass {
         Pass::Forward => (spec.norm, INVERSE_ORDER, s),
         Pass::Adjoint => {
-            let bins = hermitian_weights(spec.modes[grid.len() - 1], grid[grid.len() - 1]);
-            let s = scale_bins::<CubeBackend<R, F, I, BT>>(s, bins, true);
+            let s = scale_bins::<CubeBackend<R, F, I, BT>>(s, bin_weights(spec, grid), true);
             (adjoint_norm(spec.norm), FORWARD_ORDER, s)
         }
+        Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER, s),
     };
     let spectrum = precision_of(s.dtype)?;
     padded_irfft(
@@ -189,6 +196,17 @@ fn flip(pass: Pass) -> Pass {
     match pass {
         Pass::Forward => Pass::Adjoint,
         Pass::Adjoint => Pass::Forward,
+        Pass::AdjointUnweighted => unreachable!("unweighted adjoints join no graph"),
+    }
+}
+
+/// The unweighted adjoints have no adjoint of their own.
+fn differentiable(pass: Pass) -> Result<(), SpectralError> {
+    match pass {
+        Pass::AdjointUnweighted => Err(SpectralError::Unsupported(
+            "the unweighted adjoint transforms are not differentiable".into(),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -197,6 +215,7 @@ pub(crate) fn autodiff_retained_spectrum<B: SpectralConvBackend, C: CheckpointSt
     spec: &SpectralConvSpec,
     pass: Pass,
 ) -> Result<FloatTensor<Autodiff<B, C>>, SpectralError> {
+    differentiable(pass)?;
     let grid = x.primitive.shape().to_vec()[2..].to_vec();
     let out = B::retained_spectrum(x.primitive.clone(), spec, pass)?;
     let precision = precision_of(x.primitive.dtype())?;
@@ -216,6 +235,7 @@ pub(crate) fn autodiff_spectrum_to_grid<B: SpectralConvBackend, C: CheckpointStr
     pass: Pass,
     precision: Precision,
 ) -> Result<FloatTensor<Autodiff<B, C>>, SpectralError> {
+    differentiable(pass)?;
     let out = B::spectrum_to_grid(s.primitive.clone(), grid, spec, pass, precision)?;
     let op = SpectrumToGridBackward {
         spec: spec.clone(),

@@ -27,6 +27,8 @@ struct Case {
     form: WeightForm,
     batch: usize,
     grid: Vec<usize>,
+    /// The output's grid (the input's but for a resized last dim).
+    output: Vec<usize>,
 }
 
 fn case(
@@ -47,7 +49,15 @@ fn case(
         },
         batch: 2,
         grid: grid.to_vec(),
+        output: grid.to_vec(),
     }
+}
+
+/// `case` with its output's last dim resized to `last`.
+fn resized(case: Case, name: &'static str, last: usize) -> Case {
+    let mut output = case.grid.clone();
+    *output.last_mut().unwrap() = last;
+    Case { name, output, ..case }
 }
 
 fn cases() -> Vec<Case> {
@@ -62,6 +72,19 @@ fn cases() -> Vec<Case> {
             &[3, 4, 5, 3],
             &[3, 2, 3, 3],
             &[4, 4],
+        ),
+        // Resized outputs: Tucker's one-node backward where the last axis's
+        // bins weigh alike on both grids, its three ops where the input's
+        // Nyquist bin is an interior one of the output.
+        resized(
+            case("tucker", Tucker, false, &[3, 4, 5, 3], &[2, 3, 4, 2], &[8, 8]),
+            "tucker 2d resized",
+            13,
+        ),
+        resized(
+            case("tucker", Tucker, false, &[3, 4, 5, 5], &[2, 3, 4, 2], &[8, 8]),
+            "tucker 2d resized past the input's Nyquist bin",
+            16,
         ),
         case("cp 2d", Cp, false, &[3, 4, 5, 3], &[5], &[10, 7]),
         case("cp 1d", Cp, false, &[4, 3, 6], &[3], &[13]),
@@ -170,7 +193,7 @@ fn problem(case: &Case) -> Problem {
         cin: c,
         cout,
         input: case.grid.clone(),
-        output: case.grid.clone(),
+        output: case.output.clone(),
         modes: modes(&case.form).to_vec(),
         forward_scale: case.grid.iter().map(|&n| 1.0 / n as f64).collect(),
         inverse_scale: vec![1.0; dims],
@@ -228,8 +251,8 @@ fn to_vec<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
     t.into_data().convert::<f64>().to_vec().unwrap()
 }
 
-fn spec(form: &WeightForm) -> SpectralConvSpec {
-    SpectralConvSpec::new(modes(form))
+fn spec(case: &Case) -> SpectralConvSpec {
+    SpectralConvSpec::new(modes(&case.form)).output_size(&case.output)
 }
 
 /// `factorized_spectral_conv` on `B` through `imp` of `x` and `bias` (flat),
@@ -243,7 +266,7 @@ fn convolve<B: SpectralConvBackend>(
 ) -> Tensor<B, 1> {
     let mut shape = vec![case.batch, case.form.shape[0]];
     shape.extend(&case.grid);
-    let spec = spec(&case.form);
+    let spec = spec(case);
     macro_rules! conv {
         ($d:literal) => {
             factorized_spectral_conv(
@@ -346,7 +369,7 @@ fn factorized_gradients_match_the_reference_path_and_finite_differences() {
     let seed = fresh_seed();
     for case in cases() {
         let (p, values, x, bias) = case_inputs(&case, seed);
-        let r = uniform(case.batch * p.cout * case.grid.iter().product::<usize>(), seed + 3);
+        let r = uniform(case.batch * p.cout * case.output.iter().product::<usize>(), seed + 3);
         let names = || {
             ["x".to_string(), "bias".to_string()]
                 .into_iter()

@@ -186,7 +186,11 @@ fn tf32_reaches_the_forward_and_the_input_gradient_on_cuda() {
             let ok = if tf32 { (1e-5..3e-3).contains(&e) } else { e < 1e-5 };
             assert!(ok, "{precision:?} {name}: {e:e} (seed {seed})");
         }
-        assert!(errors[2] < 1e-5, "{precision:?} weight gradient: {:e} (seed {seed})", errors[2]);
+        assert!(
+            errors[2] < 1e-5,
+            "{precision:?} weight gradient: {:e} (seed {seed})",
+            errors[2]
+        );
     }
 }
 
