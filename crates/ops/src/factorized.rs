@@ -25,6 +25,7 @@ use crate::backend::SpectralConvBackend;
 use crate::kernel_path::{dc_bias, precision_of};
 use crate::mode_chain::{add_at_mode, spectral_chain, ChainTransforms};
 use crate::mode_mix::{mode_mix, ModeMix};
+use crate::rounding::in_dtype;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, WeightLayout};
 use crate::spectral_conv;
 use crate::spectrum::{retained_spectrum, spectrum_to_grid};
@@ -267,12 +268,8 @@ impl<B: SpectralConvBackend> FactorizedWeight<B> {
         if self.form.separable {
             let w = w.pairs.reshape([channels, 1, k, 2]);
             let eye = Tensor::<B, 2>::eye(channels, &w.device()).reshape([channels, channels, 1, 1]);
-            let eye = if eye.dtype() == w.dtype() {
-                eye
-            } else {
-                eye.cast(w.dtype())
-            };
-            w * eye
+            let dtype = w.dtype();
+            w * in_dtype(eye, dtype)
         } else {
             w.pairs.reshape([channels, self.form.shape[1], k, 2])
         }
@@ -444,9 +441,8 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
             let transforms = ChainTransforms {
                 spec: used,
                 input_grid: shapes.input.clone(),
-                input_precision: precision,
                 output_grid: shapes.output.clone(),
-                output_precision: precision,
+                precision,
             };
             spectral_chain(x, weights, [ModeMix::Forward; 3], bias, &transforms)?
         }

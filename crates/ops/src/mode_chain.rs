@@ -30,6 +30,7 @@ use crate::backend::SpectralConvBackend;
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand};
 use crate::mode_mix::{ModeMix, ModeMixBackend, Operand};
+use crate::rounding::in_dtype;
 use crate::spec::{SpectralConvSpec, SpectralError};
 use crate::spectrum::{bin_weights, Pass};
 use fno_kernels::precision::Precision;
@@ -112,18 +113,8 @@ pub(crate) fn add_at_mode<B: Backend>(y: Tensor<B, 4>, bias: Tensor<B, 1>, at: M
     let mut one_hot = vec![0f32; 2 * modes];
     one_hot[2 * at.mode] = at.factor;
     let one_hot = Tensor::<B, 4>::from_data(TensorData::new(one_hot, [1, 1, modes, 2]), &y.device());
-    let one_hot = if one_hot.dtype() == y.dtype() {
-        one_hot
-    } else {
-        one_hot.cast(y.dtype())
-    };
-    let bias = bias.reshape([1, channels, 1, 1]);
-    let bias = if bias.dtype() == y.dtype() {
-        bias
-    } else {
-        bias.cast(y.dtype())
-    };
-    y + bias * one_hot
+    let dtype = y.dtype();
+    y + in_dtype(bias.reshape([1, channels, 1, 1]), dtype) * in_dtype(one_hot, dtype)
 }
 
 /// The chain as one launch, f32 throughout; step by step where a step's
@@ -391,14 +382,14 @@ pub(crate) fn autodiff_chain<B: ModeMixBackend, C: CheckpointStrategy>(
 }
 
 /// The transforms around a chain ([`spectral_chain`]): `spec` with the modes
-/// the grids use, the input's grid and value precision, the output's.
+/// the grids use, the input's and the output's grids, and the precision both
+/// grids' values hold.
 #[derive(Clone, Debug)]
 pub struct ChainTransforms {
     pub spec: SpectralConvSpec,
     pub input_grid: Vec<usize>,
-    pub input_precision: Precision,
     pub output_grid: Vec<usize>,
-    pub output_precision: Precision,
+    pub precision: Precision,
 }
 
 /// `x: [B, C₀, *grid]` through its retained spectrum, the chain
@@ -436,7 +427,7 @@ pub(crate) fn spectral_chain_by_steps<B: SpectralConvBackend>(
         input_sum: None,
     };
     let y_hat = B::mode_mix_chain(x_hat, weights, mixes, bias, extras).y;
-    B::spectrum_to_grid(y_hat, &t.output_grid, &t.spec, Pass::Forward, t.output_precision)
+    B::spectrum_to_grid(y_hat, &t.output_grid, &t.spec, Pass::Forward, t.precision)
 }
 
 /// The chain between the transforms as one node: its backward runs both
@@ -472,7 +463,7 @@ impl<B: SpectralConvBackend> Backward<B, 5> for TransformedChainBackward {
             &self.bins,
         );
         let gx = gx_hat.map(|s| {
-            B::spectrum_to_grid(s, &t.input_grid, &t.spec, Pass::AdjointUnweighted, t.input_precision)
+            B::spectrum_to_grid(s, &t.input_grid, &t.spec, Pass::AdjointUnweighted, t.precision)
                 .unwrap_or_else(|e| fail(e))
         });
         for (parent, grad) in ops.parents.iter().zip([gx, gw1, gw2, gw3, gbias]) {
@@ -514,7 +505,7 @@ pub(crate) fn autodiff_spectral_chain<B: SpectralConvBackend, C: CheckpointStrat
         bias.as_ref().map(|b| b.primitive.clone()),
         extras,
     );
-    let y = B::spectrum_to_grid(out.y, &t.output_grid, &t.spec, Pass::Forward, t.output_precision)?;
+    let y = B::spectrum_to_grid(out.y, &t.output_grid, &t.spec, Pass::Forward, t.precision)?;
     let op = TransformedChainBackward {
         chain: ChainBackward { mixes, bias_at },
         transforms: t.clone(),

@@ -24,6 +24,7 @@ use fno_kernels::cgemm::{span, spectral, CgemmProblem, Strides};
 use crate::graph::record;
 use crate::kernel_path::{cast_to, empty, weight_operand, weight_strides};
 use crate::mode_chain::{autodiff_chain, chain_by_kernel, chain_by_steps, ChainExtras, ChainOutput};
+use crate::spectrum::scale_bins;
 
 /// The operands of a contraction's gradients: its two and the output's gradient.
 #[derive(Clone, Copy, Debug)]
@@ -109,7 +110,8 @@ pub trait ModeMixBackend: Backend {
 
     /// The gradient of the weight `w` of a `Forward` or `GradInput`
     /// contraction, `GradWeight` of `(a, u)` with mode `k`'s product times
-    /// `scale[k % scale.len()]` (empty: none): summed over the modes where `w`
+    /// `scale[k % scale.len()]` (empty: none; else its length divides the
+    /// modes, as a last axis's bins do): summed over the modes where `w`
     /// is shared by every mode, and laid out as `w` where the backend can (so
     /// the gradient of a factor's transposed view needs no copy).
     fn weight_gradient(
@@ -121,12 +123,7 @@ pub trait ModeMixBackend: Backend {
         let shared = is_shared(ModeMix::Forward, &a.shape(), &w.shape());
         let mut grad = Self::mode_mix(a, u, ModeMix::GradWeight);
         if !scale.is_empty() {
-            let g = Tensor::<Self, 4>::from_primitive(TensorPrimitive::Float(grad));
-            let modes = g.dims()[2];
-            let per_mode: Vec<f32> = (0..modes).map(|k| scale[k % scale.len()]).collect();
-            let s = Tensor::<Self, 1>::from_floats(per_mode.as_slice(), &g.device()).reshape([1, 1, modes, 1]);
-            let s = if s.dtype() == g.dtype() { s } else { s.cast(g.dtype()) };
-            grad = (g * s).into_primitive().tensor();
+            grad = scale_bins::<Self>(grad, scale.to_vec(), false);
         }
         if shared {
             sum_modes::<Self>(grad)

@@ -3,8 +3,17 @@
 //! where the kernels store them in half precision.
 
 use burn::tensor::backend::Backend;
-use burn::tensor::Tensor;
+use burn::tensor::{DType, Tensor};
 use fno_kernels::precision::Precision;
+
+/// `t` holding `dtype`: itself where it does already, else cast.
+pub(crate) fn in_dtype<B: Backend, const D: usize>(t: Tensor<B, D>, dtype: DType) -> Tensor<B, D> {
+    if t.dtype() == dtype {
+        t
+    } else {
+        t.cast(dtype)
+    }
+}
 
 /// `t` rounded to the nearest value `precision` holds (ties to even), with
 /// gradients passed straight through (as a cast's are). Subnormals round to

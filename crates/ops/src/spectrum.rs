@@ -26,6 +26,7 @@ use fno_kernels::precision::Precision;
 use crate::backend::SpectralConvBackend;
 use crate::graph::record;
 use crate::kernel_path::{adjoint_norm, hermitian_weights, padded_irfft, precision_of, truncated_rfft};
+use crate::rounding::in_dtype;
 use crate::spec::{SpectralConvSpec, SpectralError, FORWARD_ORDER, INVERSE_ORDER};
 
 /// Which way a transform runs: as the convolution applies it, or as the
@@ -63,14 +64,15 @@ pub fn spectrum_to_grid<B: SpectralConvBackend, const D: usize>(
     Ok(Tensor::from_primitive(TensorPrimitive::Float(y)))
 }
 
-/// `[.., m_last, 2]` spectra times (or over) a weight per bin of the last dim.
-fn scale_bins<B: Backend>(s: FloatTensor<B>, bins: Vec<f32>, divide: bool) -> FloatTensor<B> {
+/// `[.., m_last, 2]` spectra (or anything whose last dim but one repeats
+/// `bins.len()` values) times (or over) a weight per bin of the last dim.
+pub(crate) fn scale_bins<B: Backend>(s: FloatTensor<B>, bins: Vec<f32>, divide: bool) -> FloatTensor<B> {
     let shape = s.shape().to_vec();
     let m = bins.len();
     let rows = shape.iter().product::<usize>() / (2 * m);
     let s = Tensor::<B, 3>::from_primitive(TensorPrimitive::Float(B::float_reshape(s, Shape::new([rows, m, 2]))));
     let w = Tensor::<B, 1>::from_floats(bins.as_slice(), &s.device()).reshape([1, m, 1]);
-    let w = if w.dtype() == s.dtype() { w } else { w.cast(s.dtype()) };
+    let w = in_dtype(w, s.dtype());
     let scaled = if divide { s / w } else { s * w };
     B::float_reshape(scaled.into_primitive().tensor(), Shape::from(shape))
 }
