@@ -288,33 +288,50 @@ fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<St
     }
 }
 
+/// A checkpoint's configuration (from `config` or, when absent, from the
+/// file's metadata, as our checkpoints carry it) and its tensors by
+/// neuraloperator's names, every name and shape checked against that
+/// configuration: what any engine builds an FNO from.
+pub fn checked_tensors(
+    bytes: &[u8],
+    config: Option<&FnoConfig>,
+) -> Result<(FnoConfig, HashMap<String, StoredTensor>), ModelError> {
+    let file = SafeTensorsFile::parse(bytes)?;
+    let config = match config {
+        Some(c) => c.clone(),
+        None => {
+            let json = file.metadata.get("config").ok_or_else(|| {
+                bad("the checkpoint carries no configuration; pass the config.json it was trained with")
+            })?;
+            FnoConfig::from_json(json)?
+        }
+    };
+    config.validate()?;
+    let tensors = matched_tensors(&config, &file)?;
+    Ok((config, tensors))
+}
+
+/// The name of layer `layer`'s stored spectral tensor `name` (one of
+/// [`fno_ops::WeightForm::tensors`]' names).
+pub fn spectral_tensor_name(layer: usize, name: &str) -> String {
+    format!("{}.{name}", spectral_weight_prefix(layer))
+}
+
 impl<B: SpectralConvBackend> Fno<B> {
     /// Loads a safetensors checkpoint. The configuration comes from `config`
     /// or, when absent, from the file's metadata (our own checkpoints).
     pub fn load_safetensors(bytes: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, ModelError> {
-        let file = SafeTensorsFile::parse(bytes)?;
-        let config = match config {
-            Some(c) => c.clone(),
-            None => {
-                let json = file.metadata.get("config").ok_or_else(|| {
-                    bad("the checkpoint carries no configuration; pass the config.json it was trained with")
-                })?;
-                FnoConfig::from_json(json)?
-            }
-        };
         // Everything the file holds is checked against the validated
         // configuration before the model is allocated.
-        config.validate()?;
-        let mut tensors = matched_tensors(&config, &file)?;
+        let (config, mut tensors) = checked_tensors(bytes, config)?;
         let mut model = Fno::new(&config, device)?;
         let form = model.weight_form().clone();
         let spectral: Vec<Vec<Param<Tensor<B, 2>>>> = (0..config.n_layers)
             .map(|i| {
-                let prefix = spectral_weight_prefix(i);
                 form.tensors()
                     .iter()
                     .map(|(name, shape)| {
-                        let t = tensors.remove(&format!("{prefix}.{name}")).expect("matched above");
+                        let t = tensors.remove(&spectral_tensor_name(i, name)).expect("matched above");
                         let values = t.data.len();
                         let flat = Tensor::from_data(TensorData::new(t.data, [values]), device);
                         Param::from_tensor(factorized::stored_tensor(flat, shape))
@@ -384,7 +401,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         mlp("lifting", &self.lifting, &mut put);
         for (i, block) in self.blocks.iter().enumerate() {
             for ((name, _), w) in self.weight_form().tensors().iter().zip(&block.spectral_weights) {
-                let name = format!("{}.{name}", spectral_weight_prefix(i));
+                let name = spectral_tensor_name(i, name);
                 put(name.clone(), flat(w), shape(&name));
                 complex.push(name);
             }

@@ -37,8 +37,8 @@ use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
 use crate::spec::{
-    norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout, FORWARD_ORDER,
-    INVERSE_ORDER,
+    adjoint_norm, hermitian_weights, norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes,
+    WeightLayout, FORWARD_ORDER, INVERSE_ORDER,
 };
 use crate::spectrum::{cube_retained_spectrum, cube_spectrum_to_grid, Pass};
 
@@ -90,16 +90,6 @@ pub(crate) fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTen
         return t;
     }
     burn_cubecl::kernel::cast(t, dtype)
-}
-
-/// The forward's complement: the norm whose forward scale is `norm`'s inverse
-/// scale and whose inverse scale is `norm`'s forward scale (for adjoints).
-pub(crate) fn adjoint_norm(norm: Norm) -> Norm {
-    match norm {
-        Norm::Forward => Norm::Backward,
-        Norm::Backward => Norm::Forward,
-        Norm::Ortho => Norm::Ortho,
-    }
 }
 
 fn spatial_axes(dims: usize) -> Vec<isize> {
@@ -238,13 +228,6 @@ fn cgemm<R: CubeRuntime>(
         problem.check(client, &a.handle, &b.handle, c, bias, tolerance, &record);
     }
     Ok(out)
-}
-
-/// irfft weights of the last spatial dim: 1 for DC and Nyquist, 2 between.
-pub(crate) fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
-    (0..bins)
-        .map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 })
-        .collect()
 }
 
 /// Where the bias goes in the contracted spectrum `[B, Cout, *modes]`: the

@@ -255,3 +255,22 @@ pub fn norm_scales(norm: Norm, n_in: usize, n_out: usize) -> (f64, f64) {
         Norm::Ortho => (1.0 / (n_in as f64).sqrt(), 1.0 / (n_out as f64).sqrt()),
     }
 }
+
+/// The forward's complement: the norm whose forward scale is `norm`'s inverse
+/// scale and whose inverse scale is `norm`'s forward scale (for adjoints).
+pub fn adjoint_norm(norm: Norm) -> Norm {
+    match norm {
+        Norm::Forward => Norm::Backward,
+        Norm::Backward => Norm::Forward,
+        Norm::Ortho => Norm::Ortho,
+    }
+}
+
+/// irfft weights of `bins` bins of a real axis of length `n`: 1 for DC and
+/// Nyquist, 2 between (a real inverse counts the others twice); the adjoints
+/// of the truncated transforms weigh the last axis's bins by them.
+pub fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
+    (0..bins)
+        .map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 })
+        .collect()
+}

@@ -25,9 +25,9 @@ use fno_kernels::precision::Precision;
 
 use crate::backend::SpectralConvBackend;
 use crate::graph::record;
-use crate::kernel_path::{adjoint_norm, hermitian_weights, padded_irfft, precision_of, truncated_rfft};
+use crate::kernel_path::{padded_irfft, precision_of, truncated_rfft};
 use crate::rounding::in_dtype;
-use crate::spec::{SpectralConvSpec, SpectralError, FORWARD_ORDER, INVERSE_ORDER};
+use crate::spec::{adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, FORWARD_ORDER, INVERSE_ORDER};
 
 /// Which way a transform runs: as the convolution applies it, or as the
 /// adjoint of the other transform (the backward).

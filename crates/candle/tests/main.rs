@@ -1,0 +1,2 @@
+mod model;
+mod spectral;
