@@ -3,7 +3,7 @@
 use burn::tensor::{Tensor, TensorData};
 use fno_ops::SpectralConvBackend;
 
-use crate::{Fno, ModelError};
+use crate::{Fno, FnoConfig, ModelError};
 
 /// Runs `model` on `x` (`[N, in_channels, *grid]`, row-major f32) in batches of
 /// at most `batch_size` samples; `progress(done, total)` after each batch.
@@ -14,9 +14,25 @@ pub fn infer<B: SpectralConvBackend>(
     shape: &[usize],
     batch_size: usize,
     device: &B::Device,
-    mut progress: impl FnMut(usize, usize),
+    progress: impl FnMut(usize, usize),
 ) -> Result<Vec<f32>, ModelError> {
-    let cfg = model.config();
+    check_input(model.config(), x, shape, batch_size)?;
+    in_batches(x, shape, batch_size, progress, |chunk, batch_shape| {
+        let chunk = TensorData::new(chunk.to_vec(), batch_shape);
+        let y = match shape.len() {
+            3 => model.forward(Tensor::<B, 3>::from_data(chunk, device))?.into_data(),
+            4 => model.forward(Tensor::<B, 4>::from_data(chunk, device))?.into_data(),
+            _ => model.forward(Tensor::<B, 5>::from_data(chunk, device))?.into_data(),
+        };
+        y.convert::<f32>()
+            .to_vec::<f32>()
+            .map_err(|e| ModelError::Input(format!("reading the output back: {e:?}")))
+    })
+}
+
+/// Checks that `x` holds `shape`, a non-empty `[N, in_channels, *grid]` input
+/// of a model of `cfg`, and that `batch_size` is positive.
+pub fn check_input(cfg: &FnoConfig, x: &[f32], shape: &[usize], batch_size: usize) -> Result<(), ModelError> {
     if shape.len() != cfg.dims() + 2 {
         return Err(ModelError::Input(format!(
             "input of shape {shape:?}: a {}-D FNO takes [samples, {} channels, {} grid dims]",
@@ -36,6 +52,20 @@ pub fn infer<B: SpectralConvBackend>(
             "input of shape {shape:?}: samples, channels and every grid dim must be non-empty"
         )));
     }
+    Ok(())
+}
+
+/// `run(values, shape)` on consecutive batches of at most `batch_size`
+/// samples of `x` (`shape`, checked by [`check_input`]), its outputs
+/// concatenated; `progress(done, total)` after each batch. Any engine's
+/// model runs through it.
+pub fn in_batches<E>(
+    x: &[f32],
+    shape: &[usize],
+    batch_size: usize,
+    mut progress: impl FnMut(usize, usize),
+    mut run: impl FnMut(&[f32], Vec<usize>) -> Result<Vec<f32>, E>,
+) -> Result<Vec<f32>, E> {
     let samples = shape[0];
     let per_sample: usize = shape[1..].iter().product();
     let mut out = Vec::new();
@@ -44,17 +74,7 @@ pub fn infer<B: SpectralConvBackend>(
         let n = batch_size.min(samples - done);
         let mut batch_shape = shape.to_vec();
         batch_shape[0] = n;
-        let chunk = TensorData::new(x[done * per_sample..(done + n) * per_sample].to_vec(), batch_shape);
-        let y = match shape.len() {
-            3 => model.forward(Tensor::<B, 3>::from_data(chunk, device))?.into_data(),
-            4 => model.forward(Tensor::<B, 4>::from_data(chunk, device))?.into_data(),
-            _ => model.forward(Tensor::<B, 5>::from_data(chunk, device))?.into_data(),
-        };
-        out.extend(
-            y.convert::<f32>()
-                .to_vec::<f32>()
-                .map_err(|e| ModelError::Input(format!("reading the output back: {e:?}")))?,
-        );
+        out.extend(run(&x[done * per_sample..(done + n) * per_sample], batch_shape)?);
         done += n;
         progress(done, samples);
     }

@@ -28,6 +28,19 @@ pub fn training_state(checkpoint: &[u8]) -> Result<Option<TrainingState>, TrainE
         .transpose()
 }
 
+/// The input and output normalisers a checkpoint of `fno train` carries
+/// (none for other checkpoints).
+pub fn checkpoint_normalizers(
+    checkpoint: &[u8],
+) -> Result<(Option<UnitGaussianNormalizer>, Option<UnitGaussianNormalizer>), TrainError> {
+    let state = training_state(checkpoint)?;
+    let normalizer = |n: Option<&NormalizerState>| n.map(NormalizerState::normalizer).transpose();
+    Ok((
+        normalizer(state.as_ref().and_then(|s| s.input_normalizer.as_ref()))?,
+        normalizer(state.as_ref().and_then(|s| s.output_normalizer.as_ref()))?,
+    ))
+}
+
 /// A model with the normalisers of its training data, if any.
 pub struct Predictor<B: Backend> {
     pub model: Fno<B>,
@@ -39,13 +52,11 @@ impl<B: SpectralConvBackend> Predictor<B> {
     /// Loads a checkpoint: ours carry their configuration (and, from `fno
     /// train`, their normalisers); neuraloperator exports need `config`.
     pub fn load(checkpoint: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, TrainError> {
-        let state = training_state(checkpoint)?;
-        let model = Fno::<B>::load_safetensors(checkpoint, config, device)?;
-        let normalizer = |n: Option<&NormalizerState>| n.map(NormalizerState::normalizer).transpose();
+        let (input_normalizer, output_normalizer) = checkpoint_normalizers(checkpoint)?;
         Ok(Predictor {
-            model,
-            input_normalizer: normalizer(state.as_ref().and_then(|s| s.input_normalizer.as_ref()))?,
-            output_normalizer: normalizer(state.as_ref().and_then(|s| s.output_normalizer.as_ref()))?,
+            model: Fno::<B>::load_safetensors(checkpoint, config, device)?,
+            input_normalizer,
+            output_normalizer,
         })
     }
 
@@ -82,13 +93,28 @@ pub fn predict<B: SpectralConvBackend>(
     device: &B::Device,
     progress: impl FnMut(usize, usize),
 ) -> Result<Array, TrainError> {
+    let normalizers = (input_normalizer, output_normalizer);
+    predict_with(inputs, normalizers, model.config().out_channels, |x, shape| {
+        Ok(fno_models::infer(model, x, shape, batch_size, device, progress)?)
+    })
+}
+
+/// `run(values, shape)`, any engine's model, on `inputs` `[N, in_channels,
+/// *grid]`: encoded with the input normaliser first, its `[N, out_channels,
+/// *grid]` outputs decoded with the output normaliser after.
+pub fn predict_with(
+    inputs: &Array,
+    (input_normalizer, output_normalizer): (Option<&UnitGaussianNormalizer>, Option<&UnitGaussianNormalizer>),
+    out_channels: usize,
+    run: impl FnOnce(&[f32], &[usize]) -> Result<Vec<f32>, TrainError>,
+) -> Result<Array, TrainError> {
     let mut inputs = inputs.clone();
     if let Some(n) = input_normalizer {
         n.encode(&mut inputs)?;
     }
-    let values = fno_models::infer(model, &inputs.data, &inputs.shape, batch_size, device, progress)?;
+    let values = run(&inputs.data, &inputs.shape)?;
     let mut shape = inputs.shape.clone();
-    shape[1] = model.config().out_channels;
+    shape[1] = out_channels;
     let mut outputs = Array::new(shape, values)?;
     if let Some(n) = output_normalizer {
         n.decode(&mut outputs)?;

@@ -20,7 +20,7 @@ pub mod trainer;
 pub use config::TrainConfig;
 pub use data::PreparedData;
 pub use data_parallel::{train_data_parallel, Replicas};
-pub use inference::Predictor;
+pub use inference::{checkpoint_normalizers, predict_with, Predictor};
 pub use trainer::{check_start, train, RunOptions, Start, TrainObserver, TrainSummary};
 
 #[derive(Debug, thiserror::Error)]

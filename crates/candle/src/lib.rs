@@ -16,5 +16,5 @@ pub mod model;
 pub mod spectral;
 pub mod transform;
 
-pub use model::Fno;
+pub use model::{infer, Fno};
 pub use spectral::spectral_conv;

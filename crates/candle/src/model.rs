@@ -462,3 +462,26 @@ fn unflatten(x: &Tensor, spatial: &[usize]) -> Result<Tensor> {
     let (b, c, _) = x.dims3()?;
     x.reshape([&[b, c][..], spatial].concat())
 }
+
+/// Runs `model` on `x` (`[N, in_channels, *grid]`, row-major f32) in batches
+/// of at most `batch_size` samples of `dtype` on `device`, as
+/// `fno_models::infer` runs the Burn model; `progress(done, total)` after
+/// each batch. Returns `[N, out_channels, *grid]`, row-major.
+pub fn infer(
+    model: &Fno,
+    x: &[f32],
+    shape: &[usize],
+    batch_size: usize,
+    (dtype, device): (DType, &Device),
+    progress: impl FnMut(usize, usize),
+) -> Result<Vec<f32>> {
+    fno_models::infer::check_input(model.config(), x, shape, batch_size).map_err(candle_core::Error::wrap)?;
+    fno_models::infer::in_batches(x, shape, batch_size, progress, |chunk, batch_shape| {
+        let x = Tensor::from_slice(chunk, batch_shape, device)?.to_dtype(dtype)?;
+        model
+            .forward(&x, false)?
+            .to_dtype(DType::F32)?
+            .flatten_all()?
+            .to_vec1::<f32>()
+    })
+}

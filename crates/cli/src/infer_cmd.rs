@@ -4,14 +4,17 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::Array;
-use fno_models::FnoConfig;
+use fno_models::{FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
-use fno_training::Predictor;
+use fno_training::{checkpoint_normalizers, predict_with, Predictor, TrainError};
 
-use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
+use crate::args::{
+    report_faults, run_on, with_settings, BackendArg, BackendJob, FaultToleranceArg, ModelDevice, ModelSettings,
+    SPECTRAL_UNITS,
+};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -39,6 +42,16 @@ pub struct InferArgs {
     /// Samples per forward pass.
     #[arg(long, default_value_t = 16)]
     batch_size: usize,
+    /// The model's engine: Burn (every backend and implementation) or Candle
+    /// (the fno-candle model, on the CPU).
+    #[arg(long, value_enum, default_value_t = Engine::Burn)]
+    engine: Engine,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    Burn,
+    Candle,
 }
 
 pub fn run(args: InferArgs) -> Result<(), String> {
@@ -55,6 +68,9 @@ pub fn run(args: InferArgs) -> Result<(), String> {
     };
     let checkpoint = read(&args.checkpoint)?;
     let (key, input) = fno_datasets::read_input(&args.input, args.input_key.as_deref()).map_err(|e| e.to_string())?;
+    if args.engine == Engine::Candle {
+        return run_candle(&args, &checkpoint, config.as_ref(), input.array, &key);
+    }
     let (backend, imp) = args.device.resolve()?;
     let job = InferJob {
         checkpoint: &checkpoint,
@@ -67,14 +83,89 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         label: args.checkpoint.display().to_string(),
     };
     let (output, denormalised) = run_on(backend, job)?;
-    npy::write(&args.output, &NpyArray::new(output.shape, DType::F32, output.data)).map_err(|e| e.to_string())?;
+    write_output(&args.output, output, denormalised, &format!("{backend}, {imp:?}"))
+}
+
+fn write_output(path: &PathBuf, output: Array, denormalised: bool, ran_on: &str) -> Result<(), String> {
+    npy::write(path, &NpyArray::new(output.shape, DType::F32, output.data)).map_err(|e| e.to_string())?;
     let units = if denormalised {
         ", de-normalised with the training data's statistics"
     } else {
         ""
     };
-    eprintln!("wrote {} ({backend}, {imp:?}{units})", args.output.display());
+    eprintln!("wrote {} ({ran_on}{units})", path.display());
     Ok(())
+}
+
+/// A single-channel model takes `[samples, *grid]` too, as neuraloperator's
+/// files store it; anything else must be `[samples, in_channels, *grid]`.
+fn model_input(mut input: Array, cfg: &FnoConfig, label: &str) -> Result<Array, String> {
+    if input.shape.len() == cfg.dims() + 1 && cfg.in_channels == 1 {
+        input.shape.insert(1, 1);
+    }
+    if input.shape.len() != cfg.dims() + 2 || input.shape[1] != cfg.in_channels {
+        return Err(format!(
+            "{label}: shape {:?}, but the {}-D model takes [samples, {} input channels, {} grid dims]",
+            input.shape,
+            cfg.dims(),
+            cfg.in_channels,
+            cfg.dims()
+        ));
+    }
+    Ok(input)
+}
+
+/// A Candle error's message without the backtrace Candle attaches under
+/// `RUST_BACKTRACE` (the CLI's errors are one line).
+fn one_line(e: candle_core::Error) -> String {
+    match e {
+        candle_core::Error::WithBacktrace { inner, .. } => one_line(*inner),
+        other => other.to_string(),
+    }
+}
+
+/// `fno infer --engine candle`: the fno-candle model on Candle's CPU device.
+fn run_candle(
+    args: &InferArgs,
+    checkpoint: &[u8],
+    config: Option<&FnoConfig>,
+    input: Array,
+    key: &str,
+) -> Result<(), String> {
+    let device = &args.device;
+    let burn_only = [
+        (
+            device.backend != BackendArg::Auto && device.backend != BackendArg::Cpu,
+            "--backend",
+        ),
+        (device.imp.is_some(), "--impl"),
+        (device.matmul_precision.is_some(), "--matmul-precision"),
+        (device.precision.is_some(), "--precision"),
+        (device.fault_tolerance != FaultToleranceArg::Off, "--fault-tolerance"),
+    ];
+    if let Some((_, flag)) = burn_only.iter().find(|(given, _)| *given) {
+        return Err(format!(
+            "{flag} sets the Burn engine; --engine candle runs the Candle model on the CPU in f32"
+        ));
+    }
+    let label = args.checkpoint.display().to_string();
+    let model = fno_candle::Fno::load(checkpoint, config, candle_core::DType::F32, &candle_core::Device::Cpu)
+        .map_err(|e| format!("{label}: {}", one_line(e)))?;
+    let (input_normalizer, output_normalizer) =
+        checkpoint_normalizers(checkpoint).map_err(|e| format!("{label}: {e}"))?;
+    let cfg = model.config();
+    let input = model_input(input, cfg, &format!("{} ('{key}')", args.input.display()))?;
+    let bar = Progress::new("inference", "samples", input.shape[0]);
+    let normalizers = (input_normalizer.as_ref(), output_normalizer.as_ref());
+    let output = predict_with(&input, normalizers, cfg.out_channels, |x, shape| {
+        let on = (candle_core::DType::F32, &candle_core::Device::Cpu);
+        fno_candle::infer(&model, x, shape, args.batch_size, on, |done, _| bar.update(done, ""))
+            .map_err(|e| TrainError::Model(ModelError::Input(format!("the Candle model: {}", one_line(e)))))
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish();
+    let denormalised = input_normalizer.is_some() || output_normalizer.is_some();
+    write_output(&args.output, output, denormalised, "Candle, cpu")
 }
 
 struct InferJob<'a> {
@@ -96,22 +187,7 @@ impl BackendJob for InferJob<'_> {
         let mut predictor =
             Predictor::<B>::load(self.checkpoint, self.config, device).map_err(|e| format!("{}: {e}", self.label))?;
         predictor.model = with_settings::<B>(predictor.model.with_spectral_impl(self.imp), self.settings, device);
-        let cfg = predictor.model.config();
-        let mut input = self.input;
-        // A single-channel model takes [samples, *grid] too, as neuraloperator's files store it.
-        if input.shape.len() == cfg.dims() + 1 && cfg.in_channels == 1 {
-            input.shape.insert(1, 1);
-        }
-        if input.shape.len() != cfg.dims() + 2 || input.shape[1] != cfg.in_channels {
-            return Err(format!(
-                "{}: shape {:?}, but the {}-D model takes [samples, {} input channels, {} grid dims]",
-                self.input_label,
-                input.shape,
-                cfg.dims(),
-                cfg.in_channels,
-                cfg.dims()
-            ));
-        }
+        let input = model_input(self.input, predictor.model.config(), &self.input_label)?;
         let bar = Progress::new("inference", "samples", input.shape[0]);
         let output = predictor
             .predict(&input, self.batch_size, device, |done, _| bar.update(done, ""))

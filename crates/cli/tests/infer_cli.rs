@@ -74,6 +74,37 @@ fn fixture_output_reproduced_on_cpu_and_wgpu() {
     }
 }
 
+/// `--engine candle`: the fno-candle model on the same checkpoints
+/// reproduces PyTorch, in batches.
+#[test]
+fn the_candle_engine_reproduces_the_fixture() {
+    let want = npy::read(fixture("y.npy")).unwrap();
+    for (checkpoint, batch) in [("model.safetensors", "3"), ("model_real.safetensors", "16")] {
+        let out = scratch(&format!("y-candle-{checkpoint}.npy"));
+        let run = infer(&[
+            "--checkpoint",
+            &fixture(checkpoint),
+            "--config",
+            &fixture("config.json"),
+            "--input",
+            &fixture("x.npy"),
+            "--output",
+            out.to_str().unwrap(),
+            "--engine",
+            "candle",
+            "--batch-size",
+            batch,
+        ]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{checkpoint}: {stderr}");
+        assert!(stderr.contains("Candle, cpu"), "{stderr}");
+        let got = npy::read(&out).unwrap();
+        assert_eq!(got.shape, want.shape);
+        let e = rel_l2(&got.data, &want.data);
+        assert!(e <= 1e-5, "{checkpoint}: {e:e}");
+    }
+}
+
 #[test]
 fn bad_requests_are_one_error_line_exit_2_and_no_output() {
     let two_channels = scratch("two-channels.npy");
@@ -115,6 +146,34 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         (
             vec!["--checkpoint", &model, "--input", &x, "--input-key", "a"],
             "no tensor 'a'",
+        ),
+        (
+            vec![
+                "--checkpoint",
+                &model,
+                "--input",
+                &x,
+                "--engine",
+                "candle",
+                "--impl",
+                "fused",
+            ],
+            "--impl sets the Burn engine",
+        ),
+        (
+            vec![
+                "--checkpoint",
+                &model,
+                "--input",
+                two_channels.to_str().unwrap(),
+                "--engine",
+                "candle",
+            ],
+            "input channels",
+        ),
+        (
+            vec!["--checkpoint", &config, "--input", &x, "--engine", "candle"],
+            "runs past the end",
         ),
     ];
     for (args, expected) in cases {

@@ -188,6 +188,28 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
         (mean_l2 - l2).abs() <= 1e-4 * l2 + 1e-5,
         "infer's L2 {mean_l2} vs eval's {l2}"
     );
+    // The Candle engine loads the same checkpoint, normalisers included.
+    let by_candle = dir.join("inferred-candle.npy");
+    let candle = fno(&[
+        "infer",
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--input",
+        data.to_str().unwrap(),
+        "--output",
+        by_candle.to_str().unwrap(),
+        "--engine",
+        "candle",
+        "--batch-size",
+        "2",
+    ]);
+    let (_, err) = text(&candle);
+    assert!(candle.status.success(), "{err}");
+    assert!(err.contains("Candle") && err.contains("de-normalised"), "{err}");
+    let by_candle = npy::read(&by_candle).unwrap();
+    assert_eq!(by_candle.shape, inferred.shape);
+    let e = fno_kernels::testing::relative_l2_f32(&by_candle.data, &inferred.data);
+    assert!(e <= 1e-5, "Candle and Burn differ by {e:e}");
 
     // A fresh run does not train into a finished one's directory.
     let again = train(&[]);
