@@ -1,15 +1,27 @@
-//! The README's Rust example is `examples/burn_user.rs`, which `cargo test`
-//! compiles: the two must not drift apart.
+//! The README's Rust examples are files under `examples/`, which `cargo test`
+//! compiles: each code block marked `<!-- example: PATH -->` must equal its
+//! file.
 
 #[test]
-fn the_readme_shows_the_compiled_example() {
+fn the_readme_shows_the_compiled_examples() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let example = std::fs::read_to_string(root.join("examples/burn_user.rs")).unwrap();
-    let shown = readme
-        .split_once("<!-- example: examples/burn_user.rs -->\n```rust\n")
-        .and_then(|(_, rest)| rest.split_once("```\n"))
-        .map(|(code, _)| code)
-        .expect("the README has the example's code block");
-    assert_eq!(shown, example, "README.md's example differs from examples/burn_user.rs");
+    let marker = "<!-- example: ";
+    let blocks: Vec<(&str, &str)> = readme
+        .split(marker)
+        .skip(1)
+        .map(|rest| {
+            let (path, rest) = rest
+                .split_once(" -->\n```rust\n")
+                .expect("a marker precedes a rust block");
+            let (code, _) = rest.split_once("```\n").expect("the block ends");
+            (path, code)
+        })
+        .collect();
+    let paths: Vec<&str> = blocks.iter().map(|(p, _)| *p).collect();
+    assert_eq!(paths, ["examples/burn_user.rs", "examples/candle_user.rs"]);
+    for (path, shown) in blocks {
+        let example = std::fs::read_to_string(root.join(path)).unwrap();
+        assert_eq!(shown, example, "README.md's example differs from {path}");
+    }
 }
