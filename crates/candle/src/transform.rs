@@ -71,7 +71,24 @@ fn spatial_axes(dims: usize) -> Vec<isize> {
     (0..dims as isize).map(|d| d - dims as isize).collect()
 }
 
-fn plan(desc: FftDesc) -> Result<FftPlan> {
+/// The shared FFT plan of a truncated R2C (forward) or zero-padded C2R
+/// (inverse) over the trailing `modes.len()` dims of `shape`, of `lengths`.
+fn plan(
+    shape: &[usize],
+    kind: FftKind,
+    modes: &[usize],
+    lengths: &[usize],
+    (norm, order): (Norm, ModeOrder),
+) -> Result<FftPlan> {
+    let direction = match kind {
+        FftKind::R2C => Direction::Forward,
+        _ => Direction::Inverse,
+    };
+    let desc = FftDesc::new(shape, &spatial_axes(modes.len()), kind, direction)
+        .modes(modes)
+        .lengths(lengths)
+        .norm(norm)
+        .mode_order(order);
     FftPlan::new(desc).map_err(candle_core::Error::wrap)
 }
 
@@ -148,14 +165,8 @@ impl CustomOp1 for RetainedSpectrum {
         let dims = layout.dims();
         self.check(dims)?;
         let grid = &dims[2..];
-        let (norm, order) = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
-        let fft = plan(
-            FftDesc::new(dims, &spatial_axes(grid.len()), FftKind::R2C, Direction::Forward)
-                .modes(&self.modes)
-                .lengths(grid)
-                .norm(norm)
-                .mode_order(order),
-        )?;
+        let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
+        let fft = plan(dims, FftKind::R2C, &self.modes, grid, scaling)?;
         let out = with_floats(
             storage,
             layout,
@@ -214,20 +225,9 @@ impl CustomOp1 for SpectrumToGrid {
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
         let dims = layout.dims();
         self.check(dims)?;
-        let (norm, order) = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
+        let scaling = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
         let logical = [&dims[..2], &self.modes[..]].concat();
-        let fft = plan(
-            FftDesc::new(
-                &logical,
-                &spatial_axes(self.grid.len()),
-                FftKind::C2R,
-                Direction::Inverse,
-            )
-            .modes(&self.modes)
-            .lengths(&self.grid)
-            .norm(norm)
-            .mode_order(order),
-        )?;
+        let fft = plan(&logical, FftKind::C2R, &self.modes, &self.grid, scaling)?;
         let out = with_floats(
             storage,
             layout,

@@ -13,25 +13,26 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarBuilder, VarMap};
 use fno_kernels::testing::{fresh_seed, relative_l2, relative_l2_f32, uniform};
 use fno_models::FnoConfig;
 
-const FIXTURES: [&str; 12] = [
-    "fno1d_odd_modes_identity_linear_groupnorm_padded",
-    "fno2d_softgating_instancenorm_nogrid_c64",
-    "fno3d_no_channel_mlp_tanh",
-    "fno2d_preactivation_padded_single_lifting",
-    "fno2d_tucker",
-    "fno1d_cp",
-    "fno3d_tt_reconstructed",
-    "fno2d_separable",
-    "ours_tfno_tucker",
-    "ours_tfno_cp",
-    "ours_tfno_tt",
-    "ours_separable_cp",
-];
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/tests/fixtures")
+}
 
 fn fixture(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models/tests/fixtures")
-        .join(case)
+    fixtures_dir().join(case)
+}
+
+/// Every model fixture: a directory with a checkpoint and PyTorch's output.
+fn fixtures() -> Vec<String> {
+    let mut cases: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("model.safetensors").exists() && p.join("y.npy").exists())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    cases.sort();
+    // neuraloperator's configurations and our TFNO exports (models/tests/neuralop_configurations.rs).
+    assert_eq!(cases.len(), 12, "{cases:?}");
+    cases
 }
 
 fn shared_fixture() -> PathBuf {
@@ -67,8 +68,8 @@ fn pytorch_output(dir: &Path) -> Vec<f32> {
 
 #[test]
 fn every_fixture_reproduces_pytorch() {
-    for case in FIXTURES {
-        let dir = fixture(case);
+    for case in fixtures() {
+        let dir = fixture(&case);
         let want = pytorch_output(&dir);
         for dtype in [DType::F32, DType::F64] {
             let (got, _) = candle_output(&dir, "model.safetensors", dtype);

@@ -1,9 +1,9 @@
 //! `fno infer` end to end on neuraloperator's fixture checkpoint
 //! (../shared/fixtures/neuralop/fno2d_small): PyTorch's output reproduced on the
-//! CPU (reference path) and on wgpu (kernel path), in batches, from float32 and
-//! float64 inputs, and the error contract (one line, exit code 2, nothing
-//! written; clap's own usage errors list the accepted values). Checkpoints of
-//! `fno train` are covered in train_cli.rs.
+//! CPU (reference path), on wgpu (kernel path) and by the Candle engine, in
+//! batches, from float32 and float64 inputs, and the error contract (one line,
+//! exit code 2, nothing written; clap's own usage errors list the accepted
+//! values). Checkpoints of `fno train` are covered in train_cli.rs.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -34,74 +34,38 @@ fn infer(args: &[&str]) -> std::process::Output {
 }
 
 /// Also under checksums (`--fault-tolerance correct`): the same output, and
-/// the counts reported (none on a fault-free run).
+/// the counts reported (none on a fault-free run); and by the Candle engine
+/// (`candle` in place of an implementation: `--engine candle`).
 #[test]
-fn fixture_output_reproduced_on_cpu_and_wgpu() {
+fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
     let want = npy::read(fixture("y.npy")).unwrap();
     for (checkpoint, backend, imp, batch, tolerance) in [
         ("model.safetensors", "cpu", "reference", "3", "off"),
         ("model_real.safetensors", "wgpu", "unfused", "16", "off"),
         ("model_real.safetensors", "wgpu", "unfused", "5", "correct"),
         ("model_real.safetensors", "wgpu", "reference", "2", "off"),
+        ("model.safetensors", "cpu", "candle", "3", "off"),
+        ("model_real.safetensors", "cpu", "candle", "16", "off"),
     ] {
-        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}.npy"));
-        let run = infer(&[
-            "--checkpoint",
-            &fixture(checkpoint),
-            "--config",
-            &fixture("config.json"),
-            "--input",
-            &fixture("x.npy"),
-            "--output",
-            out.to_str().unwrap(),
-            "--backend",
-            backend,
-            "--impl",
-            imp,
-            "--batch-size",
-            batch,
-            "--fault-tolerance",
-            tolerance,
-        ]);
+        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}-{checkpoint}.npy"));
+        let (checkpoint_path, config, x) = (fixture(checkpoint), fixture("config.json"), fixture("x.npy"));
+        let mut args = vec!["--checkpoint", &checkpoint_path, "--config", &config, "--input", &x];
+        args.extend(["--output", out.to_str().unwrap(), "--batch-size", batch]);
+        if imp == "candle" {
+            args.extend(["--engine", "candle"]);
+        } else {
+            args.extend(["--backend", backend, "--impl", imp, "--fault-tolerance", tolerance]);
+        }
+        let run = infer(&args);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{checkpoint} {backend} {imp}: {stderr}");
         let reported = stderr.contains("fault tolerance (Correct): 0 detected, 0 corrected");
         assert_eq!(reported, tolerance == "correct", "{stderr}");
+        assert_eq!(stderr.contains("Candle, cpu"), imp == "candle", "{stderr}");
         let got = npy::read(&out).unwrap();
         assert_eq!(got.shape, want.shape);
         let e = rel_l2(&got.data, &want.data);
         assert!(e <= 1e-5, "{checkpoint} {backend} {imp}: {e:e}");
-    }
-}
-
-/// `--engine candle`: the fno-candle model on the same checkpoints
-/// reproduces PyTorch, in batches.
-#[test]
-fn the_candle_engine_reproduces_the_fixture() {
-    let want = npy::read(fixture("y.npy")).unwrap();
-    for (checkpoint, batch) in [("model.safetensors", "3"), ("model_real.safetensors", "16")] {
-        let out = scratch(&format!("y-candle-{checkpoint}.npy"));
-        let run = infer(&[
-            "--checkpoint",
-            &fixture(checkpoint),
-            "--config",
-            &fixture("config.json"),
-            "--input",
-            &fixture("x.npy"),
-            "--output",
-            out.to_str().unwrap(),
-            "--engine",
-            "candle",
-            "--batch-size",
-            batch,
-        ]);
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.success(), "{checkpoint}: {stderr}");
-        assert!(stderr.contains("Candle, cpu"), "{stderr}");
-        let got = npy::read(&out).unwrap();
-        assert_eq!(got.shape, want.shape);
-        let e = rel_l2(&got.data, &want.data);
-        assert!(e <= 1e-5, "{checkpoint}: {e:e}");
     }
 }
 

@@ -144,18 +144,14 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
 
     // `fno infer` on the same inputs returns the de-normalised predictions
     // `fno eval` scored.
+    let infer_to = |output: &std::path::Path, engine: &[&str]| {
+        let mut args = vec!["infer", "--checkpoint", checkpoint.to_str().unwrap()];
+        args.extend(["--input", data.to_str().unwrap(), "--output", output.to_str().unwrap()]);
+        args.extend(engine);
+        fno(&args)
+    };
     let inferred = dir.join("inferred.npy");
-    let infer = fno(&[
-        "infer",
-        "--checkpoint",
-        checkpoint.to_str().unwrap(),
-        "--input",
-        data.to_str().unwrap(),
-        "--output",
-        inferred.to_str().unwrap(),
-        "--backend",
-        "cpu",
-    ]);
+    let infer = infer_to(&inferred, &["--backend", "cpu"]);
     let (_, err) = text(&infer);
     assert!(infer.status.success(), "{err}");
     assert!(err.contains("de-normalised"), "{err}");
@@ -190,19 +186,7 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
     );
     // The Candle engine loads the same checkpoint, normalisers included.
     let by_candle = dir.join("inferred-candle.npy");
-    let candle = fno(&[
-        "infer",
-        "--checkpoint",
-        checkpoint.to_str().unwrap(),
-        "--input",
-        data.to_str().unwrap(),
-        "--output",
-        by_candle.to_str().unwrap(),
-        "--engine",
-        "candle",
-        "--batch-size",
-        "2",
-    ]);
+    let candle = infer_to(&by_candle, &["--engine", "candle", "--batch-size", "2"]);
     let (_, err) = text(&candle);
     assert!(candle.status.success(), "{err}");
     assert!(err.contains("Candle") && err.contains("de-normalised"), "{err}");
