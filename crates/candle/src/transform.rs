@@ -14,7 +14,8 @@ use rustfft::num_traits::Float;
 use rustfft::FftNum;
 
 /// Which way a transform runs: as the convolution applies it, or as the
-/// adjoint of the other transform (the backward).
+/// adjoint of the other transform (the backward: the complementary norm and
+/// the other mode order; the ops' callers weigh the last axis's bins).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
     Forward,
@@ -50,21 +51,60 @@ pub struct SpectrumToGrid {
 
 /// The retained spectrum of `x: [B, C, *grid]` with Candle's autograd.
 pub fn retained_spectrum(x: &Tensor, modes: &[usize], norm: Norm) -> Result<Tensor> {
-    x.contiguous()?.apply_op1(RetainedSpectrum {
-        modes: modes.to_vec(),
-        norm,
-        pass: Pass::Forward,
-    })
+    retained(x, modes, norm, Pass::Forward)
 }
 
 /// `s: [B, C, K, 2]` back on `grid`, with Candle's autograd.
 pub fn spectrum_to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm) -> Result<Tensor> {
+    to_grid(s, modes, grid, norm, Pass::Forward)
+}
+
+/// [`RetainedSpectrum`] in `pass`; the adjoint of a real inverse counts the
+/// last axis's interior bins twice.
+fn retained(x: &Tensor, modes: &[usize], norm: Norm, pass: Pass) -> Result<Tensor> {
+    let grid = x.dims()[2..].to_vec();
+    let op = RetainedSpectrum {
+        modes: modes.to_vec(),
+        norm,
+        pass,
+    };
+    let s = x.contiguous()?.apply_op1(op)?;
+    match pass {
+        Pass::Forward => Ok(s),
+        Pass::Adjoint => weigh_bins(&s, modes, &grid, false),
+    }
+}
+
+/// [`SpectrumToGrid`] in `pass`; the adjoint of the truncated forward halves
+/// the last axis's interior bins first.
+fn to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm, pass: Pass) -> Result<Tensor> {
+    let s = match pass {
+        Pass::Forward => s.clone(),
+        Pass::Adjoint => weigh_bins(s, modes, grid, true)?,
+    };
     s.contiguous()?.apply_op1(SpectrumToGrid {
         modes: modes.to_vec(),
         grid: grid.to_vec(),
         norm,
-        pass: Pass::Forward,
+        pass,
     })
+}
+
+/// `s: [B, C, K, 2]` times (or over) the weights of the last axis's bins on
+/// `grid` (1 at frequency 0 and Nyquist, 2 between).
+fn weigh_bins(s: &Tensor, modes: &[usize], grid: &[usize], divide: bool) -> Result<Tensor> {
+    let last = grid.len() - 1;
+    let weights = hermitian_weights(modes[last], grid[last]);
+    let (b, c, k, _) = s.dims4()?;
+    let m = weights.len();
+    let w = Tensor::from_vec(weights, (m, 1), s.device())?.to_dtype(s.dtype())?;
+    let rows = s.reshape((b, c, k / m, m, 2))?;
+    let scaled = if divide {
+        rows.broadcast_div(&w)?
+    } else {
+        rows.broadcast_mul(&w)?
+    };
+    scaled.reshape((b, c, k, 2))
 }
 
 fn spatial_axes(dims: usize) -> Vec<isize> {
@@ -101,16 +141,9 @@ fn norm_and_order(pass: Pass, norm: Norm, forward_order: ModeOrder, adjoint_orde
     }
 }
 
-/// Multiplies (or divides) every (re, im) pair of `[.., m_last, 2]` values by
-/// its last-axis bin's weight.
-fn weigh_bins<T: Float>(values: &mut [T], weights: &[f32], divide: bool) {
-    let m = weights.len();
-    for (pair, v) in values.chunks_exact_mut(2).enumerate() {
-        let w = T::from(weights[pair % m]).expect("a small integer");
-        for part in v {
-            *part = if divide { *part / w } else { *part * w };
-        }
-    }
+/// `fft` on the CPU, in the values' own float type.
+fn run<T: FftNum + Float>(fft: &FftPlan, values: &[T]) -> Result<Vec<T>> {
+    fft.execute_cpu(values).map_err(candle_core::Error::wrap)
 }
 
 /// The contiguous values of a float storage, as `f(values)` of their type.
@@ -141,19 +174,6 @@ impl RetainedSpectrum {
         }
         Ok(())
     }
-
-    fn run<T: FftNum + Float>(&self, fft: &FftPlan, x: &[T], grid: &[usize]) -> Result<Vec<T>> {
-        let mut s = fft.execute_cpu(x).map_err(candle_core::Error::wrap)?;
-        if self.pass == Pass::Adjoint {
-            // The adjoint of a real inverse counts interior bins twice.
-            weigh_bins(
-                &mut s,
-                &hermitian_weights(self.modes[grid.len() - 1], grid[grid.len() - 1]),
-                false,
-            );
-        }
-        Ok(s)
-    }
 }
 
 impl CustomOp1 for RetainedSpectrum {
@@ -167,25 +187,14 @@ impl CustomOp1 for RetainedSpectrum {
         let grid = &dims[2..];
         let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
         let fft = plan(dims, FftKind::R2C, &self.modes, grid, scaling)?;
-        let out = with_floats(
-            storage,
-            layout,
-            self.name(),
-            |x| self.run(&fft, x, grid),
-            |x| self.run(&fft, x, grid),
-        )?;
+        let out = with_floats(storage, layout, self.name(), |v| run(&fft, v), |v| run(&fft, v))?;
         let k = self.modes.iter().product();
         Ok((out, Shape::from((dims[0], dims[1], k, 2))))
     }
 
     fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
-        let back = SpectrumToGrid {
-            modes: self.modes.clone(),
-            grid: arg.dims()[2..].to_vec(),
-            norm: self.norm,
-            pass: self.pass.flip(),
-        };
-        Ok(Some(grad_res.contiguous()?.apply_op1(back)?))
+        let grid = &arg.dims()[2..];
+        Ok(Some(to_grid(grad_res, &self.modes, grid, self.norm, self.pass.flip())?))
     }
 }
 
@@ -201,20 +210,6 @@ impl SpectrumToGrid {
         }
         Ok(())
     }
-
-    fn run<T: FftNum + Float>(&self, fft: &FftPlan, s: &[T]) -> Result<Vec<T>> {
-        let last = self.grid.len() - 1;
-        match self.pass {
-            Pass::Forward => fft.execute_cpu(s),
-            Pass::Adjoint => {
-                // The adjoint of the truncated forward halves interior bins.
-                let mut s = s.to_vec();
-                weigh_bins(&mut s, &hermitian_weights(self.modes[last], self.grid[last]), true);
-                fft.execute_cpu(&s)
-            }
-        }
-        .map_err(candle_core::Error::wrap)
-    }
 }
 
 impl CustomOp1 for SpectrumToGrid {
@@ -228,22 +223,11 @@ impl CustomOp1 for SpectrumToGrid {
         let scaling = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
         let logical = [&dims[..2], &self.modes[..]].concat();
         let fft = plan(&logical, FftKind::C2R, &self.modes, &self.grid, scaling)?;
-        let out = with_floats(
-            storage,
-            layout,
-            self.name(),
-            |s| self.run(&fft, s),
-            |s| self.run(&fft, s),
-        )?;
+        let out = with_floats(storage, layout, self.name(), |v| run(&fft, v), |v| run(&fft, v))?;
         Ok((out, Shape::from([&dims[..2], &self.grid[..]].concat())))
     }
 
     fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
-        let back = RetainedSpectrum {
-            modes: self.modes.clone(),
-            norm: self.norm,
-            pass: self.pass.flip(),
-        };
-        Ok(Some(grad_res.contiguous()?.apply_op1(back)?))
+        Ok(Some(retained(grad_res, &self.modes, self.norm, self.pass.flip())?))
     }
 }
