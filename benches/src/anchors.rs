@@ -30,14 +30,19 @@ const GROUP_MS: f64 = 100.0;
 /// the host's share: the time per call until the group's last call returns
 /// (the launches queued, not yet waited for; a full launch queue holds it
 /// back to the device's pace).
-pub fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut()) -> Measured {
+pub fn median_ms<B: Backend>(device: &B::Device, reps: usize, f: impl FnMut()) -> Measured {
+    median_ms_synced(|| B::sync(device).unwrap(), reps, f)
+}
+
+/// [`median_ms`] on any engine: `sync` waits for the device.
+pub fn median_ms_synced(sync: impl Fn(), reps: usize, mut f: impl FnMut()) -> Measured {
     f();
-    B::sync(device).unwrap();
+    sync();
     let start = Instant::now();
     for _ in 0..2 {
         f();
     }
-    B::sync(device).unwrap();
+    sync();
     let warm_ms = start.elapsed().as_secs_f64() * 1e3 / 2.0;
     let reps = reps.min((GROUP_MS / warm_ms) as usize).max(1);
     let mut times: Vec<Measured> = (0..5)
@@ -47,7 +52,7 @@ pub fn median_ms<B: Backend>(device: &B::Device, reps: usize, mut f: impl FnMut(
                 f();
             }
             let host = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
-            B::sync(device).unwrap();
+            sync();
             Measured {
                 ms: start.elapsed().as_secs_f64() * 1e3 / reps as f64,
                 host_ms: host,

@@ -18,9 +18,11 @@ impl Complex {
     /// Interleaved (re, im) values of complex shape `shape`.
     fn from_pairs(values: Vec<f32>, shape: &[usize], device: &Device) -> Result<Self> {
         let pairs = Tensor::from_vec(values, [shape, &[2]].concat(), device)?;
+        // Contiguous: Candle's CUDA matmul takes no strided operands.
+        let part = |i: usize| pairs.narrow(D::Minus1, i, 1)?.squeeze(D::Minus1)?.contiguous();
         Ok(Complex {
-            re: pairs.narrow(D::Minus1, 0, 1)?.squeeze(D::Minus1)?,
-            im: pairs.narrow(D::Minus1, 1, 1)?.squeeze(D::Minus1)?,
+            re: part(0)?,
+            im: part(1)?,
         })
     }
 

@@ -8,9 +8,11 @@
 //!   safetensors checkpoints as the Burn model (ours and neuraloperator
 //!   exports) and trains with candle-nn's optimisers.
 //!
-//! The ops run on Candle's CPU device. Candle's CUDA device is not wired yet:
-//! the ops answer it with an error naming the op.
+//! The ops run on Candle's CPU device and, with the `cuda` feature, on its
+//! CUDA device through our CubeCL kernels (docs/candle.md).
 
+#[cfg(feature = "cuda")]
+mod cuda;
 mod factorized;
 pub mod model;
 pub mod spectral;

@@ -7,6 +7,8 @@
 //! [`FftPlan::execute_cpu`], in the tensor's own float type (f32 or f64).
 
 use candle_core::backend::BackendStorage;
+#[cfg(feature = "cuda")]
+use candle_core::CudaStorage;
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use fno_ops::spec::{adjoint_norm, hermitian_weights, FORWARD_ORDER, INVERSE_ORDER};
@@ -111,25 +113,31 @@ fn spatial_axes(dims: usize) -> Vec<isize> {
     (0..dims as isize).map(|d| d - dims as isize).collect()
 }
 
-/// The shared FFT plan of a truncated R2C (forward) or zero-padded C2R
-/// (inverse) over the trailing `modes.len()` dims of `shape`, of `lengths`.
-fn plan(
+/// The shared FFT plan's description of a truncated R2C (forward) or
+/// zero-padded C2R (inverse) over the trailing `modes.len()` dims of `shape`,
+/// of `lengths`.
+fn desc(
     shape: &[usize],
     kind: FftKind,
     modes: &[usize],
     lengths: &[usize],
     (norm, order): (Norm, ModeOrder),
-) -> Result<FftPlan> {
+) -> FftDesc {
     let direction = match kind {
         FftKind::R2C => Direction::Forward,
         _ => Direction::Inverse,
     };
-    let desc = FftDesc::new(shape, &spatial_axes(modes.len()), kind, direction)
+    FftDesc::new(shape, &spatial_axes(modes.len()), kind, direction)
         .modes(modes)
         .lengths(lengths)
         .norm(norm)
-        .mode_order(order);
-    FftPlan::new(desc).map_err(candle_core::Error::wrap)
+        .mode_order(order)
+}
+
+/// `desc`'s plan run on the CPU over a float storage.
+fn cpu_execute(desc: FftDesc, storage: &CpuStorage, layout: &Layout, op: &str) -> Result<CpuStorage> {
+    let fft = FftPlan::new(desc).map_err(candle_core::Error::wrap)?;
+    with_floats(storage, layout, op, |v| run(&fft, v), |v| run(&fft, v))
 }
 
 /// The norm and mode order of a transform: a forward transform at `norm` in
@@ -165,14 +173,18 @@ fn with_floats(
 }
 
 impl RetainedSpectrum {
-    fn check(&self, dims: &[usize]) -> Result<()> {
+    /// The transform of an input of shape `dims`, and the output's shape.
+    fn desc(&self, dims: &[usize]) -> Result<(FftDesc, Shape)> {
         if dims.len() != self.modes.len() + 2 {
             candle_core::bail!(
                 "retained spectrum: {} modes for an input of shape {dims:?} ([B, C, *grid])",
                 self.modes.len()
             );
         }
-        Ok(())
+        let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
+        let fft = desc(dims, FftKind::R2C, &self.modes, &dims[2..], scaling);
+        let k = self.modes.iter().product();
+        Ok((fft, Shape::from((dims[0], dims[1], k, 2))))
     }
 }
 
@@ -182,14 +194,14 @@ impl CustomOp1 for RetainedSpectrum {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let dims = layout.dims();
-        self.check(dims)?;
-        let grid = &dims[2..];
-        let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
-        let fft = plan(dims, FftKind::R2C, &self.modes, grid, scaling)?;
-        let out = with_floats(storage, layout, self.name(), |v| run(&fft, v), |v| run(&fft, v))?;
-        let k = self.modes.iter().product();
-        Ok((out, Shape::from((dims[0], dims[1], k, 2))))
+        let (fft, shape) = self.desc(layout.dims())?;
+        Ok((cpu_execute(fft, storage, layout, self.name())?, shape))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> Result<(CudaStorage, Shape)> {
+        let (fft, shape) = self.desc(layout.dims())?;
+        Ok((crate::cuda::execute(fft, storage, layout)?, shape))
     }
 
     fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
@@ -199,7 +211,8 @@ impl CustomOp1 for RetainedSpectrum {
 }
 
 impl SpectrumToGrid {
-    fn check(&self, dims: &[usize]) -> Result<()> {
+    /// The transform of a spectrum of shape `dims`, and the output's shape.
+    fn desc(&self, dims: &[usize]) -> Result<(FftDesc, Shape)> {
         let k: usize = self.modes.iter().product();
         if dims.len() != 4 || dims[2] != k || dims[3] != 2 || self.grid.len() != self.modes.len() {
             candle_core::bail!(
@@ -208,7 +221,10 @@ impl SpectrumToGrid {
                 self.grid.len()
             );
         }
-        Ok(())
+        let scaling = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
+        let logical = [&dims[..2], &self.modes[..]].concat();
+        let fft = desc(&logical, FftKind::C2R, &self.modes, &self.grid, scaling);
+        Ok((fft, Shape::from([&dims[..2], &self.grid[..]].concat())))
     }
 }
 
@@ -218,13 +234,14 @@ impl CustomOp1 for SpectrumToGrid {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let dims = layout.dims();
-        self.check(dims)?;
-        let scaling = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
-        let logical = [&dims[..2], &self.modes[..]].concat();
-        let fft = plan(&logical, FftKind::C2R, &self.modes, &self.grid, scaling)?;
-        let out = with_floats(storage, layout, self.name(), |v| run(&fft, v), |v| run(&fft, v))?;
-        Ok((out, Shape::from([&dims[..2], &self.grid[..]].concat())))
+        let (fft, shape) = self.desc(layout.dims())?;
+        Ok((cpu_execute(fft, storage, layout, self.name())?, shape))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> Result<(CudaStorage, Shape)> {
+        let (fft, shape) = self.desc(layout.dims())?;
+        Ok((crate::cuda::execute(fft, storage, layout)?, shape))
     }
 
     fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {

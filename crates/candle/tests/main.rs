@@ -1,2 +1,4 @@
+#[cfg(feature = "cuda")]
+mod cuda;
 mod model;
 mod spectral;

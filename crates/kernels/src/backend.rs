@@ -51,14 +51,15 @@ impl fmt::Display for Backend {
 pub fn cuda_available() -> bool {
     #[cfg(feature = "cuda")]
     {
-        use cudarc::driver::{result, sys};
-        // SAFETY: these only try to dlopen the libraries and query the driver.
-        unsafe {
-            sys::is_culib_present()
-                && cudarc::nvrtc::sys::is_culib_present()
-                && result::init().is_ok()
-                && result::device::get_count().map(|n| n > 0).unwrap_or(false)
-        }
+        use cudarc::driver::result;
+        // Linked at build time (`cuda-linked`), the libraries are there if the
+        // program started; loaded at run time, they may not be.
+        #[cfg(feature = "cuda-linked")]
+        let loaded = true;
+        // SAFETY: these only try to dlopen the libraries.
+        #[cfg(not(feature = "cuda-linked"))]
+        let loaded = unsafe { cudarc::driver::sys::is_culib_present() && cudarc::nvrtc::sys::is_culib_present() };
+        loaded && result::init().is_ok() && result::device::get_count().map(|n| n > 0).unwrap_or(false)
     }
     #[cfg(not(feature = "cuda"))]
     {
@@ -71,8 +72,15 @@ pub fn cuda_available() -> bool {
 pub fn nccl_available() -> bool {
     #[cfg(feature = "cuda")]
     {
+        #[cfg(feature = "cuda-linked")]
+        {
+            true
+        }
         // SAFETY: this only tries to dlopen the library.
-        unsafe { cudarc::nccl::sys::is_culib_present() }
+        #[cfg(not(feature = "cuda-linked"))]
+        unsafe {
+            cudarc::nccl::sys::is_culib_present()
+        }
     }
     #[cfg(not(feature = "cuda"))]
     {
