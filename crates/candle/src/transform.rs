@@ -4,7 +4,8 @@
 //! op's backward is the other's adjoint, so Candle's autograd runs through
 //! them. These are the passes of `fno_ops::spectrum` on Burn, with the same
 //! mode orders and norms. On the CPU they run the shared FFT plan through
-//! [`FftPlan::execute_cpu`], in the tensor's own float type (f32 or f64).
+//! [`FftPlan::execute_cpu`], in the tensor's own float type (f32 or f64); on
+//! Candle's CUDA device (feature `cuda`), through our CubeCL kernels.
 
 use candle_core::backend::BackendStorage;
 #[cfg(feature = "cuda")]
@@ -19,7 +20,7 @@ use rustfft::FftNum;
 /// adjoint of the other transform (the backward: the complementary norm and
 /// the other mode order; the ops' callers weigh the last axis's bins).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
+enum Pass {
     Forward,
     Adjoint,
 }
@@ -35,20 +36,20 @@ impl Pass {
 
 /// `x: [B, C, *grid]` → its retained spectrum `[B, C, K, 2]`.
 #[derive(Clone, Debug)]
-pub struct RetainedSpectrum {
+struct RetainedSpectrum {
     /// Retained modes per spatial dim, at most the grid's (the last dim's bins).
-    pub modes: Vec<usize>,
-    pub norm: Norm,
-    pub pass: Pass,
+    modes: Vec<usize>,
+    norm: Norm,
+    pass: Pass,
 }
 
 /// `s: [B, C, K, 2]` placed in a zero spectrum and transformed back to `grid`.
 #[derive(Clone, Debug)]
-pub struct SpectrumToGrid {
-    pub modes: Vec<usize>,
-    pub grid: Vec<usize>,
-    pub norm: Norm,
-    pub pass: Pass,
+struct SpectrumToGrid {
+    modes: Vec<usize>,
+    grid: Vec<usize>,
+    norm: Norm,
+    pass: Pass,
 }
 
 /// The retained spectrum of `x: [B, C, *grid]` with Candle's autograd.
@@ -70,7 +71,7 @@ fn retained(x: &Tensor, modes: &[usize], norm: Norm, pass: Pass) -> Result<Tenso
         norm,
         pass,
     };
-    let s = x.contiguous()?.apply_op1(op)?;
+    let s = x.contiguous()?.apply_op1(Op(op))?;
     match pass {
         Pass::Forward => Ok(s),
         Pass::Adjoint => weigh_bins(&s, modes, &grid, false),
@@ -84,12 +85,12 @@ fn to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm, pass: Pass) 
         Pass::Forward => s.clone(),
         Pass::Adjoint => weigh_bins(s, modes, grid, true)?,
     };
-    s.contiguous()?.apply_op1(SpectrumToGrid {
+    s.contiguous()?.apply_op1(Op(SpectrumToGrid {
         modes: modes.to_vec(),
         grid: grid.to_vec(),
         norm,
         pass,
-    })
+    }))
 }
 
 /// `s: [B, C, K, 2]` times (or over) the weights of the last axis's bins on
@@ -172,7 +173,17 @@ fn with_floats(
     }
 }
 
-impl RetainedSpectrum {
+/// A transform as Candle sees it: its plan and output shape for an input, and
+/// its backward.
+trait Transform {
+    const NAME: &'static str;
+    fn desc(&self, dims: &[usize]) -> Result<(FftDesc, Shape)>;
+    fn backward(&self, arg: &Tensor, grad: &Tensor) -> Result<Tensor>;
+}
+
+impl Transform for RetainedSpectrum {
+    const NAME: &'static str = "fno-retained-spectrum";
+
     /// The transform of an input of shape `dims`, and the output's shape.
     fn desc(&self, dims: &[usize]) -> Result<(FftDesc, Shape)> {
         if dims.len() != self.modes.len() + 2 {
@@ -186,31 +197,15 @@ impl RetainedSpectrum {
         let k = self.modes.iter().product();
         Ok((fft, Shape::from((dims[0], dims[1], k, 2))))
     }
-}
 
-impl CustomOp1 for RetainedSpectrum {
-    fn name(&self) -> &'static str {
-        "fno-retained-spectrum"
-    }
-
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (fft, shape) = self.desc(layout.dims())?;
-        Ok((cpu_execute(fft, storage, layout, self.name())?, shape))
-    }
-
-    #[cfg(feature = "cuda")]
-    fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> Result<(CudaStorage, Shape)> {
-        let (fft, shape) = self.desc(layout.dims())?;
-        Ok((crate::cuda::execute(fft, storage, layout)?, shape))
-    }
-
-    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
-        let grid = &arg.dims()[2..];
-        Ok(Some(to_grid(grad_res, &self.modes, grid, self.norm, self.pass.flip())?))
+    fn backward(&self, arg: &Tensor, grad: &Tensor) -> Result<Tensor> {
+        to_grid(grad, &self.modes, &arg.dims()[2..], self.norm, self.pass.flip())
     }
 }
 
-impl SpectrumToGrid {
+impl Transform for SpectrumToGrid {
+    const NAME: &'static str = "fno-spectrum-to-grid";
+
     /// The transform of a spectrum of shape `dims`, and the output's shape.
     fn desc(&self, dims: &[usize]) -> Result<(FftDesc, Shape)> {
         let k: usize = self.modes.iter().product();
@@ -226,25 +221,32 @@ impl SpectrumToGrid {
         let fft = desc(&logical, FftKind::C2R, &self.modes, &self.grid, scaling);
         Ok((fft, Shape::from([&dims[..2], &self.grid[..]].concat())))
     }
+
+    fn backward(&self, _arg: &Tensor, grad: &Tensor) -> Result<Tensor> {
+        retained(grad, &self.modes, self.norm, self.pass.flip())
+    }
 }
 
-impl CustomOp1 for SpectrumToGrid {
+/// A [`Transform`] as a Candle custom op.
+struct Op<T>(T);
+
+impl<T: Transform> CustomOp1 for Op<T> {
     fn name(&self) -> &'static str {
-        "fno-spectrum-to-grid"
+        T::NAME
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (fft, shape) = self.desc(layout.dims())?;
-        Ok((cpu_execute(fft, storage, layout, self.name())?, shape))
+        let (fft, shape) = self.0.desc(layout.dims())?;
+        Ok((cpu_execute(fft, storage, layout, T::NAME)?, shape))
     }
 
     #[cfg(feature = "cuda")]
     fn cuda_fwd(&self, storage: &CudaStorage, layout: &Layout) -> Result<(CudaStorage, Shape)> {
-        let (fft, shape) = self.desc(layout.dims())?;
+        let (fft, shape) = self.0.desc(layout.dims())?;
         Ok((crate::cuda::execute(fft, storage, layout)?, shape))
     }
 
-    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
-        Ok(Some(retained(grad_res, &self.modes, self.norm, self.pass.flip())?))
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        Ok(Some(self.0.backward(arg, grad_res)?))
     }
 }
