@@ -20,6 +20,12 @@ struct Run {
     fwd: Measured,
     fwd_bwd: Measured,
     y: Vec<f32>,
+    /// Candle: device copies as large as the ones its CUDA op makes to cross
+    /// into CubeCL's buffers and back (x, weight, y; then the output
+    /// gradient, x's and the weight's gradients), forward and forward+backward.
+    copies: Option<(Measured, Measured)>,
+    /// Candle: its autograd's time on the loss alone (`y·g` for a leaf `y`).
+    loss: Option<Measured>,
 }
 
 /// The inputs of one case: x, weight, bias and the backward's seed g.
@@ -67,13 +73,20 @@ fn burn_run<const D: usize, const W: usize>(inputs: &Inputs, spec: &SpectralConv
         let y = spectral_conv(x, w, Some(b), spec, imp).unwrap();
         let _ = (y * g.clone()).backward();
     });
-    Run { fwd, fwd_bwd, y }
+    Run {
+        fwd,
+        fwd_bwd,
+        y,
+        copies: None,
+        loss: None,
+    }
 }
 
 fn candle_run(inputs: &Inputs, spec: &SpectralConvSpec, reps: usize) -> candle_core::Result<Run> {
     let device = Device::new_cuda(0)?;
     let tensor = |v: &(Vec<f32>, Vec<usize>)| Tensor::from_slice(&v.0, v.1.as_slice(), &device);
-    let (x, g) = (tensor(&inputs.x)?, tensor(&inputs.g)?);
+    // x takes part in the backward, as on Burn's side.
+    let (x, g) = (Var::from_tensor(&tensor(&inputs.x)?)?, tensor(&inputs.g)?);
     let w = Var::from_tensor(&tensor(&inputs.w)?)?;
     let bias = Var::from_tensor(&Tensor::from_slice(&inputs.bias, inputs.bias.len(), &device)?)?;
     let forward = || fno_candle::spectral_conv(&x, &w, Some(&bias), spec);
@@ -83,10 +96,31 @@ fn candle_run(inputs: &Inputs, spec: &SpectralConvSpec, reps: usize) -> candle_c
         forward().unwrap();
     });
     let fwd_bwd = median_ms_synced(sync, reps, || {
-        let loss = (forward().unwrap() * &g).unwrap().sum_all().unwrap();
-        loss.backward().unwrap();
+        // Seeded with ones, as Burn's backward of a tensor is.
+        (forward().unwrap() * &g).unwrap().backward().unwrap();
     });
-    Ok(Run { fwd, fwd_bwd, y })
+    let y_t = forward()?;
+    // Candle's autograd on the loss alone (y·g seeded with ones, y a leaf).
+    let y_leaf = Var::from_tensor(&y_t.detach())?;
+    let loss = median_ms_synced(sync, reps, || {
+        (y_leaf.as_tensor() * &g).unwrap().backward().unwrap();
+    });
+    let copy_all = |ts: &[&Tensor]| {
+        median_ms_synced(sync, reps, || {
+            for t in ts {
+                t.copy().unwrap();
+            }
+        })
+    };
+    let crossing = [x.as_tensor(), w.as_tensor(), &y_t, &g, x.as_tensor(), w.as_tensor()];
+    let copies = Some((copy_all(&crossing[..3]), copy_all(&crossing)));
+    Ok(Run {
+        fwd,
+        fwd_bwd,
+        y,
+        copies,
+        loss: Some(loss),
+    })
 }
 
 fn main() {
@@ -97,8 +131,8 @@ fn main() {
     };
     let reps = flag("--reps").unwrap_or(20);
     let only = flag("--only");
-    println!("| case | Burn unfused fwd / fwd+bwd ms | Candle fwd / fwd+bwd ms | Candle / Burn (fwd / fwd+bwd) | Candle vs Burn (y) |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!("| case | Burn unfused fwd / fwd+bwd ms | Candle fwd / fwd+bwd ms | Candle / Burn (fwd / fwd+bwd) | Candle vs Burn (y) | crossing copies fwd / fwd+bwd ms | Candle autograd on the loss alone ms |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (i, &(dims, batch, channels, n, n_modes)) in CASES.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;
@@ -120,16 +154,20 @@ fn main() {
             _ => burn_run::<4, 5>(&inputs, &spec, reps),
         };
         let candle = candle_run(&inputs, &spec, reps).unwrap_or_else(|e| panic!("case {i}: {e}"));
+        let copies = candle.copies.expect("Candle's run measures its copies");
         let label = format!("{dims}D B{batch} C{channels} N{n} m{n_modes:?}");
         println!(
-            "| {label} | {:.3} / {:.3} | {:.3} / {:.3} | {:.2} / {:.2} | {:.1e} |",
+            "| {label} | {:.3} / {:.3} | {:.3} / {:.3} | {:.2} / {:.2} | {:.1e} | {:.3} / {:.3} | {:.3} |",
             burn.fwd.ms,
             burn.fwd_bwd.ms,
             candle.fwd.ms,
             candle.fwd_bwd.ms,
             candle.fwd.ms / burn.fwd.ms,
             candle.fwd_bwd.ms / burn.fwd_bwd.ms,
-            relative_l2_f32(&candle.y, &burn.y)
+            relative_l2_f32(&candle.y, &burn.y),
+            copies.0.ms,
+            copies.1.ms,
+            candle.loss.expect("Candle's run measures its loss").ms,
         );
     }
 }

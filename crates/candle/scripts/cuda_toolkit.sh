@@ -20,10 +20,9 @@ cd "$cuda/lib"
 for lib in cublas cublasLt cudart nvrtc; do ln -sf "lib$lib.so.13" "lib$lib.so"; done
 ln -sf libcurand.so.10 libcurand.so
 mkdir -p stubs
-# Every driver entry point cuda.h declares, under the versioned names it maps them to.
-{ grep -oE '^CUresult CUDAAPI cu[A-Za-z0-9_]+' "$cuda/include/cuda.h" | awk '{print $3}'
-  grep -oE '#define cu[A-Za-z0-9_]+ +cu[A-Za-z0-9_]+_v[0-9]+' "$cuda/include/cuda.h" | awk '{print $3}'
-} | sort -u | awk '{print "void " $1 "(void) {}"}' > stubs/cuda.c
+# Every driver entry point cuda.h names, plain and under the versioned names
+# its macros map them to (some through __CUDA_API_PTSZ(...)).
+grep -oE '\bcu[A-Z][A-Za-z0-9_]*' "$cuda/include/cuda.h" | sort -u | awk '{print "void " $1 "(void) {}"}' > stubs/cuda.c
 cc -shared -fPIC -o stubs/libcuda.so -Wl,-soname,libcuda.so.1 stubs/cuda.c
 echo 'void ncclGetVersion(void) {}' > stubs/nccl.c
 cc -shared -fPIC -o stubs/libnccl.so -Wl,-soname,libnccl.so.2 stubs/nccl.c

@@ -69,7 +69,8 @@ impl Pointwise {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = self.weight.broadcast_matmul(x)?;
+        // Contiguous: Candle's CUDA matmul takes no strided operands (an unpadded grid is a view).
+        let y = self.weight.broadcast_matmul(&x.contiguous()?)?;
         match &self.bias {
             Some(b) => y.broadcast_add(&b.reshape((1, (), 1))?),
             None => Ok(y),

@@ -43,7 +43,8 @@ pub struct InferArgs {
     #[arg(long, default_value_t = 16)]
     batch_size: usize,
     /// The model's engine: Burn (every backend and implementation) or Candle
-    /// (the fno-candle model, on the CPU).
+    /// (the fno-candle model, on the CPU or, in builds with the candle-cuda
+    /// feature, CUDA).
     #[arg(long, value_enum, default_value_t = Engine::Burn)]
     engine: Engine,
 }
@@ -124,7 +125,7 @@ fn one_line(e: candle_core::Error) -> String {
     }
 }
 
-/// `fno infer --engine candle`: the fno-candle model on Candle's CPU device.
+/// `fno infer --engine candle`: the fno-candle model on Candle's CPU or CUDA device.
 fn run_candle(
     args: &InferArgs,
     checkpoint: &[u8],
@@ -135,7 +136,7 @@ fn run_candle(
     let device = &args.device;
     let burn_only = [
         (
-            device.backend != BackendArg::Auto && device.backend != BackendArg::Cpu,
+            !matches!(device.backend, BackendArg::Auto | BackendArg::Cpu | BackendArg::Cuda),
             "--backend",
         ),
         (device.imp.is_some(), "--impl"),
@@ -145,11 +146,12 @@ fn run_candle(
     ];
     if let Some((_, flag)) = burn_only.iter().find(|(given, _)| *given) {
         return Err(format!(
-            "{flag} sets the Burn engine; --engine candle runs the Candle model on the CPU in f32"
+            "{flag} sets the Burn engine; --engine candle runs the Candle model in f32 on the CPU or CUDA"
         ));
     }
+    let (candle_device, device_name) = candle_device(device.backend)?;
     let label = args.checkpoint.display().to_string();
-    let model = fno_candle::Fno::load(checkpoint, config, candle_core::DType::F32, &candle_core::Device::Cpu)
+    let model = fno_candle::Fno::load(checkpoint, config, candle_core::DType::F32, &candle_device)
         .map_err(|e| format!("{label}: {}", one_line(e)))?;
     let (input_normalizer, output_normalizer) =
         checkpoint_normalizers(checkpoint).map_err(|e| format!("{label}: {e}"))?;
@@ -158,14 +160,29 @@ fn run_candle(
     let bar = Progress::new("inference", "samples", input.shape[0]);
     let normalizers = (input_normalizer.as_ref(), output_normalizer.as_ref());
     let output = predict_with(&input, normalizers, cfg.out_channels, |x, shape| {
-        let on = (candle_core::DType::F32, &candle_core::Device::Cpu);
+        let on = (candle_core::DType::F32, &candle_device);
         fno_candle::infer(&model, x, shape, args.batch_size, on, |done, _| bar.update(done, ""))
             .map_err(|e| TrainError::Model(ModelError::Input(format!("the Candle model: {}", one_line(e)))))
     })
     .map_err(|e| e.to_string())?;
     bar.finish();
     let denormalised = input_normalizer.is_some() || output_normalizer.is_some();
-    write_output(&args.output, output, denormalised, "Candle, cpu")
+    write_output(&args.output, output, denormalised, &format!("Candle, {device_name}"))
+}
+
+/// Candle's device for `--backend`: CUDA when asked (or, for `auto`, when
+/// this build has Candle's CUDA device and a GPU answers), else the CPU.
+fn candle_device(backend: BackendArg) -> Result<(candle_core::Device, &'static str), String> {
+    let cuda = if cfg!(feature = "candle-cuda") {
+        candle_core::Device::new_cuda(0).map_err(one_line)
+    } else {
+        Err("this fno was built without the candle-cuda feature (docs/candle.md)".into())
+    };
+    match (backend, cuda) {
+        (BackendArg::Cuda, Err(e)) => Err(format!("--engine candle --backend cuda: {e}")),
+        (BackendArg::Cuda | BackendArg::Auto, Ok(gpu)) => Ok((gpu, "cuda")),
+        _ => Ok((candle_core::Device::Cpu, "cpu")),
+    }
 }
 
 struct InferJob<'a> {

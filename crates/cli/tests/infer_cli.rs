@@ -152,6 +152,23 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         assert!(stderr.contains(expected), "{args:?}: '{stderr}' lacks '{expected}'");
         assert!(!out_path.exists(), "{args:?}: output written despite the error");
     }
+    // This build has no Candle CUDA device (the candle-cuda feature).
+    let out_path = scratch("must-not-exist.npy");
+    let args = [
+        "--checkpoint",
+        &model,
+        "--input",
+        &x,
+        "--engine",
+        "candle",
+        "--backend",
+        "cuda",
+    ];
+    let out = infer(&[&args[..], &["--output", out_path.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("built without the candle-cuda feature"), "{stderr}");
+    assert!(!out_path.exists());
 }
 
 /// `values` as a little-endian float64 `.npy` (numpy's default dtype).
