@@ -1,7 +1,8 @@
 //! A Candle user's crate: neuraloperator's spectral convolution as a
 //! differentiable Candle op, its FNO as a candle-nn model trained with AdamW
 //! and saved as a checkpoint `fno infer` reads, and a neuraloperator export
-//! loaded. `cargo run --release -p fno-examples --example candle_user [-- CHECKPOINT_DIR]`
+//! loaded. `cargo run --release -p fno-examples --example candle_user [-- CHECKPOINT_DIR]`;
+//! with `--features candle-cuda` it runs on the first CUDA GPU when there is one.
 use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarBuilder, VarMap};
 use fno_candle::{spectral_conv, Fno};
@@ -11,7 +12,8 @@ use fno_ops::SpectralConvSpec;
 type Error = Box<dyn std::error::Error>;
 
 fn main() -> Result<(), Error> {
-    let device = Device::Cpu;
+    let device = Device::cuda_if_available(0)?;
+    println!("device: {device:?}");
     // neuraloperator's SpectralConv: x [batch, in, 64, 64], weight [in, out, 16, 9, (re, im)]
     // keeps 16 centred frequencies on the first axis and 9 rfft bins on the last.
     let x = Tensor::randn(0f32, 1.0, (4, 3, 64, 64), &device)?;
