@@ -156,10 +156,27 @@ fn run<R: Runtime>(
     f32::from_bytes(&client.read_one(out_h).unwrap()).to_vec()
 }
 
-/// Flips of high bits (exponent and sign) into registers and shared memory
-/// of every stage: each one injected is detected; in correct mode the tile's
-/// repair gives the fault-free output. Flips of low mantissa bits
-/// that go undetected leave the output within the unchecked bound.
+/// How far one signal's output may move from the fault-free one under a
+/// fault the checksums let through: their tolerance (16u·√(log₂m + 1) of the
+/// terms' norm) passes a DFT stage's faults up to ≈ 4e-5 of the signal, and
+/// inside a Rader or Bluestein convolution's forward transform, where the
+/// kernel spectrum weighs some values lightly, up to ≈ 6e-4 (Rader's 211:
+/// docs/abft.md, "What escapes").
+const ESCAPE_BOUND: f64 = 1e-3;
+
+/// The largest relative L2 deviation of one batch element's output.
+fn worst_signal_deviation(got: &[f32], clean: &[f32], batch: usize) -> f64 {
+    let len = clean.len() / batch;
+    got.chunks(len)
+        .zip(clean.chunks(len))
+        .map(|(g, c)| relative_l2(&widen(g), &widen(c)))
+        .fold(0.0, f64::max)
+}
+
+/// Flips of high bits (exponent and sign) and a low mantissa bit into
+/// registers and shared memory of every stage: a detected one is corrected
+/// to the fault-free output; one the checksums let through (a low bit, or a
+/// high bit of a value near zero) moved no signal beyond [`ESCAPE_BOUND`].
 #[test]
 fn injected_faults_are_detected_and_corrected() {
     let client = client();
@@ -170,7 +187,7 @@ fn injected_faults_are_detected_and_corrected() {
         FftDesc::new(&[5, 211], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[4, 64, 64], &[-2, -1], FftKind::R2C, Direction::Forward),
     ];
-    let (mut injected, mut harmless) = (0, 0);
+    let (mut injected, mut escaped, mut worst_escape) = (0, 0, 0.0f64);
     for (c, desc) in cases.into_iter().enumerate() {
         let mut detect = device_with(
             &client,
@@ -185,6 +202,10 @@ fn injected_faults_are_detected_and_corrected() {
         let input = uniform_f32(detect.plan().input_floats(), seed + c as u64);
         let expected = detect.plan().execute_cpu(&widen(&input)).unwrap();
         let clean = run(&client, &detect, &input, None);
+        assert!(
+            relative_l2(&widen(&clean), &expected) <= BOUND,
+            "{desc:?} (seed {seed})"
+        );
         let clean_corrected = run(&client, &correct, &input, None);
         for (launch, stage) in detect.fault_targets().iter().enumerate() {
             for pass in 0..stage.passes {
@@ -209,10 +230,14 @@ fn injected_faults_are_detected_and_corrected() {
                             continue;
                         }
                         injected += 1;
-                        let error = relative_l2(&widen(&got), &expected);
                         if counts.detected == 0 {
-                            assert!(error <= BOUND, "{what}: undetected fault left error {error:.3e}");
-                            harmless += 1;
+                            let deviation = worst_signal_deviation(&got, &clean, desc.shape[0]);
+                            assert!(
+                                deviation <= ESCAPE_BOUND,
+                                "{what}: an undetected fault moved a signal by {deviation:.3e}"
+                            );
+                            escaped += 1;
+                            worst_escape = worst_escape.max(deviation);
                             continue;
                         }
                         assert_eq!(counts.detected, 1, "{what}");
@@ -229,8 +254,13 @@ fn injected_faults_are_detected_and_corrected() {
             }
         }
     }
-    println!("injected {injected} faults, {harmless} undetected and harmless");
+    println!("injected {injected} faults, {escaped} undetected, moving a signal by at most {worst_escape:.1e}");
     assert!(injected > 20, "the campaign injected only {injected} faults");
+    // Four of the five bits flipped are high ones, which most values feel.
+    assert!(
+        2 * escaped <= injected,
+        "{escaped} of {injected} faults went undetected"
+    );
 }
 
 /// Injection asks for a checked plan and a stage launch it has.
