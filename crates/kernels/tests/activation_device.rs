@@ -25,9 +25,17 @@ fn gelu_and_its_gradient_match_the_oracle_on_cuda() {
 fn gelus<R: Runtime>(client: &ComputeClient<R>) {
     let seed = fresh_seed();
     println!("seed {seed}");
-    for (precision, len) in Precision::ALL.into_iter().flat_map(|p| [1, 7, 1024, 4099].map(|len| (p, len))) {
+    for (precision, len) in Precision::ALL
+        .into_iter()
+        .flat_map(|p| [1, 7, 1024, 4099].map(|len| (p, len)))
+    {
         let stored = precision.stored_on(client);
-        let x = stored.round(&uniform_f32(len, seed + len as u64).iter().map(|v| 8.0 * v).collect::<Vec<_>>());
+        let x = stored.round(
+            &uniform_f32(len, seed + len as u64)
+                .iter()
+                .map(|v| 8.0 * v)
+                .collect::<Vec<_>>(),
+        );
         let g = stored.round(&uniform_f32(len, seed + 1));
         let upload = |v: &[f32]| client.create_from_slice(&stored.encode(v));
         let (hx, hg) = (upload(&x), upload(&g));
@@ -40,7 +48,11 @@ fn gelus<R: Runtime>(client: &ComputeClient<R>) {
             let xi = x[i] as f64;
             let (want_y, want_d) = (gelu_cpu(xi), g[i] as f64 * gelu_derivative_cpu(xi));
             // f32 arithmetic, then the output's rounding (and f16's subnormal step).
-            let u = if precision == Precision::F32 { 0.0 } else { precision.unit_roundoff() };
+            let u = if precision == Precision::F32 {
+                0.0
+            } else {
+                precision.unit_roundoff()
+            };
             let tol = 1e-6 * (1.0 + xi.abs()) + u * want_y.abs().max(want_d.abs()) + 1e-7;
             assert!(
                 (y[i] as f64 - want_y).abs() < tol,

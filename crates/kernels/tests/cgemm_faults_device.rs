@@ -227,4 +227,3 @@ fn output_faults_are_detected_and_corrected() {
     println!("{detected} faults detected, {harmless} products with only harmless flips");
     assert!(detected > 0);
 }
-

@@ -47,7 +47,11 @@ fn channel_scales<R: Runtime>(client: &ComputeClient<R>) {
         problem.launch(client, precision, &hx, &hs, &hy);
         let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
         let e = relative_l2(&got, &problem.run_cpu(&f64s(&x), &f64s(&scale)));
-        let bound = if precision == Precision::F32 { 1e-7 } else { precision.unit_roundoff() };
+        let bound = if precision == Precision::F32 {
+            1e-7
+        } else {
+            precision.unit_roundoff()
+        };
         assert!(e < bound, "{precision} {problem:?}: error {e:e} (seed {seed})");
     }
     assert_eq!(widths.len(), 2, "rows read only {widths:?} floats at a time");

@@ -56,10 +56,7 @@ fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
     .enumerate()
     {
         let variants = [(false, true), (false, false), (true, false)];
-        for (precision, (transposed, bias)) in Precision::ALL
-            .into_iter()
-            .flat_map(|p| variants.map(|v| (p, v)))
-        {
+        for (precision, (transposed, bias)) in Precision::ALL.into_iter().flat_map(|p| variants.map(|v| (p, v))) {
             let stored = precision.stored_on(client);
             let problem = problem(batch, m, k, points, transposed, bias);
             // Fresh buffers start on 16 bytes.
@@ -76,7 +73,11 @@ fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
             let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
             assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: output unwritten");
             let e = relative_l2(&got, &want);
-            let bound = if precision == Precision::F32 { 1e-6 } else { precision.unit_roundoff() };
+            let bound = if precision == Precision::F32 {
+                1e-6
+            } else {
+                precision.unit_roundoff()
+            };
             assert!(
                 e < bound,
                 "{precision} {problem:?} ({:?}): error {e:e} (seed {seed})",
