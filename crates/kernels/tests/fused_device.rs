@@ -9,7 +9,7 @@
 //! so that unwritten elements show.
 
 use cubecl::prelude::*;
-use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use fno_kernels::fused::{CubeLimits, FusedConfig, Schedule};
@@ -187,7 +187,6 @@ fn run(client: &ComputeClient<WgpuRuntime>, case: &Case, cfg: FusedConfig, seed:
 
 #[test]
 fn fused_matches_the_oracle() {
-    let client = WgpuRuntime::client(&WgpuDevice::default());
     let seed = fresh_seed();
     let real = Case::real;
     let shifted = (ModeOrder::Shifted, ModeOrder::ShiftedOddLower);
@@ -236,8 +235,9 @@ fn fused_matches_the_oracle() {
             ..real(2, 3, 4, 12, 12, 12)
         },
     ];
-    let mut worst: f64 = 0.0;
-    for (i, case) in cases.iter().enumerate() {
+    // The cases run side by side, on a device per core.
+    let indexed: Vec<(usize, &Case)> = cases.iter().enumerate().collect();
+    let worsts = crate::spread(&crate::wgpu_clients(), &indexed, |client, &(i, case)| {
         let seed = seed + 10 * i as u64;
         let chosen = case.problem().config(true);
         // The chosen tiles (whole channel chunks beyond these small problems'
@@ -253,7 +253,7 @@ fn fused_matches_the_oracle() {
         // The resident schedule as chosen for this device, and with odd
         // tiles where they fit (a cube of one thread has no two groups):
         // several output tiles, groups cut short, rounds of few modes.
-        let limits = CubeLimits::of(&client);
+        let limits = CubeLimits::of(client);
         let problem = case.problem();
         let resident = problem.resident_config(true, limits).expect("small problems fit");
         let odd = FusedConfig {
@@ -273,15 +273,18 @@ fn fused_matches_the_oracle() {
         let inference = problem.chosen_config(false, limits);
         let mut configs = vec![chosen, largest, resident, inference];
         configs.extend([odd, wide].into_iter().filter(|cfg| cfg.fits(limits)));
+        let mut worst: f64 = 0.0;
         for cfg in configs {
-            let (ey, es) = run(&client, case, cfg.clone(), seed);
+            let (ey, es) = run(client, case, cfg.clone(), seed);
             assert!(
                 ey < 1e-5 && es < 1e-5,
                 "case {i} (seed {seed}, {cfg:?}): output {ey:.2e}, spectrum {es:.2e}"
             );
             worst = worst.max(ey).max(es);
         }
-    }
+        worst
+    });
+    let worst = worsts.into_iter().fold(0.0, f64::max);
     println!("fused: worst relative L2 error {worst:.2e} (seed {seed})");
 }
 

@@ -106,6 +106,7 @@ fn compiled_unit_strides_and_measured_plans_on_cuda() {
 fn half_precision_on_cuda() {
     let client = crate::cuda_client_with_async_copies();
     assert_eq!(Precision::BF16.stored_on(&client), Stored::BF16);
+    let client = [client];
     let seed = drawn_seed();
     let lengths = [2, 16, 256, 4096, 85, 421, 1000, 4099, 12288];
     let kinds: Vec<FftDesc> = lengths.into_iter().flat_map(every_kind).collect();
@@ -131,7 +132,7 @@ fn half_precision_on_cuda() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mixed_precisions_on_cuda() {
-    let client = crate::cuda_client_with_async_copies();
+    let client = [crate::cuda_client_with_async_copies()];
     let seed = drawn_seed();
     for half in [Precision::F16, Precision::BF16] {
         let name = format!("mixed_precisions_on_cuda {half}");

@@ -18,7 +18,7 @@ mod tiles;
 mod windows;
 
 use cubecl::prelude::*;
-use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::lowering::{lower, Convolution, DeviceLimits, Recipe};
 use fno_kernels::fft::{
     DeviceFft, DeviceOptions, DirectDft, Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm, OddReal, PlaneFusion,
@@ -28,7 +28,7 @@ use fno_kernels::precision::{Precision, Stored};
 use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform_f32};
 
 fn client() -> ComputeClient<WgpuRuntime> {
-    WgpuRuntime::client(&WgpuDevice::default())
+    crate::wgpu_client()
 }
 
 /// A fresh seed for one test's inputs, printed so that a failure can be
@@ -125,31 +125,36 @@ fn bound(desc: &FftDesc) -> f64 {
 const LONG_BOUND: f64 = 5e-5;
 
 /// Checks every case against the oracle under each set of options (inputs
-/// from `seed` on), asserts the bound and prints the worst error.
+/// from `seed` on), asserts the bound and prints the worst error; the cases
+/// run side by side on a device per core ([`crate::wgpu_clients`]).
 fn check_all(test: &str, seed: u64, cases: impl IntoIterator<Item = FftDesc>, options: &[DeviceOptions]) {
-    check_all_on(&client(), test, seed, cases, options);
+    check_all_on(&crate::wgpu_clients(), test, seed, cases, options);
 }
 
-/// [`check_all`] on `client`'s device.
+/// [`check_all`] with the cases spread over `clients`' devices.
 fn check_all_on<R: Runtime>(
-    client: &ComputeClient<R>,
+    clients: &[ComputeClient<R>],
     test: &str,
     seed: u64,
     cases: impl IntoIterator<Item = FftDesc>,
     options: &[DeviceOptions],
 ) {
-    let mut errors = Vec::new();
-    let mut seed = seed;
-    for desc in cases {
-        for &option in options {
-            let name = format!("{desc:?} {option:?}");
-            let e = check_with(client, &desc, seed, option);
-            assert!(e <= bound(&desc), "{name} (seed {seed}): {e:.3e}");
-            errors.push((name, e));
-            seed = seed.wrapping_add(1);
-        }
+    let runs: Vec<(FftDesc, DeviceOptions, u64)> = cases
+        .into_iter()
+        .flat_map(|desc| options.iter().map(move |&option| (desc.clone(), option)))
+        .zip(0..)
+        .map(|((desc, option), i)| (desc, option, seed.wrapping_add(i)))
+        .collect();
+    let errors = crate::spread(clients, &runs, |client, (desc, option, seed)| {
+        check_with(client, desc, *seed, *option)
+    });
+    let mut named = Vec::new();
+    for ((desc, option, seed), e) in runs.iter().zip(errors) {
+        let name = format!("{desc:?} {option:?}");
+        assert!(e <= bound(desc), "{name} (seed {seed}): {e:.3e}");
+        named.push((name, e));
     }
-    report(test, &errors);
+    report(test, &named);
 }
 
 /// C2C forward and inverse, R2C and C2R of one length, batch of two.

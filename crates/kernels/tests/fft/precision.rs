@@ -12,12 +12,12 @@ const HALF: [Precision; 2] = [Precision::F16, Precision::BF16];
 
 /// [`check_all`] of every case in each half precision, the worst error of each printed.
 fn check_half(test: &str, seed: u64, cases: impl IntoIterator<Item = FftDesc>, options: &[DeviceOptions]) {
-    check_half_on(&client(), test, seed, cases, options);
+    check_half_on(&crate::wgpu_clients(), test, seed, cases, options);
 }
 
-/// [`check_half`] on `client`'s device.
+/// [`check_half`] with the cases spread over `clients`' devices.
 pub(super) fn check_half_on<R: Runtime>(
-    client: &ComputeClient<R>,
+    clients: &[ComputeClient<R>],
     test: &str,
     seed: u64,
     cases: impl IntoIterator<Item = FftDesc>,
@@ -26,7 +26,7 @@ pub(super) fn check_half_on<R: Runtime>(
     let cases: Vec<FftDesc> = cases.into_iter().collect();
     for precision in HALF {
         let in_precision = cases.iter().map(|desc| desc.clone().precision(precision));
-        check_all_on(client, &format!("{test} {precision}"), seed, in_precision, options);
+        check_all_on(clients, &format!("{test} {precision}"), seed, in_precision, options);
     }
 }
 
