@@ -18,7 +18,7 @@
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{DeviceFft, Direction, FaultInjection, FaultTolerance, FftDesc, FftKind, FftPlan};
-use fno_kernels::testing::{relative_l2_f32, uniform_f32};
+use fno_kernels::testing::{relative_l2_f32, uniform_f32, worst_signal_deviation};
 
 /// Relative L2 deviation from the fault-free output within which a result
 /// counts as the same transform (round-off).
@@ -137,15 +137,7 @@ fn campaign<R: Runtime>(client: ComputeClient<R>, faults: usize, clean_runs: usi
                 }
             } else {
                 // The worst signal's deviation (an image for a 2D plan).
-                let per_signal = clean.len() / signals;
-                let deviation = got
-                    .chunks(per_signal)
-                    .zip(clean.chunks(per_signal))
-                    .map(|(g, c)| relative_l2_f32(g, c))
-                    .fold(
-                        0.0,
-                        |worst: f64, d| if d.is_nan() { f64::INFINITY } else { worst.max(d) },
-                    );
+                let deviation = worst_signal_deviation(&got, &clean, signals);
                 if deviation <= SAME {
                     t.harmless = 1;
                 } else if deviation <= BELOW_TOLERANCE {

@@ -59,3 +59,36 @@ pub fn relative_l2_f32(got: &[f32], want: &[f32]) -> f64 {
     let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     relative_l2(&wide(got), &wide(want))
 }
+
+/// The largest [`relative_l2_f32`] of `signals` equal slices of `got` and
+/// `want` (each signal's, or image's, deviation); infinite where one is NaN.
+pub fn worst_signal_deviation(got: &[f32], want: &[f32], signals: usize) -> f64 {
+    let len = want.len() / signals.max(1);
+    got.chunks(len.max(1))
+        .zip(want.chunks(len.max(1)))
+        .map(|(g, w)| relative_l2_f32(g, w))
+        .fold(
+            0.0,
+            |worst: f64, d| if d.is_nan() { f64::INFINITY } else { worst.max(d) },
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The worst of the signals' deviations, each relative to its own norm.
+    #[test]
+    fn worst_signal_deviation_takes_each_signal_on_its_own() {
+        let want = [3.0, 4.0, 30.0, 40.0];
+        assert_eq!(worst_signal_deviation(&want, &want, 2), 0.0);
+        // 0.5 off a norm of 5, and 0.5 off a norm of 50; as one signal, √0.5 off √2525.
+        let got = [3.0, 4.5, 30.0, 40.5];
+        assert!((worst_signal_deviation(&got, &want, 2) - 0.1).abs() < 1e-9);
+        assert!((worst_signal_deviation(&got, &want, 1) - (0.5f64 / 2525.0).sqrt()).abs() < 1e-9);
+        assert_eq!(
+            worst_signal_deviation(&[3.0, f32::NAN, 30.0, 40.0], &want, 2),
+            f64::INFINITY
+        );
+    }
+}

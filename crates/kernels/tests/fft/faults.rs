@@ -4,6 +4,7 @@
 //! and corrected by the repair launch.
 
 use fno_kernels::fft::{FaultCounts, FaultInjection, FaultSite, FaultTolerance};
+use fno_kernels::testing::worst_signal_deviation;
 
 use super::*;
 
@@ -163,15 +164,6 @@ fn run<R: Runtime>(
 /// kernel spectrum weighs some values lightly, up to ≈ 6e-4 (Rader's 211:
 /// docs/abft.md, "What escapes").
 const ESCAPE_BOUND: f64 = 1e-3;
-
-/// The largest relative L2 deviation of one batch element's output.
-fn worst_signal_deviation(got: &[f32], clean: &[f32], batch: usize) -> f64 {
-    let len = clean.len() / batch;
-    got.chunks(len)
-        .zip(clean.chunks(len))
-        .map(|(g, c)| relative_l2(&widen(g), &widen(c)))
-        .fold(0.0, f64::max)
-}
 
 /// Flips of high bits (exponent and sign) and a low mantissa bit into
 /// registers and shared memory of every stage: a detected one is corrected
