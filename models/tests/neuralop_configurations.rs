@@ -40,7 +40,7 @@ fn dir(case: &str) -> std::path::PathBuf {
         .join(case)
 }
 
-fn error_vs_pytorch<B: SpectralConvBackend>(case: &str, imp: SpectralImpl) -> f64 {
+pub(crate) fn error_vs_pytorch<B: SpectralConvBackend>(case: &str, imp: SpectralImpl) -> f64 {
     let d = dir(case);
     let bytes = std::fs::read(d.join("model.safetensors")).unwrap();
     let x = fno_datasets::npy::read(d.join("x.npy")).unwrap();

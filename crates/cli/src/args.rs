@@ -43,6 +43,8 @@ pub enum ImplArg {
     Unfused,
     /// The first axis as one fused FFT–CGEMM–iFFT kernel (GPU backends).
     Fused,
+    /// Per layer, the faster of fused and unfused for its shape (GPU backends).
+    Auto,
 }
 
 impl From<ImplArg> for SpectralImpl {
@@ -51,6 +53,7 @@ impl From<ImplArg> for SpectralImpl {
             ImplArg::Reference => SpectralImpl::Reference,
             ImplArg::Unfused => SpectralImpl::Unfused,
             ImplArg::Fused => SpectralImpl::Fused,
+            ImplArg::Auto => SpectralImpl::Auto,
         }
     }
 }
@@ -207,16 +210,18 @@ pub struct ModelDevice {
 
 impl ModelDevice {
     /// Resolves the backend, sets the FFT planning, and picks the
-    /// implementation (unfused on a GPU, reference on the CPU unless asked).
+    /// implementation (auto on a GPU, reference on the CPU unless asked).
     pub fn resolve(&self) -> Result<(Backend, SpectralImpl), String> {
         let backend = self.backend.resolve()?;
         fno_ops::set_fft_planning(self.fft_planning.into());
         let imp = match self.imp {
             Some(imp) => imp.into(),
             None if backend == Backend::Cpu => SpectralImpl::Reference,
-            None => SpectralImpl::Unfused,
+            None => SpectralImpl::Auto,
         };
-        if self.fault_tolerance != FaultToleranceArg::Off && imp != SpectralImpl::Unfused {
+        // Auto runs checked layers unfused.
+        let checkable = matches!(imp, SpectralImpl::Unfused | SpectralImpl::Auto);
+        if self.fault_tolerance != FaultToleranceArg::Off && !checkable {
             return Err(format!(
                 "--fault-tolerance runs on the unfused kernel path (a GPU or wgpu backend with --impl unfused), not {}",
                 match imp {
@@ -298,14 +303,15 @@ pub trait BackendJob {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String>;
 }
 
-/// Runs `job` on `backend`'s default device.
+/// Runs `job` on `backend`'s default device: on a GPU through Burn's fusion
+/// backend, which merges the element-wise ops around our kernels.
 pub fn run_on<J: BackendJob>(backend: Backend, job: J) -> Result<J::Output, String> {
     match backend {
         Backend::Cpu => job.run::<NdArray>(&Default::default()),
         #[cfg(feature = "cuda")]
-        Backend::Cuda => job.run::<fno_ops::Cuda>(&Default::default()),
+        Backend::Cuda => job.run::<burn::backend::Cuda>(&Default::default()),
         #[cfg(feature = "wgpu")]
-        Backend::Wgpu => job.run::<fno_ops::Wgpu>(&Default::default()),
+        Backend::Wgpu => job.run::<burn::backend::Wgpu>(&Default::default()),
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} backend")),
     }

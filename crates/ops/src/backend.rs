@@ -12,7 +12,7 @@ use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::TensorMetadata;
+use burn::tensor::{DType, TensorMetadata};
 
 use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultCounts;
@@ -22,7 +22,7 @@ use crate::graph::record;
 use crate::mode_chain::{autodiff_spectral_chain, spectral_chain_by_steps, ChainTransforms};
 use crate::mode_mix::{ModeMix, ModeMixBackend};
 use crate::pointwise::PointwiseBackend;
-use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
 use crate::spectrum::{autodiff_retained_spectrum, autodiff_spectrum_to_grid, Pass};
 
 /// The gradients of one spectral convolution.
@@ -57,6 +57,30 @@ pub trait SpectralConvBackend: PointwiseBackend + ModeMixBackend {
     /// Reads the device's counters: a sync.
     fn fault_counts(_device: &Self::Device) -> FaultCounts {
         FaultCounts::default()
+    }
+
+    /// The dtype of tensors that hold `precision` values on `device` (bf16
+    /// may be held in f32 where a device has no bf16 buffers).
+    fn storage_dtype(_device: &Self::Device, precision: Precision) -> DType {
+        match precision {
+            Precision::F32 => DType::F32,
+            Precision::F16 => DType::F16,
+            Precision::BF16 => DType::BF16,
+        }
+    }
+
+    /// What [`Self::spectral_conv_forward`] of an `x` and `weight` of these
+    /// shapes and dtypes would refuse on `device`, checked (its plans built)
+    /// without running it: Burn's fusion client runs the forward later, where
+    /// an error could only panic. Only the kernel paths have it.
+    fn spectral_conv_check(
+        device: &Self::Device,
+        _x: (&[usize], DType),
+        _weight: (&[usize], DType),
+        _spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<SpectralShapes, SpectralError> {
+        Err(no_kernels(&Self::name(device), imp))
     }
 
     /// `x: [B, Cin, *spatial]`, weight `[Cin, Cout, *modes, 2]` or `[Cin, Cout, 2]`,
@@ -216,6 +240,20 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
 
     fn fault_counts(device: &Self::Device) -> FaultCounts {
         B::fault_counts(device)
+    }
+
+    fn storage_dtype(device: &Self::Device, precision: Precision) -> DType {
+        B::storage_dtype(device, precision)
+    }
+
+    fn spectral_conv_check(
+        device: &Self::Device,
+        x: (&[usize], DType),
+        weight: (&[usize], DType),
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<SpectralShapes, SpectralError> {
+        B::spectral_conv_check(device, x, weight, spec, imp)
     }
 
     fn spectral_conv_forward(

@@ -27,6 +27,7 @@ use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
+use cubecl::prelude::ComputeClient;
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
 use fno_kernels::fault::{output_fault_site, FaultCounts, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
@@ -128,6 +129,45 @@ pub(crate) fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec
     (dense && stored[rank - 1] >= shape[rank - 1]).then_some(stored)
 }
 
+/// The truncated rfftn over the trailing `modes.len()` dims of a real tensor
+/// stored as `stored` (its logical `grid` cropping a pitch), `precisions`
+/// (input, spectrum), the non-last dims' modes in `order`.
+fn rfft_desc(
+    stored: &[usize],
+    grid: &[usize],
+    modes: &[usize],
+    (norm, order): (Norm, ModeOrder),
+    precisions: (Precision, Precision),
+    tolerance: FaultTolerance,
+) -> FftDesc {
+    FftDesc::new(stored, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
+        .modes(modes)
+        .lengths(grid)
+        .norm(norm)
+        .mode_order(order)
+        .precisions(precisions.0, precisions.1)
+        .fault_tolerance(tolerance)
+}
+
+/// The zero-padded irfftn of a `[.., *modes]` complex spectrum (`logical`,
+/// without the (re, im) dim) to `grid`, `precisions` (spectrum, output).
+fn irfft_desc(
+    logical: &[usize],
+    modes: &[usize],
+    grid: &[usize],
+    (norm, order): (Norm, ModeOrder),
+    precisions: (Precision, Precision),
+    tolerance: FaultTolerance,
+) -> FftDesc {
+    FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
+        .modes(modes)
+        .lengths(grid)
+        .norm(norm)
+        .mode_order(order)
+        .precisions(precisions.0, precisions.1)
+        .fault_tolerance(tolerance)
+}
+
 /// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
 /// tensor: `[.., *modes, 2]` in `spectrum` precision, the non-last dims' modes
 /// in `order`. A row-pitched `x` is read in place, the pitch cropped by the
@@ -140,17 +180,8 @@ pub(crate) fn truncated_rfft<R: CubeRuntime>(
     spectrum: Precision,
     tolerance: FaultTolerance,
 ) -> Result<CubeTensor<R>, SpectralError> {
-    let axes = spatial_axes(modes.len());
-    let input = precision_of(x.dtype)?;
-    let desc = |stored: &[usize], grid: &[usize]| {
-        FftDesc::new(stored, &axes, FftKind::R2C, Direction::Forward)
-            .modes(modes)
-            .lengths(grid)
-            .norm(norm)
-            .mode_order(order)
-            .precisions(input, spectrum)
-            .fault_tolerance(tolerance)
-    };
+    let precisions = (precision_of(x.dtype)?, spectrum);
+    let desc = |stored: &[usize], grid: &[usize]| rfft_desc(stored, grid, modes, (norm, order), precisions, tolerance);
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
     if let Some(stored) = row_pitched_shape(&x) {
@@ -176,16 +207,7 @@ pub(crate) fn padded_irfft<R: CubeRuntime>(
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
-    run_plan(
-        FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
-            .modes(modes)
-            .lengths(grid)
-            .norm(norm)
-            .mode_order(order)
-            .precisions(precisions.0, precisions.1)
-            .fault_tolerance(tolerance),
-        s,
-    )
+    run_plan(irfft_desc(logical, modes, grid, (norm, order), precisions, tolerance), s)
 }
 
 /// A bit the next checked contraction flips in its output: (seed, bit).
@@ -263,9 +285,10 @@ fn as_points<B: burn::tensor::backend::Backend>(t: FloatTensor<B>) -> Tensor<B, 
     Tensor::<B, 3>::from_primitive(TensorPrimitive::Float(t)).reshape([shape[0], shape[1], points])
 }
 
-fn check_supported<R: CubeRuntime>(
-    x: &CubeTensor<R>,
-    weight: &CubeTensor<R>,
+/// What the kernel paths refuse of a forward with `x` and `weight` of these dtypes.
+fn check_supported(
+    x: DType,
+    weight: DType,
     shapes: &SpectralShapes,
     spec: &SpectralConvSpec,
     imp: SpectralImpl,
@@ -277,12 +300,13 @@ fn check_supported<R: CubeRuntime>(
                 "the reference path runs through Burn tensor ops, not the backend op".into(),
             ))
         }
+        SpectralImpl::Auto => {
+            return Err(SpectralError::Invalid(
+                "Auto is resolved to a kernel path before the backend op (SpectralImpl::resolve)".into(),
+            ))
+        }
     }
-    let precisions = [
-        precision_of(x.dtype)?,
-        precision_of(weight.dtype)?,
-        spec.spectrum_precision,
-    ];
+    let precisions = [precision_of(x)?, precision_of(weight)?, spec.spectrum_precision];
     if imp == SpectralImpl::Fused && spec.fault_tolerance != FaultTolerance::Off {
         return Err(SpectralError::Unsupported(
             "fault tolerance runs on the unfused path; the fused kernel has no checksums".into(),
@@ -305,6 +329,52 @@ fn check_supported<R: CubeRuntime>(
         ));
     }
     Ok(())
+}
+
+/// Everything the forward of `x` and `weight` (shapes, dtypes) can refuse on
+/// `device`, checked without running it: shapes, dtypes, and its transforms,
+/// planned (and cached for the run) now, as a dense x and weight lay them out.
+pub(crate) fn check_forward<R: CubeRuntime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    x: (&[usize], DType),
+    weight: (&[usize], DType),
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<SpectralShapes, SpectralError> {
+    let shapes = spec.shapes(x.0, weight.0)?;
+    check_supported(x.1, weight.1, &shapes, spec, imp)?;
+    let (b, ci, co) = (shapes.batch, shapes.in_channels, shapes.out_channels);
+    let (modes, norm) = (&shapes.modes, spec.norm);
+    let plan = |desc| device_fft(client, device, desc).map(|_| ());
+    let spectrum_of = |channels: usize, first: &[usize], later: &[usize]| {
+        let mut shape = vec![b, channels];
+        shape.extend(first.iter().chain(later));
+        shape
+    };
+    if imp == SpectralImpl::Unfused {
+        let (x_precision, spectrum) = (precision_of(x.1)?, spec.spectrum_precision);
+        let tolerance = spec.fault_tolerance;
+        let forward = (norm, FORWARD_ORDER);
+        plan(rfft_desc(x.0, &shapes.input, modes, forward, (x_precision, spectrum), tolerance))?;
+        let y_hat = spectrum_of(co, &[], modes);
+        let inverse = (norm, INVERSE_ORDER);
+        plan(irfft_desc(&y_hat, modes, &shapes.output, inverse, (spectrum, x_precision), tolerance))?;
+        return Ok(shapes);
+    }
+    let later = &modes[1..];
+    if !later.is_empty() {
+        let f32s = (Precision::F32, Precision::F32);
+        plan(rfft_desc(x.0, &shapes.input[1..], later, (norm, FORWARD_ORDER), f32s, FaultTolerance::Off))?;
+        let y_hat = spectrum_of(co, &shapes.output[..1], later);
+        let inverse = (norm, INVERSE_ORDER);
+        plan(irfft_desc(&y_hat, later, &shapes.output[1..], inverse, f32s, FaultTolerance::Off))?;
+    }
+    let extents = [b, ci, shapes.input[0], co, shapes.output[0]];
+    let (forward, inverse) = fused_descs(extents, modes, norm, (FORWARD_ORDER, INVERSE_ORDER));
+    let dense = spectral::dense_weight(co, shapes.mode_count(), spec.weights == WeightLayout::Shared);
+    fused_problem(client, device, forward, inverse, dense)?;
+    Ok(shapes)
 }
 
 /// The weight and its CGEMM strides (complex elements). Burn's CUDA allocator
@@ -359,6 +429,38 @@ struct FusedPass<'a> {
     keep_spectrum: bool,
 }
 
+/// The fused kernel's two transforms along the first spatial axis of
+/// `[batch, channels, n_in, *later modes]` (real in 1D, else the later axes'
+/// spectrum) to `out_channels` and `n_out` positions; `modes` all axes'.
+fn fused_descs(
+    [batch, channels, n_in, out_channels, n_out]: [usize; 5],
+    modes: &[usize],
+    norm: Norm,
+    orders: (ModeOrder, ModeOrder),
+) -> (FftDesc, FftDesc) {
+    let inner: usize = modes[1..].iter().product();
+    let kinds = if modes.len() == 1 {
+        (FftKind::R2C, FftKind::C2R)
+    } else {
+        (FftKind::C2C, FftKind::C2C)
+    };
+    let forward = FftDesc::new(&[batch, channels, n_in, inner], &[2], kinds.0, Direction::Forward)
+        .modes(&modes[..1])
+        .norm(norm)
+        .mode_order(orders.0);
+    let inverse = FftDesc::new(
+        &[batch, out_channels, modes[0], inner],
+        &[2],
+        kinds.1,
+        Direction::Inverse,
+    )
+    .modes(&modes[..1])
+    .lengths(&[n_out])
+    .norm(norm)
+    .mode_order(orders.1);
+    (forward, inverse)
+}
+
 /// One fused convolution along the first spatial axis of `input` (`[B, C,
 /// n_0, …]`, real in 1D, else the complex spectrum of the later axes with their
 /// `inner` retained modes): forward transform of `modes[0]` modes, contraction
@@ -384,25 +486,8 @@ fn fused_axis<R: CubeRuntime>(
     let real = modes.len() == 1;
     let (batch, channels, n_in, n_out) = (shape[0], shape[1], shape[2], out_grid[0]);
     let inner: usize = modes[1..].iter().product();
-    let (kinds, parts) = if real {
-        ((FftKind::R2C, FftKind::C2R), 1)
-    } else {
-        ((FftKind::C2C, FftKind::C2C), 2)
-    };
-    let forward = FftDesc::new(&[batch, channels, n_in, inner], &[2], kinds.0, Direction::Forward)
-        .modes(&modes[..1])
-        .norm(norm)
-        .mode_order(orders.0);
-    let inverse = FftDesc::new(
-        &[batch, out_channels, modes[0], inner],
-        &[2],
-        kinds.1,
-        Direction::Inverse,
-    )
-    .modes(&modes[..1])
-    .lengths(&[n_out])
-    .norm(norm)
-    .mode_order(orders.1);
+    let parts = if real { 1 } else { 2 };
+    let (forward, inverse) = fused_descs([batch, channels, n_in, out_channels, n_out], modes, norm, orders);
     let (weight, weight_strides, conj) = weight;
     let fused = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
     let mut problem = fused.problem.clone();
@@ -568,8 +653,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
         keep_saved: bool,
     ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
-        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
-        check_supported(&x, &weight, &shapes, spec, imp)?;
+        let (xm, wm) = ((x.meta.shape().as_ref(), x.dtype), (weight.meta.shape().as_ref(), weight.dtype));
+        let shapes = check_forward(&x.client, &x.device, xm, wm, spec, imp)?;
         // The kernels add f32 bias values.
         let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));
         let mode_bias = dc_bias(&shapes, spec.norm);
@@ -586,6 +671,20 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             None => y,
         };
         Ok((y, x_hat))
+    }
+
+    fn storage_dtype(device: &Self::Device, precision: Precision) -> DType {
+        dtype_of(precision.stored_on(&R::client(device)))
+    }
+
+    fn spectral_conv_check(
+        device: &Self::Device,
+        x: (&[usize], DType),
+        weight: (&[usize], DType),
+        spec: &SpectralConvSpec,
+        imp: SpectralImpl,
+    ) -> Result<SpectralShapes, SpectralError> {
+        check_forward(&R::client(device), device, x, weight, spec, imp)
     }
 
     fn retained_spectrum(

@@ -8,9 +8,14 @@
 //! [`pointwise_conv`], [`channel_scale`] and [`gelu`] are those convolutions,
 //! skips and activations with forwards and backwards fit for a GPU. Nothing here knows about
 //! models.
+//!
+//! The kernel paths run on `CubeBackend` (wgpu, CUDA), on Burn's fusion
+//! backend over it ([`fusion`]: `burn::backend::Wgpu` and `Cuda` are that
+//! type) and on `Autodiff` over either; the CPU backends run the reference path.
 
 pub mod backend;
 pub mod factorized;
+pub mod fusion;
 mod graph;
 mod kernel_path;
 pub mod matmul;
@@ -24,7 +29,7 @@ pub mod rounding;
 pub mod spec;
 pub mod spectrum;
 
-use burn::tensor::{Tensor, TensorPrimitive};
+use burn::tensor::{DType, Tensor, TensorPrimitive};
 
 pub use backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
 pub use factorized::{factorized_spectral_conv, Factorization, FactorizedWeight, WeightForm};
@@ -43,12 +48,11 @@ pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, MatmulPrecisi
 pub use reference::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 
-/// Burn's wgpu backend as the kernel paths extend it. With burn's `fusion`
-/// feature (on by default in `burn-wgpu`), `burn::backend::Wgpu` wraps this
-/// type in `Fusion`, which these ops do not extend: name this one instead.
+/// Burn's wgpu backend without Burn fusion (`burn::backend::Wgpu` is this
+/// type in `Fusion`, which merges element-wise ops; the kernel paths run on both).
 #[cfg(feature = "wgpu")]
 pub type Wgpu = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
-/// Burn's CUDA backend as the kernel paths extend it (see [`Wgpu`]).
+/// Burn's CUDA backend without Burn fusion (see [`Wgpu`]).
 #[cfg(feature = "cuda")]
 pub type Cuda = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
 
@@ -73,6 +77,8 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
         return spectral_conv_reference(x, weight, bias, spec);
     }
     let shapes = spec.shapes(&x.dims(), &weight.dims())?;
+    let f32_operands = x.dtype() == DType::F32 && weight.dtype() == DType::F32;
+    let imp = imp.resolve(&shapes, spec, f32_operands);
     // The kernels see the weight this grid uses (neuraloperator's crop when the
     // grid holds fewer modes than the weight).
     let weight = reference::crop_weight(weight, &shapes, spec);

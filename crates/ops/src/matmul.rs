@@ -51,6 +51,14 @@ pub fn precise_matmul<B: PreciseMatmulBackend, const D: usize>(lhs: Tensor<B, D>
     )))
 }
 
+/// The shape of `[.., m, k]·[.., k, n]` (shapes checked by [`precise_matmul`]).
+pub(crate) fn product_shape(lhs: &[usize], rhs: &[usize]) -> Vec<usize> {
+    let rank = lhs.len();
+    let mut shape = output_batch(&lhs[..rank - 2], &rhs[..rank - 2]).to_vec();
+    shape.extend([lhs[rank - 2], rhs[rank - 1]]);
+    shape
+}
+
 /// The leading dims of the product.
 fn output_batch<'a>(lhs: &'a [usize], rhs: &'a [usize]) -> &'a [usize] {
     let ones = |s: &[usize]| s.iter().all(|&d| d == 1);
@@ -119,9 +127,8 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PreciseMat
         let (l, r) = (lhs.meta.shape().to_vec(), rhs.meta.shape().to_vec());
         let rank = l.len();
         let (m, k, n) = (l[rank - 2], l[rank - 1], r[rank - 1]);
-        let mut out_shape = output_batch(&l[..rank - 2], &r[..rank - 2]).to_vec();
-        let batch: usize = out_shape.iter().product();
-        out_shape.extend([m, n]);
+        let out_shape = product_shape(&l, &r);
+        let batch: usize = out_shape[..rank - 2].iter().product();
         let out = empty(&lhs, out_shape);
         if batch * m * n > 0 {
             real::matmul(batch, m, k, n, ls, rs).launch(&out.client, &lhs.handle, &rhs.handle, &out.handle);

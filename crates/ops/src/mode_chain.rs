@@ -117,6 +117,20 @@ pub(crate) fn add_at_mode<B: Backend>(y: Tensor<B, 4>, bias: Tensor<B, 1>, at: M
     y + in_dtype(bias.reshape([1, channels, 1, 1]), dtype) * in_dtype(one_hot, dtype)
 }
 
+/// The channels of a chain's input (`inputs`) and of each step's result,
+/// from the steps' weight shapes.
+pub(crate) fn chain_channels(inputs: usize, weights: &[Vec<usize>; 3], mixes: [ModeMix; 3]) -> [usize; 4] {
+    let mut c = [inputs; 4];
+    for (i, (shape, mix)) in weights.iter().zip(mixes).enumerate() {
+        c[i + 1] = match mix {
+            ModeMix::Forward => shape[1],
+            ModeMix::GradInput => shape[0],
+            ModeMix::GradWeight => panic!("a chain's steps contract with weights"),
+        };
+    }
+    c
+}
+
 /// The chain as one launch, f32 throughout; step by step where a step's
 /// channels do not fit the kernel's shared tiles.
 pub(crate) fn chain_by_kernel<R: CubeRuntime, B: ModeMixBackend<FloatTensorPrimitive = CubeTensor<R>>>(

@@ -129,7 +129,7 @@ impl NufftOp {
 
     /// The trailing dims of one vector's input: `[M]` for real values at
     /// the points, `[values, 2]` otherwise; the dims before them are the batch.
-    fn input_rank(&self) -> usize {
+    pub(crate) fn input_rank(&self) -> usize {
         match (self.kind, self.values) {
             (NufftType::One, PointValues::Real) => 1,
             _ => 2,
@@ -137,7 +137,7 @@ impl NufftOp {
     }
 
     /// The output's shape for the batch dims `batch`.
-    fn output_shape(&self, batch: &[usize]) -> Vec<usize> {
+    pub(crate) fn output_shape(&self, batch: &[usize]) -> Vec<usize> {
         let (_, output) = self.extents();
         let mut shape = batch.to_vec();
         shape.push(output);

@@ -136,7 +136,7 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
     }
 }
 
-fn adamw_by_ops<B: Backend>(
+pub(crate) fn adamw_by_ops<B: Backend>(
     param: FloatTensor<B>,
     grad: FloatTensor<B>,
     moments: Option<(FloatTensor<B>, FloatTensor<B>)>,
@@ -169,19 +169,19 @@ fn adamw_by_ops<B: Backend>(
     [p, m, v].map(|t| B::float_reshape(unwrap(t), shape.clone()))
 }
 
-fn channel_scale_by_ops<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>) -> FloatTensor<B> {
+pub(crate) fn channel_scale_by_ops<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>) -> FloatTensor<B> {
     let c = scale.shape()[0];
     unwrap(wrap::<B, 3>(x) * wrap::<B, 1>(scale).reshape([1, c, 1]))
 }
 
-fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
+pub(crate) fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
     let shape = x.shape();
     let x = flat::<B>(x);
     let y = x.clone() * ((x / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5;
     B::float_reshape(unwrap(y), shape)
 }
 
-fn gelu_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> FloatTensor<B> {
+pub(crate) fn gelu_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> FloatTensor<B> {
     let shape = x.shape();
     let (x, grad) = (flat::<B>(x), flat::<B>(grad));
     let cdf = ((x.clone() / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5;
@@ -189,7 +189,7 @@ fn gelu_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> Floa
     B::float_reshape(unwrap(grad * (cdf + x * pdf)), shape)
 }
 
-fn pointwise_conv_by_ops<B: PreciseMatmulBackend>(
+pub(crate) fn pointwise_conv_by_ops<B: PreciseMatmulBackend>(
     x: FloatTensor<B>,
     weight: FloatTensor<B>,
     bias: Option<FloatTensor<B>>,
@@ -222,7 +222,7 @@ pub fn row_sums<B: Backend>(t: Tensor<B, 2>) -> Tensor<B, 1> {
         .reshape([rows])
 }
 
-fn pointwise_param_grads_by_ops<B: PreciseMatmulBackend>(
+pub(crate) fn pointwise_param_grads_by_ops<B: PreciseMatmulBackend>(
     grad: FloatTensor<B>,
     x: FloatTensor<B>,
     with_bias: bool,

@@ -23,6 +23,35 @@ pub enum SpectralImpl {
     /// convolution in 1D), truncated R2C / zero-padded C2R of the later axes
     /// around it (CubeCL backends).
     Fused,
+    /// The faster kernel path for the layer's shape ([`SpectralImpl::resolve`]).
+    Auto,
+}
+
+/// The most channels (in and out) at which `Auto` runs a 1D layer fused.
+const AUTO_FUSED_CHANNELS: usize = 64;
+
+impl SpectralImpl {
+    /// The kernel path `Auto` runs for a layer of `shapes` under `spec`, by a
+    /// rule fitted to the benchmarks (benches/RESULTS.md, "Fused kernel"):
+    /// the fused kernel in 1D with at most 64 channels in and out (forward and
+    /// backward 1.13–1.29× the unfused path there), the unfused path elsewhere
+    /// (the fused one 0.27–0.98× in 2D and 3D and at 128 channels) and
+    /// wherever the fused kernel does not run (checksums, half precision:
+    /// `f32_operands` says whether x and the weight are f32). Other
+    /// implementations are themselves.
+    pub fn resolve(self, shapes: &SpectralShapes, spec: &SpectralConvSpec, f32_operands: bool) -> SpectralImpl {
+        if self != SpectralImpl::Auto {
+            return self;
+        }
+        let fusable =
+            f32_operands && spec.fault_tolerance == FaultTolerance::Off && spec.spectrum_precision == Precision::F32;
+        let small = shapes.in_channels.max(shapes.out_channels) <= AUTO_FUSED_CHANNELS;
+        if fusable && small && shapes.spatial_dims() == 1 {
+            SpectralImpl::Fused
+        } else {
+            SpectralImpl::Unfused
+        }
+    }
 }
 
 impl std::str::FromStr for SpectralImpl {
@@ -32,8 +61,9 @@ impl std::str::FromStr for SpectralImpl {
             "reference" => Ok(SpectralImpl::Reference),
             "unfused" => Ok(SpectralImpl::Unfused),
             "fused" => Ok(SpectralImpl::Fused),
+            "auto" => Ok(SpectralImpl::Auto),
             other => Err(SpectralError::Invalid(format!(
-                "unknown implementation '{other}' (expected reference, unfused or fused)"
+                "unknown implementation '{other}' (expected reference, unfused, fused or auto)"
             ))),
         }
     }

@@ -106,7 +106,7 @@ fn run<B: SpectralConvBackend + burn::tensor::backend::AutodiffBackend, const D:
 const PITCH_PAD: usize = 64;
 
 /// (batch, cin, cout, grid, output grid, stored modes, norm, shared)
-type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
+pub(crate) type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
 
 fn compare(case: Case, seed: u64, views: bool) {
     compare_in::<Diff>(case, seed, views, &[], &[]);
@@ -115,7 +115,7 @@ fn compare(case: Case, seed: u64, views: bool) {
 /// [`compare`], with the Unfused path also under each of `checked`'s fault
 /// tolerances (same bounds, and no fault counted), then with half-precision
 /// spectra and x in each `half` pair's (spectrum precision, x dtype).
-fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
+pub(crate) fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
     case: Case,
     seed: u64,
     views: bool,
@@ -360,19 +360,19 @@ fn checked_kernel_paths_match_reference_and_flag_nothing() {
     }
     // Here rather than in a test of its own: the pending fault goes to
     // whichever checked contraction runs next in this process.
-    injected_contraction_faults_are_detected_and_corrected();
+    injected_contraction_faults_are_detected_and_corrected::<Wgpu>();
 }
 
 /// A bit flipped in the forward's contraction output (`inject_contraction_fault`):
 /// `detect` counts it and leaves the output wrong, `correct` counts it
 /// corrected and the output is the fault-free one.
-fn injected_contraction_faults_are_detected_and_corrected() {
+pub(crate) fn injected_contraction_faults_are_detected_and_corrected<K: SpectralConvBackend>() {
     let device = Default::default();
     let seed = common::fresh_seed();
     println!("seed {seed}");
     let (batch, cin, cout, n, m) = (3, 4, 5, 48, 10);
-    let x = Tensor::<Wgpu, 3>::from_data(TensorData::new(random(batch * cin * n, seed), [batch, cin, n]), &device);
-    let w = Tensor::<Wgpu, 4>::from_data(
+    let x = Tensor::<K, 3>::from_data(TensorData::new(random(batch * cin * n, seed), [batch, cin, n]), &device);
+    let w = Tensor::<K, 4>::from_data(
         TensorData::new(random(cin * cout * m * 2, seed + 1), [cin, cout, m, 2]),
         &device,
     );
@@ -386,11 +386,11 @@ fn injected_contraction_faults_are_detected_and_corrected() {
         .into_iter()
         .enumerate()
     {
-        let before = Wgpu::fault_counts(&device);
+        let before = K::fault_counts(&device);
         // Bit 27 of the exponent: the value scaled by 2^±16.
         fno_ops::inject_contraction_fault(seed + i as u64, 27);
         let y = conv(tolerance);
-        let counts = Wgpu::fault_counts(&device) - before;
+        let counts = K::fault_counts(&device) - before;
         let e = rel_l2(&y, &clean);
         assert_eq!(
             (counts.injected, counts.detected),

@@ -4,6 +4,7 @@
 mod common;
 mod device_memory;
 mod factorized;
+mod fusion;
 mod kernel_paths;
 mod mode_chain;
 mod mode_mix;

@@ -1,0 +1,129 @@
+//! [`PointwiseBackend`] on `Fusion`: the 1×1 convolution and its parameter
+//! gradients as custom ops; GELU, its derivative, the channel scale and AdamW
+//! as [`super::element_wise`] says (Burn's ops by default, which Burn fusion
+//! merges with their neighbours).
+
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::DType;
+use burn_fusion::{Fusion, FusionBackend};
+
+use super::{element_wise, meta, register, register_one, ElementWise};
+use fno_kernels::adamw::AdamWStep;
+use crate::kernel_path::precision_of;
+use crate::pointwise::{
+    adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
+    pointwise_param_grads_by_ops, MatmulPrecision, PointwiseBackend,
+};
+
+/// Whether the inner backend's kernels take `dtype` (else it runs Burn's ops).
+fn kernels_take(dtype: DType) -> bool {
+    precision_of(dtype).is_ok()
+}
+
+fn by_kernels() -> bool {
+    element_wise() == ElementWise::Kernels
+}
+
+impl<B: FusionBackend + PointwiseBackend> PointwiseBackend for Fusion<B> {
+    fn pointwise_conv(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        precision: MatmulPrecision,
+    ) -> FloatTensor<Self> {
+        if !kernels_take(x.dtype) {
+            return pointwise_conv_by_ops::<Self>(x, weight, bias);
+        }
+        let shape = vec![x.shape[0], weight.shape[0], x.shape[2]];
+        let dtype = x.dtype;
+        let inputs = [Some(x), Some(weight), bias].into_iter().flatten().collect();
+        register_one::<B>("fno_pointwise_conv", inputs, (shape, dtype), move |t| {
+            let mut t = t.into_iter();
+            let (x, weight) = (t.next().expect("x"), t.next().expect("weight"));
+            B::pointwise_conv(x, weight, t.next(), precision)
+        })
+    }
+
+    fn tf32_available(device: &Self::Device) -> bool {
+        B::tf32_available(device)
+    }
+
+    fn pointwise_param_grads(
+        grad: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        with_bias: bool,
+    ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+        if !kernels_take(grad.dtype) {
+            return pointwise_param_grads_by_ops::<Self>(grad, x, with_bias);
+        }
+        let (cout, cin) = (grad.shape[1], x.shape[1]);
+        let mut outputs = vec![(vec![cout, cin], DType::F32)];
+        if with_bias {
+            outputs.push((vec![cout], DType::F32));
+        }
+        let mut out = register::<B>("fno_pointwise_param_grads", vec![grad, x], outputs, move |t| {
+            let [grad, x] = <[_; 2]>::try_from(t).expect("two operands");
+            let (gw, gb) = B::pointwise_param_grads(grad, x, with_bias);
+            [Some(gw), gb].into_iter().flatten().collect()
+        })
+        .into_iter();
+        (out.next().expect("the weight gradient"), out.next())
+    }
+
+    fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
+        if !by_kernels() || !kernels_take(x.dtype) {
+            return channel_scale_by_ops::<Self>(x, scale);
+        }
+        let out = meta(&x);
+        register_one::<B>("fno_channel_scale", vec![x, scale], out, |t| {
+            let [x, scale] = <[_; 2]>::try_from(t).expect("two operands");
+            B::channel_scale(x, scale)
+        })
+    }
+
+    fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        if !by_kernels() || !kernels_take(x.dtype) {
+            return gelu_by_ops::<Self>(x);
+        }
+        let out = meta(&x);
+        register_one::<B>("fno_gelu", vec![x], out, |t| {
+            let [x] = <[_; 1]>::try_from(t).expect("one operand");
+            B::exact_gelu(x)
+        })
+    }
+
+    fn exact_gelu_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        if !by_kernels() || !kernels_take(x.dtype) {
+            return gelu_grad_by_ops::<Self>(x, grad);
+        }
+        let out = meta(&x);
+        register_one::<B>("fno_gelu_grad", vec![x, grad], out, |t| {
+            let [x, grad] = <[_; 2]>::try_from(t).expect("two operands");
+            B::exact_gelu_grad(x, grad)
+        })
+    }
+
+    fn adamw_step(
+        param: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        moments: Option<(FloatTensor<Self>, FloatTensor<Self>)>,
+        step: &AdamWStep,
+    ) -> [FloatTensor<Self>; 3] {
+        let mut inputs = vec![param, grad];
+        inputs.extend(moments.into_iter().flat_map(|(m, v)| [m, v]));
+        if !by_kernels() || inputs.iter().any(|t| t.dtype != DType::F32) {
+            let mut t = inputs.into_iter();
+            let (param, grad) = (t.next().expect("param"), t.next().expect("grad"));
+            let moments = t.next().zip(t.next());
+            return adamw_by_ops::<Self>(param, grad, moments, step);
+        }
+        let out = meta(&inputs[0]);
+        let step = *step;
+        let out = register::<B>("fno_adamw", inputs, vec![out; 3], move |t| {
+            let mut t = t.into_iter();
+            let (param, grad) = (t.next().expect("param"), t.next().expect("grad"));
+            B::adamw_step(param, grad, t.next().zip(t.next()), &step).to_vec()
+        });
+        <[_; 3]>::try_from(out).expect("three outputs")
+    }
+}
