@@ -3,6 +3,8 @@
 //! optimiser steps of one model landing where they land on `CubeBackend`.
 
 use burn::backend::{Autodiff, NdArray, Wgpu};
+use burn::module::Module;
+use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
@@ -30,15 +32,17 @@ fn fixtures_reproduce_pytorch_on_the_fusion_backend() {
     }
 }
 
-/// Three AdamW steps on `Σ (fno(x) − t)²` from `weights` (a checkpoint):
-/// each step's loss, then the model's output on `x`.
-fn train_steps<B: AutodiffBackend + SpectralConvBackend>(weights: &[u8], seed: u64) -> Vec<Vec<f64>>
+/// Three AdamW steps on `Σ (fno(x) − t)²` from `weights` (a record of
+/// `config`'s model): each step's loss, then the model's output on `x`.
+fn train_steps<B: AutodiffBackend + SpectralConvBackend>(config: &FnoConfig, weights: &[u8], seed: u64) -> Vec<Vec<f64>>
 where
     B::InnerBackend: SpectralConvBackend,
 {
     let device = Default::default();
-    let mut model = Fno::<B>::load_safetensors(weights, None, &device)
+    let record = Recorder::<B>::load(&recorder(), weights.to_vec(), &device).unwrap();
+    let mut model = Fno::<B>::new(config, &device)
         .unwrap()
+        .load_record(record)
         .with_spectral_impl(SpectralImpl::Unfused);
     let shape = [2, 1, 16, 12];
     let n = shape.iter().product();
@@ -47,7 +51,9 @@ where
     let mut optim = AdamWConfig::new().init::<B, Fno<B>>();
     let mut out = Vec::new();
     for _ in 0..3 {
-        let loss = (model.forward(x.clone()).unwrap() - target.clone()).powi_scalar(2).sum();
+        let loss = (model.forward(x.clone()).unwrap() - target.clone())
+            .powi_scalar(2)
+            .sum();
         out.push(loss.clone().into_data().convert::<f64>().to_vec().unwrap());
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(1e-3, model, grads);
@@ -57,18 +63,26 @@ where
     out
 }
 
+fn recorder() -> BinBytesRecorder<FullPrecisionSettings> {
+    BinBytesRecorder::default()
+}
+
 #[test]
 fn training_steps_on_the_fusion_backend_equal_cube_backends() {
     let seed = fresh_seed();
     println!("seed {seed}");
     let mut config = FnoConfig::new(&[6, 5], 1, 1, 8);
     config.n_layers = 2;
-    let weights = Fno::<NdArray>::new(&config, &Default::default()).unwrap().save_safetensors();
-    let fusion = train_steps::<Autodiff<Wgpu>>(&weights, seed);
-    let cube = train_steps::<Autodiff<Cube>>(&weights, seed);
+    let model = Fno::<NdArray>::new(&config, &Default::default()).unwrap();
+    let weights = Recorder::<NdArray>::record(&recorder(), model.into_record(), ()).unwrap();
+    let fusion = train_steps::<Autodiff<Wgpu>>(&config, &weights, seed);
+    let cube = train_steps::<Autodiff<Cube>>(&config, &weights, seed);
     for (i, (f, c)) in fusion.iter().zip(&cube).enumerate() {
         let e = relative_l2(f, c);
-        assert!(e <= 1e-5, "result {i} (losses, then the output): {e:e} off CubeBackend's");
+        assert!(
+            e <= 1e-5,
+            "result {i} (losses, then the output): {e:e} off CubeBackend's"
+        );
     }
     assert!(fusion[2][0] < fusion[0][0], "the loss falls: {fusion:?}");
 }

@@ -22,7 +22,8 @@ use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 
 use crate::backend::SpectralConvBackend;
-use crate::kernel_path::{dc_bias, precision_of};
+use crate::cube_tensor::precision_of;
+use crate::kernel_path::dc_bias;
 use crate::mode_chain::{add_at_mode, spectral_chain, ChainTransforms};
 use crate::mode_mix::{mode_mix, ModeMix};
 use crate::rounding::in_dtype;

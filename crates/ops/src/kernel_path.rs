@@ -32,9 +32,10 @@ use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, St
 use fno_kernels::fault::{output_fault_site, FaultCounts, FaultTolerance};
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
-use fno_kernels::precision::{Precision, Stored};
+use fno_kernels::precision::Precision;
 
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
+use crate::cube_tensor::{cast_to, dtype_of, empty, empty_of, precision_of, row_pitched_shape, weight_operand};
 use crate::matmul::precise_matmul;
 use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
 use crate::spec::{
@@ -64,102 +65,28 @@ fn execute<R: CubeRuntime>(fft: &DeviceFft<R>, input: &CubeTensor<R>) -> Result<
     Ok(out)
 }
 
-/// The precision a tensor of `dtype` holds, where the kernels take it.
-pub(crate) fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
-    match dtype {
-        DType::F32 => Ok(Precision::F32),
-        DType::F16 => Ok(Precision::F16),
-        DType::BF16 => Ok(Precision::BF16),
-        other => Err(SpectralError::Unsupported(format!(
-            "the kernels take f32, f16 or bf16 tensors, got {other:?}"
-        ))),
-    }
-}
-
-/// The tensor dtype of values stored as `stored` (bf16 in f32 is an f32 tensor).
-pub(crate) fn dtype_of(stored: Stored) -> DType {
-    match stored {
-        Stored::F32 | Stored::BF16InF32 => DType::F32,
-        Stored::F16 => DType::F16,
-        Stored::BF16 => DType::BF16,
-    }
-}
-
-/// `t` as a tensor of `dtype` (itself when it is one).
-pub(crate) fn cast_to<R: CubeRuntime>(t: CubeTensor<R>, dtype: DType) -> CubeTensor<R> {
-    if t.dtype == dtype {
-        return t;
-    }
-    burn_cubecl::kernel::cast(t, dtype)
-}
-
 fn spatial_axes(dims: usize) -> Vec<isize> {
     (0..dims as isize).map(|d| d - dims as isize).collect()
 }
 
-/// A contiguous, unwritten f32 tensor of `shape` on `like`'s device.
-pub(crate) fn empty<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>) -> CubeTensor<R> {
-    empty_of(like, shape, DType::F32)
-}
-
-/// A contiguous, unwritten tensor of `shape` and `dtype` on `like`'s device.
-pub(crate) fn empty_of<R: CubeRuntime>(like: &CubeTensor<R>, shape: Vec<usize>, dtype: DType) -> CubeTensor<R> {
-    let values: usize = shape.iter().product();
-    let handle = like.client.empty(values.max(1) * dtype.size());
-    CubeTensor::new_contiguous(
-        like.client.clone(),
-        like.device.clone(),
-        Shape::from(shape),
-        handle,
-        dtype,
-    )
-}
-
-/// The shape of the dense buffer behind `t` when `t` is that buffer cut short
-/// along its last dim, as Burn's CUDA allocator pitches rows to 16 bytes:
-/// rows `strides[rank - 2]` floats apart, every other dim dense over the next.
-pub(crate) fn row_pitched_shape<R: CubeRuntime>(t: &CubeTensor<R>) -> Option<Vec<usize>> {
-    let (shape, strides) = (t.meta.shape().to_vec(), t.meta.strides().to_vec());
-    let rank = shape.len();
-    let mut stored = shape.clone();
-    if rank >= 2 {
-        stored[rank - 1] = strides[rank - 2];
-    }
-    let dense = (0..rank).all(|d| strides[d] == stored[d + 1..].iter().product::<usize>());
-    (dense && stored[rank - 1] >= shape[rank - 1]).then_some(stored)
-}
-
-/// The truncated rfftn over the trailing `modes.len()` dims of a real tensor
-/// stored as `stored` (its logical `grid` cropping a pitch), `precisions`
-/// (input, spectrum), the non-last dims' modes in `order`.
-fn rfft_desc(
-    stored: &[usize],
+/// The truncated rfftn (`R2C`) over the trailing `modes.len()` dims of a real
+/// tensor stored as `shape` (its logical `grid` cropping a pitch), or the
+/// zero-padded irfftn (`C2R`) of a `shape` spectrum (without its (re, im) dim)
+/// to `grid`; `precisions` (input, output), the non-last dims' modes in `order`.
+fn real_desc(
+    kind: FftKind,
+    shape: &[usize],
     grid: &[usize],
     modes: &[usize],
     (norm, order): (Norm, ModeOrder),
     precisions: (Precision, Precision),
     tolerance: FaultTolerance,
 ) -> FftDesc {
-    FftDesc::new(stored, &spatial_axes(modes.len()), FftKind::R2C, Direction::Forward)
-        .modes(modes)
-        .lengths(grid)
-        .norm(norm)
-        .mode_order(order)
-        .precisions(precisions.0, precisions.1)
-        .fault_tolerance(tolerance)
-}
-
-/// The zero-padded irfftn of a `[.., *modes]` complex spectrum (`logical`,
-/// without the (re, im) dim) to `grid`, `precisions` (spectrum, output).
-fn irfft_desc(
-    logical: &[usize],
-    modes: &[usize],
-    grid: &[usize],
-    (norm, order): (Norm, ModeOrder),
-    precisions: (Precision, Precision),
-    tolerance: FaultTolerance,
-) -> FftDesc {
-    FftDesc::new(logical, &spatial_axes(modes.len()), FftKind::C2R, Direction::Inverse)
+    let direction = match kind {
+        FftKind::C2R => Direction::Inverse,
+        _ => Direction::Forward,
+    };
+    FftDesc::new(shape, &spatial_axes(modes.len()), kind, direction)
         .modes(modes)
         .lengths(grid)
         .norm(norm)
@@ -181,7 +108,9 @@ pub(crate) fn truncated_rfft<R: CubeRuntime>(
     tolerance: FaultTolerance,
 ) -> Result<CubeTensor<R>, SpectralError> {
     let precisions = (precision_of(x.dtype)?, spectrum);
-    let desc = |stored: &[usize], grid: &[usize]| rfft_desc(stored, grid, modes, (norm, order), precisions, tolerance);
+    let desc = |stored: &[usize], grid: &[usize]| {
+        real_desc(FftKind::R2C, stored, grid, modes, (norm, order), precisions, tolerance)
+    };
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
     if let Some(stored) = row_pitched_shape(&x) {
@@ -207,7 +136,10 @@ pub(crate) fn padded_irfft<R: CubeRuntime>(
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
-    run_plan(irfft_desc(logical, modes, grid, (norm, order), precisions, tolerance), s)
+    run_plan(
+        real_desc(FftKind::C2R, logical, grid, modes, (norm, order), precisions, tolerance),
+        s,
+    )
 }
 
 /// A bit the next checked contraction flips in its output: (seed, bit).
@@ -356,62 +288,57 @@ pub(crate) fn check_forward<R: CubeRuntime>(
         let (x_precision, spectrum) = (precision_of(x.1)?, spec.spectrum_precision);
         let tolerance = spec.fault_tolerance;
         let forward = (norm, FORWARD_ORDER);
-        plan(rfft_desc(x.0, &shapes.input, modes, forward, (x_precision, spectrum), tolerance))?;
+        plan(real_desc(
+            FftKind::R2C,
+            x.0,
+            &shapes.input,
+            modes,
+            forward,
+            (x_precision, spectrum),
+            tolerance,
+        ))?;
         let y_hat = spectrum_of(co, &[], modes);
         let inverse = (norm, INVERSE_ORDER);
-        plan(irfft_desc(&y_hat, modes, &shapes.output, inverse, (spectrum, x_precision), tolerance))?;
+        plan(real_desc(
+            FftKind::C2R,
+            &y_hat,
+            &shapes.output,
+            modes,
+            inverse,
+            (spectrum, x_precision),
+            tolerance,
+        ))?;
         return Ok(shapes);
     }
     let later = &modes[1..];
     if !later.is_empty() {
         let f32s = (Precision::F32, Precision::F32);
-        plan(rfft_desc(x.0, &shapes.input[1..], later, (norm, FORWARD_ORDER), f32s, FaultTolerance::Off))?;
+        plan(real_desc(
+            FftKind::R2C,
+            x.0,
+            &shapes.input[1..],
+            later,
+            (norm, FORWARD_ORDER),
+            f32s,
+            FaultTolerance::Off,
+        ))?;
         let y_hat = spectrum_of(co, &shapes.output[..1], later);
         let inverse = (norm, INVERSE_ORDER);
-        plan(irfft_desc(&y_hat, later, &shapes.output[1..], inverse, f32s, FaultTolerance::Off))?;
+        plan(real_desc(
+            FftKind::C2R,
+            &y_hat,
+            &shapes.output[1..],
+            later,
+            inverse,
+            f32s,
+            FaultTolerance::Off,
+        ))?;
     }
     let extents = [b, ci, shapes.input[0], co, shapes.output[0]];
     let (forward, inverse) = fused_descs(extents, modes, norm, (FORWARD_ORDER, INVERSE_ORDER));
     let dense = spectral::dense_weight(co, shapes.mode_count(), spec.weights == WeightLayout::Shared);
     fused_problem(client, device, forward, inverse, dense)?;
     Ok(shapes)
-}
-
-/// The weight and its CGEMM strides (complex elements). Burn's CUDA allocator
-/// pads each (re, im) row to 16 bytes; the CGEMM reads that layout as it is
-/// rather than copying the weight on every call. Layouts it cannot describe
-/// (re and im apart, modes not flattenable to one stride) are made dense.
-pub(crate) fn weight_operand<R: CubeRuntime>(
-    weight: CubeTensor<R>,
-    out_channels: usize,
-    modes: usize,
-    shared: bool,
-) -> (CubeTensor<R>, Strides) {
-    match weight_strides(&weight, shared) {
-        Some(strides) => (weight, strides),
-        None => {
-            let dense = spectral::dense_weight(out_channels, modes, shared);
-            (into_contiguous(weight), dense)
-        }
-    }
-}
-
-/// The complex strides (Cin, Cout, mode) of `weight`'s layout, mode 0 when
-/// `shared`; `None` where one stride cannot describe it (see [`weight_operand`]).
-pub(crate) fn weight_strides<R: CubeRuntime>(weight: &CubeTensor<R>, shared: bool) -> Option<Strides> {
-    let shape = weight.meta.shape();
-    let strides = weight.meta.strides();
-    let rank = shape.len();
-    // Dims 0 and 1 are Cin and Cout, then the mode dims, then (re, im).
-    let modes_flatten = (3..rank - 1).all(|d| strides[d - 1] == strides[d] * shape[d]);
-    let mode_stride = if shared { 0 } else { strides[rank - 2] };
-    let described =
-        strides[rank - 1] == 1 && modes_flatten && [strides[0], strides[1], mode_stride].iter().all(|s| s % 2 == 0);
-    described.then(|| Strides {
-        row: strides[0] / 2,
-        col: strides[1] / 2,
-        mode: mode_stride / 2,
-    })
 }
 
 /// What one run of the fused path computes besides its operands: the
@@ -653,7 +580,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
         keep_saved: bool,
     ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
-        let (xm, wm) = ((x.meta.shape().as_ref(), x.dtype), (weight.meta.shape().as_ref(), weight.dtype));
+        let (xm, wm) = (
+            (x.meta.shape().as_ref(), x.dtype),
+            (weight.meta.shape().as_ref(), weight.dtype),
+        );
         let shapes = check_forward(&x.client, &x.device, xm, wm, spec, imp)?;
         // The kernels add f32 bias values.
         let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));

@@ -14,6 +14,7 @@
 //! type) and on `Autodiff` over either; the CPU backends run the reference path.
 
 pub mod backend;
+mod cube_tensor;
 pub mod factorized;
 pub mod fusion;
 mod graph;

@@ -22,7 +22,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
 
 use crate::graph::record;
-use crate::kernel_path::empty;
+use crate::cube_tensor::empty;
 
 /// A backend with matrix products whose f32 multiplies and sums are not rounded
 /// to a narrower type.

@@ -28,7 +28,7 @@ use fno_kernels::cgemm::{ChainBuffers, ChainProblem, ChainStep, ModeBias, Stride
 
 use crate::backend::SpectralConvBackend;
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty, weight_operand};
+use crate::cube_tensor::{cast_to, empty, weight_operand};
 use crate::mode_mix::{ModeMix, ModeMixBackend, Operand};
 use crate::rounding::in_dtype;
 use crate::spec::{SpectralConvSpec, SpectralError};

@@ -27,7 +27,7 @@ use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues, Run};
 
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty, row_pitched_shape};
+use crate::cube_tensor::{cast_to, empty, row_pitched_shape};
 use crate::mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 use crate::plan_cache::device_nufft;
 

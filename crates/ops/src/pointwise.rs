@@ -34,7 +34,7 @@ use fno_kernels::pointwise_tf32::tf32_supported;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::record;
-use crate::kernel_path::{cast_to, empty, empty_of, precision_of};
+use crate::cube_tensor::{cast_to, empty, empty_of, precision_of};
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 use fno_kernels::precision::Precision;
 

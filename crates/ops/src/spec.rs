@@ -304,3 +304,33 @@ pub fn hermitian_weights(bins: usize, n: usize) -> Vec<f32> {
         .map(|k| if k == 0 || 2 * k == n { 1.0 } else { 2.0 })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Auto` picks the fused kernel only for small 1D layers it can run.
+    #[test]
+    fn auto_resolves_by_dims_channels_and_what_the_fused_kernel_runs() {
+        let layer = |x: &[usize], w: &[usize], spec: &SpectralConvSpec| spec.shapes(x, w).unwrap();
+        let spec_1d = SpectralConvSpec::new(&[16]);
+        let small_1d = layer(&[8, 64, 128], &[64, 64, 16, 2], &spec_1d);
+        let wide_1d = layer(&[8, 128, 128], &[128, 64, 16, 2], &spec_1d);
+        let spec_2d = SpectralConvSpec::new(&[8, 5]);
+        let small_2d = layer(&[8, 16, 32, 32], &[16, 16, 8, 5, 2], &spec_2d);
+        let auto =
+            |shapes: &SpectralShapes, spec: &SpectralConvSpec, f32s| SpectralImpl::Auto.resolve(shapes, spec, f32s);
+        assert_eq!(auto(&small_1d, &spec_1d, true), SpectralImpl::Fused);
+        assert_eq!(auto(&wide_1d, &spec_1d, true), SpectralImpl::Unfused);
+        assert_eq!(auto(&small_2d, &spec_2d, true), SpectralImpl::Unfused);
+        assert_eq!(auto(&small_1d, &spec_1d, false), SpectralImpl::Unfused);
+        let checked = spec_1d.clone().fault_tolerance(FaultTolerance::Detect);
+        assert_eq!(auto(&small_1d, &checked, true), SpectralImpl::Unfused);
+        let half = spec_1d.clone().spectrum_precision(Precision::F16);
+        assert_eq!(auto(&small_1d, &half, true), SpectralImpl::Unfused);
+        for imp in [SpectralImpl::Reference, SpectralImpl::Unfused, SpectralImpl::Fused] {
+            assert_eq!(imp.resolve(&small_1d, &spec_1d, true), imp);
+        }
+        assert_eq!("auto".parse::<SpectralImpl>().unwrap(), SpectralImpl::Auto);
+    }
+}

@@ -120,7 +120,11 @@ fn matmul_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Vec<f64>
     let r = tensor::<B, 3>(&uniform(2 * 5 * 3, seed + 2), [2, 5, 3]);
     let y = precise_matmul(lhs.clone(), rhs.clone());
     let g = (y.clone() * r).sum().backward();
-    vec![values(y.inner()), values(lhs.grad(&g).unwrap()), values(rhs.grad(&g).unwrap())]
+    vec![
+        values(y.inner()),
+        values(lhs.grad(&g).unwrap()),
+        values(rhs.grad(&g).unwrap()),
+    ]
 }
 
 /// A biased 1×1 convolution and its three gradients (input, weight, bias).
@@ -157,7 +161,11 @@ fn element_wise_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Ve
     let r = tensor::<B, 3>(&uniform(b * c * s, seed + 2), [b, c, s]);
     let y = gelu(channel_scale(x.clone(), scale.clone()) * 3.0);
     let g = (y.clone() * r).sum().backward();
-    vec![values(y.inner()), values(x.grad(&g).unwrap()), values(scale.grad(&g).unwrap())]
+    vec![
+        values(y.inner()),
+        values(x.grad(&g).unwrap()),
+        values(scale.grad(&g).unwrap()),
+    ]
 }
 
 /// Two AdamW steps of a parameter (pairs of a complex one), moments and all.
@@ -205,7 +213,11 @@ fn element_wise_ops_run_either_way_on_fusion() {
     on_both!("GELU of a channel scale (kernels)", 4, element_wise_case(seed));
     let before = custom_ops_registered();
     let fusion = adamw_case::<Fz>(seed);
-    assert_eq!(custom_ops_registered() - before, 2, "AdamW by the kernel: one op a step");
+    assert_eq!(
+        custom_ops_registered() - before,
+        2,
+        "AdamW by the kernel: one op a step"
+    );
     set_element_wise(ElementWise::BurnFusion);
     assert_equal("AdamW (kernels)", &fusion, &adamw_case::<Cube>(seed));
 }
@@ -282,7 +294,10 @@ fn kernel_paths_on_fusion_refuse_at_registration() {
     let before = custom_ops_registered();
     let refused = |spec: &SpectralConvSpec, imp, w: Tensor<Fz, 4>| {
         let e = spectral_conv(x.clone(), w, None, spec, imp).map(|_| ()).unwrap_err();
-        assert!(matches!(e, SpectralError::Unsupported(_) | SpectralError::Invalid(_)), "{e}");
+        assert!(
+            matches!(e, SpectralError::Unsupported(_) | SpectralError::Invalid(_)),
+            "{e}"
+        );
         e.to_string()
     };
     let checked = spec.clone().fault_tolerance(FaultTolerance::Detect);

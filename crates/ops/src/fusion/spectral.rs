@@ -12,7 +12,7 @@ use fno_kernels::precision::Precision;
 
 use super::register;
 use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
-use crate::kernel_path::precision_of;
+use crate::cube_tensor::precision_of;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
 use crate::spectrum::Pass;
 
