@@ -4,8 +4,8 @@
 
 use burn::backend::{Autodiff, NdArray, Wgpu};
 use burn::module::Module;
-use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
