@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::graph::record;
 use crate::cube_tensor::{cast_to, empty, empty_of, precision_of};
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
+use crate::rounding::in_dtype;
 use fno_kernels::precision::Precision;
 
 fn wrap<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
@@ -171,7 +172,10 @@ pub(crate) fn adamw_by_ops<B: Backend>(
 
 pub(crate) fn channel_scale_by_ops<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>) -> FloatTensor<B> {
     let c = scale.shape()[0];
-    unwrap(wrap::<B, 3>(x) * wrap::<B, 1>(scale).reshape([1, c, 1]))
+    let x = wrap::<B, 3>(x);
+    // An f32 scale of half activations multiplies in their dtype, as the kernel does.
+    let scale = in_dtype(wrap::<B, 1>(scale), x.dtype());
+    unwrap(x * scale.reshape([1, c, 1]))
 }
 
 pub(crate) fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
@@ -184,6 +188,7 @@ pub(crate) fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
 pub(crate) fn gelu_grad_by_ops<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> FloatTensor<B> {
     let shape = x.shape();
     let (x, grad) = (flat::<B>(x), flat::<B>(grad));
+    let grad = in_dtype(grad, x.dtype());
     let cdf = ((x.clone() / std::f64::consts::SQRT_2).erf() + 1.0) * 0.5;
     let pdf = (x.clone().powi_scalar(2) * -0.5).exp() / (2.0 * std::f64::consts::PI).sqrt();
     B::float_reshape(unwrap(grad * (cdf + x * pdf)), shape)
