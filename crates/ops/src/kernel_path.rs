@@ -580,11 +580,10 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         imp: SpectralImpl,
         keep_saved: bool,
     ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
-        let (xm, wm) = (
-            (x.meta.shape().as_ref(), x.dtype),
-            (weight.meta.shape().as_ref(), weight.dtype),
-        );
-        let shapes = check_forward(&x.client, &x.device, xm, wm, spec, imp)?;
+        // The plans are built as the forward runs (`check_forward` builds them
+        // ahead where Burn fusion defers the run).
+        let shapes = spec.shapes(x.meta.shape(), weight.meta.shape())?;
+        check_supported(x.dtype, weight.dtype, &shapes, spec, imp)?;
         // The kernels add f32 bias values.
         let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));
         let mode_bias = dc_bias(&shapes, spec.norm);

@@ -21,8 +21,8 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
 
-use crate::graph::record;
 use crate::cube_tensor::empty;
+use crate::graph::record;
 
 /// A backend with matrix products whose f32 multiplies and sums are not rounded
 /// to a narrower type.

@@ -27,8 +27,8 @@ use burn_cubecl::CubeRuntime;
 use fno_kernels::cgemm::{ChainBuffers, ChainProblem, ChainStep, ModeBias, Strides};
 
 use crate::backend::SpectralConvBackend;
-use crate::graph::record;
 use crate::cube_tensor::{cast_to, empty, weight_operand};
+use crate::graph::record;
 use crate::mode_mix::{ModeMix, ModeMixBackend, Operand};
 use crate::rounding::in_dtype;
 use crate::spec::{SpectralConvSpec, SpectralError};
@@ -119,14 +119,19 @@ pub(crate) fn add_at_mode<B: Backend>(y: Tensor<B, 4>, bias: Tensor<B, 1>, at: M
 
 /// The channels of a chain's input (`inputs`) and of each step's result,
 /// from the steps' weight shapes.
+///
+/// # Panics
+/// If a step is `GradWeight` or its weight does not take the channels before it.
 pub(crate) fn chain_channels(inputs: usize, weights: &[Vec<usize>; 3], mixes: [ModeMix; 3]) -> [usize; 4] {
     let mut c = [inputs; 4];
     for (i, (shape, mix)) in weights.iter().zip(mixes).enumerate() {
-        c[i + 1] = match mix {
-            ModeMix::Forward => shape[1],
-            ModeMix::GradInput => shape[0],
+        let (n_in, outputs) = match mix {
+            ModeMix::Forward => (shape[0], shape[1]),
+            ModeMix::GradInput => (shape[1], shape[0]),
             ModeMix::GradWeight => panic!("a chain's steps contract with weights"),
         };
+        assert_eq!(n_in, c[i], "{mix:?} chain step of {shape:?} after {} channels", c[i]);
+        c[i + 1] = outputs;
     }
     c
 }
@@ -144,18 +149,16 @@ pub(crate) fn chain_by_kernel<R: CubeRuntime, B: ModeMixBackend<FloatTensorPrimi
     let [batch, inputs, modes, _] = x.meta.shape().to_vec()[..] else {
         panic!("a chain's input is [B, C, K, 2]")
     };
-    let mut channels = inputs;
+    let c = chain_channels(inputs, &weights.each_ref().map(|w| w.meta.shape().to_vec()), mixes);
     let mut steps = Vec::with_capacity(3);
     let mut operands = Vec::with_capacity(3);
-    for (w, &mix) in weights.iter().zip(&mixes) {
+    for (i, (w, &mix)) in weights.iter().zip(&mixes).enumerate() {
         let shape = w.meta.shape().to_vec();
         let shared = shape[2] == 1 && modes != 1;
         let (w, s) = weight_operand(cast_to(w.clone(), DType::F32), shape[1], modes, shared);
-        let (n_in, outputs, strides, conj) = match mix {
-            ModeMix::Forward => (shape[0], shape[1], s, false),
+        // GradInput reads the weight transposed and conjugated.
+        let (strides, conj) = match mix {
             ModeMix::GradInput => (
-                shape[1],
-                shape[0],
                 Strides {
                     row: s.col,
                     col: s.row,
@@ -163,14 +166,13 @@ pub(crate) fn chain_by_kernel<R: CubeRuntime, B: ModeMixBackend<FloatTensorPrimi
                 },
                 true,
             ),
-            ModeMix::GradWeight => panic!("a chain's steps contract with weights"),
+            _ => (s, false),
         };
-        assert_eq!(
-            n_in, channels,
-            "{mix:?} chain step of {shape:?} after {channels} channels"
-        );
-        channels = outputs;
-        steps.push(ChainStep { outputs, strides, conj });
+        steps.push(ChainStep {
+            outputs: c[i + 1],
+            strides,
+            conj,
+        });
         operands.push(w);
     }
     let problem = ChainProblem {
@@ -185,7 +187,6 @@ pub(crate) fn chain_by_kernel<R: CubeRuntime, B: ModeMixBackend<FloatTensorPrimi
     if !problem.fits() {
         return chain_by_steps::<B>(x, weights, mixes, bias, extras);
     }
-    let c = problem.channels();
     let y = empty(&x, vec![batch, c[3], modes, 2]);
     let kept = extras
         .keep

@@ -21,8 +21,8 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::cgemm::{span, spectral, CgemmProblem, Strides};
 
-use crate::graph::record;
 use crate::cube_tensor::{cast_to, empty, weight_operand, weight_strides};
+use crate::graph::record;
 use crate::mode_chain::{autodiff_chain, chain_by_kernel, chain_by_steps, ChainExtras, ChainOutput};
 use crate::spectrum::scale_bins;
 

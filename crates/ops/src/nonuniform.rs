@@ -26,8 +26,8 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues, Run};
 
-use crate::graph::record;
 use crate::cube_tensor::{cast_to, empty, row_pitched_shape};
+use crate::graph::record;
 use crate::mode_mix::{mode_mix, ModeMix, ModeMixBackend};
 use crate::plan_cache::device_nufft;
 

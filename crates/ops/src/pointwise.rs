@@ -33,8 +33,8 @@ use fno_kernels::pointwise_grad::PointwiseGradProblem;
 use fno_kernels::pointwise_tf32::tf32_supported;
 use serde::{Deserialize, Serialize};
 
-use crate::graph::record;
 use crate::cube_tensor::{cast_to, empty, empty_of, precision_of};
+use crate::graph::record;
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
 use crate::rounding::in_dtype;
 use fno_kernels::precision::Precision;

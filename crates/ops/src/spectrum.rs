@@ -24,8 +24,8 @@ use fno_kernels::fault::FaultTolerance;
 use fno_kernels::precision::Precision;
 
 use crate::backend::SpectralConvBackend;
-use crate::graph::record;
 use crate::cube_tensor::precision_of;
+use crate::graph::record;
 use crate::kernel_path::{padded_irfft, truncated_rfft};
 use crate::rounding::in_dtype;
 use crate::spec::{adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, FORWARD_ORDER, INVERSE_ORDER};
