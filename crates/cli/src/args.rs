@@ -188,7 +188,7 @@ pub struct ModelDevice {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Spectral convolution [default: unfused on a GPU, reference on the CPU].
+    /// Spectral convolution [default: auto on a GPU, reference on the CPU].
     #[arg(long = "impl", value_enum, value_name = "IMPL")]
     pub imp: Option<ImplArg>,
     /// How the kernel path lowers its FFT plans.
@@ -206,6 +206,17 @@ pub struct ModelDevice {
     /// faults, or count them and compute again what they corrupted.
     #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
     pub fault_tolerance: FaultToleranceArg,
+    /// On a GPU, Burn's fusion of the element-wise ops around our kernels
+    /// (`off`: Burn's backend without it, for comparison).
+    #[arg(long, value_enum, default_value_t = BurnFusionArg::On)]
+    pub burn_fusion: BurnFusionArg,
+}
+
+/// Whether Burn fuses element-wise ops on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BurnFusionArg {
+    On,
+    Off,
 }
 
 impl ModelDevice {
@@ -304,14 +315,20 @@ pub trait BackendJob {
 }
 
 /// Runs `job` on `backend`'s default device: on a GPU through Burn's fusion
-/// backend, which merges the element-wise ops around our kernels.
-pub fn run_on<J: BackendJob>(backend: Backend, job: J) -> Result<J::Output, String> {
+/// backend, which merges the element-wise ops around our kernels, or (`Off`)
+/// on Burn's backend without it.
+pub fn run_on<J: BackendJob>(backend: Backend, fusion: BurnFusionArg, job: J) -> Result<J::Output, String> {
+    let fused = fusion == BurnFusionArg::On;
     match backend {
         Backend::Cpu => job.run::<NdArray>(&Default::default()),
         #[cfg(feature = "cuda")]
-        Backend::Cuda => job.run::<burn::backend::Cuda>(&Default::default()),
+        Backend::Cuda if fused => job.run::<burn::backend::Cuda>(&Default::default()),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => job.run::<fno_ops::Cuda>(&Default::default()),
         #[cfg(feature = "wgpu")]
-        Backend::Wgpu => job.run::<burn::backend::Wgpu>(&Default::default()),
+        Backend::Wgpu if fused => job.run::<burn::backend::Wgpu>(&Default::default()),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => job.run::<fno_ops::Wgpu>(&Default::default()),
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} backend")),
     }

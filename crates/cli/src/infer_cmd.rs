@@ -12,8 +12,8 @@ use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::{checkpoint_normalizers, predict_with, Predictor, TrainError};
 
 use crate::args::{
-    report_faults, run_on, with_settings, BackendArg, BackendJob, FaultToleranceArg, ModelDevice, ModelSettings,
-    SPECTRAL_UNITS,
+    report_faults, run_on, with_settings, BackendArg, BackendJob, BurnFusionArg, FaultToleranceArg, ModelDevice,
+    ModelSettings, SPECTRAL_UNITS,
 };
 use crate::progress::Progress;
 
@@ -83,7 +83,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         batch_size: args.batch_size,
         label: args.checkpoint.display().to_string(),
     };
-    let (output, denormalised) = run_on(backend, job)?;
+    let (output, denormalised) = run_on(backend, args.device.burn_fusion, job)?;
     write_output(&args.output, output, denormalised, &format!("{backend}, {imp:?}"))
 }
 
@@ -143,6 +143,7 @@ fn run_candle(
         (device.matmul_precision.is_some(), "--matmul-precision"),
         (device.precision.is_some(), "--precision"),
         (device.fault_tolerance != FaultToleranceArg::Off, "--fault-tolerance"),
+        (device.burn_fusion != BurnFusionArg::On, "--burn-fusion"),
     ];
     if let Some((_, flag)) = burn_only.iter().find(|(given, _)| *given) {
         return Err(format!(

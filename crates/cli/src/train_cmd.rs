@@ -197,7 +197,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         backend,
         console,
     };
-    let summary = run_on(backend, job)?;
+    let summary = run_on(backend, args.device.burn_fusion, job)?;
     if let Some(counts) = summary.faults {
         report_faults(args.device.fault_tolerance.into(), counts, SPECTRAL_UNITS)
             .map_err(|e| format!("{e}; the checkpoints may carry their effect"))?;
@@ -309,7 +309,7 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
         batch_size: args.batch_size,
         label: &label,
     };
-    let (predicted, l2, h1) = run_on(backend, job)?;
+    let (predicted, l2, h1) = run_on(backend, args.device.burn_fusion, job)?;
     if let Some(path) = &args.predictions {
         npy::write(path, &NpyArray::new(predicted.shape, DType::F32, predicted.data)).map_err(|e| e.to_string())?;
     }

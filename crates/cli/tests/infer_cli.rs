@@ -35,19 +35,22 @@ fn infer(args: &[&str]) -> std::process::Output {
 
 /// Also under checksums (`--fault-tolerance correct`): the same output, and
 /// the counts reported (none on a fault-free run); and by the Candle engine
-/// (`candle` in place of an implementation: `--engine candle`).
+/// (`candle` in place of an implementation: `--engine candle`); on wgpu with
+/// Burn fusion (the default) and without it.
 #[test]
 fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
     let want = npy::read(fixture("y.npy")).unwrap();
-    for (checkpoint, backend, imp, batch, tolerance) in [
-        ("model.safetensors", "cpu", "reference", "3", "off"),
-        ("model_real.safetensors", "wgpu", "unfused", "16", "off"),
-        ("model_real.safetensors", "wgpu", "unfused", "5", "correct"),
-        ("model_real.safetensors", "wgpu", "reference", "2", "off"),
-        ("model.safetensors", "cpu", "candle", "3", "off"),
-        ("model_real.safetensors", "cpu", "candle", "16", "off"),
+    for (checkpoint, backend, imp, batch, tolerance, fusion) in [
+        ("model.safetensors", "cpu", "reference", "3", "off", "on"),
+        ("model_real.safetensors", "wgpu", "unfused", "16", "off", "on"),
+        ("model_real.safetensors", "wgpu", "unfused", "16", "off", "off"),
+        ("model_real.safetensors", "wgpu", "auto", "7", "off", "on"),
+        ("model_real.safetensors", "wgpu", "unfused", "5", "correct", "on"),
+        ("model_real.safetensors", "wgpu", "reference", "2", "off", "on"),
+        ("model.safetensors", "cpu", "candle", "3", "off", "on"),
+        ("model_real.safetensors", "cpu", "candle", "16", "off", "on"),
     ] {
-        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}-{checkpoint}.npy"));
+        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}-{fusion}-{checkpoint}.npy"));
         let (checkpoint_path, config, x) = (fixture(checkpoint), fixture("config.json"), fixture("x.npy"));
         let mut args = vec!["--checkpoint", &checkpoint_path, "--config", &config, "--input", &x];
         args.extend(["--output", out.to_str().unwrap(), "--batch-size", batch]);
@@ -55,6 +58,7 @@ fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
             args.extend(["--engine", "candle"]);
         } else {
             args.extend(["--backend", backend, "--impl", imp, "--fault-tolerance", tolerance]);
+            args.extend(["--burn-fusion", fusion]);
         }
         let run = infer(&args);
         let stderr = String::from_utf8_lossy(&run.stderr);
@@ -123,6 +127,19 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
                 "fused",
             ],
             "--impl sets the Burn engine",
+        ),
+        (
+            vec![
+                "--checkpoint",
+                &model,
+                "--input",
+                &x,
+                "--engine",
+                "candle",
+                "--burn-fusion",
+                "off",
+            ],
+            "--burn-fusion sets the Burn engine",
         ),
         (
             vec![
