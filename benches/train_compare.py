@@ -12,7 +12,7 @@ torch's own peak), and the test relative L2
 error of the de-normalised prediction after the last epoch.
 
     python3 train_compare.py --fno ./fno --out OUT [--epochs 5] [--cases a,b] [--seeds N]
-                             [--precision f32,tf32,mixed] [--impl unfused,fused] [--without-neuralop]
+                             [--precision f32,tf32,mixed] [--impl unfused-cube,unfused,auto] [--without-neuralop]
                              [--factorization tucker --rank 0.42]
 
 `--factorization` (tucker, cp or tt) with `--rank` trains both as TFNOs: the
@@ -38,8 +38,9 @@ errors the median over the runs with their range, since neuraloperator's
 error after a few epochs varies from run to run even from one seed.
 
 `--impl` trains ours once per spectral path listed (`fno train --impl`;
-default unfused), the first beside neuraloperator, and tables each path's
-epoch time against the first's; `--without-neuralop` leaves neuraloperator
+default unfused; a path ending in `-cube`, as `unfused-cube`, runs without
+Burn fusion: `--burn-fusion off`), the first beside neuraloperator, and
+tables each path's epoch time against the first's; `--without-neuralop` leaves neuraloperator
 out (the path comparison alone).
 
 neuraloperator must be importable (see ../shared/anchors/README.md for its
@@ -278,7 +279,9 @@ def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp=
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(toml_for(name, case, files, epochs, run_dir, seed, precision, tfno))
-    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", "--impl", imp, "--overwrite",
+    path, _, cube = imp.partition("-")
+    flags = ["--impl", path] + (["--burn-fusion", "off"] if cube else [])
+    proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", *flags, "--overwrite",
                              "--devices", str(devices)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate()
@@ -379,8 +382,9 @@ def main():
     args = ap.parse_args()
     tfno = (args.factorization, args.rank) if args.factorization else None
     imps = args.impl.split(",")
-    if not imps or not set(imps) <= {"reference", "unfused", "fused"}:
-        ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused and fused")
+    paths = {"reference", "unfused", "fused", "auto"}
+    if not imps or not set(imps) <= paths | {f"{p}-cube" for p in paths}:
+        ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused, fused and auto (each -cube or not)")
     precisions = args.precision.split(",")
     if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
         ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")

@@ -166,7 +166,7 @@ fn run_candle(
             .map_err(|e| TrainError::Model(ModelError::Input(format!("the Candle model: {}", one_line(e)))))
     })
     .map_err(|e| e.to_string())?;
-    bar.finish();
+    bar.finish_with_rate();
     let denormalised = input_normalizer.is_some() || output_normalizer.is_some();
     write_output(&args.output, output, denormalised, &format!("Candle, {device_name}"))
 }
@@ -210,7 +210,7 @@ impl BackendJob for InferJob<'_> {
         let output = predictor
             .predict(&input, self.batch_size, device, |done, _| bar.update(done, ""))
             .map_err(|e| e.to_string())?;
-        bar.finish();
+        bar.finish_with_rate();
         report_faults(self.settings.fault_tolerance, B::fault_counts(device), SPECTRAL_UNITS)
             .map_err(|e| format!("{e}; no output written"))?;
         Ok((

@@ -2,7 +2,8 @@
 //! terminal; in logs and pipes only the line that ends the work, so a captured
 //! log holds one line per finished step rather than redraws.
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
@@ -10,6 +11,8 @@ pub struct Progress {
     bar: ProgressBar,
     label: String,
     unit: &'static str,
+    /// When the first update came and what it counted.
+    first: Cell<Option<(Instant, usize)>>,
 }
 
 impl Progress {
@@ -26,11 +29,19 @@ impl Progress {
                 .progress_chars("#>-"),
         );
         bar.set_prefix(label.clone());
-        Progress { bar, label, unit }
+        Progress {
+            bar,
+            label,
+            unit,
+            first: Cell::new(None),
+        }
     }
 
     /// Reports `done` items; `extra` (e.g. a loss) follows the counts.
     pub fn update(&self, done: usize, extra: &str) {
+        if self.first.get().is_none() {
+            self.first.set(Some((Instant::now(), done)));
+        }
         self.bar.set_position(done as u64);
         self.bar.set_message(extra.to_string());
     }
@@ -43,14 +54,31 @@ impl Progress {
 
     /// Clears the bar and prints the count and the time taken.
     pub fn finish(&self) {
+        let line = self.count_and_time();
+        self.finish_with(&line);
+    }
+
+    /// [`Self::finish`] with the rate after the first update (in inference,
+    /// after the first batch: kernel compilation and file reading apart),
+    /// where later updates came.
+    pub fn finish_with_rate(&self) {
+        let mut line = self.count_and_time();
+        let total = self.bar.length().unwrap_or(0) as usize;
+        if let Some((start, first)) = self.first.get().filter(|&(_, first)| first < total) {
+            let rate = (total - first) as f64 / start.elapsed().as_secs_f64();
+            line += &format!("; {rate:.1} {}/s after the first batch", self.unit);
+        }
+        self.finish_with(&line);
+    }
+
+    fn count_and_time(&self) -> String {
         let total = self.bar.length().unwrap_or(0);
-        let line = format!(
+        format!(
             "{}: {total}/{total} {} in {}",
             self.label,
             self.unit,
             clock(self.bar.elapsed())
-        );
-        self.finish_with(&line);
+        )
     }
 }
 
