@@ -19,6 +19,7 @@ An entry of --ours is an `--impl` path, `-cube` for `--burn-fusion off`.
 Writes OUT/infer_compare.jsonl and OUT/infer_compare.md.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -71,9 +72,7 @@ def torch_rate(model, x, batch):
         for b in batches[1:]:
             model(b.cuda()).cpu()
         torch.cuda.synchronize()
-    rate = (x.shape[0] - batches[0].shape[0]) / (time.perf_counter() - start)
-    model.cpu()
-    return rate
+    return (x.shape[0] - batches[0].shape[0]) / (time.perf_counter() - start)
 
 
 def ours(fno, d, batch, variant):
@@ -111,9 +110,10 @@ def main():
     for name in args.cases.split(","):
         grid, modes, hidden, samples, batch = CASES[name]
         d, model, x = export(name, grid, modes, hidden, samples, work)
-        row = dict(case=name, gpu=gpu, grid=grid, samples=samples, batch=batch, neuralop=torch_rate(model, x, batch))
+        # A copy for the CPU: the grid embedding keeps its grid on the device it first ran on.
         with torch.no_grad():
-            want = model(x[:CHECKED]).numpy()
+            want = copy.deepcopy(model)(x[:CHECKED]).numpy()
+        row = dict(case=name, gpu=gpu, grid=grid, samples=samples, batch=batch, neuralop=torch_rate(model, x, batch))
         errors = []
         for v in variants:
             try:

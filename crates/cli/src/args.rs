@@ -206,9 +206,10 @@ pub struct ModelDevice {
     /// faults, or count them and compute again what they corrupted.
     #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
     pub fault_tolerance: FaultToleranceArg,
-    /// On a GPU, Burn's fusion of the element-wise ops around our kernels
-    /// (`off`: Burn's backend without it, for comparison).
-    #[arg(long, value_enum, default_value_t = BurnFusionArg::On)]
+    /// On a GPU, Burn's fusion backend, which merges the element-wise ops
+    /// around our kernels (`on`), or Burn's backend without it (`off`, the
+    /// default: on an H100 it trained and inferred faster, benches/RESULTS.md).
+    #[arg(long, value_enum, default_value_t = BurnFusionArg::Off)]
     pub burn_fusion: BurnFusionArg,
 }
 
@@ -314,9 +315,8 @@ pub trait BackendJob {
     fn run<B: SpectralConvBackend>(self, device: &B::Device) -> Result<Self::Output, String>;
 }
 
-/// Runs `job` on `backend`'s default device: on a GPU through Burn's fusion
-/// backend, which merges the element-wise ops around our kernels, or (`Off`)
-/// on Burn's backend without it.
+/// Runs `job` on `backend`'s default device: on a GPU on Burn's backend
+/// without Burn fusion (`Off`), or on its fusion backend (`On`).
 pub fn run_on<J: BackendJob>(backend: Backend, fusion: BurnFusionArg, job: J) -> Result<J::Output, String> {
     let fused = fusion == BurnFusionArg::On;
     match backend {

@@ -143,7 +143,7 @@ fn run_candle(
         (device.matmul_precision.is_some(), "--matmul-precision"),
         (device.precision.is_some(), "--precision"),
         (device.fault_tolerance != FaultToleranceArg::Off, "--fault-tolerance"),
-        (device.burn_fusion != BurnFusionArg::On, "--burn-fusion"),
+        (device.burn_fusion != BurnFusionArg::Off, "--burn-fusion"),
     ];
     if let Some((_, flag)) = burn_only.iter().find(|(given, _)| *given) {
         return Err(format!(

@@ -140,7 +140,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
                 "--engine",
                 "candle",
                 "--burn-fusion",
-                "off",
+                "on",
             ],
             "--burn-fusion sets the Burn engine",
         ),
