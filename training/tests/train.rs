@@ -261,7 +261,10 @@ fn factorized_models_train_save_their_factors_and_resume() {
     // (8, 8, 6, 4) at rank 0.5: tensorly's ranks.
     let core = &file.tensors["fno_blocks.convs.0.weight.core"];
     assert_eq!(core.shape, vec![6, 6, 5, 3, 2]);
-    assert_eq!(file.tensors["fno_blocks.convs.1.weight.factors.factor_2"].shape, vec![6, 5, 2]);
+    assert_eq!(
+        file.tensors["fno_blocks.convs.1.weight.factors.factor_2"].shape,
+        vec![6, 5, 2]
+    );
     assert!(!file.tensors.keys().any(|k| k.ends_with(".weight.tensor")));
 
     let straight = run(&tucker(&scratch("tucker-straight"), 3), Start::Fresh, None).unwrap();

@@ -78,7 +78,7 @@ fn launch_typed<R: Runtime, S: Storage>(
     // and a channel index is taken modulo the channels.
     unsafe {
         channel_scale_kernel::launch_unchecked::<f32, S, R>(
-                client,
+            client,
             CubeCount::new_1d((len / width).div_ceil(THREADS) as u32),
             CubeDim::new_1d(THREADS as u32),
             width,

@@ -187,7 +187,7 @@ fn launch_typed<R: Runtime, S: Storage>(
     if let (Some(partial), Some(out)) = (&partial_b, grad_bias) {
         rows_of(problem.cout, 1).launch(client, partial, out);
     }
-    }
+}
 
 impl PointwiseGradProblem {
     /// The CPU oracle (f64): `(GW [cout, cin], Gbias [cout])`, the bias empty

@@ -6,8 +6,6 @@ use cubecl::server::Handle;
 
 use super::dft::dft_kernel;
 use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks};
-use crate::fault::FaultRecord;
-use crate::grid::cube_count;
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
 use super::plan::{FftError, FftPlan};
@@ -15,6 +13,8 @@ use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, StageConfig, TileFill};
 use super::tensor_core::{fft_tensor_core_kernel, MmaHalf};
+use crate::fault::FaultRecord;
+use crate::grid::cube_count;
 use crate::pairs::{holds_pairs, vector_size};
 use crate::precision::{Bf16InF32, Native, Precision, Storage, Stored};
 

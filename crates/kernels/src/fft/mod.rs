@@ -23,8 +23,8 @@ mod tensor_core;
 mod window;
 
 pub use device::{DeviceFft, Table};
-pub use fault::{FaultCounts, FaultInjection, FaultSite, FaultTargets, FaultTolerance, StageChecks, TOLERANCE_FACTOR};
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
+pub use fault::{FaultCounts, FaultInjection, FaultSite, FaultTargets, FaultTolerance, StageChecks, TOLERANCE_FACTOR};
 pub use lowering::MIN_PLANE_THREADS;
 pub(crate) use lowering::{shared_stage, shared_stage_tables};
 pub use options::{

@@ -24,8 +24,7 @@ mod spreader;
 pub use device::{DeviceNufft, Run};
 pub use direct::{nufft_direct, C64};
 pub use plan::{
-    fine_grid_len, signed_mode, Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit,
-    TOLERANCE_RANGE,
+    fine_grid_len, signed_mode, Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit, TOLERANCE_RANGE,
 };
 pub use points::{SortedPoints, MAX_INDEX};
 pub use spreader::{gauss_legendre, Spreader, MAX_WIDTH};
