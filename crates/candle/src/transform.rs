@@ -2,7 +2,7 @@
 //! retained spectrum `[B, C, K, 2]` of a real grid `[B, C, *grid]` (the K
 //! modes flattened in the weight's order) and its zero-padded inverse. Each
 //! op's backward is the other's adjoint, so Candle's autograd runs through
-//! them. These are the passes of `fno_ops::spectrum` on Burn, with the same
+//! them. These are the passes of `fno_ops::spectral` on Burn, with the same
 //! mode orders and norms. On the CPU they run the shared FFT plan through
 //! [`FftPlan::execute_cpu`], in the tensor's own float type (f32 or f64); on
 //! Candle's CUDA device (feature `cuda`), through our CubeCL kernels.

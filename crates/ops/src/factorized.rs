@@ -21,15 +21,13 @@
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 
-use crate::backend::SpectralConvBackend;
-use crate::cube_tensor::precision_of;
-use crate::kernel_path::dc_bias;
-use crate::mode_chain::{add_at_mode, spectral_chain, ChainTransforms};
 use crate::mode_mix::{mode_mix, ModeMix};
-use crate::rounding::in_dtype;
+use crate::reference::mode_mix::add_at_mode;
+use crate::rounding::{in_dtype, precision_of};
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, WeightLayout};
-use crate::spectral_conv;
-use crate::spectrum::{retained_spectrum, spectrum_to_grid};
+use crate::spectral::{
+    retained_spectrum, spectral_chain, spectral_conv, spectrum_to_grid, ChainTransforms, SpectralConvBackend,
+};
 use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultTolerance;
 
@@ -433,7 +431,7 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
     };
     let precision = precision_of(x.dtype())?;
     // The bias joins the spectrum at frequency 0, or the grid where the modes miss it.
-    let (bias, late_bias) = match (bias, dc_bias(&shapes, spec.norm)) {
+    let (bias, late_bias) = match (bias, shapes.dc_bias(spec.norm)) {
         (Some(bias), Some(at)) => (Some((bias, at)), None),
         (bias, _) => (None, bias),
     };

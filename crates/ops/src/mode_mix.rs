@@ -6,25 +6,22 @@
 //! each on `CubeBackend` (no permuted copies), Burn's matmuls elsewhere.
 //! Each contraction's gradients are two of the others, so autodiff runs them
 //! too (to any order).
+//!
+//! [`mode_mix_chain`] runs three in a row, `x·W₁·W₂·W₃` (each step a `Forward`
+//! or a `GradInput` contraction), with a bias at one mode of the result: a
+//! Tucker weight's contraction `x̂·U₀·C_k·U₁ᵀ` ([`crate::factorized`]). One
+//! launch on `CubeBackend` ([`fno_kernels::cgemm::ChainProblem`]), the steps
+//! one by one elsewhere. Its backward is the chain of adjoints in reverse (one
+//! launch again, which also sums the bias's gradient) and one weight gradient
+//! per weight ([`ModeMixBackend::weight_gradient`]), from the forward's kept
+//! intermediates.
 
-use burn::backend::autodiff::checkpoint::base::Checkpointer;
-use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
-use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops};
-use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::{DType, Tensor, TensorMetadata, TensorPrimitive};
-use burn_cubecl::element::BoolElement;
-use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::tensor::CubeTensor;
-use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::cgemm::{span, spectral, CgemmProblem, Strides};
+use burn::tensor::{Tensor, TensorMetadata, TensorPrimitive};
+use fno_kernels::cgemm::ModeBias;
 
-use crate::cube_tensor::{cast_to, empty, weight_operand, weight_strides};
-use crate::graph::record;
-use crate::mode_chain::{autodiff_chain, chain_by_kernel, chain_by_steps, ChainExtras, ChainOutput};
-use crate::spectrum::scale_bins;
+use crate::reference::mode_mix::{add_at_mode, complex_products, scale_bins, sum_modes};
 
 /// The operands of a contraction's gradients: its two and the output's gradient.
 #[derive(Clone, Copy, Debug)]
@@ -87,17 +84,28 @@ impl ModeMix {
             ModeMix::GradWeight => [(ModeMix::GradInput, B, U), (ModeMix::Forward, A, U)],
         }
     }
+
+    /// Which operands (first, second) this contraction takes as each mode's
+    /// conjugate transpose.
+    pub(crate) fn adjoints(self) -> (bool, bool) {
+        match self {
+            ModeMix::Forward => (false, false),
+            ModeMix::GradInput => (false, true),
+            ModeMix::GradWeight => (true, false),
+        }
+    }
 }
 
 /// Backends that run [`mode_mix`]: Burn's matmuls by default, one CGEMM on `CubeBackend`.
 pub trait ModeMixBackend: Backend {
     /// The contraction `mix` of `a` and `b` (see [`ModeMix`] for the shapes).
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
-        mode_mix_by_matmuls::<Self>(a, b, mix)
+        let [_, _, _, modes] = mix.extents(&a.shape(), &b.shape());
+        complex_products::<Self>(a, b, modes, mix.adjoints())
     }
 
     /// Three contractions in a row, with a bias at one mode of the result
-    /// and what `extras` asks for ([`crate::mode_chain`]).
+    /// and what `extras` asks for ([`mode_mix_chain`]).
     fn mode_mix_chain(
         x: FloatTensor<Self>,
         weights: [FloatTensor<Self>; 3],
@@ -133,113 +141,22 @@ pub trait ModeMixBackend: Backend {
     }
 }
 
-#[cfg(feature = "ndarray")]
-impl ModeMixBackend for burn::backend::NdArray<f32> {}
-#[cfg(feature = "ndarray")]
-impl ModeMixBackend for burn::backend::NdArray<f64> {}
-#[cfg(feature = "candle")]
-#[allow(deprecated)]
-impl ModeMixBackend for burn::backend::Candle<f32, i64> {}
-#[cfg(feature = "candle")]
-#[allow(deprecated)]
-impl ModeMixBackend for burn::backend::Candle<f64, i64> {}
-
-impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> ModeMixBackend for CubeBackend<R, F, I, BT> {
-    fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
-        mode_mix_by_cgemm(a, b, mix)
-    }
-
-    fn mode_mix_chain(
-        x: FloatTensor<Self>,
-        weights: [FloatTensor<Self>; 3],
-        mixes: [ModeMix; 3],
-        bias: Option<FloatTensor<Self>>,
-        extras: ChainExtras,
-    ) -> ChainOutput<Self> {
-        chain_by_kernel::<R, Self>(x, weights, mixes, bias, extras)
-    }
-
-    fn weight_gradient(
-        a: FloatTensor<Self>,
-        u: FloatTensor<Self>,
-        w: FloatTensor<Self>,
-        scale: &[f32],
-    ) -> FloatTensor<Self> {
-        weight_gradient_by_cgemm::<R, Self>(a, u, w, scale)
-    }
+/// What a chain computes besides its three products.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainExtras {
+    /// `y[b, o, mode] += factor·bias[o]` (with a bias given).
+    pub bias_at: Option<ModeBias>,
+    /// Returns the first two steps' results.
+    pub keep: bool,
+    /// Returns `factor·Σ_b Re x[b, c, mode]`, `[C₀]`.
+    pub input_sum: Option<ModeBias>,
 }
 
-/// The contraction's backward: the weight's gradient (of `Forward` and
-/// `GradInput`) by [`ModeMixBackend::weight_gradient`].
-#[derive(Debug)]
-struct ModeMixBackward(ModeMix);
-
-impl<B: ModeMixBackend> Backward<B, 2> for ModeMixBackward {
-    /// The operands, each kept where the other's gradient is wanted (`b`
-    /// also where it is a weight and its gradient is: its layout).
-    type State = (Option<NodeId>, Option<NodeId>);
-
-    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
-        let u = grads.consume::<B>(&ops.node);
-        let (a, b) = ops.state;
-        let mut operand = |id: NodeId| -> FloatTensor<B> { checkpointer.retrieve_node_output(id) };
-        let (a, b) = (a.map(&mut operand), b.map(&mut operand));
-        for (parent, (mix, first, second)) in ops.parents.iter().zip(self.0.gradients()) {
-            if let Some(node) = parent {
-                // Each operand is kept where the other's gradient is wanted.
-                let pick = |o: Operand| match o {
-                    Operand::A => a.clone().expect("a kept for b's gradient"),
-                    Operand::B => b.clone().expect("b kept for a's gradient"),
-                    Operand::U => u.clone(),
-                };
-                let grad = match mix {
-                    ModeMix::GradWeight => {
-                        let w = b.clone().expect("a weight kept for its gradient's layout");
-                        B::weight_gradient(pick(first), pick(second), w, &[])
-                    }
-                    _ => B::mode_mix(pick(first), pick(second), mix),
-                };
-                grads.register::<B>(node.id, grad);
-            }
-        }
-    }
-}
-
-impl<B: ModeMixBackend, C: CheckpointStrategy> ModeMixBackend for Autodiff<B, C> {
-    fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {
-        let (a_tracked, b_tracked) = (a.is_tracked(), b.is_tracked());
-        let weight_tracked = b_tracked && mix != ModeMix::GradWeight;
-        let out = B::mode_mix(a.primitive.clone(), b.primitive.clone(), mix);
-        record::<B, C, _, 2>(ModeMixBackward(mix), [&a, &b], out, |checkpoint| {
-            (
-                b_tracked.then(|| checkpoint(&a)),
-                (a_tracked || weight_tracked).then(|| checkpoint(&b)),
-            )
-        })
-    }
-
-    fn mode_mix_chain(
-        x: FloatTensor<Self>,
-        weights: [FloatTensor<Self>; 3],
-        mixes: [ModeMix; 3],
-        bias: Option<FloatTensor<Self>>,
-        extras: ChainExtras,
-    ) -> ChainOutput<Self> {
-        autodiff_chain::<B, C>(x, weights, mixes, bias, extras)
-    }
-}
-
-/// Whether `b` is a weight shared by the modes of `a`.
-pub(crate) fn is_shared(mix: ModeMix, a: &[usize], b: &[usize]) -> bool {
-    mix != ModeMix::GradWeight && b[2] == 1 && a[2] != 1
-}
-
-/// `[Cin, Cout, K, 2]` summed over the modes to `[Cin, Cout, 1, 2]`.
-pub(crate) fn sum_modes<B: Backend>(t: FloatTensor<B>) -> FloatTensor<B> {
-    Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(t))
-        .sum_dim(2)
-        .into_primitive()
-        .tensor()
+/// A chain's results (see [`ChainExtras`]).
+pub struct ChainOutput<B: Backend> {
+    pub y: FloatTensor<B>,
+    pub kept: Option<[FloatTensor<B>; 2]>,
+    pub input_sum: Option<FloatTensor<B>>,
 }
 
 /// The contraction `mix` of `a` and `b`, with autodiff where `B` has it.
@@ -248,118 +165,82 @@ pub fn mode_mix<B: ModeMixBackend>(a: Tensor<B, 4>, b: Tensor<B, 4>, mix: ModeMi
     Tensor::from_primitive(TensorPrimitive::Float(B::mode_mix(a, b, mix)))
 }
 
-type Parts<B> = (Tensor<B, 3>, Tensor<B, 3>);
-
-/// `[R, C, K, 2]` → real and imaginary parts `[K, R, C]`: modes lead as the batch of products.
-fn modes_leading<B: Backend>(t: FloatTensor<B>) -> Parts<B> {
-    let t = Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(t));
-    let part = |i: usize| t.clone().narrow(3, i, 1).squeeze_dim::<3>(3).permute([2, 0, 1]);
-    (part(0), part(1))
-}
-
-/// The conjugate transpose of each mode's matrix.
-fn adjoint<B: Backend>((re, im): Parts<B>) -> Parts<B> {
-    (re.swap_dims(1, 2), -im.swap_dims(1, 2))
-}
-
-fn product<B: Backend>((a, b): Parts<B>, (c, d): Parts<B>) -> FloatTensor<B> {
-    let re = a.clone().matmul(c.clone()) - b.clone().matmul(d.clone());
-    let im = a.matmul(d) + b.matmul(c);
-    Tensor::stack::<4>(vec![re.permute([1, 2, 0]), im.permute([1, 2, 0])], 3)
-        .into_primitive()
-        .tensor()
-}
-
-/// The contraction by Burn's batched matmuls on any backend.
-fn mode_mix_by_matmuls<B: Backend>(a: FloatTensor<B>, b: FloatTensor<B>, mix: ModeMix) -> FloatTensor<B> {
-    let [_, _, _, modes] = mix.extents(&a.shape(), &b.shape());
-    let (a, (b_re, b_im)) = (modes_leading::<B>(a), modes_leading::<B>(b));
-    let every_mode = |t: Tensor<B, 3>| {
-        let [_, rows, cols] = t.dims();
-        t.expand([modes, rows, cols])
+/// `x·W₁·W₂·W₃` for spectra `x: [B, C₀, K, 2]`, step `i` contracting with
+/// `weights[i]` as `mixes[i]` (`Forward` or `GradInput`), plus `bias`
+/// (`[C₃]`) at `bias.1`'s mode; autodiff where `B` has it.
+pub fn mode_mix_chain<B: ModeMixBackend>(
+    x: Tensor<B, 4>,
+    weights: [Tensor<B, 4>; 3],
+    mixes: [ModeMix; 3],
+    bias: Option<(Tensor<B, 1>, ModeBias)>,
+) -> Tensor<B, 4> {
+    let (bias, bias_at) = match bias {
+        Some((t, at)) => (Some(t.into_primitive().tensor()), Some(at)),
+        None => (None, None),
     };
-    let b = (every_mode(b_re), every_mode(b_im));
-    match mix {
-        ModeMix::Forward => product(a, b),
-        ModeMix::GradInput => product(a, adjoint(b)),
-        ModeMix::GradWeight => product(adjoint(a), b),
+    let extras = ChainExtras {
+        bias_at,
+        keep: false,
+        input_sum: None,
+    };
+    let weights = weights.map(|w| w.into_primitive().tensor());
+    let out = B::mode_mix_chain(x.into_primitive().tensor(), weights, mixes, bias, extras);
+    Tensor::from_primitive(TensorPrimitive::Float(out.y))
+}
+
+fn tensor<B: Backend, const D: usize>(t: FloatTensor<B>) -> Tensor<B, D> {
+    Tensor::from_primitive(TensorPrimitive::Float(t))
+}
+
+/// The chain step by step: three [`ModeMixBackend::mode_mix`]es and Burn ops.
+pub(crate) fn chain_by_steps<B: ModeMixBackend>(
+    x: FloatTensor<B>,
+    [w1, w2, w3]: [FloatTensor<B>; 3],
+    mixes: [ModeMix; 3],
+    bias: Option<FloatTensor<B>>,
+    extras: ChainExtras,
+) -> ChainOutput<B> {
+    let input_sum = extras.input_sum.map(|at| {
+        let x = tensor::<B, 4>(x.clone());
+        let channels = x.dims()[1];
+        let re = x.narrow(2, at.mode, 1).narrow(3, 0, 1).sum_dim(0);
+        (re.reshape([channels]) * at.factor).into_primitive().tensor()
+    });
+    let t1 = B::mode_mix(x, w1, mixes[0]);
+    let t2 = B::mode_mix(t1.clone(), w2, mixes[1]);
+    let mut y = B::mode_mix(t2.clone(), w3, mixes[2]);
+    if let (Some(bias), Some(at)) = (bias, extras.bias_at) {
+        y = add_at_mode::<B>(tensor(y), tensor(bias), at).into_primitive().tensor();
+    }
+    ChainOutput {
+        y,
+        kept: extras.keep.then_some([t1, t2]),
+        input_sum,
     }
 }
 
-/// [`ModeMixBackend::weight_gradient`] as one CGEMM written at `w`'s strides
-/// (its mode sum by [`CgemmProblem::launch_mode_sum`]); the gradient is
-/// a tensor of `w`'s shape and strides. Layouts the CGEMM cannot describe,
-/// and broadcast ones (a zero stride would write one value from many), take
-/// the default's dense result.
-fn weight_gradient_by_cgemm<R: CubeRuntime, B: Backend<FloatTensorPrimitive = CubeTensor<R>>>(
-    a: CubeTensor<R>,
-    u: CubeTensor<R>,
-    w: CubeTensor<R>,
-    scale: &[f32],
-) -> CubeTensor<R> {
-    let a = into_contiguous(cast_to(a, DType::F32));
-    let u = into_contiguous(cast_to(u, DType::F32));
-    let [batch, cin, cout, modes] = ModeMix::GradWeight.extents(&a.meta.shape().to_vec(), &u.meta.shape().to_vec());
-    let w_shape = w.meta.shape().to_vec();
-    assert_eq!(
-        w_shape[..2],
-        [cin, cout],
-        "a weight gradient of {cin}×{cout} for a weight of {w_shape:?}"
-    );
-    let shared = w_shape[2] == 1 && modes != 1;
-    let distinct = |s: &Strides| s.row > 0 && s.col > 0 && (shared || s.mode > 0);
-    let per_mode = spectral::grad_weight(batch, cin, cout, modes);
-    let layout = weight_strides(&w, shared).filter(distinct);
-    let problem = CgemmProblem {
-        c: layout.unwrap_or(per_mode.c),
-        mode_scale: scale.to_vec(),
-        ..per_mode
-    };
-    let Some(strides) = layout else {
-        // A layout one stride per dim cannot describe: dense, summed by Burn where shared.
-        let out = empty(&a, vec![cin, cout, modes, 2]);
-        problem.launch(&a.client, &a.handle, &u.handle, &out.handle);
-        return if shared { sum_modes::<B>(out) } else { out };
-    };
-    let extent = span(strides, cin, cout, if shared { 1 } else { modes });
-    let handle = a.client.empty(2 * extent * DType::F32.size());
-    if shared {
-        problem.launch_mode_sum(&a.client, &a.handle, &u.handle, &handle);
-    } else {
-        problem.launch(&a.client, &a.handle, &u.handle, &handle);
+/// The channels of a chain's input (`inputs`) and of each step's result,
+/// from the steps' weight shapes.
+///
+/// # Panics
+/// If a step is `GradWeight` or its weight does not take the channels before it.
+pub(crate) fn chain_channels(inputs: usize, weights: &[Vec<usize>; 3], mixes: [ModeMix; 3]) -> [usize; 4] {
+    let mut c = [inputs; 4];
+    for (i, (shape, mix)) in weights.iter().zip(mixes).enumerate() {
+        let (n_in, outputs) = match mix {
+            ModeMix::Forward => (shape[0], shape[1]),
+            ModeMix::GradInput => (shape[1], shape[0]),
+            ModeMix::GradWeight => panic!("a chain's steps contract with weights"),
+        };
+        assert_eq!(n_in, c[i], "{mix:?} chain step of {shape:?} after {} channels", c[i]);
+        c[i + 1] = outputs;
     }
-    CubeTensor::new(
-        a.client.clone(),
-        handle,
-        (*w.meta).clone(),
-        a.device.clone(),
-        DType::F32,
-    )
+    c
 }
 
-/// The contraction as one CGEMM launch, f32 throughout. A weight is read
-/// at its strides (Burn's CUDA allocator pads its (re, im) pairs), spectra
-/// densely.
-fn mode_mix_by_cgemm<R: CubeRuntime>(a: CubeTensor<R>, b: CubeTensor<R>, mix: ModeMix) -> CubeTensor<R> {
-    let a = into_contiguous(cast_to(a, DType::F32));
-    let b = cast_to(b, DType::F32);
-    let (a_shape, b_shape) = (a.meta.shape().to_vec(), b.meta.shape().to_vec());
-    let [batch, cin, cout, modes] = mix.extents(&a_shape, &b_shape);
-    let shared = is_shared(mix, &a_shape, &b_shape);
-    let (b, problem) = match mix {
-        ModeMix::Forward | ModeMix::GradInput => {
-            let (weight, strides) = weight_operand(b, cout, modes, shared);
-            let problem = match mix {
-                ModeMix::Forward => spectral::forward(batch, cin, cout, modes, strides),
-                _ => spectral::grad_input(batch, cin, cout, modes, strides),
-            };
-            (weight, problem)
-        }
-        ModeMix::GradWeight => (into_contiguous(b), spectral::grad_weight(batch, cin, cout, modes)),
-    };
-    let out = empty(&a, mix.output_shape(&a_shape, &b_shape));
-    problem.launch(&a.client, &a.handle, &b.handle, &out.handle);
-    out
+/// Whether `b` is a weight shared by the modes of `a`.
+pub(crate) fn is_shared(mix: ModeMix, a: &[usize], b: &[usize]) -> bool {
+    mix != ModeMix::GradWeight && b[2] == 1 && a[2] != 1
 }
 
 #[cfg(test)]

@@ -9,27 +9,16 @@
 //! complex adjoint; for real values at the points, type 1 of real values and
 //! the real part of type 2 are each other's adjoints). On `CubeBackend` the transforms run
 //! [`fno_kernels::nufft`]'s kernels (plans cached per point cloud and
-//! device); elsewhere the same algorithm in f64 on the host.
+//! device); the default is the same algorithm in f64 on the host.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use burn::backend::autodiff::checkpoint::base::Checkpointer;
-use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
-use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops};
-use burn::backend::autodiff::Autodiff;
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::{DType, Tensor, TensorData, TensorMetadata, TensorPrimitive};
-use burn_cubecl::element::BoolElement;
-use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
-use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues, Run};
+use burn::tensor::{Tensor, TensorData, TensorMetadata, TensorPrimitive};
+use fno_kernels::nufft::{NufftDesc, NufftError, NufftType, PointValues};
 
-use crate::cube_tensor::{cast_to, empty, row_pitched_shape};
-use crate::graph::record;
 use crate::mode_mix::{mode_mix, ModeMix, ModeMixBackend};
-use crate::plan_cache::device_nufft;
 
 /// Points in `d` dimensions (radians; any finite values, taken modulo 2π),
 /// shared by the ops that read or write values there. Cheap to clone; plans
@@ -81,6 +70,11 @@ impl PointCloud {
     pub fn coords(&self) -> &[f64] {
         &self.0.coords
     }
+
+    /// The cloud's number, which keys its plans.
+    pub(crate) fn id(&self) -> u64 {
+        self.0.id
+    }
 }
 
 /// One transform over a point cloud.
@@ -112,7 +106,7 @@ impl NufftOp {
         }
     }
 
-    fn desc(&self, batch: usize) -> NufftDesc {
+    pub(crate) fn desc(&self, batch: usize) -> NufftDesc {
         NufftDesc::new(self.kind, &self.modes, self.eps)
             .isign(self.isign)
             .batch(batch)
@@ -179,66 +173,6 @@ pub trait NufftBackend: ModeMixBackend {
         out.iter_mut().for_each(|v| *v *= op.scale);
         let out = TensorData::new(out, op.output_shape(lead)).convert_dtype(dtype);
         Self::float_from_data(out, &device)
-    }
-}
-
-#[cfg(feature = "ndarray")]
-impl NufftBackend for burn::backend::NdArray<f32> {}
-#[cfg(feature = "ndarray")]
-impl NufftBackend for burn::backend::NdArray<f64> {}
-#[cfg(feature = "candle")]
-#[allow(deprecated)]
-impl NufftBackend for burn::backend::Candle<f32, i64> {}
-
-impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> NufftBackend for CubeBackend<R, F, I, BT> {
-    fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
-        let x = cast_to(x, DType::F32);
-        let shape = x.meta.shape().to_vec();
-        let lead = &shape[..shape.len() - op.input_rank()];
-        let batch = lead.iter().product();
-        let mut run = Run::new(batch).values(op.values).scale(op.scale as f32);
-        // Real rows padded by Burn's CUDA allocator are read where they lie.
-        let x = match row_pitched_shape(&x).filter(|_| op.input_rank() == 1) {
-            Some(stored) => {
-                run = run.point_stride(stored[stored.len() - 1]);
-                x
-            }
-            None => into_contiguous(x),
-        };
-        let plan = device_nufft::<R>(
-            &x.client,
-            &x.device,
-            &op.desc(batch),
-            op.points.0.id,
-            op.points.coords(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let out = empty(&x, op.output_shape(lead));
-        plan.run(&run, &x.handle, &out.handle).unwrap_or_else(|e| panic!("{e}"));
-        out
-    }
-}
-
-/// The node of [`nufft`]: its gradient is its adjoint's transform of the
-/// output gradient.
-#[derive(Debug)]
-struct NufftBackward(NufftOp);
-
-impl<B: NufftBackend> Backward<B, 1> for NufftBackward {
-    type State = ();
-
-    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _checkpointer: &mut Checkpointer) {
-        let grad = grads.consume::<B>(&ops.node);
-        if let [Some(node)] = ops.parents {
-            grads.register::<B>(node.id, B::nufft(grad, &self.0.adjoint()));
-        }
-    }
-}
-
-impl<B: NufftBackend, C: CheckpointStrategy> NufftBackend for Autodiff<B, C> {
-    fn nufft(x: FloatTensor<Self>, op: &NufftOp) -> FloatTensor<Self> {
-        let out = B::nufft(x.primitive.clone(), op);
-        record::<B, C, _, 1>(NufftBackward(op.clone()), [&x], out, |_| ())
     }
 }
 

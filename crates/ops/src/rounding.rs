@@ -1,10 +1,25 @@
-//! Values rounded to a storage precision by tensor ops, on any backend (the
+//! Dtypes and precisions: which precision a tensor's dtype holds, casts, and
+//! values rounded to a storage precision by tensor ops, on any backend (the
 //! CPU backends have no f16 tensors): how the reference path holds spectra
 //! where the kernels store them in half precision.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{DType, Tensor};
 use fno_kernels::precision::Precision;
+
+use crate::spec::SpectralError;
+
+/// The precision a tensor of `dtype` holds, where the kernels take it.
+pub(crate) fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
+    match dtype {
+        DType::F32 => Ok(Precision::F32),
+        DType::F16 => Ok(Precision::F16),
+        DType::BF16 => Ok(Precision::BF16),
+        other => Err(SpectralError::Unsupported(format!(
+            "the kernels take f32, f16 or bf16 tensors, got {other:?}"
+        ))),
+    }
+}
 
 /// `t` holding `dtype`: itself where it does already, else cast.
 pub(crate) fn in_dtype<B: Backend, const D: usize>(t: Tensor<B, D>, dtype: DType) -> Tensor<B, D> {

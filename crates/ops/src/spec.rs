@@ -1,5 +1,6 @@
 //! What a spectral convolution computes, independent of how.
 
+use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultTolerance;
 use fno_kernels::fft::{ModeOrder, Norm, Window};
 use fno_kernels::precision::Precision;
@@ -208,6 +209,32 @@ impl SpectralShapes {
     pub fn crops_weight(&self, weight_modes: &[usize]) -> bool {
         self.modes[..] != weight_modes[..]
     }
+
+    /// Where the bias goes in the contracted spectrum `[B, Cout, *modes]`: the
+    /// flat mode the inverse places at frequency 0 on every axis, and the factor
+    /// that undoes the inverse's scale there. `None` where the inverse's modes miss
+    /// frequency 0 (neuraloperator's placement one index lower on an odd axis
+    /// keeping at most two modes). The output gradient's spectrum, taken with the
+    /// adjoint norm in the inverse's order, holds the gradient's sum over the grid
+    /// at the same mode divided by the same factor.
+    pub fn dc_bias(&self, norm: Norm) -> Option<ModeBias> {
+        let dims = self.spatial_dims();
+        let (mut mode, mut inverse_scale) = (0, 1.0);
+        for d in 0..dims {
+            let n = self.input[d];
+            let position = if d + 1 == dims {
+                0
+            } else {
+                INVERSE_ORDER.window(self.modes[d], n).position(0, n)?
+            };
+            mode = mode * self.modes[d] + position;
+            inverse_scale *= norm_scales(norm, n, self.output[d]).1;
+        }
+        Some(ModeBias {
+            mode,
+            factor: (1.0 / inverse_scale) as f32,
+        })
+    }
 }
 
 impl SpectralConvSpec {
@@ -293,6 +320,14 @@ pub fn adjoint_norm(norm: Norm) -> Norm {
         Norm::Forward => Norm::Backward,
         Norm::Backward => Norm::Forward,
         Norm::Ortho => Norm::Ortho,
+    }
+}
+
+impl SpectralConvSpec {
+    /// The adjoints' weights of the last-axis bins on a grid `grid`
+    /// ([`hermitian_weights`] of this spec's last modes).
+    pub fn bin_weights(&self, grid: &[usize]) -> Vec<f32> {
+        hermitian_weights(self.modes[grid.len() - 1], grid[grid.len() - 1])
     }
 }
 

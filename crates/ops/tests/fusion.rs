@@ -16,8 +16,8 @@ use fno_kernels::fft::Norm;
 use fno_kernels::nufft::{NufftType, PointValues};
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::fusion::{custom_ops_registered, set_element_wise, ElementWise};
-use fno_ops::mode_chain::mode_mix_chain;
-use fno_ops::spectrum::{retained_spectrum, spectrum_to_grid};
+use fno_ops::mode_mix_chain;
+use fno_ops::spectral::{retained_spectrum, spectrum_to_grid};
 use fno_ops::{
     channel_scale, gelu, mode_mix, nufft_from_real, pointwise_conv, precise_matmul, spectral_conv, AdamWStep,
     FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp, PointCloud, PointwiseBackend, Precision,

@@ -125,10 +125,7 @@ impl Case {
     }
 
     /// The op on `B`: `y` and the same gradients.
-    fn ours<B: AutodiffBackend>(&self) -> (Vec<f64>, Vec<f64>, Vec<f64>)
-    where
-        B: fno_ops::NufftBackend,
-    {
+    fn ours<B: AutodiffBackend + fno_ops::NufftBackend>(&self) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         let (b, ci, co, k) = (self.batch, self.cin, self.cout, self.k());
         let d = self.modes.len();
         // x as a view of rows padded with NaN (as Burn pads rows on CUDA): read in place, padding untouched.

@@ -1,4 +1,12 @@
-//! Recording our ops on Burn's autodiff graph.
+//! Our ops on Burn's `Autodiff<B>` of any backend `B` that has them: each op
+//! one node of the graph, whose backward runs `B`'s ops (the adjoints of the
+//! kernel paths where `B` has kernels).
+
+mod matmul;
+mod mode_mix;
+mod nonuniform;
+mod pointwise;
+mod spectral;
 
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::ops::{Backward, OpsKind};
@@ -6,7 +14,7 @@ use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 
-/// Records `op`, whose inner result is `out`, with the tensors its gradients
+/// Records `op` on the graph, whose inner result is `out`, with the tensors its gradients
 /// flow to; `keep` builds the backward's state from a function that
 /// checkpoints a tensor, and runs only when some parent is tracked.
 pub(crate) fn record<B, C, T, const N: usize>(

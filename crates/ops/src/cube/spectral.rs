@@ -4,11 +4,8 @@
 //! CGEMM, zero-padded C2R (only the retained modes are read). No
 //! full-resolution spectrum is ever materialised.
 //!
-//! `Fused`: the first spatial axis runs as one fused kernel (truncated forward
-//! transform → per-mode contraction → zero-padded inverse, see
-//! [`fno_kernels::fused`]); the axes after it, if any, go through the
-//! truncated R2C before and the zero-padded C2R after, so only their retained
-//! modes travel through global memory. In 1D the whole convolution is one kernel.
+//! `Fused`: the first spatial axis runs as one fused kernel, the axes after it
+//! through the transforms around it ([`super::fused`]).
 //!
 //! The bias is a constant over each output channel's grid, i.e. one value at
 //! frequency 0: both paths add it to that mode of the contracted spectrum (the
@@ -19,8 +16,6 @@
 //! saved input spectrum and the output gradient's spectrum, whose frequency 0
 //! is also the bias gradient (the sum of the output gradient over the grid).
 
-use std::sync::Mutex;
-
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
 use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
 use burn_cubecl::element::BoolElement;
@@ -29,186 +24,25 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use cubecl::prelude::ComputeClient;
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
-use fno_kernels::fault::{output_fault_site, FaultCounts, FaultTolerance};
-use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
-use fno_kernels::fused::{FusedBuffers, PencilStrides};
+use fno_kernels::fault::{FaultCounts, FaultTolerance};
+use fno_kernels::fft::FftKind;
 use fno_kernels::precision::Precision;
 
-use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
-use crate::cube_tensor::{cast_to, dtype_of, empty, empty_of, precision_of, row_pitched_shape, weight_operand};
+use super::cgemm::cgemm;
+use super::fft::{padded_irfft, real_desc, truncated_rfft};
+use super::fused::{fused_all_axes, fused_descs, FusedPass};
+use super::plan_cache::{device_fft, fault_counts, fused_problem};
+use super::tensor::{cast_to, dtype_of, weight_operand};
 use crate::matmul::precise_matmul;
-use crate::plan_cache::{device_fft, fault_counts, fault_record, fused_problem};
+use crate::reference::mode_mix::scale_bins;
+use crate::rounding::precision_of;
 use crate::spec::{
-    adjoint_norm, hermitian_weights, norm_scales, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes,
-    WeightLayout, FORWARD_ORDER, INVERSE_ORDER,
+    adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout,
+    FORWARD_ORDER, INVERSE_ORDER,
 };
-use crate::spectrum::{cube_retained_spectrum, cube_spectrum_to_grid, Pass};
+use crate::spectral::{DeviceMemory, Pass, SpectralConvBackend, SpectralGrads};
 
 type Cube<R, F, I, BT> = CubeBackend<R, F, I, BT>;
-
-fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
-    SpectralError::Unsupported(e.to_string())
-}
-
-fn run_plan<R: CubeRuntime>(desc: FftDesc, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
-    let fft = device_fft(&input.client, &input.device, desc)?;
-    execute(&fft, input)
-}
-
-fn execute<R: CubeRuntime>(fft: &DeviceFft<R>, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
-    let mut out_shape = fft.plan().output_shape().to_vec();
-    if fft.plan().output_is_complex() {
-        out_shape.push(2);
-    }
-    let out = empty_of(input, out_shape, dtype_of(fft.output_stored()));
-    fft.execute(&input.handle, &out.handle).map_err(fft_error)?;
-    Ok(out)
-}
-
-fn spatial_axes(dims: usize) -> Vec<isize> {
-    (0..dims as isize).map(|d| d - dims as isize).collect()
-}
-
-/// The truncated rfftn (`R2C`) over the trailing `modes.len()` dims of a real
-/// tensor stored as `shape` (its logical `grid` cropping a pitch), or the
-/// zero-padded irfftn (`C2R`) of a `shape` spectrum (without its (re, im) dim)
-/// to `grid`; `precisions` (input, output), the non-last dims' modes in `order`.
-fn real_desc(
-    kind: FftKind,
-    shape: &[usize],
-    grid: &[usize],
-    modes: &[usize],
-    (norm, order): (Norm, ModeOrder),
-    precisions: (Precision, Precision),
-    tolerance: FaultTolerance,
-) -> FftDesc {
-    let direction = match kind {
-        FftKind::C2R => Direction::Inverse,
-        _ => Direction::Forward,
-    };
-    FftDesc::new(shape, &spatial_axes(modes.len()), kind, direction)
-        .modes(modes)
-        .lengths(grid)
-        .norm(norm)
-        .mode_order(order)
-        .precisions(precisions.0, precisions.1)
-        .fault_tolerance(tolerance)
-}
-
-/// Truncated rfftn over the trailing `modes.len()` dims of a real `[.., *grid]`
-/// tensor: `[.., *modes, 2]` in `spectrum` precision, the non-last dims' modes
-/// in `order`. A row-pitched `x` is read in place, the pitch cropped by the
-/// transform's length.
-pub(crate) fn truncated_rfft<R: CubeRuntime>(
-    x: CubeTensor<R>,
-    modes: &[usize],
-    norm: Norm,
-    order: ModeOrder,
-    spectrum: Precision,
-    tolerance: FaultTolerance,
-) -> Result<CubeTensor<R>, SpectralError> {
-    let precisions = (precision_of(x.dtype)?, spectrum);
-    let desc = |stored: &[usize], grid: &[usize]| {
-        real_desc(FftKind::R2C, stored, grid, modes, (norm, order), precisions, tolerance)
-    };
-    let shape = x.meta.shape().to_vec();
-    let grid = &shape[shape.len() - modes.len()..];
-    if let Some(stored) = row_pitched_shape(&x) {
-        let fft = device_fft(&x.client, &x.device, desc(&stored, grid))?;
-        // A view may end at its last row's end rather than its pitch's.
-        if fft.plan().input_extent() * x.dtype.size() <= x.handle.size_in_used() as usize {
-            return execute(&fft, &x);
-        }
-    }
-    run_plan(desc(&shape, grid), &into_contiguous(x))
-}
-
-/// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
-/// holding `precisions.0` values back to `[.., *grid]` in `precisions.1`.
-pub(crate) fn padded_irfft<R: CubeRuntime>(
-    s: &CubeTensor<R>,
-    modes: &[usize],
-    grid: &[usize],
-    norm: Norm,
-    order: ModeOrder,
-    precisions: (Precision, Precision),
-    tolerance: FaultTolerance,
-) -> Result<CubeTensor<R>, SpectralError> {
-    let shape = s.meta.shape().to_vec();
-    let logical = &shape[..shape.len() - 1];
-    run_plan(
-        real_desc(FftKind::C2R, logical, grid, modes, (norm, order), precisions, tolerance),
-        s,
-    )
-}
-
-/// A bit the next checked contraction flips in its output: (seed, bit).
-static PENDING_FAULT: Mutex<Option<(u64, u32)>> = Mutex::new(None);
-
-/// Flips bit `bit` (0–31) of one f32 output value, element and part drawn
-/// from `seed` ([`output_fault_site`]), of the next contraction that runs with fault tolerance on,
-/// before its check: for tests and campaigns of the spectral convolution's
-/// checksums (one pending fault; a second call replaces it).
-pub fn inject_contraction_fault(seed: u64, bit: u32) {
-    *PENDING_FAULT.lock().expect("pending fault poisoned") = Some((seed, bit));
-}
-
-/// `problem`'s product of `a` and `b` (with `bias` where it has one),
-/// checked by row checksums under `tolerance`.
-fn cgemm<R: CubeRuntime>(
-    problem: CgemmProblem,
-    a: &CubeTensor<R>,
-    b: &CubeTensor<R>,
-    out_shape: Vec<usize>,
-    bias: Option<&CubeTensor<R>>,
-    tolerance: FaultTolerance,
-) -> Result<CubeTensor<R>, SpectralError> {
-    let out = empty_of(a, out_shape, dtype_of(problem.precisions.c.stored_on(&a.client)));
-    let (client, c) = (&a.client, &out.handle);
-    let bias = bias.map(|t| &t.handle);
-    match bias {
-        Some(values) => problem.launch_biased(client, &a.handle, &b.handle, c, values),
-        None => problem.launch(client, &a.handle, &b.handle, c),
-    }
-    if tolerance != FaultTolerance::Off {
-        let record = fault_record(client, &a.device)?;
-        if let Some((seed, bit)) = PENDING_FAULT.lock().expect("pending fault poisoned").take() {
-            let (_, _, elements) = problem.extents();
-            let (element, imaginary) = output_fault_site(seed, elements);
-            problem
-                .inject_output_fault(client, c, element, imaginary, bit, &record)
-                .map_err(SpectralError::Invalid)?;
-        }
-        problem.check(client, &a.handle, &b.handle, c, bias, tolerance, &record);
-    }
-    Ok(out)
-}
-
-/// Where the bias goes in the contracted spectrum `[B, Cout, *modes]`: the
-/// flat mode the inverse places at frequency 0 on every axis, and the factor
-/// that undoes the inverse's scale there. `None` where the inverse's modes miss
-/// frequency 0 (neuraloperator's placement one index lower on an odd axis
-/// keeping at most two modes). The output gradient's spectrum, taken with the
-/// adjoint norm in the inverse's order, holds the gradient's sum over the grid
-/// at the same mode divided by the same factor.
-pub(crate) fn dc_bias(shapes: &SpectralShapes, norm: Norm) -> Option<ModeBias> {
-    let dims = shapes.spatial_dims();
-    let (mut mode, mut inverse_scale) = (0, 1.0);
-    for d in 0..dims {
-        let n = shapes.input[d];
-        let position = if d + 1 == dims {
-            0
-        } else {
-            INVERSE_ORDER.window(shapes.modes[d], n).position(0, n)?
-        };
-        mode = mode * shapes.modes[d] + position;
-        inverse_scale *= norm_scales(norm, n, shapes.output[d]).1;
-    }
-    Some(ModeBias {
-        mode,
-        factor: (1.0 / inverse_scale) as f32,
-    })
-}
 
 /// `t` (`[B, C, *grid]`) as a Burn tensor `[B, C, points]`.
 fn as_points<B: burn::tensor::backend::Backend>(t: FloatTensor<B>) -> Tensor<B, 3> {
@@ -266,7 +100,7 @@ fn check_supported(
 /// Everything the forward of `x` and `weight` (shapes, dtypes) can refuse on
 /// `device`, checked without running it: shapes, dtypes, and its transforms,
 /// planned (and cached for the run) now, as a dense x and weight lay them out.
-pub(crate) fn check_forward<R: CubeRuntime>(
+fn check_forward<R: CubeRuntime>(
     client: &ComputeClient<R>,
     device: &R::Device,
     x: (&[usize], DType),
@@ -339,161 +173,6 @@ pub(crate) fn check_forward<R: CubeRuntime>(
     let dense = spectral::dense_weight(co, shapes.mode_count(), spec.weights == WeightLayout::Shared);
     fused_problem(client, device, forward, inverse, dense)?;
     Ok(shapes)
-}
-
-/// What one run of the fused path computes besides its operands: the
-/// contraction's output channels and modes, the output grid, the transforms'
-/// norm and mode orders (forward, inverse), a scale per mode of the last axis
-/// (empty: none), and whether to keep the spectrum the kernel contracts (the
-/// weight gradient's operand).
-struct FusedPass<'a> {
-    out_channels: usize,
-    modes: &'a [usize],
-    out_grid: &'a [usize],
-    norm: Norm,
-    orders: (ModeOrder, ModeOrder),
-    mode_scale: Vec<f32>,
-    keep_spectrum: bool,
-}
-
-/// The fused kernel's two transforms along the first spatial axis of
-/// `[batch, channels, n_in, *later modes]` (real in 1D, else the later axes'
-/// spectrum) to `out_channels` and `n_out` positions; `modes` all axes'.
-fn fused_descs(
-    [batch, channels, n_in, out_channels, n_out]: [usize; 5],
-    modes: &[usize],
-    norm: Norm,
-    orders: (ModeOrder, ModeOrder),
-) -> (FftDesc, FftDesc) {
-    let inner: usize = modes[1..].iter().product();
-    let kinds = if modes.len() == 1 {
-        (FftKind::R2C, FftKind::C2R)
-    } else {
-        (FftKind::C2C, FftKind::C2C)
-    };
-    let forward = FftDesc::new(&[batch, channels, n_in, inner], &[2], kinds.0, Direction::Forward)
-        .modes(&modes[..1])
-        .norm(norm)
-        .mode_order(orders.0);
-    let inverse = FftDesc::new(
-        &[batch, out_channels, modes[0], inner],
-        &[2],
-        kinds.1,
-        Direction::Inverse,
-    )
-    .modes(&modes[..1])
-    .lengths(&[n_out])
-    .norm(norm)
-    .mode_order(orders.1);
-    (forward, inverse)
-}
-
-/// One fused convolution along the first spatial axis of `input` (`[B, C,
-/// n_0, …]`, real in 1D, else the complex spectrum of the later axes with their
-/// `inner` retained modes): forward transform of `modes[0]` modes, contraction
-/// over C by `weight`, inverse to `out_grid[0]` positions, with `bias` added
-/// at its mode. Returns the output and, if kept, the spectrum the kernel
-/// contracted, `[B, C, *modes, 2]`.
-fn fused_axis<R: CubeRuntime>(
-    input: &CubeTensor<R>,
-    weight: (&CubeTensor<R>, Strides, bool),
-    bias: Option<(&CubeTensor<R>, ModeBias)>,
-    pass: FusedPass<'_>,
-) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
-    let FusedPass {
-        out_channels,
-        modes,
-        out_grid,
-        norm,
-        orders,
-        mode_scale,
-        keep_spectrum,
-    } = pass;
-    let shape = input.meta.shape().to_vec();
-    let real = modes.len() == 1;
-    let (batch, channels, n_in, n_out) = (shape[0], shape[1], shape[2], out_grid[0]);
-    let inner: usize = modes[1..].iter().product();
-    let parts = if real { 1 } else { 2 };
-    let (forward, inverse) = fused_descs([batch, channels, n_in, out_channels, n_out], modes, norm, orders);
-    let (weight, weight_strides, conj) = weight;
-    let fused = fused_problem(&input.client, &input.device, forward, inverse, weight_strides)?;
-    let mut problem = fused.problem.clone();
-    problem.conj_weight = conj;
-    problem.mode_scale = mode_scale;
-    problem.bias = bias.map(|(_, mode_bias)| mode_bias);
-    // Any strides of `input` serve (a row-pitched x is read in place).
-    let strides = input.meta.strides().to_vec();
-    problem.x = if real {
-        PencilStrides {
-            batch: strides[0],
-            channel: strides[1],
-            axis: strides[2],
-            inner: 0,
-        }
-    } else {
-        PencilStrides::dense(channels, n_in, inner, parts)
-    };
-    let input = if real {
-        input.clone()
-    } else {
-        into_contiguous(input.clone())
-    };
-    let mut out_shape = vec![batch, out_channels, n_out];
-    out_shape.extend(&modes[1..]);
-    if !real {
-        out_shape.push(2);
-    }
-    let out = empty(&input, out_shape);
-    let spectrum = keep_spectrum.then(|| {
-        let mut spectrum_shape = vec![batch, channels];
-        spectrum_shape.extend(modes);
-        spectrum_shape.push(2);
-        empty(&input, spectrum_shape)
-    });
-    let buffers = FusedBuffers {
-        x: &input.handle,
-        weight: &weight.handle,
-        y: &out.handle,
-        spectrum: spectrum.as_ref().map(|s| &s.handle),
-        bias: bias.map(|(values, _)| &values.handle),
-    };
-    problem.launch(&input.client, &fused.tables, buffers);
-    Ok((out, spectrum))
-}
-
-/// The fused path over every spatial axis of `input` (`[B, C, *grid]`): in 1D
-/// the fused kernel alone; otherwise the truncated R2C of the later axes
-/// (their modes in the forward order), the fused kernel on the first, and the
-/// zero-padded C2R of the later axes back to the output grid (inverse order).
-/// Returns the output and, if kept, the spectrum the kernel contracted.
-fn fused_all_axes<R: CubeRuntime>(
-    input: CubeTensor<R>,
-    weight: (&CubeTensor<R>, Strides, bool),
-    bias: Option<(&CubeTensor<R>, ModeBias)>,
-    pass: FusedPass<'_>,
-) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
-    let (later, out_later) = (&pass.modes[1..], &pass.out_grid[1..]);
-    let (norm, orders) = (pass.norm, pass.orders);
-    let input = if later.is_empty() {
-        input
-    } else {
-        truncated_rfft(input, later, norm, orders.0, Precision::F32, FaultTolerance::Off)?
-    };
-    let (out, spectrum) = fused_axis(&input, weight, bias, pass)?;
-    let out = if later.is_empty() {
-        out
-    } else {
-        padded_irfft(
-            &out,
-            later,
-            out_later,
-            norm,
-            orders.1,
-            (Precision::F32, Precision::F32),
-            FaultTolerance::Off,
-        )?
-    };
-    Ok((out, spectrum))
 }
 
 /// The forward with `bias` added at its mode: the output and, if kept, the
@@ -586,7 +265,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         check_supported(x.dtype, weight.dtype, &shapes, spec, imp)?;
         // The kernels add f32 bias values.
         let bias = bias.map(|b| cast_to(into_contiguous(b), DType::F32));
-        let mode_bias = dc_bias(&shapes, spec.norm);
+        let mode_bias = shapes.dc_bias(spec.norm);
         let folded = bias.as_ref().zip(mode_bias);
         let (y, x_hat) = forward(x, weight, folded, &shapes, spec, imp, keep_saved)?;
         // Without a frequency-0 mode the bias is added over the output.
@@ -679,7 +358,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         let gx_scale: Vec<f32> = out_bins.iter().zip(&in_bins).map(|(o, i)| o / i).collect();
         // The bias gradient is the output gradient's sum over the grid: read at
         // frequency 0 of its spectrum, or summed where that mode is not kept.
-        let mode_bias = dc_bias(&shapes, spec.norm);
+        let mode_bias = shapes.dc_bias(spec.norm);
         let summed_bias = (with_bias && mode_bias.is_none()).then(|| {
             as_points::<Self>(cast_to(grad_out.clone(), DType::F32))
                 .sum_dim(2)
@@ -776,4 +455,74 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
             bias: grad_bias.map(|g| g.into_primitive().tensor()),
         })
     }
+}
+
+/// `[B, C, *modes, 2]` with the modes flattened, or back.
+fn modes_shape(batch: usize, channels: usize, modes: &[usize], flat: bool) -> Shape {
+    let mut shape = vec![batch, channels];
+    if flat {
+        shape.push(modes.iter().product());
+    } else {
+        shape.extend(modes);
+    }
+    shape.push(2);
+    Shape::from(shape)
+}
+
+/// The kernel path's retained spectrum: `Forward` keeps the forward's modes
+/// at its norm; `Adjoint` is the adjoint of [`cube_spectrum_to_grid`]'s
+/// forward (the output gradient's spectrum at the adjoint norm in the inverse's
+/// order, interior bins counted twice).
+fn cube_retained_spectrum<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement>(
+    x: CubeTensor<R>,
+    spec: &SpectralConvSpec,
+    pass: Pass,
+) -> Result<CubeTensor<R>, SpectralError> {
+    let shape = x.meta.shape().to_vec();
+    let grid = shape[2..].to_vec();
+    let (norm, order) = match pass {
+        Pass::Forward => (spec.norm, FORWARD_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), INVERSE_ORDER),
+    };
+    let precision = spec.spectrum_precision;
+    let s = truncated_rfft(x, &spec.modes, norm, order, precision, FaultTolerance::Off)?;
+    let s = match pass {
+        Pass::Forward | Pass::AdjointUnweighted => s,
+        Pass::Adjoint => scale_bins::<CubeBackend<R, F, I, BT>>(s, spec.bin_weights(&grid), false),
+    };
+    let flat = modes_shape(shape[0], shape[1], &spec.modes, true);
+    Ok(CubeBackend::<R, F, I, BT>::float_reshape(s, flat))
+}
+
+/// The kernel path's zero-padded inverse to `grid`: `Forward` at the
+/// inverse's scale and order; `Adjoint` is the adjoint of the retained
+/// spectrum (interior bins halved, then the inverse at the adjoint norm in the
+/// forward's order).
+fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement>(
+    s: CubeTensor<R>,
+    grid: &[usize],
+    spec: &SpectralConvSpec,
+    pass: Pass,
+    precision: Precision,
+) -> Result<CubeTensor<R>, SpectralError> {
+    let shape = s.meta.shape().to_vec();
+    let s = CubeBackend::<R, F, I, BT>::float_reshape(s, modes_shape(shape[0], shape[1], &spec.modes, false));
+    let (norm, order, s) = match pass {
+        Pass::Forward => (spec.norm, INVERSE_ORDER, s),
+        Pass::Adjoint => {
+            let s = scale_bins::<CubeBackend<R, F, I, BT>>(s, spec.bin_weights(grid), true);
+            (adjoint_norm(spec.norm), FORWARD_ORDER, s)
+        }
+        Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER, s),
+    };
+    let spectrum = precision_of(s.dtype)?;
+    padded_irfft(
+        &s,
+        &spec.modes,
+        grid,
+        norm,
+        order,
+        (spectrum, precision),
+        FaultTolerance::Off,
+    )
 }

@@ -7,21 +7,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
 use fno_kernels::cgemm::{spectral, Strides};
-use fno_kernels::precision::{Precision, Stored};
-
-use crate::spec::SpectralError;
-
-/// The precision a tensor of `dtype` holds, where the kernels take it.
-pub(crate) fn precision_of(dtype: DType) -> Result<Precision, SpectralError> {
-    match dtype {
-        DType::F32 => Ok(Precision::F32),
-        DType::F16 => Ok(Precision::F16),
-        DType::BF16 => Ok(Precision::BF16),
-        other => Err(SpectralError::Unsupported(format!(
-            "the kernels take f32, f16 or bf16 tensors, got {other:?}"
-        ))),
-    }
-}
+use fno_kernels::precision::Stored;
 
 /// The tensor dtype of values stored as `stored` (bf16 in f32 is an f32 tensor).
 pub(crate) fn dtype_of(stored: Stored) -> DType {

@@ -6,8 +6,7 @@ use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend};
 
 use super::{register, register_one};
-use crate::mode_chain::{chain_channels, ChainExtras, ChainOutput};
-use crate::mode_mix::{ModeMix, ModeMixBackend};
+use crate::mode_mix::{chain_channels, ChainExtras, ChainOutput, ModeMix, ModeMixBackend};
 
 impl<B: FusionBackend + ModeMixBackend> ModeMixBackend for Fusion<B> {
     fn mode_mix(a: FloatTensor<Self>, b: FloatTensor<Self>, mix: ModeMix) -> FloatTensor<Self> {

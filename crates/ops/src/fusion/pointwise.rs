@@ -8,11 +8,12 @@ use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend};
 
 use super::{element_wise, meta, register, register_one, ElementWise};
-use crate::cube_tensor::precision_of;
-use crate::pointwise::{
+use crate::pointwise::{MatmulPrecision, PointwiseBackend};
+use crate::reference::pointwise::{
     adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
-    pointwise_param_grads_by_ops, MatmulPrecision, PointwiseBackend,
+    pointwise_param_grads_by_ops,
 };
+use crate::rounding::precision_of;
 use fno_kernels::adamw::AdamWStep;
 
 /// Whether the inner backend's kernels take `dtype` (else it runs Burn's ops).

@@ -11,10 +11,9 @@ use fno_kernels::fault::FaultCounts;
 use fno_kernels::precision::Precision;
 
 use super::register;
-use crate::backend::{DeviceMemory, SpectralConvBackend, SpectralGrads};
-use crate::cube_tensor::precision_of;
+use crate::rounding::precision_of;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
-use crate::spectrum::Pass;
+use crate::spectral::{DeviceMemory, Pass, SpectralConvBackend, SpectralGrads};
 
 /// `[batch, channels, *rest]`.
 fn shape_of(batch: usize, channels: usize, rest: &[usize]) -> Vec<usize> {

@@ -1,0 +1,18 @@
+//! Our ops on `CubeBackend` (wgpu, CUDA): the kernel launches, each op in the
+//! file of its name, the spectral convolution's parts (transforms, fused pass,
+//! checked contractions) in files of their own, plans cached per device
+//! ([`plan_cache`]) and the small helpers over `CubeTensor`s in [`tensor`].
+
+mod cgemm;
+mod fft;
+mod fused;
+mod matmul;
+mod mode_mix;
+mod nonuniform;
+mod plan_cache;
+mod pointwise;
+mod spectral;
+mod tensor;
+
+pub use cgemm::inject_contraction_fault;
+pub use plan_cache::{fft_planning, set_fft_planning};
