@@ -13,9 +13,10 @@ out), for each of ours listed in --ours, and the relative L2 distance of our
 output from neuraloperator's forward on the CPU (neuraloperator's CUDA irfft
 of a learned spectrum depends on cuFFT's plan, so the CPU is the reference).
 
-    python3 infer_compare.py --fno ./fno --out OUT [--cases darcy64,...] [--ours auto,auto-cube]
+    python3 infer_compare.py --fno ./fno --out OUT [--cases darcy64,...] [--ours auto,auto-on]
 
-An entry of --ours is an `--impl` path, `-cube` for `--burn-fusion off`.
+An entry of --ours is an `--impl` path, maybe with `-` and a `--burn-fusion`
+value (`-cube` for off).
 Writes OUT/infer_compare.jsonl and OUT/infer_compare.md.
 """
 import argparse
@@ -33,6 +34,7 @@ from neuralop.models import FNO
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../models/tests/fixtures"))
 from gen_fno_fixtures import save_safetensors  # noqa: E402
+from train_compare import backend_flags  # noqa: E402
 
 # name: grid, modes, hidden channels, samples, batch.
 CASES = {
@@ -77,13 +79,10 @@ def torch_rate(model, x, batch):
 
 def ours(fno, d, batch, variant):
     """`fno infer`'s samples/s after the first batch, and its output."""
-    path, _, cube = variant.partition("-")
     out = os.path.join(d, f"y-{variant}.npy")
     cmd = [fno, "infer", "--checkpoint", os.path.join(d, "model.safetensors"), "--config",
            os.path.join(d, "config.json"), "--input", os.path.join(d, "x.npy"), "--output", out,
-           "--batch-size", str(batch), "--backend", "cuda", "--impl", path]
-    if cube:
-        cmd += ["--burn-fusion", "off"]
+           "--batch-size", str(batch), "--backend", "cuda", *backend_flags(variant)]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"fno infer failed: {run.stderr.strip().splitlines()[-1:]}")
@@ -96,7 +95,7 @@ def main():
     ap.add_argument("--fno", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--ours", default="auto,auto-cube")
+    ap.add_argument("--ours", default="auto,auto-on")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

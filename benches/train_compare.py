@@ -38,8 +38,8 @@ errors the median over the runs with their range, since neuraloperator's
 error after a few epochs varies from run to run even from one seed.
 
 `--impl` trains ours once per spectral path listed (`fno train --impl`;
-default unfused; a path ending in `-cube`, as `unfused-cube`, runs without
-Burn fusion: `--burn-fusion off`), the first beside neuraloperator, and
+default unfused; a path may end in `-` and a `--burn-fusion` value, as
+`unfused-on` or `auto-on-burn-ops`, `-cube` meaning `off`), the first beside neuraloperator, and
 tables each path's epoch time against the first's; `--without-neuralop` leaves neuraloperator
 out (the path comparison alone).
 
@@ -273,14 +273,20 @@ precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 
+def backend_flags(variant):
+    """`--impl PATH` of `PATH[-FUSION]`, and `--burn-fusion FUSION` (`cube`: off)."""
+    path, _, fusion = variant.partition("-")
+    fusion = {"cube": "off"}.get(fusion, fusion)
+    return ["--impl", path] + (["--burn-fusion", fusion] if fusion else [])
+
+
 def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused", devices=1, tfno=None):
     """`fno train` of one case (`--devices` as given; scaling_compare.py)."""
     run_dir = os.path.join(work, "runs", name)
     config = os.path.join(work, f"{name}.toml")
     with open(config, "w") as f:
         f.write(toml_for(name, case, files, epochs, run_dir, seed, precision, tfno))
-    path, _, cube = imp.partition("-")
-    flags = ["--impl", path] + (["--burn-fusion", "off"] if cube else [])
+    flags = backend_flags(imp)
     proc = subprocess.Popen([fno, "train", "--config", config, "--backend", "cuda", *flags, "--overwrite",
                              "--devices", str(devices)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -383,8 +389,10 @@ def main():
     tfno = (args.factorization, args.rank) if args.factorization else None
     imps = args.impl.split(",")
     paths = {"reference", "unfused", "fused", "auto"}
-    if not imps or not set(imps) <= paths | {f"{p}-cube" for p in paths}:
-        ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused, fused and auto (each -cube or not)")
+    fusions = {"", "cube", "off", "on", "on-burn-ops"}
+    if not imps or any(i.partition("-")[0] not in paths or i.partition("-")[2] not in fusions for i in imps):
+        ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused, fused and auto "
+                 "(each maybe -off, -on or -on-burn-ops)")
     precisions = args.precision.split(",")
     if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
         ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")

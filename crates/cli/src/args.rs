@@ -8,6 +8,7 @@ use fno_kernels::fault::{FaultCounts, FaultTolerance};
 use fno_kernels::fft::{Norm, Planning};
 use fno_kernels::precision::Precision;
 use fno_models::BlockPrecision;
+use fno_ops::fusion::ElementWise;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
 
 /// Where to run.
@@ -207,16 +208,20 @@ pub struct ModelDevice {
     #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
     pub fault_tolerance: FaultToleranceArg,
     /// On a GPU, Burn's fusion backend, which merges the element-wise ops
-    /// around our kernels (`on`), or Burn's backend without it (`off`, the
-    /// default: on an H100 it trained and inferred faster, benches/RESULTS.md).
+    /// around our kernels (`on`; `on-burn-ops` runs GELU, the channel scale
+    /// and AdamW there as Burn's ops for it to merge, instead of our
+    /// kernels), or Burn's backend without it (`off`, the default: on an H100
+    /// the fusion backend was 0.68–1.20× as fast, benches/RESULTS.md).
     #[arg(long, value_enum, default_value_t = BurnFusionArg::Off)]
     pub burn_fusion: BurnFusionArg,
 }
 
-/// Whether Burn fuses element-wise ops on a GPU.
+/// Whether Burn fuses element-wise ops on a GPU, and who runs GELU, the
+/// channel scale and AdamW there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BurnFusionArg {
     On,
+    OnBurnOps,
     Off,
 }
 
@@ -316,9 +321,13 @@ pub trait BackendJob {
 }
 
 /// Runs `job` on `backend`'s default device: on a GPU on Burn's backend
-/// without Burn fusion (`Off`), or on its fusion backend (`On`).
+/// without Burn fusion (`Off`), or on its fusion backend (`On`, `OnBurnOps`).
 pub fn run_on<J: BackendJob>(backend: Backend, fusion: BurnFusionArg, job: J) -> Result<J::Output, String> {
-    let fused = fusion == BurnFusionArg::On;
+    let fused = fusion != BurnFusionArg::Off;
+    fno_ops::fusion::set_element_wise(match fusion {
+        BurnFusionArg::OnBurnOps => ElementWise::BurnFusion,
+        _ => ElementWise::Kernels,
+    });
     match backend {
         Backend::Cpu => job.run::<NdArray>(&Default::default()),
         #[cfg(feature = "cuda")]

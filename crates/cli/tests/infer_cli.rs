@@ -35,8 +35,9 @@ fn infer(args: &[&str]) -> std::process::Output {
 
 /// Also under checksums (`--fault-tolerance correct`): the same output, and
 /// the counts reported (none on a fault-free run); and by the Candle engine
-/// (`candle` in place of an implementation: `--engine candle`); on wgpu with
-/// Burn fusion (the default) and without it.
+/// (`candle` in place of an implementation: `--engine candle`); on wgpu
+/// without Burn fusion (the default) and with it, GELU by our kernel or by
+/// Burn's ops (`on-burn-ops`).
 #[test]
 fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
     let want = npy::read(fixture("y.npy")).unwrap();
@@ -44,7 +45,7 @@ fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
         ("model.safetensors", "cpu", "reference", "3", "off", "on"),
         ("model_real.safetensors", "wgpu", "unfused", "16", "off", "on"),
         ("model_real.safetensors", "wgpu", "unfused", "16", "off", "off"),
-        ("model_real.safetensors", "wgpu", "auto", "7", "off", "on"),
+        ("model_real.safetensors", "wgpu", "auto", "7", "off", "on-burn-ops"),
         ("model_real.safetensors", "wgpu", "unfused", "5", "correct", "on"),
         ("model_real.safetensors", "wgpu", "reference", "2", "off", "on"),
         ("model.safetensors", "cpu", "candle", "3", "off", "on"),

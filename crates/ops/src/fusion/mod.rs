@@ -118,13 +118,15 @@ pub(crate) fn register_one<B: FusionBackend>(
 }
 
 /// Who runs the element-wise ops (GELU and its derivative, the channel scale,
-/// AdamW) on `Fusion`: Burn's tensor ops, which Burn fusion merges with their
-/// neighbours (the default), or our kernels, each an opaque launch.
+/// AdamW) on `Fusion`: our kernels, each one opaque launch (the default: on an
+/// H100 training ran 1.4–2.1× faster so, with 351 launches a step against
+/// 495; benches/RESULTS.md), or Burn's tensor ops, which Burn fusion may merge
+/// with their neighbours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ElementWise {
     #[default]
-    BurnFusion,
     Kernels,
+    BurnFusion,
 }
 
 static ELEMENT_WISE: AtomicU8 = AtomicU8::new(0);
@@ -138,8 +140,8 @@ pub fn set_element_wise(choice: ElementWise) {
 /// The choice [`set_element_wise`] last made.
 pub fn element_wise() -> ElementWise {
     match ELEMENT_WISE.load(Ordering::Relaxed) {
-        0 => ElementWise::BurnFusion,
-        _ => ElementWise::Kernels,
+        0 => ElementWise::Kernels,
+        _ => ElementWise::BurnFusion,
     }
 }
 
