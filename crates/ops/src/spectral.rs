@@ -119,6 +119,31 @@ pub trait SpectralConvBackend: PointwiseBackend + ModeMixBackend {
         Err(no_transforms())
     }
 
+    /// What [`Self::retained_spectrum`] of an `x` of this shape and dtype
+    /// would refuse on `device`, its plan built now (Burn fusion runs the
+    /// transform later). Only the kernel paths have it.
+    fn retained_spectrum_check(
+        _device: &Self::Device,
+        _x: (&[usize], DType),
+        _spec: &SpectralConvSpec,
+        _pass: Pass,
+    ) -> Result<(), SpectralError> {
+        Err(no_transforms())
+    }
+
+    /// What [`Self::spectrum_to_grid`] of an `s` of this shape and dtype
+    /// would refuse on `device`, checked as [`Self::retained_spectrum_check`].
+    fn spectrum_to_grid_check(
+        _device: &Self::Device,
+        _s: (&[usize], DType),
+        _grid: &[usize],
+        _spec: &SpectralConvSpec,
+        _pass: Pass,
+        _precision: Precision,
+    ) -> Result<(), SpectralError> {
+        Err(no_transforms())
+    }
+
     /// `x: [B, C₀, *grid]` through its retained spectrum, three contractions
     /// with a bias at one mode ([`crate::mode_mix::mode_mix_chain`]) and the
     /// inverse to `transforms.output_grid`. On autodiff one node, whose

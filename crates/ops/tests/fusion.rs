@@ -307,6 +307,12 @@ fn kernel_paths_on_fusion_refuse_at_registration() {
     assert!(refused(&half, SpectralImpl::Fused, w.clone()).contains("f32"));
     let wrong = Tensor::<Fz, 4>::zeros([2, 4, 5, 2], &device);
     refused(&spec, SpectralImpl::Unfused, wrong);
+    // The transforms as ops of their own: shapes checked and plans built.
+    let bins = SpectralConvSpec::new(&[12]);
+    assert!(retained_spectrum(x.clone(), &bins).is_err(), "12 bins of 16 points");
+    let s = Tensor::<Fz, 4>::zeros([2, 3, 7, 2], &device);
+    let e = spectrum_to_grid::<Fz, 3>(s, &[16], &spec, Precision::F32).unwrap_err();
+    assert!(e.to_string().contains("[B, C, 5, 2]"), "{e}");
     assert_eq!(custom_ops_registered(), before, "nothing refused was registered");
     // The device's memory is read after the stream ran (an op is live).
     let y = spectral_conv(x.clone(), w, None, &spec, SpectralImpl::Unfused).unwrap();

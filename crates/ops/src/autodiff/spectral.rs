@@ -114,6 +114,26 @@ impl<B: SpectralConvBackend, C: CheckpointStrategy> SpectralConvBackend for Auto
         Ok((out, saved))
     }
 
+    fn retained_spectrum_check(
+        device: &Self::Device,
+        x: (&[usize], DType),
+        spec: &SpectralConvSpec,
+        pass: Pass,
+    ) -> Result<(), SpectralError> {
+        B::retained_spectrum_check(device, x, spec, pass)
+    }
+
+    fn spectrum_to_grid_check(
+        device: &Self::Device,
+        s: (&[usize], DType),
+        grid: &[usize],
+        spec: &SpectralConvSpec,
+        pass: Pass,
+        precision: Precision,
+    ) -> Result<(), SpectralError> {
+        B::spectrum_to_grid_check(device, s, grid, spec, pass, precision)
+    }
+
     fn retained_spectrum(
         x: FloatTensor<Self>,
         spec: &SpectralConvSpec,

@@ -25,11 +25,11 @@ use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use cubecl::prelude::ComputeClient;
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
 use fno_kernels::fault::{FaultCounts, FaultTolerance};
-use fno_kernels::fft::FftKind;
+use fno_kernels::fft::{FftKind, ModeOrder, Norm};
 use fno_kernels::precision::Precision;
 
 use super::cgemm::cgemm;
-use super::fft::{padded_irfft, real_desc, truncated_rfft};
+use super::fft::{padded_irfft, plan_padded_irfft, plan_truncated_rfft, real_desc, truncated_rfft};
 use super::fused::{fused_all_axes, fused_descs, FusedPass};
 use super::plan_cache::{device_fft, fault_counts, fused_problem};
 use super::tensor::{cast_to, dtype_of, weight_operand};
@@ -295,6 +295,26 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
         check_forward(&R::client(device), device, x, weight, spec, imp)
     }
 
+    fn retained_spectrum_check(
+        device: &Self::Device,
+        x: (&[usize], DType),
+        spec: &SpectralConvSpec,
+        pass: Pass,
+    ) -> Result<(), SpectralError> {
+        check_retained_spectrum::<R>(device, x, spec, pass)
+    }
+
+    fn spectrum_to_grid_check(
+        device: &Self::Device,
+        s: (&[usize], DType),
+        grid: &[usize],
+        spec: &SpectralConvSpec,
+        pass: Pass,
+        precision: Precision,
+    ) -> Result<(), SpectralError> {
+        check_spectrum_to_grid::<R>(device, s, grid, spec, pass, precision)
+    }
+
     fn retained_spectrum(
         x: FloatTensor<Self>,
         spec: &SpectralConvSpec,
@@ -480,10 +500,7 @@ fn cube_retained_spectrum<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Bo
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = x.meta.shape().to_vec();
     let grid = shape[2..].to_vec();
-    let (norm, order) = match pass {
-        Pass::Forward => (spec.norm, FORWARD_ORDER),
-        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), INVERSE_ORDER),
-    };
+    let (norm, order) = retained_transform(spec, pass);
     let precision = spec.spectrum_precision;
     let s = truncated_rfft(x, &spec.modes, norm, order, precision, FaultTolerance::Off)?;
     let s = match pass {
@@ -507,13 +524,10 @@ fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Boo
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let s = CubeBackend::<R, F, I, BT>::float_reshape(s, modes_shape(shape[0], shape[1], &spec.modes, false));
-    let (norm, order, s) = match pass {
-        Pass::Forward => (spec.norm, INVERSE_ORDER, s),
-        Pass::Adjoint => {
-            let s = scale_bins::<CubeBackend<R, F, I, BT>>(s, spec.bin_weights(grid), true);
-            (adjoint_norm(spec.norm), FORWARD_ORDER, s)
-        }
-        Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER, s),
+    let (norm, order) = to_grid_transform(spec, pass);
+    let s = match pass {
+        Pass::Adjoint => scale_bins::<CubeBackend<R, F, I, BT>>(s, spec.bin_weights(grid), true),
+        Pass::Forward | Pass::AdjointUnweighted => s,
     };
     let spectrum = precision_of(s.dtype)?;
     padded_irfft(
@@ -524,5 +538,81 @@ fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Boo
         order,
         (spectrum, precision),
         FaultTolerance::Off,
+    )
+}
+
+/// The norm and mode order of the retained spectrum's transform: the
+/// forward's, or (adjoints) those of the inverse it is the adjoint of.
+fn retained_transform(spec: &SpectralConvSpec, pass: Pass) -> (Norm, ModeOrder) {
+    match pass {
+        Pass::Forward => (spec.norm, FORWARD_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), INVERSE_ORDER),
+    }
+}
+
+/// The norm and mode order of the zero-padded inverse's transform.
+fn to_grid_transform(spec: &SpectralConvSpec, pass: Pass) -> (Norm, ModeOrder) {
+    match pass {
+        Pass::Forward => (spec.norm, INVERSE_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER),
+    }
+}
+
+/// [`SpectralConvBackend::retained_spectrum_check`] on `device`: `x` is
+/// `[B, C, *grid]` for the spec's modes, and its transform plans.
+fn check_retained_spectrum<R: CubeRuntime>(
+    device: &R::Device,
+    x: (&[usize], DType),
+    spec: &SpectralConvSpec,
+    pass: Pass,
+) -> Result<(), SpectralError> {
+    if x.0.len() != spec.modes.len() + 2 {
+        return Err(SpectralError::Invalid(format!(
+            "a retained spectrum of {:?} modes takes [B, C, *grid] of {} grid dims, got {:?}",
+            spec.modes,
+            spec.modes.len(),
+            x.0
+        )));
+    }
+    let transform = retained_transform(spec, pass);
+    plan_truncated_rfft(
+        &R::client(device),
+        device,
+        x,
+        &spec.modes,
+        transform,
+        spec.spectrum_precision,
+    )
+}
+
+/// [`SpectralConvBackend::spectrum_to_grid_check`] on `device`: `s` is
+/// `[B, C, K, 2]` for the spec's `K` modes, and its inverse to `grid` plans.
+fn check_spectrum_to_grid<R: CubeRuntime>(
+    device: &R::Device,
+    (shape, dtype): (&[usize], DType),
+    grid: &[usize],
+    spec: &SpectralConvSpec,
+    pass: Pass,
+    precision: Precision,
+) -> Result<(), SpectralError> {
+    let modes: usize = spec.modes.iter().product();
+    if shape.len() != 4 || shape[2] != modes || shape[3] != 2 || grid.len() != spec.modes.len() {
+        return Err(SpectralError::Invalid(format!(
+            "an inverse of {:?} modes to a grid of {grid:?} takes [B, C, {modes}, 2], got {shape:?}",
+            spec.modes
+        )));
+    }
+    let mut logical = shape[..2].to_vec();
+    logical.extend(&spec.modes);
+    let transform = to_grid_transform(spec, pass);
+    let precisions = (precision_of(dtype)?, precision);
+    plan_padded_irfft(
+        &R::client(device),
+        device,
+        &logical,
+        grid,
+        &spec.modes,
+        transform,
+        precisions,
     )
 }

@@ -92,8 +92,8 @@ impl<B: FusionBackend + SpectralConvBackend> SpectralConvBackend for Fusion<B> {
         spec: &SpectralConvSpec,
         pass: Pass,
     ) -> Result<FloatTensor<Self>, SpectralError> {
-        precision_of(x.dtype)?;
         let device = x.client.device().clone();
+        B::retained_spectrum_check(&device, (&x.shape, x.dtype), spec, pass)?;
         let modes: usize = spec.modes.iter().product();
         let shape = shape_of(x.shape[0], x.shape[1], &[modes, 2]);
         let dtype = B::storage_dtype(&device, spec.spectrum_precision);
@@ -112,8 +112,8 @@ impl<B: FusionBackend + SpectralConvBackend> SpectralConvBackend for Fusion<B> {
         pass: Pass,
         precision: Precision,
     ) -> Result<FloatTensor<Self>, SpectralError> {
-        precision_of(s.dtype)?;
         let device = s.client.device().clone();
+        B::spectrum_to_grid_check(&device, (&s.shape, s.dtype), grid, spec, pass, precision)?;
         let shape = shape_of(s.shape[0], s.shape[1], grid);
         let dtype = B::storage_dtype(&device, precision);
         let (spec, grid) = (spec.clone(), grid.to_vec());
