@@ -49,7 +49,7 @@ impl MatmulPrecision {
 }
 
 /// A backend with the channel ops' forward and parameter gradients. The
-/// defaults are built of Burn's ops (and [`precise_matmul`]).
+/// defaults are built of Burn's ops (and [`precise_matmul`](crate::precise_matmul)).
 pub trait PointwiseBackend: PreciseMatmulBackend {
     /// `x [B, Cin, S]`, `weight [Cout, Cin]`, `bias [Cout]` → `[B, Cout, S]`,
     /// in TF32 where `precision` asks for it and the device has it.
