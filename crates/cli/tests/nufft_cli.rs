@@ -259,6 +259,23 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "No such file",
         ),
     ];
+    // Modes whose fine grid overflows (once a hang, once a capacity panic).
+    let values_1d = scratch("v1.npy");
+    npy::write(&values_1d, &NpyArray::new(vec![20], DType::C64, uniform_f32(40, 2))).unwrap();
+    let huge = ["18446744073709551615", "4611686018427387904"];
+    let cases = cases.into_iter().chain(huge.iter().map(|&n| {
+        let args = [
+            "--type",
+            "1",
+            "--points",
+            path(&points_1d),
+            "--values",
+            path(&values_1d),
+        ];
+        let mut args = args.to_vec();
+        args.extend(["--modes", n]);
+        (args, "fine grid")
+    }));
     for (args, expected) in cases {
         let out_path = scratch("must-not-exist.npy");
         let _ = std::fs::remove_file(&out_path);

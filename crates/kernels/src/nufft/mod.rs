@@ -24,7 +24,8 @@ mod spreader;
 pub use device::{DeviceNufft, Run};
 pub use direct::{nufft_direct, C64};
 pub use plan::{
-    fine_grid_len, signed_mode, Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit, TOLERANCE_RANGE,
+    fine_grid_len, signed_mode, Layout, NufftDesc, NufftError, NufftType, PointValues, VectorSplit, MAX_INDEX,
+    TOLERANCE_RANGE,
 };
-pub use points::{SortedPoints, MAX_INDEX};
+pub use points::SortedPoints;
 pub use spreader::{gauss_legendre, Spreader, MAX_WIDTH};

@@ -129,11 +129,21 @@ impl NufftDesc {
             return invalid("mode order: Shifted or Fft".into());
         }
         let spreader = Spreader::for_tolerance(self.eps, self.upsampling, self.dims());
-        let grid: Vec<usize> = self
+        // Checked before anything of the grid's size is allocated.
+        let grid: Option<Vec<usize>> = self
             .modes
             .iter()
             .map(|&m| fine_grid_len(m, self.upsampling, spreader.width))
             .collect();
+        let cells = grid
+            .as_ref()
+            .and_then(|g| g.iter().try_fold(1usize, |n, &d| n.checked_mul(d)));
+        let Some(grid) = grid.filter(|_| cells.is_some_and(|c| c <= MAX_INDEX)) else {
+            return invalid(format!(
+                "modes {:?} need a fine grid of more than {MAX_INDEX} cells (u32 indices)",
+                self.modes
+            ));
+        };
         let correction = self
             .modes
             .iter()
@@ -287,22 +297,39 @@ pub fn signed_mode(i: usize, m: usize, order: ModeOrder) -> i64 {
     }
 }
 
+/// Largest number of fine-grid cells or points a plan takes (u32 indices).
+pub const MAX_INDEX: usize = u32::MAX as usize / 2;
+
 /// FINUFFT's fine grid: `σ·m` cells, at least `2w`, rounded up to an even
-/// 2-3-5-smooth length (fast for the FFT).
-pub fn fine_grid_len(modes: usize, sigma: f64, width: usize) -> usize {
-    let least = ((sigma * modes as f64).ceil() as usize).max(2 * width);
-    (least..)
-        .find(|&n| n % 2 == 0 && smooth(n))
-        .expect("2-3-5-smooth lengths are unbounded")
+/// 2-3-5-smooth length (fast for the FFT); `None` where that exceeds `usize`.
+pub fn fine_grid_len(modes: usize, sigma: f64, width: usize) -> Option<usize> {
+    // The cast saturates: an enormous request asks for usize::MAX cells.
+    let cells = (sigma * modes as f64).ceil() as usize;
+    next_even_smooth(cells.max(2 * width))
 }
 
-fn smooth(mut n: usize) -> bool {
-    for p in [2, 3, 5] {
-        while n.is_multiple_of(p) {
-            n /= p;
+/// The least even `2^a·3^b·5^c` at least `least`, or `None` above `usize::MAX`:
+/// the least power of two over each product of powers of 3 and 5 (at most
+/// 28·41 of them), so it ends on any `least`.
+pub fn next_even_smooth(least: usize) -> Option<usize> {
+    let times = |n: usize, p: usize| n.checked_mul(p);
+    let mut best: Option<usize> = None;
+    let mut p5 = Some(1usize);
+    while let Some(five) = p5 {
+        let mut p35 = Some(five);
+        while let Some(odd) = p35 {
+            let mut n = times(odd, 2);
+            while let Some(v) = n.filter(|&v| v < least) {
+                n = times(v, 2);
+            }
+            if let Some(v) = n {
+                best = Some(best.map_or(v, |b| b.min(v)));
+            }
+            p35 = times(odd, 3).filter(|_| odd < least);
         }
+        p5 = times(five, 5).filter(|_| five < least);
     }
-    n == 1
+    best
 }
 
 #[cfg(test)]
@@ -311,11 +338,60 @@ mod tests {
 
     #[test]
     fn fine_grids_are_even_smooth_and_wide_enough() {
-        assert_eq!(fine_grid_len(100, 2.0, 7), 200);
-        assert_eq!(fine_grid_len(33, 2.0, 7), 72);
-        assert_eq!(fine_grid_len(3, 2.0, 7), 16);
-        assert_eq!(fine_grid_len(100, 1.25, 10), 128);
-        assert_eq!(fine_grid_len(97, 2.0, 4), 200);
+        assert_eq!(fine_grid_len(100, 2.0, 7), Some(200));
+        assert_eq!(fine_grid_len(33, 2.0, 7), Some(72));
+        assert_eq!(fine_grid_len(3, 2.0, 7), Some(16));
+        assert_eq!(fine_grid_len(100, 1.25, 10), Some(128));
+        assert_eq!(fine_grid_len(97, 2.0, 4), Some(200));
+        assert_eq!(fine_grid_len(usize::MAX, 2.0, 4), None);
+    }
+
+    /// Against a linear search where one is quick, and on every scale of
+    /// `usize` (the search ends, the result is even, smooth and least).
+    #[test]
+    fn the_smooth_length_search_ends_on_every_size() {
+        let smooth = |mut n: usize| {
+            for p in [2, 3, 5] {
+                while n.is_multiple_of(p) {
+                    n /= p;
+                }
+            }
+            n == 1
+        };
+        for least in 0..5000 {
+            let want = (least.max(2)..).find(|&n| n % 2 == 0 && smooth(n));
+            assert_eq!(next_even_smooth(least), want, "{least}");
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let edges = [
+            usize::MAX,
+            usize::MAX - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            1 << 53,
+            (1 << 32) + 1,
+            1 << 31,
+        ];
+        let random = (0..2000).map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> (seed % 64)) as usize
+        });
+        for least in edges.into_iter().chain(random) {
+            match next_even_smooth(least) {
+                Some(n) => {
+                    assert!(n >= least && n % 2 == 0 && smooth(n), "{least} -> {n}");
+                    // Least: no smaller even smooth number at or above `least`
+                    // among the next candidates down.
+                    assert!(n / 2 < least || n == 2, "{least} -> {n}");
+                }
+                None => assert!(
+                    least > 9 * (usize::MAX / 10),
+                    "{least} has no even smooth number above it"
+                ),
+            }
+        }
     }
 
     #[test]
@@ -408,6 +484,9 @@ mod tests {
                 "tolerance",
             ),
             (ok.clone().isign(0), "isign"),
+            (NufftDesc::new(NufftType::One, &[usize::MAX], 1e-4), "fine grid"),
+            (NufftDesc::new(NufftType::One, &[1 << 62], 1e-4), "fine grid"),
+            (NufftDesc::new(NufftType::One, &[1 << 16, 1 << 16], 1e-4), "fine grid"),
             (ok.clone().upsampling(1.5), "upsampling"),
             (ok.clone().batch(0), "batch"),
         ] {

@@ -4,7 +4,7 @@
 
 use std::f64::consts::TAU;
 
-use super::plan::{Layout, NufftError};
+use super::plan::{Layout, NufftError, MAX_INDEX};
 
 /// Points sorted by start cell: the `k`-th sorted point is input point
 /// `order[k]`; its kernel's first cell on each dimension is `start`'s
@@ -18,9 +18,6 @@ pub struct SortedPoints {
     pub offset: Vec<f32>,
     pub first: Vec<u32>,
 }
-
-/// Largest number of fine-grid cells or points a plan takes (u32 indices).
-pub const MAX_INDEX: usize = u32::MAX as usize / 2;
 
 impl SortedPoints {
     /// `points` `[M, d]` row-major (any finite coordinates: taken modulo 2π),
