@@ -210,8 +210,8 @@ pub struct ModelDevice {
     /// On a GPU, Burn's fusion backend, which merges the element-wise ops
     /// around our kernels (`on`; `on-burn-ops` runs GELU, the channel scale
     /// and AdamW there as Burn's ops for it to merge, instead of our
-    /// kernels), or Burn's backend without it (`off`, the default: on an H100
-    /// the fusion backend was 0.68–1.20× as fast, benches/RESULTS.md).
+    /// kernels), or Burn's backend without it (`off`, the default: fusion is
+    /// not faster on every case, benches/RESULTS.md).
     #[arg(long, value_enum, default_value_t = BurnFusionArg::Off)]
     pub burn_fusion: BurnFusionArg,
 }

@@ -3,11 +3,9 @@
 //! (only the retained modes are read), planned once per shape and cached
 //! ([`super::plan_cache`]).
 
-use burn::tensor::DType;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
-use cubecl::prelude::ComputeClient;
 use fno_kernels::fault::FaultTolerance;
 use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
 use fno_kernels::precision::Precision;
@@ -111,51 +109,4 @@ pub(super) fn padded_irfft<R: CubeRuntime>(
         real_desc(FftKind::C2R, logical, grid, modes, (norm, order), precisions, tolerance),
         s,
     )
-}
-
-/// Plans (and caches) [`truncated_rfft`] of a dense `x` of this shape and
-/// dtype, without checksums: what running it would refuse, refused now.
-pub(super) fn plan_truncated_rfft<R: CubeRuntime>(
-    client: &ComputeClient<R>,
-    device: &R::Device,
-    (shape, dtype): (&[usize], DType),
-    modes: &[usize],
-    transform: (Norm, ModeOrder),
-    spectrum: Precision,
-) -> Result<(), SpectralError> {
-    let grid = &shape[shape.len() - modes.len()..];
-    let precisions = (precision_of(dtype)?, spectrum);
-    let desc = real_desc(
-        FftKind::R2C,
-        shape,
-        grid,
-        modes,
-        transform,
-        precisions,
-        FaultTolerance::Off,
-    );
-    device_fft(client, device, desc).map(|_| ())
-}
-
-/// Plans (and caches) [`padded_irfft`] of a `[.., *modes]` spectrum to
-/// `grid`, without checksums.
-pub(super) fn plan_padded_irfft<R: CubeRuntime>(
-    client: &ComputeClient<R>,
-    device: &R::Device,
-    logical: &[usize],
-    grid: &[usize],
-    modes: &[usize],
-    transform: (Norm, ModeOrder),
-    precisions: (Precision, Precision),
-) -> Result<(), SpectralError> {
-    let desc = real_desc(
-        FftKind::C2R,
-        logical,
-        grid,
-        modes,
-        transform,
-        precisions,
-        FaultTolerance::Off,
-    );
-    device_fft(client, device, desc).map(|_| ())
 }

@@ -29,7 +29,7 @@ use fno_kernels::fft::{FftKind, ModeOrder, Norm};
 use fno_kernels::precision::Precision;
 
 use super::cgemm::cgemm;
-use super::fft::{padded_irfft, plan_padded_irfft, plan_truncated_rfft, real_desc, truncated_rfft};
+use super::fft::{padded_irfft, real_desc, truncated_rfft};
 use super::fused::{fused_all_axes, fused_descs, FusedPass};
 use super::plan_cache::{device_fft, fault_counts, fused_problem};
 use super::tensor::{cast_to, dtype_of, weight_operand};
@@ -574,15 +574,20 @@ fn check_retained_spectrum<R: CubeRuntime>(
             x.0
         )));
     }
+    let (shape, modes) = (x.0, &spec.modes);
+    let grid = &shape[shape.len() - modes.len()..];
+    let precisions = (precision_of(x.1)?, spec.spectrum_precision);
     let transform = retained_transform(spec, pass);
-    plan_truncated_rfft(
-        &R::client(device),
-        device,
-        x,
-        &spec.modes,
+    let desc = real_desc(
+        FftKind::R2C,
+        shape,
+        grid,
+        modes,
         transform,
-        spec.spectrum_precision,
-    )
+        precisions,
+        FaultTolerance::Off,
+    );
+    device_fft(&R::client(device), device, desc).map(|_| ())
 }
 
 /// [`SpectralConvBackend::spectrum_to_grid_check`] on `device`: `s` is
@@ -606,13 +611,14 @@ fn check_spectrum_to_grid<R: CubeRuntime>(
     logical.extend(&spec.modes);
     let transform = to_grid_transform(spec, pass);
     let precisions = (precision_of(dtype)?, precision);
-    plan_padded_irfft(
-        &R::client(device),
-        device,
+    let desc = real_desc(
+        FftKind::C2R,
         &logical,
         grid,
         &spec.modes,
         transform,
         precisions,
-    )
+        FaultTolerance::Off,
+    );
+    device_fft(&R::client(device), device, desc).map(|_| ())
 }

@@ -118,10 +118,9 @@ pub(crate) fn register_one<B: FusionBackend>(
 }
 
 /// Who runs the element-wise ops (GELU and its derivative, the channel scale,
-/// AdamW) on `Fusion`: our kernels, each one opaque launch (the default: on an
-/// H100 training ran 1.4–2.1× faster so, with 351 launches a step against
-/// 495; benches/RESULTS.md), or Burn's tensor ops, which Burn fusion may merge
-/// with their neighbours.
+/// AdamW) on `Fusion`: our kernels, each one opaque launch (the default: fewer
+/// launches and faster steps, benches/RESULTS.md), or Burn's tensor ops, which
+/// Burn fusion may merge with their neighbours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ElementWise {
     #[default]
