@@ -8,9 +8,21 @@ use burn::tensor::{Distribution, FloatDType, Tensor};
 use fno_kernels::fft::Norm;
 use fno_ops::rounding::round_to;
 use fno_ops::{
-    channel_scale, factorized_spectral_conv, gelu, pointwise_conv, FactorizedWeight, FaultTolerance, MatmulPrecision,
-    Precision, SpectralConvBackend, SpectralConvSpec, SpectralImpl, WeightForm,
+    channel_scale, factorized_spectral_conv, gelu, pointwise_conv, pointwise_conv_finished, FactorizedWeight,
+    FaultTolerance, MatmulPrecision, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralImpl,
+    WeightForm,
 };
+
+/// A tensor a convolution adds to its output, gated per channel or not.
+type Added<B> = Residual<Tensor<B, 3>, Tensor<B, 1>>;
+
+/// `y + r` by element-wise ops (where no convolution takes it).
+fn add<B: SpectralConvBackend>(y: Tensor<B, 3>, r: Added<B>) -> Tensor<B, 3> {
+    y + match r.gate {
+        Some(g) => channel_scale(r.values, g),
+        None => r.values,
+    }
+}
 
 use crate::config::{BlockPrecision, FnoConfig, NormKind, SkipKind};
 use crate::factorized::initial_tensors;
@@ -39,6 +51,18 @@ impl<B: SpectralConvBackend> Pointwise<B> {
     pub(crate) fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
         pointwise_conv(x, self.weight.val(), self.bias.as_ref().map(|b| b.val()), precision)
     }
+
+    /// `gelu(W·x + bias + r)` (GELU where asked), in the convolution's kernel.
+    fn forward_finished(
+        &self,
+        x: Tensor<B, 3>,
+        residual: Option<Added<B>>,
+        gelu: bool,
+        precision: MatmulPrecision,
+    ) -> Tensor<B, 3> {
+        let bias = self.bias.as_ref().map(|b| b.val());
+        pointwise_conv_finished(x, self.weight.val(), bias, residual, gelu, precision)
+    }
 }
 
 /// neuraloperator's `ChannelMLP`: 1×1 convolutions with GELU between them.
@@ -59,17 +83,37 @@ impl<B: SpectralConvBackend> ChannelMlp<B> {
         }
     }
 
-    pub(crate) fn forward(&self, mut x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
+    pub(crate) fn forward(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Tensor<B, 3> {
+        self.forward_finished(x, None, false, precision)
+    }
+
+    /// The MLP, then `residual` added and GELU where `gelu_last`: each GELU
+    /// and the residual in a convolution's kernel, except where dropout (after
+    /// every layer, as neuraloperator; only while training) comes between.
+    fn forward_finished(
+        &self,
+        mut x: Tensor<B, 3>,
+        mut residual: Option<Added<B>>,
+        gelu_last: bool,
+        precision: MatmulPrecision,
+    ) -> Tensor<B, 3> {
+        let dropout = self.dropout > 0.0 && B::ad_enabled(&x.device());
         let last = self.fcs.len() - 1;
         for (i, fc) in self.fcs.iter().enumerate() {
-            x = fc.forward(x, precision);
-            if i < last {
-                x = gelu(x);
-            }
-            // Dropout after every layer, as neuraloperator; only while training.
-            if self.dropout > 0.0 && B::ad_enabled(&x.device()) {
+            x = match (i < last, dropout) {
+                (true, _) => fc.forward_finished(x, None, true, precision),
+                (false, false) => fc.forward_finished(x, residual.take(), gelu_last, precision),
+                (false, true) => fc.forward(x, precision),
+            };
+            if dropout {
                 x = burn::nn::DropoutConfig::new(self.dropout).init().forward(x);
             }
+        }
+        if let Some(r) = residual {
+            x = add(x, r);
+        }
+        if dropout && gelu_last {
+            x = gelu(x);
         }
         x
     }
@@ -95,6 +139,21 @@ impl<B: SpectralConvBackend> Skip<B> {
             (Some(l), _) => l.forward(x, precision),
             (None, Some(g)) => channel_scale(x, g.val()),
             (None, None) => x,
+        }
+    }
+
+    /// The skip as a convolution's residual: `x` gated, or as it is, or
+    /// through the skip's own convolution.
+    fn residual(&self, x: Tensor<B, 3>, precision: MatmulPrecision) -> Added<B> {
+        match (&self.linear, &self.gate) {
+            (Some(l), _) => Residual {
+                values: l.forward(x, precision),
+                gate: None,
+            },
+            (None, gate) => Residual {
+                values: x,
+                gate: gate.as_ref().map(|g| g.val()),
+            },
         }
     }
 }
@@ -379,6 +438,55 @@ impl<B: SpectralConvBackend> Fno<B> {
 
     /// One block, post-activation (neuraloperator's default) or pre-activation.
     fn block_forward<const D: usize>(
+        &self,
+        block: &FnoBlock<B>,
+        x: Tensor<B, D>,
+        last: bool,
+    ) -> Result<Tensor<B, D>, ModelError> {
+        if self.config.preactivation || !block.norms.is_empty() {
+            return self.normed_block_forward(block, x, last);
+        }
+        // Post-activation without norms, neuraloperator's default: each skip
+        // addition and GELU in the epilogue of a 1×1 convolution's kernel.
+        let spatial = x.dims()[2..].to_vec();
+        let flat = flatten(x.clone());
+        let precision = self.matmul_precision;
+        let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
+        let spectral = flatten(self.spectral(block, input)?);
+        let y = match &block.fno_skip {
+            Some(Skip { linear: Some(conv), .. }) => {
+                let residual = Residual {
+                    values: spectral,
+                    gate: None,
+                };
+                conv.forward_finished(flat.clone(), Some(residual), !last, precision)
+            }
+            skip => {
+                let y = match skip {
+                    Some(s) => add(spectral, s.residual(flat.clone(), precision)),
+                    None => spectral,
+                };
+                if last {
+                    y
+                } else {
+                    gelu(y)
+                }
+            }
+        };
+        // As neuraloperator: the MLP's skip only with an MLP, GELU again either way.
+        let y = match &block.channel_mlp {
+            Some(mlp) => {
+                let skip = block.channel_mlp_skip.as_ref().map(|s| s.residual(flat, precision));
+                mlp.forward_finished(y, skip, !last, precision)
+            }
+            None if last => y,
+            None => gelu(y),
+        };
+        Ok(unflatten(y, &spatial))
+    }
+
+    /// A block with norms, or pre-activation: element-wise ops between the norms.
+    fn normed_block_forward<const D: usize>(
         &self,
         block: &FnoBlock<B>,
         x: Tensor<B, D>,

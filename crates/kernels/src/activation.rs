@@ -16,8 +16,9 @@ const FRAC_1_SQRT_2: f32 = std::f32::consts::FRAC_1_SQRT_2;
 const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
 const THREADS: usize = 256;
 
+/// `Φ(v)`, the standard normal distribution function.
 #[cube]
-fn cdf<F: Float>(v: F) -> F {
+pub(crate) fn cdf<F: Float>(v: F) -> F {
     F::new(0.5) * (F::new(1.0) + F::erf(v * F::new(FRAC_1_SQRT_2)))
 }
 

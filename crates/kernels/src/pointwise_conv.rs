@@ -10,10 +10,15 @@
 //! and its points of `X`, both read as vectors of four where the points allow
 //! (a multiple of four, buffers on 16 bytes). The contraction is short
 //! (channels), so the kernel moves little more than `X` in and `Y` out.
+//!
+//! An [`Epilogue`] finishes the sums before they are stored, as an FNO block
+//! needs them: a residual added (scaled per row by a gate where given), the
+//! sums kept before GELU, GELU — each a pass over memory saved.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
+use crate::activation::{cdf, gelu_cpu};
 use crate::pairs::holds_pairs;
 use crate::precision::{load_value, store_value, with_storage, Precision, Storage};
 
@@ -51,6 +56,42 @@ pub struct PointwiseConvConfig {
     pub a_width: usize,
     /// Floats per vector of `X` and `Y` along the points: 4 or 1.
     pub x_width: usize,
+}
+
+/// What a launch does with its sums `Z` before it stores them: `Z += R`
+/// (`R [batch, m, points]`, stored as `Y`), or `Z += gate[m] · R` (`m` f32
+/// values); `Z` stored to `pre` as well (an autodiff node's GELU input); `Y =
+/// gelu(Z)`. Sums and arithmetic in f32; the default stores `Z`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Epilogue<'a> {
+    pub residual: Option<&'a Handle>,
+    pub gate: Option<&'a Handle>,
+    pub pre: Option<&'a Handle>,
+    pub gelu: bool,
+}
+
+/// An [`Epilogue`]'s compile-time shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EpilogueConfig {
+    pub residual: bool,
+    pub gated: bool,
+    pub keep_pre: bool,
+    pub gelu: bool,
+}
+
+impl Epilogue<'_> {
+    fn config(&self) -> EpilogueConfig {
+        assert!(
+            self.gate.is_none() || self.residual.is_some(),
+            "a gate scales a residual, and there is none"
+        );
+        EpilogueConfig {
+            residual: self.residual.is_some(),
+            gated: self.gate.is_some(),
+            keep_pre: self.pre.is_some(),
+            gelu: self.gelu,
+        }
+    }
 }
 
 impl PointwiseConvConfig {
@@ -93,8 +134,9 @@ impl PointwiseConvProblem {
     }
 
     /// Runs on a CubeCL device: `a`, `bias` hold f32 values, `x` values
-    /// stored in `precision`, as the problem describes; writes `y` (as `x`).
-    /// Products and sums run in f32.
+    /// stored in `precision`, as the problem describes; writes `y` (as `x`),
+    /// finished by `epilogue`. Products and sums run in f32.
+    #[allow(clippy::too_many_arguments)]
     pub fn launch<R: Runtime>(
         &self,
         client: &ComputeClient<R>,
@@ -103,12 +145,13 @@ impl PointwiseConvProblem {
         x: &Handle,
         bias: Option<&Handle>,
         y: &Handle,
+        epilogue: &Epilogue,
     ) {
         if !self.has_output(bias) {
             return;
         }
         let stored = precision.stored_on(client);
-        with_storage!(stored, launch_typed, [], self, client, a, x, bias, y)
+        with_storage!(stored, launch_typed, [], self, client, a, x, bias, y, epilogue)
     }
 }
 
@@ -119,10 +162,16 @@ fn launch_typed<R: Runtime, S: Storage>(
     x: &Handle,
     bias: Option<&Handle>,
     y: &Handle,
+    epilogue: &Epilogue,
 ) {
     let p = problem;
     let value_bytes = size_of::<S::Elem>();
-    let cfg = p.config(holds_pairs(x, 2, value_bytes) && holds_pairs(y, 2, value_bytes));
+    let on_pairs = |h: Option<&Handle>| h.is_none_or(|h| holds_pairs(h, 2, value_bytes));
+    let aligned = [Some(x), Some(y), epilogue.residual, epilogue.pre]
+        .into_iter()
+        .all(on_pairs);
+    let cfg = p.config(aligned);
+    let out_len = p.batch * p.m * p.points;
     let count = CubeCount::Static(
         p.points.div_ceil(BLOCK_S) as u32,
         p.m.div_ceil(cfg.block_m()) as u32,
@@ -150,7 +199,13 @@ fn launch_typed<R: Runtime, S: Storage>(
                 Some(h) => arr(h, p.m),
                 None => arr(a, 1),
             },
-            arr(y, p.batch * p.m * p.points),
+            arr(y, out_len),
+            arr(epilogue.residual.unwrap_or(y), out_len),
+            match epilogue.gate {
+                Some(h) => arr(h, p.m),
+                None => arr(a, 1),
+            },
+            arr(epilogue.pre.unwrap_or(y), out_len),
             p.m,
             p.k,
             p.points,
@@ -158,6 +213,7 @@ fn launch_typed<R: Runtime, S: Storage>(
             p.a_col,
             cfg,
             p.bias,
+            epilogue.config(),
         );
     }
 }
@@ -182,6 +238,28 @@ impl PointwiseConvProblem {
         }
         y
     }
+
+    /// [`Epilogue`]'s oracle on the oracle's `y`: `(Z, gelu(Z))` or `(Z, Z)`.
+    pub fn epilogue_cpu(
+        &self,
+        mut y: Vec<f64>,
+        residual: Option<&[f64]>,
+        gate: Option<&[f64]>,
+        gelu: bool,
+    ) -> (Vec<f64>, Vec<f64>) {
+        if let Some(r) = residual {
+            for (i, v) in y.iter_mut().enumerate() {
+                let row = i / self.points % self.m;
+                *v += gate.map_or(1.0, |g| g[row]) * r[i];
+            }
+        }
+        let out = if gelu {
+            y.iter().map(|&v| gelu_cpu(v)).collect()
+        } else {
+            y.clone()
+        };
+        (y, out)
+    }
 }
 
 /// Point `j` (of `TILE_S`) of thread `tx` in a block of `BLOCK_S` points,
@@ -199,6 +277,9 @@ fn pointwise_conv_kernel<F: Float, S: Storage, NA: Size, NX: Size>(
     x: &Array<Vector<S::Elem, NX>>,
     bias: &Array<F>,
     y: &mut Array<Vector<S::Elem, NX>>,
+    residual: &Array<Vector<S::Elem, NX>>,
+    gate: &Array<F>,
+    pre: &mut Array<Vector<S::Elem, NX>>,
     m_len: usize,
     k_len: usize,
     points: usize,
@@ -206,6 +287,7 @@ fn pointwise_conv_kernel<F: Float, S: Storage, NA: Size, NX: Size>(
     a_col: usize,
     #[comptime] cfg: PointwiseConvConfig,
     #[comptime] biased: bool,
+    #[comptime] epilogue: EpilogueConfig,
 ) {
     let tm = comptime![cfg.tile_m];
     let bm = comptime![cfg.block_m()];
@@ -307,16 +389,43 @@ fn pointwise_conv_kernel<F: Float, S: Storage, NA: Size, NX: Size>(
         let r = m0 + ty * tm + i;
         if r < m_len {
             let offset = if comptime![biased] { bias[r] } else { F::new(0.0) };
+            let scale = if comptime![epilogue.gated] {
+                gate[r]
+            } else {
+                F::new(1.0)
+            };
             #[unroll]
             for g in 0..comptime![TILE_S / cfg.x_width] {
                 let s = s0 + point_of(tx, g * wx, wx);
                 if s < points {
+                    let at = (y_base + r * points + s) / wx;
+                    let mut sums = Array::<F>::new(wx);
+                    #[unroll]
+                    for q in 0..wx {
+                        sums[q] = acc[i * TILE_S + g * wx + q] + offset;
+                    }
+                    if comptime![epilogue.residual] {
+                        let added = residual[at];
+                        #[unroll]
+                        for q in 0..wx {
+                            sums[q] += scale * load_value::<F, S>(added[q]);
+                        }
+                    }
                     let mut out = Vector::<S::Elem, NX>::empty();
                     #[unroll]
                     for q in 0..wx {
-                        out[q] = store_value::<F, S>(acc[i * TILE_S + g * wx + q] + offset);
+                        out[q] = store_value::<F, S>(sums[q]);
                     }
-                    y[(y_base + r * points + s) / wx] = out;
+                    if comptime![epilogue.keep_pre] {
+                        pre[at] = out;
+                    }
+                    if comptime![epilogue.gelu] {
+                        #[unroll]
+                        for q in 0..wx {
+                            out[q] = store_value::<F, S>(sums[q] * cdf::<F>(sums[q]));
+                        }
+                    }
+                    y[at] = out;
                 }
             }
         }

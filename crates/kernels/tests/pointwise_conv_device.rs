@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use fno_kernels::pointwise_conv::PointwiseConvProblem;
+use fno_kernels::pointwise_conv::{Epilogue, PointwiseConvProblem};
 use fno_kernels::precision::Precision;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
 
@@ -69,7 +69,15 @@ fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
             let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
             let (ha, hx, hb) = (upload(&a), client.create_from_slice(&stored.encode(&x)), upload(&b));
             let hy = client.create_from_slice(&stored.encode(&vec![f32::NAN; batch * m * points]));
-            problem.launch(client, precision, &ha, &hx, bias.then_some(&hb), &hy);
+            problem.launch(
+                client,
+                precision,
+                &ha,
+                &hx,
+                bias.then_some(&hb),
+                &hy,
+                &Epilogue::default(),
+            );
             let got = f64s(&stored.decode(&client.read_one(hy).unwrap()));
             assert!(got.iter().all(|v| v.is_finite()), "{problem:?}: output unwritten");
             let e = relative_l2(&got, &want);
@@ -86,6 +94,93 @@ fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
         }
     }
     assert_eq!(widths.len(), 2, "points read only {widths:?} at a time");
+}
+
+#[test]
+fn epilogues_match_the_oracle() {
+    epilogues(&WgpuRuntime::client(&WgpuDevice::default()));
+}
+
+/// The same on CUDA: run on a GPU machine with `--ignored`.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn epilogues_match_the_oracle_on_cuda() {
+    epilogues(&crate::cuda_client_with_async_copies());
+}
+
+/// Every epilogue (residual plain or gated, the sums kept, GELU) on vectors of
+/// four and one, f32 and f16: `Y` and `pre` equal the oracle's, and `pre` is
+/// left alone where not asked for.
+fn epilogues<R: Runtime>(client: &ComputeClient<R>) {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    for (case, &(batch, m, k, points)) in [(2, 24, 40, 1028), (3, 12, 7, 129), (1, 70, 20, 256)]
+        .iter()
+        .enumerate()
+    {
+        for (residual, gated, keep_pre, gelu) in [
+            (true, false, false, false),
+            (true, true, true, true),
+            (false, false, true, true),
+            (true, false, false, true),
+        ] {
+            for precision in [Precision::F32, Precision::F16] {
+                let stored = precision.stored_on(client);
+                let problem = problem(batch, m, k, points, false, true);
+                let seed = seed + 10 * case as u64;
+                let len = batch * m * points;
+                let a = uniform_f32(m * k, seed);
+                let x = stored.round(&uniform_f32(batch * k * points, seed + 1));
+                let (b, g) = (uniform_f32(m, seed + 2), uniform_f32(m, seed + 3));
+                let r = stored.round(&uniform_f32(len, seed + 4));
+                let sums = problem.run_cpu(&f64s(&a), &f64s(&x), Some(&f64s(&b)));
+                let (r64, g64) = (f64s(&r), f64s(&g));
+                let (want_pre, want) = problem.epilogue_cpu(
+                    sums,
+                    residual.then_some(r64.as_slice()),
+                    gated.then_some(g64.as_slice()),
+                    gelu,
+                );
+                let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
+                let (ha, hx, hb, hg) = (
+                    upload(&a),
+                    client.create_from_slice(&stored.encode(&x)),
+                    upload(&b),
+                    upload(&g),
+                );
+                let hr = client.create_from_slice(&stored.encode(&r));
+                let poisoned = || client.create_from_slice(&stored.encode(&vec![f32::NAN; len]));
+                let (hy, hpre) = (poisoned(), poisoned());
+                let epilogue = Epilogue {
+                    residual: residual.then_some(&hr),
+                    gate: gated.then_some(&hg),
+                    pre: keep_pre.then_some(&hpre),
+                    gelu,
+                };
+                problem.launch(client, precision, &ha, &hx, Some(&hb), &hy, &epilogue);
+                let what = format!(
+                    "{precision} {problem:?} residual {residual} gated {gated} keep {keep_pre} gelu {gelu} (seed {seed})"
+                );
+                let read = |h: &cubecl::server::Handle| f64s(&stored.decode(&client.read_one(h.clone()).unwrap()));
+                let (got, got_pre) = (read(&hy), read(&hpre));
+                let bound = if precision == Precision::F32 {
+                    1e-6
+                } else {
+                    2.0 * precision.unit_roundoff()
+                };
+                let e = relative_l2(&got, &want);
+                assert!(e < bound, "{what}: error {e:e}");
+                if keep_pre {
+                    let e = relative_l2(&got_pre, &want_pre);
+                    assert!(e < bound, "{what}: the kept sums are off by {e:e}");
+                } else {
+                    assert!(got_pre.iter().all(|v| v.is_nan()), "{what}: pre written unasked");
+                }
+            }
+        }
+    }
 }
 
 /// The TF32 tensor-core kernel on CUDA: equal to the oracle of its operands

@@ -45,7 +45,9 @@ pub use mode_mix::{mode_mix, mode_mix_chain, ModeMix, ModeMixBackend};
 pub use nonuniform::{
     nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,
 };
-pub use pointwise::{channel_scale, gelu, pointwise_conv, row_sums, MatmulPrecision, PointwiseBackend};
+pub use pointwise::{
+    channel_scale, gelu, pointwise_conv, pointwise_conv_finished, row_sums, MatmulPrecision, PointwiseBackend, Residual,
+};
 pub use reference::spectral::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 pub use spectral::{spectral_conv, DeviceMemory, SpectralConvBackend, SpectralGrads};

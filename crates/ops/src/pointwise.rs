@@ -13,6 +13,8 @@
 //! batch. GELU and its derivative are one kernel each
 //! ([`fno_kernels::activation`]) rather than a chain of element-wise ops, and
 //! so is an AdamW step of a parameter ([`PointwiseBackend::adamw_step`]).
+//! [`pointwise_conv_finished`] adds an FNO block's skip to a convolution's
+//! sums and applies GELU in the same kernel, before they are stored.
 
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::Tensor;
@@ -48,6 +50,41 @@ impl MatmulPrecision {
     }
 }
 
+/// A tensor added to a 1×1 convolution's sums (`[B, Cout, S]`, the
+/// convolution's dtype), scaled per channel by `gate` (`[Cout]`) where given:
+/// an FNO block's skip connection.
+#[derive(Clone, Debug)]
+pub struct Residual<T, G = T> {
+    pub values: T,
+    pub gate: Option<G>,
+}
+
+/// [`PointwiseBackend::pointwise_conv_finished`] built of the backend's other
+/// ops: the default, and the fallback where the kernels do not apply.
+pub(crate) fn conv_finished_by_ops<B: PointwiseBackend>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: Option<FloatTensor<B>>,
+    residual: Option<Residual<FloatTensor<B>>>,
+    gelu: bool,
+    keep_pre: bool,
+    precision: MatmulPrecision,
+) -> (FloatTensor<B>, Option<FloatTensor<B>>) {
+    let mut sums = B::pointwise_conv(x, weight, bias, precision);
+    if let Some(r) = residual {
+        let values = match r.gate {
+            Some(g) => B::channel_scale(r.values, g),
+            None => r.values,
+        };
+        sums = B::float_add(sums, values);
+    }
+    if gelu {
+        (B::exact_gelu(sums.clone()), keep_pre.then_some(sums))
+    } else {
+        (sums, None)
+    }
+}
+
 /// A backend with the channel ops' forward and parameter gradients. The
 /// defaults are built of Burn's ops (and [`precise_matmul`](crate::precise_matmul)).
 pub trait PointwiseBackend: PreciseMatmulBackend {
@@ -60,6 +97,21 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
         _precision: MatmulPrecision,
     ) -> FloatTensor<Self> {
         pointwise_conv_by_ops::<Self>(x, weight, bias)
+    }
+
+    /// [`pointwise_conv`](Self::pointwise_conv) with `residual` added to its
+    /// sums, then GELU where `gelu`: the result, and with `gelu && keep_pre`
+    /// the sums before GELU (a backward's operand), else `None`.
+    fn pointwise_conv_finished(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        residual: Option<Residual<FloatTensor<Self>>>,
+        gelu: bool,
+        keep_pre: bool,
+        precision: MatmulPrecision,
+    ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+        conv_finished_by_ops::<Self>(x, weight, bias, residual, gelu, keep_pre, precision)
     }
 
     /// Whether [`MatmulPrecision::Tf32`] changes anything on `device` (it has
@@ -139,6 +191,72 @@ pub fn pointwise_conv<B: PointwiseBackend>(
         bias.map(unwrap),
         precision,
     ))
+}
+
+/// [`pointwise_conv`] finished in the same kernel where the backend has one
+/// ([`PointwiseBackend::pointwise_conv_finished`]): `gelu(W·x + bias + g⊙r)`,
+/// with the residual, its gate and GELU each optional.
+///
+/// # Panics
+/// As [`pointwise_conv`], and if the residual is not the output's shape and
+/// dtype or its gate not one value per output channel.
+pub fn pointwise_conv_finished<B: PointwiseBackend>(
+    x: Tensor<B, 3>,
+    weight: Tensor<B, 2>,
+    bias: Option<Tensor<B, 1>>,
+    residual: Option<Residual<Tensor<B, 3>, Tensor<B, 1>>>,
+    gelu: bool,
+    precision: MatmulPrecision,
+) -> Tensor<B, 3> {
+    let out = [x.dims()[0], weight.dims()[0], x.dims()[2]];
+    if let Some(r) = &residual {
+        assert!(
+            r.values.dims() == out && r.values.dtype() == x.dtype(),
+            "1×1 convolution: a residual of {:?} {:?} for an output of {out:?} {:?}",
+            r.values.dims(),
+            r.values.dtype(),
+            x.dtype()
+        );
+        if let Some(g) = &r.gate {
+            assert_eq!(
+                g.dims()[0],
+                out[1],
+                "1×1 convolution: a gate of {} for {} outputs",
+                g.dims()[0],
+                out[1]
+            );
+        }
+    }
+    if let Some(b) = &bias {
+        assert_eq!(
+            b.dims()[0],
+            out[1],
+            "1×1 convolution: bias of {} for {} outputs",
+            b.dims()[0],
+            out[1]
+        );
+    }
+    let ([_, cin], [_, xc, _]) = (weight.dims(), x.dims());
+    assert_eq!(
+        cin,
+        xc,
+        "1×1 convolution: weight {:?} for {xc} input channels",
+        weight.dims()
+    );
+    let residual = residual.map(|r| Residual {
+        values: unwrap(r.values),
+        gate: r.gate.map(unwrap),
+    });
+    let (out, _) = B::pointwise_conv_finished(
+        unwrap(x),
+        unwrap(weight),
+        bias.map(unwrap),
+        residual,
+        gelu,
+        false,
+        precision,
+    );
+    wrap(out)
 }
 
 /// [`PointwiseBackend::channel_scale`] on tensors.

@@ -19,9 +19,9 @@ use fno_ops::fusion::{custom_ops_registered, set_element_wise, ElementWise};
 use fno_ops::mode_mix_chain;
 use fno_ops::spectral::{retained_spectrum, spectrum_to_grid};
 use fno_ops::{
-    channel_scale, gelu, mode_mix, nufft_from_real, pointwise_conv, precise_matmul, spectral_conv, AdamWStep,
-    FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp, PointCloud, PointwiseBackend, Precision,
-    SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl,
+    channel_scale, gelu, mode_mix, nufft_from_real, pointwise_conv, pointwise_conv_finished, precise_matmul,
+    spectral_conv, AdamWStep, FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp, PointCloud,
+    PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl,
 };
 
 use crate::kernel_paths::{compare_in, injected_contraction_faults_are_detected_and_corrected, Case};
@@ -144,6 +144,36 @@ fn pointwise_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Vec<f
     ]
 }
 
+/// A convolution finished by a gated residual and GELU, `Σ r ⊙ gelu(W·x +
+/// bias + g ⊙ res)`, and the gradients of all five operands.
+fn finished_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Vec<f64>> {
+    let (b, ci, co, s) = (2, 3, 5, 40);
+    let x = tensor::<B, 3>(&uniform(b * ci * s, seed), [b, ci, s]).require_grad();
+    let w = tensor::<B, 2>(&uniform(co * ci, seed + 1), [co, ci]).require_grad();
+    let bias = tensor::<B, 1>(&uniform(co, seed + 2), [co]).require_grad();
+    let res = tensor::<B, 3>(&uniform(b * co * s, seed + 3), [b, co, s]).require_grad();
+    let gate = tensor::<B, 1>(&uniform(co, seed + 4), [co]).require_grad();
+    let r = tensor::<B, 3>(&uniform(b * co * s, seed + 5), [b, co, s]);
+    let residual = Some(Residual {
+        values: res.clone(),
+        gate: Some(gate.clone()),
+    });
+    let y = pointwise_conv_finished(
+        x.clone(),
+        w.clone(),
+        Some(bias.clone()),
+        residual,
+        true,
+        MatmulPrecision::F32,
+    );
+    let g = (y.clone() * r).sum().backward();
+    let mut out = vec![values(y.inner())];
+    out.extend([x.grad(&g), res.grad(&g)].map(|t| values(t.unwrap())));
+    out.extend([w.grad(&g).map(values).unwrap()]);
+    out.extend([bias.grad(&g), gate.grad(&g)].map(|t| values(t.unwrap())));
+    out
+}
+
 #[test]
 fn matmuls_and_pointwise_convolutions_run_as_our_ops_on_fusion() {
     let seed = fresh_seed();
@@ -151,6 +181,9 @@ fn matmuls_and_pointwise_convolutions_run_as_our_ops_on_fusion() {
     on_both!("precise matmul", 3, matmul_case(seed));
     // Forward, the input gradient (a convolution by the transposed weight), the parameters' gradients.
     on_both!("1×1 convolution", 3, pointwise_case(seed + 10));
+    // Forward; GELU's derivative, the residual's gated gradient, the input
+    // gradient, the parameters' (the gate's is a sum by Burn's ops).
+    on_both!("finished 1×1 convolution", 5, finished_case(seed + 20));
 }
 
 /// GELU of a channel scale, `Σ r ⊙ gelu(x·g)`, with x's and g's gradients.

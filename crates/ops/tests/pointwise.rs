@@ -10,7 +10,9 @@ use burn::tensor::{DType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
-use fno_ops::{channel_scale, gelu, pointwise_conv, MatmulPrecision, PointwiseBackend};
+use fno_ops::{
+    channel_scale, gelu, pointwise_conv, pointwise_conv_finished, MatmulPrecision, PointwiseBackend, Residual,
+};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;
@@ -191,6 +193,152 @@ fn tf32_reaches_the_forward_and_the_input_gradient_on_cuda() {
             "{precision:?} weight gradient: {:e} (seed {seed})",
             errors[2]
         );
+    }
+}
+
+/// Which parts a finished convolution has: a residual, its gate, GELU.
+#[derive(Clone, Copy, Debug)]
+struct Finish {
+    residual: bool,
+    gated: bool,
+    gelu: bool,
+}
+
+impl Case {
+    /// `Σ r ⊙ gelu(W·x + bias + g ⊙ res)` (parts as `finish` says) by the
+    /// finished op (`ours`) or by the separate ops, and the gradients of the
+    /// tracked operands (x, weight, bias, res, g).
+    fn finished<B: PointwiseBackend + AutodiffBackend>(
+        &self,
+        [res, gate]: [&[f64]; 2],
+        finish: Finish,
+        tracked: [bool; 5],
+        ours: bool,
+    ) -> (Vec<f64>, Vec<Option<Vec<f64>>>) {
+        let [b, cin, cout, s] = self.shape;
+        let track = |t: Tensor<B, 3>, on| if on { t.require_grad() } else { t };
+        let track1 = |t: Tensor<B, 1>, on| if on { t.require_grad() } else { t };
+        let x = track(tensor(&self.x, [b, cin, s]), tracked[0]);
+        let w: Tensor<B, 2> = tensor(&self.w, [cout, cin]);
+        let w = if tracked[1] { w.require_grad() } else { w };
+        let bias = track1(tensor(&self.bias, [cout]), tracked[2]);
+        let res = track(tensor(res, [b, cout, s]), tracked[3]);
+        let g = track1(tensor(gate, [cout]), tracked[4]);
+        let precision = MatmulPrecision::F32;
+        let y = if ours {
+            let residual = finish.residual.then(|| Residual {
+                values: res.clone(),
+                gate: finish.gated.then(|| g.clone()),
+            });
+            pointwise_conv_finished(
+                x.clone(),
+                w.clone(),
+                Some(bias.clone()),
+                residual,
+                finish.gelu,
+                precision,
+            )
+        } else {
+            let mut y = pointwise_conv(x.clone(), w.clone(), Some(bias.clone()), precision);
+            if finish.residual {
+                y = y + if finish.gated {
+                    channel_scale(res.clone(), g.clone())
+                } else {
+                    res.clone()
+                };
+            }
+            if finish.gelu {
+                gelu(y)
+            } else {
+                y
+            }
+        };
+        let grads = (y.clone() * tensor(&self.r, [b, cout, s])).sum().backward();
+        let x_grad = x.grad(&grads).map(to_vec);
+        let res_grad = res.grad(&grads).map(to_vec);
+        let w_grad = w.grad(&grads).map(to_vec);
+        let param_grads = [&bias, &g].map(|t| t.grad(&grads).map(to_vec));
+        let [bias_grad, g_grad] = param_grads;
+        (to_vec(y), vec![x_grad, w_grad, bias_grad, res_grad, g_grad])
+    }
+}
+
+/// The finished convolution (one kernel forward on wgpu) against the same
+/// maths by the separate ops in f64: values and the gradient of every
+/// operand, each part present or absent, operands tracked alone or together.
+#[test]
+fn finished_convolutions_and_their_gradients_match_the_separate_ops() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    for (i, shape @ [b, _, cout, s]) in [[2, 3, 5, 7], [2, 24, 12, 260], [1, 20, 70, 33]]
+        .into_iter()
+        .enumerate()
+    {
+        let seed = seed + 10 * i as u64;
+        let case = Case::new(shape, seed);
+        let (res, gate) = (uniform(b * cout * s, seed + 5), uniform(cout, seed + 6));
+        for (finish, tracked) in [
+            (
+                Finish {
+                    residual: true,
+                    gated: true,
+                    gelu: true,
+                },
+                [true; 5],
+            ),
+            (
+                Finish {
+                    residual: true,
+                    gated: false,
+                    gelu: true,
+                },
+                [true, false, false, true, false],
+            ),
+            (
+                Finish {
+                    residual: false,
+                    gated: false,
+                    gelu: true,
+                },
+                [false, true, true, false, false],
+            ),
+            (
+                Finish {
+                    residual: true,
+                    gated: true,
+                    gelu: false,
+                },
+                [false, false, false, true, true],
+            ),
+            (
+                Finish {
+                    residual: true,
+                    gated: true,
+                    gelu: true,
+                },
+                [false; 5],
+            ),
+        ] {
+            let (y, got) = case.finished::<Autodiff<Wgpu>>([&res, &gate], finish, tracked, true);
+            let (want_y, want) = case.finished::<Autodiff<Exact>>([&res, &gate], finish, tracked, false);
+            let what = format!("{shape:?} {finish:?} {tracked:?} (seed {seed})");
+            let e = relative_l2(&y, &want_y);
+            assert!(e < 1e-6, "{what}: output {e:e}");
+            let names = ["x", "weight", "bias", "residual", "gate"];
+            let used = [true, true, true, finish.residual, finish.gated];
+            for (k, (got, want)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    got.is_some(),
+                    tracked[k] && used[k],
+                    "{what}: {} gradient present iff tracked",
+                    names[k]
+                );
+                if let (Some(got), Some(want)) = (got, want) {
+                    let e = relative_l2(got, want);
+                    assert!(e < 1e-5, "{what}: {} gradient {e:e}", names[k]);
+                }
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! [`PointwiseBackend`] on `CubeBackend`: the 1×1 convolution and its input
 //! gradient one kernel ([`fno_kernels::pointwise_conv`], TF32 where asked and
-//! available), its parameter gradients another ([`fno_kernels::pointwise_grad`]),
+//! available; a residual and GELU in its epilogue), its parameter gradients another ([`fno_kernels::pointwise_grad`]),
 //! GELU, its derivative, the channel scale and AdamW one kernel each. Dtypes
 //! the kernels do not take run the defaults.
 
@@ -8,35 +8,36 @@ use burn::tensor::ops::FloatTensor;
 use burn::tensor::DType;
 use burn_cubecl::element::BoolElement;
 use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::activation;
 use fno_kernels::adamw::{self, AdamWStep};
 use fno_kernels::channel_scale::ChannelScaleProblem;
-use fno_kernels::pointwise_conv::PointwiseConvProblem;
+use fno_kernels::pointwise_conv::{Epilogue, PointwiseConvProblem};
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
 use fno_kernels::pointwise_tf32::tf32_supported;
 use fno_kernels::precision::Precision;
 
 use super::tensor::{cast_to, empty, empty_of};
-use crate::pointwise::{MatmulPrecision, PointwiseBackend};
+use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
 use crate::reference::pointwise::{
     adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
     pointwise_param_grads_by_ops,
 };
 use crate::rounding::precision_of;
 
-impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseBackend for CubeBackend<R, F, I, BT> {
-    fn pointwise_conv(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        bias: Option<FloatTensor<Self>>,
-        precision: MatmulPrecision,
-    ) -> FloatTensor<Self> {
-        let Ok(activations) = precision_of(x.dtype) else {
-            return pointwise_conv_by_ops::<Self>(x, weight, bias);
-        };
-        // The weight is read at its strides (the input gradient passes a
-        // transposed view); it and the bias are f32 (master weights).
+/// A 1×1 convolution's operands as its kernels read them: `x` contiguous, the
+/// weight at its strides (the input gradient passes a transposed view), the
+/// weight and bias in f32 (master weights).
+struct Conv<R: CubeRuntime> {
+    x: CubeTensor<R>,
+    weight: CubeTensor<R>,
+    bias: Option<CubeTensor<R>>,
+    problem: PointwiseConvProblem,
+}
+
+impl<R: CubeRuntime> Conv<R> {
+    fn new(x: CubeTensor<R>, weight: CubeTensor<R>, bias: Option<CubeTensor<R>>) -> Self {
         let weight = cast_to(weight, DType::F32);
         let (x, bias) = (
             into_contiguous(x),
@@ -53,25 +54,102 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             a_col: strides[1],
             bias: bias.is_some(),
         };
-        let out = empty_of(&x, vec![problem.batch, problem.m, problem.points], x.dtype);
-        let bias_values = bias.as_ref().map(|b| &b.handle);
-        let tf32 = precision == MatmulPrecision::Tf32
+        Conv {
+            x,
+            weight,
+            bias,
+            problem,
+        }
+    }
+
+    fn out_shape(&self) -> Vec<usize> {
+        vec![self.problem.batch, self.problem.m, self.problem.points]
+    }
+
+    /// Whether the products run on TF32 tensor cores: asked for, f32
+    /// activations, a shape that fills the tiles, a device that has them.
+    fn tf32(&self, precision: MatmulPrecision, activations: Precision) -> bool {
+        precision == MatmulPrecision::Tf32
             && activations == Precision::F32
-            && problem.suits_tf32()
-            && tf32_supported(&x.client);
-        if tf32 {
-            problem.launch_tf32(&x.client, &weight.handle, &x.handle, bias_values, &out.handle);
+            && self.problem.suits_tf32()
+            && tf32_supported(&self.x.client)
+    }
+}
+
+impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseBackend for CubeBackend<R, F, I, BT> {
+    fn pointwise_conv(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        precision: MatmulPrecision,
+    ) -> FloatTensor<Self> {
+        let Ok(activations) = precision_of(x.dtype) else {
+            return pointwise_conv_by_ops::<Self>(x, weight, bias);
+        };
+        let conv = Conv::new(x, weight, bias);
+        let out = empty_of(&conv.x, conv.out_shape(), conv.x.dtype);
+        let bias_values = conv.bias.as_ref().map(|b| &b.handle);
+        let (client, problem) = (&conv.x.client, &conv.problem);
+        if conv.tf32(precision, activations) {
+            problem.launch_tf32(client, &conv.weight.handle, &conv.x.handle, bias_values, &out.handle);
         } else {
+            let (a, x) = (&conv.weight.handle, &conv.x.handle);
             problem.launch(
-                &x.client,
+                client,
                 activations,
-                &weight.handle,
-                &x.handle,
+                a,
+                x,
                 bias_values,
                 &out.handle,
+                &Epilogue::default(),
             );
         }
         out
+    }
+
+    fn pointwise_conv_finished(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        residual: Option<Residual<FloatTensor<Self>>>,
+        gelu: bool,
+        keep_pre: bool,
+        precision: MatmulPrecision,
+    ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+        let by_ops = |x, weight, bias, residual| {
+            conv_finished_by_ops::<Self>(x, weight, bias, residual, gelu, keep_pre, precision)
+        };
+        let Ok(activations) = precision_of(x.dtype) else {
+            return by_ops(x, weight, bias, residual);
+        };
+        let conv = Conv::new(x, weight, bias);
+        // The TF32 kernel has no epilogue: it runs the element-wise kernels after.
+        if conv.tf32(precision, activations) {
+            return by_ops(conv.x, conv.weight, conv.bias, residual);
+        }
+        let dtype = conv.x.dtype;
+        let residual = residual.map(|r| Residual {
+            values: cast_to(into_contiguous(r.values), dtype),
+            gate: r.gate.map(|g| cast_to(into_contiguous(g), DType::F32)),
+        });
+        let out = empty_of(&conv.x, conv.out_shape(), dtype);
+        let pre = (gelu && keep_pre).then(|| empty_of(&conv.x, conv.out_shape(), dtype));
+        let epilogue = Epilogue {
+            residual: residual.as_ref().map(|r| &r.values.handle),
+            gate: residual.as_ref().and_then(|r| r.gate.as_ref()).map(|g| &g.handle),
+            pre: pre.as_ref().map(|t| &t.handle),
+            gelu,
+        };
+        conv.problem.launch(
+            &conv.x.client,
+            activations,
+            &conv.weight.handle,
+            &conv.x.handle,
+            conv.bias.as_ref().map(|b| &b.handle),
+            &out.handle,
+            &epilogue,
+        );
+        (out, pre)
     }
 
     fn tf32_available(device: &Self::Device) -> bool {

@@ -1,5 +1,6 @@
-//! [`PointwiseBackend`] on `Fusion`: the 1×1 convolution and its parameter
-//! gradients as custom ops; GELU, its derivative, the channel scale and AdamW
+//! [`PointwiseBackend`] on `Fusion`: the 1×1 convolution (finished by its
+//! residual and GELU, where our element-wise kernels are chosen) and its
+//! parameter gradients as custom ops; GELU, its derivative, the channel scale and AdamW
 //! as [`super::element_wise`] says (Burn's ops by default, which Burn fusion
 //! merges with their neighbours).
 
@@ -8,7 +9,7 @@ use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend};
 
 use super::{element_wise, meta, register, register_one, ElementWise};
-use crate::pointwise::{MatmulPrecision, PointwiseBackend};
+use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
 use crate::reference::pointwise::{
     adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
     pointwise_param_grads_by_ops,
@@ -43,6 +44,48 @@ impl<B: FusionBackend + PointwiseBackend> PointwiseBackend for Fusion<B> {
             let (x, weight) = (t.next().expect("x"), t.next().expect("weight"));
             B::pointwise_conv(x, weight, t.next(), precision)
         })
+    }
+
+    fn pointwise_conv_finished(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        residual: Option<Residual<FloatTensor<Self>>>,
+        gelu: bool,
+        keep_pre: bool,
+        precision: MatmulPrecision,
+    ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+        // Burn's ops for the element-wise part where asked for: Burn fusion merges them.
+        if !by_kernels() || !kernels_take(x.dtype) {
+            return conv_finished_by_ops::<Self>(x, weight, bias, residual, gelu, keep_pre, precision);
+        }
+        let out = (vec![x.shape[0], weight.shape[0], x.shape[2]], x.dtype);
+        let keep_pre = gelu && keep_pre;
+        let slots = (
+            bias.is_some(),
+            residual.is_some(),
+            residual.as_ref().is_some_and(|r| r.gate.is_some()),
+        );
+        let (values, gate) = residual.map_or((None, None), |r| (Some(r.values), r.gate));
+        let inputs = [Some(x), Some(weight), bias, values, gate]
+            .into_iter()
+            .flatten()
+            .collect();
+        let outputs = vec![out; 1 + keep_pre as usize];
+        let mut out = register::<B>("fno_pointwise_conv_finished", inputs, outputs, move |t| {
+            let mut t = t.into_iter();
+            let (x, weight) = (t.next().expect("x"), t.next().expect("weight"));
+            let (has_bias, has_residual, gated) = slots;
+            let bias = has_bias.then(|| t.next().expect("bias"));
+            let residual = has_residual.then(|| Residual {
+                values: t.next().expect("residual"),
+                gate: gated.then(|| t.next().expect("gate")),
+            });
+            let (out, pre) = B::pointwise_conv_finished(x, weight, bias, residual, gelu, keep_pre, precision);
+            [Some(out), pre].into_iter().flatten().collect()
+        })
+        .into_iter();
+        (out.next().expect("the output"), out.next())
     }
 
     fn tf32_available(device: &Self::Device) -> bool {
