@@ -127,7 +127,7 @@ fn run<B: SpectralConvBackend + NufftBackend>(device: &B::Device, epochs: usize)
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            state % 3 == 0
+            state.is_multiple_of(3)
         })
         .collect();
     sensors.sort_unstable();

@@ -637,8 +637,7 @@ const METADATA_ATTR: &str = "metadata";
 pub fn write(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
     use hdf5_writer::{AttributeBuilder, DatasetBuilder, Hdf5Builder, WriteOptions};
     let path = path.as_ref();
-    let tmp = crate::safetensors_file::tmp_path(path);
-    let write = || -> Result<(), String> {
+    let encode = || -> Result<Vec<u8>, String> {
         let mut builder = Hdf5Builder::new();
         for (name, a) in [("x", &data.inputs), ("y", &data.outputs)] {
             let shape: Vec<u64> = a.shape.iter().map(|&n| n as u64).collect();
@@ -648,20 +647,14 @@ pub fn write(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError>
         // scalar ones); readers take either.
         let json = serde_json::to_string(&data.metadata).expect("strings");
         let metadata = AttributeBuilder::vlen_strings(METADATA_ATTR, &[json]).map_err(|e| e.to_string())?;
-        let bytes = builder
+        builder
             .attribute(metadata)
             .into_plan()
             .and_then(|plan| plan.encode(WriteOptions::default()))
-            .map_err(|e| e.to_string())?;
-        let mut file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
-        std::io::Write::write_all(&mut file, &bytes).map_err(|e| e.to_string())?;
-        file.sync_all().map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())
     };
-    catch_unwind(AssertUnwindSafe(write))
+    catch_unwind(AssertUnwindSafe(encode))
         .unwrap_or_else(|p| Err(format!("the HDF5 writer panicked: {}", panic_message(&*p))))
-        .and_then(|_| std::fs::rename(&tmp, path).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            err(path, e)
-        })
+        .and_then(|bytes| crate::output::write_bytes(path, &bytes).map_err(|e| e.to_string()))
+        .map_err(|e| err(path, e))
 }

@@ -282,9 +282,8 @@ pub fn check_output(path: impl AsRef<Path>) -> Result<(), DataError> {
 }
 
 fn write_npz(path: &Path, data: &PdeDataset) -> Result<(), DataError> {
-    let tmp = safetensors_file::tmp_path(path);
-    let write = || -> Result<(), Box<dyn std::error::Error>> {
-        let mut zip = zip::ZipWriter::new(std::fs::File::create(&tmp)?);
+    let write = |at: &Path| -> Result<(), Box<dyn std::error::Error>> {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(at)?);
         let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
         for (name, a) in [("x", &data.inputs), ("y", &data.outputs)] {
             zip.start_file(format!("{name}.npy"), stored)?;
@@ -292,12 +291,9 @@ fn write_npz(path: &Path, data: &PdeDataset) -> Result<(), DataError> {
         }
         zip.start_file(NPZ_METADATA, stored)?;
         std::io::Write::write_all(&mut zip, &serde_json::to_vec(&data.metadata)?)?;
-        zip.finish()?.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        zip.finish()?;
         Ok(())
     };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(path, e.to_string())
-    })
+    crate::output::write_at(path, |at| write(at).map_err(|e| std::io::Error::other(e.to_string())))
+        .map_err(|e| err(path, e.to_string()))
 }

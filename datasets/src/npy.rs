@@ -390,27 +390,15 @@ pub fn to_bytes(array: &NpyArray) -> Vec<u8> {
     out
 }
 
-/// Writes atomically: a temporary file beside `path`, renamed into place.
+/// Writes `path` through [`crate::output`] (a regular file replaced whole).
 pub fn write(path: impl AsRef<Path>, array: &NpyArray) -> Result<(), NpyError> {
     let path = path.as_ref();
-    let io = |source| NpyError::Io {
-        path: path.into(),
-        source,
-    };
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let result = fs::File::create(&tmp)
-        .and_then(|f| {
-            let mut w = io::BufWriter::new(f);
-            write_to(&mut w, &array.shape, array.dtype, &array.data)?;
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()
-        })
-        .and_then(|_| fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    crate::output::write_file(path, |w| write_to(w, &array.shape, array.dtype, &array.data)).map_err(|source| {
+        NpyError::Io {
+            path: path.into(),
+            source,
+        }
+    })
 }
 
 #[cfg(test)]

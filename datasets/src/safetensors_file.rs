@@ -177,8 +177,7 @@ impl View for F32View<'_> {
     }
 }
 
-/// Writes `data` as `x`, `y` (F32) with its metadata, atomically (a temporary
-/// file renamed into place).
+/// Writes `data` as `x`, `y` (F32) with its metadata, through [`crate::output`].
 pub fn write(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError> {
     let path = path.as_ref();
     let tensors = [("x", &data.inputs), ("y", &data.outputs)].map(|(name, a)| {
@@ -191,21 +190,10 @@ pub fn write(path: impl AsRef<Path>, data: &PdeDataset) -> Result<(), DataError>
         )
     });
     let metadata: HashMap<String, String> = data.metadata.clone().into_iter().collect();
-    let tmp = tmp_path(path);
-    let result = safetensors::serialize_to_file(tensors, Some(metadata), &tmp)
-        .map_err(|e| e.to_string())
-        .and_then(|_| File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| e.to_string()))
-        .and_then(|_| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(path, e)
+    crate::output::write_at(path, |at| {
+        safetensors::serialize_to_file(tensors, Some(metadata), at).map_err(std::io::Error::other)
     })
-}
-
-pub(crate) fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp{}", std::process::id()));
-    path.with_file_name(name)
+    .map_err(|e| err(path, e.to_string()))
 }
 
 /// Samples of a dataset file read on demand: `x` and `y` must be `[N, C, *grid]`

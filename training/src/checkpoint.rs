@@ -108,24 +108,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` through [`fno_datasets::output`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let io = |e: std::io::Error| TrainError::Io(format!("{}: {e}", path.display()));
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    fno_datasets::output::write_bytes(path, bytes).map_err(|e| TrainError::Io(format!("{}: {e}", path.display())))
 }
 
 pub fn state_path(dir: &Path, name: &str) -> PathBuf {

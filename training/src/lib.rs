@@ -21,7 +21,7 @@ pub use config::TrainConfig;
 pub use data::PreparedData;
 pub use data_parallel::{train_data_parallel, Replicas};
 pub use inference::{checkpoint_normalizers, predict_with, Predictor};
-pub use trainer::{check_start, train, RunOptions, Start, TrainObserver, TrainSummary};
+pub use trainer::{check_start, run_files, train, RunOptions, Start, TrainObserver, TrainSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {

@@ -89,6 +89,11 @@ const RUN_FILES: [&str; 6] = [
     "predictions.png",
 ];
 
+/// The files a run in `out_dir` may write (or, starting over, remove).
+pub fn run_files(out_dir: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    RUN_FILES.iter().map(|name| out_dir.join(name))
+}
+
 /// Checks `start` against what `out_dir` holds, before any data are read:
 /// a fresh run must not mix its files with an earlier run's, a resumed one
 /// needs a state. [`train`] checks again and clears the directory for

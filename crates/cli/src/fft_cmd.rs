@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_kernels::backend::Backend;
 use fno_kernels::fft::{Direction, FaultInjection, FaultSite, FaultTolerance, FftDesc, FftKind, FftPlan, Norm};
 use fno_kernels::precision::Precision;
@@ -73,6 +74,8 @@ fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, St
 }
 
 pub fn run(args: FftArgs) -> Result<(), String> {
+    check_output_path("--output", &args.output, &["npy"])?;
+    refuse_same_file("--output", &args.output, &[("--input", &args.input)])?;
     let axes: Vec<isize> = parse_list("axes", &args.axes)?;
     let modes = args
         .modes

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_datasets::Array;
 use fno_models::{FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
@@ -59,6 +60,13 @@ pub fn run(args: InferArgs) -> Result<(), String> {
     if args.batch_size == 0 {
         return Err("--batch-size must be positive".into());
     }
+    check_output_path("--output", &args.output, &["npy"])?;
+    let mut inputs = vec![
+        ("--checkpoint", args.checkpoint.as_path()),
+        ("--input", args.input.as_path()),
+    ];
+    inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
+    refuse_same_file("--output", &args.output, &inputs)?;
     let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let config = match &args.config {
         Some(path) => {

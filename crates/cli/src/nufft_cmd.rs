@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_kernels::backend::Backend;
 use fno_kernels::fft::ModeOrder;
 use fno_kernels::nufft::{NufftDesc, NufftType};
@@ -69,6 +70,9 @@ pub struct NufftArgs {
 }
 
 pub fn run(args: NufftArgs) -> Result<(), String> {
+    check_output_path("--output", &args.output, &["npy"])?;
+    let inputs = [("--points", args.points.as_path()), ("--values", args.values.as_path())];
+    refuse_same_file("--output", &args.output, &inputs)?;
     let modes: Vec<usize> = args
         .modes
         .split(',')

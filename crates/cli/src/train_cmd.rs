@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use burn::backend::Autodiff;
 use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_kernels::backend::Backend;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
@@ -13,8 +14,8 @@ use fno_training::data::{load_source, DataProgress};
 use fno_training::inference::training_state;
 use fno_training::trainer::relative_errors;
 use fno_training::{
-    check_start, train_data_parallel, Predictor, PreparedData, Replicas, RunOptions, Start, TrainConfig, TrainObserver,
-    TrainSummary,
+    check_start, run_files, train_data_parallel, Predictor, PreparedData, Replicas, RunOptions, Start, TrainConfig,
+    TrainObserver, TrainSummary,
 };
 
 use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
@@ -164,6 +165,16 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     };
     // Refused before any data are generated.
     check_start(&cfg.run.out_dir, start).map_err(|e| e.to_string())?;
+    let data_files = [&cfg.data.train]
+        .into_iter()
+        .chain(&cfg.data.tests)
+        .filter_map(|s| s.file.as_deref());
+    let inputs: Vec<(&str, &Path)> = (args.config.iter().map(|c| ("--config", c.as_path())))
+        .chain(data_files.map(|f| ("the data file", f)))
+        .collect();
+    for file in run_files(&cfg.run.out_dir) {
+        refuse_same_file("the run's file", &file, &inputs)?;
+    }
     let (backend, imp) = args.device.resolve()?;
     let cache = cfg
         .run
@@ -281,6 +292,14 @@ fn replica_devices<B: burn::tensor::backend::Backend>(
 pub fn run_eval(args: EvalArgs) -> Result<(), String> {
     if args.batch_size == 0 {
         return Err("--batch-size must be positive".into());
+    }
+    if let Some(path) = &args.predictions {
+        check_output_path("--predictions", path, &["npy"])?;
+        let inputs = [
+            ("--checkpoint", args.checkpoint.as_path()),
+            ("--data", args.data.as_path()),
+        ];
+        refuse_same_file("--predictions", path, &inputs)?;
     }
     let bytes = std::fs::read(&args.checkpoint).map_err(|e| format!("{}: {e}", args.checkpoint.display()))?;
     let label = args.checkpoint.display().to_string();

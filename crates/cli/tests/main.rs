@@ -5,5 +5,6 @@ mod data_cli;
 mod fft_cli;
 mod infer_cli;
 mod nufft_cli;
+mod output_cli;
 mod readme;
 mod train_cli;

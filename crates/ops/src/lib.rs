@@ -6,8 +6,9 @@
 //! through the adjoint chain). [`precise_matmul`] is the f32 matrix product both the
 //! reference path and models' 1×1 convolutions use;
 //! [`pointwise_conv`], [`channel_scale`] and [`gelu`] are those convolutions,
-//! skips and activations with forwards and backwards fit for a GPU. Nothing here knows about
-//! models.
+//! skips and activations with forwards and backwards fit for a GPU, and
+//! [`pointwise_conv_finished`] a convolution that adds a skip and applies GELU
+//! before it stores its output. Nothing here knows about models.
 //!
 //! The kernel paths run on `CubeBackend` (wgpu, CUDA), on Burn's fusion
 //! backend over it ([`fusion`]: `burn::backend::Wgpu` and `Cuda` are that
