@@ -9,6 +9,7 @@ use fno_datasets::PdeDataset;
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct DataArgs {
     #[command(subcommand)]
     command: DataCommand,
@@ -40,6 +41,7 @@ enum PdeArg {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 struct GenerateArgs {
     pde: PdeArg,
     /// Number of samples.

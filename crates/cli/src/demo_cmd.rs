@@ -11,6 +11,7 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use crate::args::BackendArg;
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct DemoArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]

@@ -13,6 +13,7 @@ use fno_kernels::precision::Precision;
 use crate::args::{report_faults, BackendArg, FaultToleranceArg, FftPrecisionArg, NormArg};
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct FftArgs {
     /// Input array (.npy: any real dtype, complex64 or complex128; with
     /// `--precision f16`, a float16 array's last axis of length 2 holds the
@@ -63,12 +64,15 @@ pub struct FftArgs {
     inject_fault: Option<u64>,
 }
 
-fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
+pub(crate) fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result<Vec<T>, String> {
     text.split(',')
         .map(|s| {
-            s.trim()
-                .parse::<T>()
-                .map_err(|_| format!("--{what}: '{s}' is not a valid number"))
+            s.trim().parse::<T>().map_err(|_| match s.trim().strip_prefix('-') {
+                Some(rest) if rest.parse::<f64>().is_ok() => {
+                    format!("--{what}: {} is negative, where a count or size is expected", s.trim())
+                }
+                _ => format!("--{what}: '{s}' is not a valid number"),
+            })
         })
         .collect()
 }

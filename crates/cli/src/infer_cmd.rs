@@ -19,6 +19,7 @@ use crate::args::{
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct InferArgs {
     /// Checkpoint (.safetensors): ours, or a neuraloperator state_dict export.
     #[arg(long)]

@@ -67,7 +67,14 @@ fn main() -> ExitCode {
             std::env::set_var("XDG_RUNTIME_DIR", &dir);
         }
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
     kernel_cache::install();
     let result = match cli.command {
         Command::Fft(args) => fft_cmd::run(args),
@@ -85,4 +92,27 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A clap error as one line: a negative number where a count or size goes
+/// said so, otherwise clap's message up to its usage hint, joined.
+fn one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(v)) => Some(v.clone()),
+        _ => None,
+    };
+    if let (Some(arg), Some(value)) = (text(ContextKind::InvalidArg), text(ContextKind::InvalidValue)) {
+        if value.starts_with('-') && value[1..].parse::<f64>().is_ok() {
+            let flag = arg.split_whitespace().next().unwrap_or(&arg).to_string();
+            return format!("error: {flag}: {value} is negative, where a count or size is expected");
+        }
+    }
+    let rendered = e.render().to_string();
+    let lines: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    lines.join(" ")
 }

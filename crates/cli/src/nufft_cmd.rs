@@ -32,6 +32,7 @@ enum ModeOrderArg {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct NufftArgs {
     /// Transform type.
     #[arg(long = "type", value_enum)]
@@ -73,15 +74,7 @@ pub fn run(args: NufftArgs) -> Result<(), String> {
     check_output_path("--output", &args.output, &["npy"])?;
     let inputs = [("--points", args.points.as_path()), ("--values", args.values.as_path())];
     refuse_same_file("--output", &args.output, &inputs)?;
-    let modes: Vec<usize> = args
-        .modes
-        .split(',')
-        .map(|s| {
-            s.trim()
-                .parse()
-                .map_err(|_| format!("--modes: '{s}' is not a valid number"))
-        })
-        .collect::<Result<_, _>>()?;
+    let modes: Vec<usize> = crate::fft_cmd::parse_list("modes", &args.modes)?;
     let kind = match args.kind {
         TypeArg::One => NufftType::One,
         TypeArg::Two => NufftType::Two,

@@ -22,6 +22,7 @@ use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice,
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct TrainArgs {
     /// Training configuration (TOML; see configs/). Default: neuraloperator's
     /// Darcy settings on Darcy 16² data generated on first use.
@@ -52,6 +53,7 @@ pub struct TrainArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct EvalArgs {
     /// A checkpoint written by `fno train` (.safetensors).
     #[arg(long)]

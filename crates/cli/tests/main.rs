@@ -5,6 +5,7 @@ mod data_cli;
 mod fft_cli;
 mod infer_cli;
 mod nufft_cli;
+mod numbers_cli;
 mod output_cli;
 mod readme;
 mod train_cli;
