@@ -49,6 +49,11 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
     if m > n / 2 + 1 {
         return Err(format!("--modes {m} exceed the {} bins of a size-{n} grid", n / 2 + 1));
     }
+    // The field, its f64 copy, the CPU reference through both plans, the result: ~40 bytes a value.
+    crate::memory::check_fits(
+        &format!("fno demo --size {n}"),
+        crate::memory::product([batch, n, n, 40].map(|v| v as u128)),
+    )?;
     let backend = args.backend.resolve()?;
     println!("fno demo: low-pass a batch of {batch} fields of {n}x{n} through {m}x{m} retained modes on {backend}");
 

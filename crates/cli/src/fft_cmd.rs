@@ -77,6 +77,21 @@ pub(crate) fn parse_list<T: std::str::FromStr>(what: &str, text: &str) -> Result
         .collect()
 }
 
+/// Refuses a transform whose padded signals (`--n`) would not fit: the
+/// widened input, the output, the plan's scratch and the f32 result, about
+/// 64 bytes a complex value, before the planner allocates.
+fn check_fits_transform(shape: &[usize], axes: &[isize], lengths: Option<&[usize]>) -> Result<(), String> {
+    let rank = shape.len() as isize;
+    let mut padded: Vec<u128> = shape.iter().map(|&v| v as u128).collect();
+    for (&axis, &n) in axes.iter().zip(lengths.unwrap_or_default()) {
+        let at = if axis < 0 { axis + rank } else { axis };
+        if (0..rank).contains(&at) {
+            padded[at as usize] = padded[at as usize].max(n as u128);
+        }
+    }
+    crate::memory::check_fits("this transform", crate::memory::product(padded.into_iter().chain([64])))
+}
+
 pub fn run(args: FftArgs) -> Result<(), String> {
     check_output_path("--output", &args.output, &["npy"])?;
     refuse_same_file("--output", &args.output, &[("--input", &args.input)])?;
@@ -117,6 +132,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
             args.input.display()
         ));
     }
+    check_fits_transform(&input.shape, &axes, lengths.as_deref())?;
     let data = precision.round(&data);
     let mut desc = FftDesc::new(&input.shape, &axes, kind, direction)
         .norm(norm)

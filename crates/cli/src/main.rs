@@ -6,6 +6,7 @@ mod demo_cmd;
 mod fft_cmd;
 mod infer_cmd;
 mod kernel_cache;
+mod memory;
 mod nufft_cmd;
 mod progress;
 mod train_cmd;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::memory::{check_fits, product};
 use clap::{Args, ValueEnum};
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
@@ -117,6 +118,7 @@ pub fn run(args: NufftArgs) -> Result<(), String> {
         DType::C64 => values.data,
         DType::F32 | DType::F16 => values.data.iter().flat_map(|&v| [v, 0.0]).collect(),
     };
+    check_fits_nufft(&modes, args.upsampling, batch)?;
     let mut desc = NufftDesc::new(kind, &modes, args.eps)
         .upsampling(args.upsampling)
         .batch(batch)
@@ -159,6 +161,21 @@ pub fn run(args: NufftArgs) -> Result<(), String> {
         .chain(out_vector.iter().copied())
         .collect();
     npy::write(&args.output, &NpyArray::new(shape, DType::C64, result)).map_err(|e| e.to_string())
+}
+
+/// Refuses modes whose fine grid (`σ·m` cells a dimension, complex f64 on the
+/// CPU), output and per-mode corrections would not fit, before the plan
+/// allocates them.
+fn check_fits_nufft(modes: &[usize], upsampling: f64, batch: usize) -> Result<(), String> {
+    let wide = |v: usize| v as u128;
+    let fine = modes.iter().map(|&m| (upsampling * m as f64).ceil() as u128);
+    let grid = product(fine.chain([wide(batch), 16]));
+    let output = product(modes.iter().copied().map(wide).chain([wide(batch), 16]));
+    let corrections = Some(modes.iter().map(|&m| 8 * wide(m)).sum::<u128>());
+    let bytes = [grid, output, corrections]
+        .into_iter()
+        .try_fold(0u128, |acc, b| acc.checked_add(b?));
+    check_fits(&format!("--modes {}", list(modes)), bytes)
 }
 
 fn list(values: &[usize]) -> String {

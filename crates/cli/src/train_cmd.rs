@@ -178,6 +178,10 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         refuse_same_file("the run's file", &file, &inputs)?;
     }
     let (backend, imp) = args.device.resolve()?;
+    if cfg.run.devices != DeviceCount::Count(1) {
+        let available = run_on(backend, args.device.burn_fusion, CountDevices(backend))?;
+        replica_count(cfg.run.devices, backend, available)?;
+    }
     let cache = cfg
         .run
         .out_dir
@@ -253,6 +257,43 @@ impl BackendJob for TrainJob<'_> {
     }
 }
 
+/// How many replicas `count` asks for, where the backend has `available`
+/// devices (the CPU backend: its cores, which its replicas share).
+fn replica_count(count: DeviceCount, backend: Backend, available: usize) -> Result<usize, String> {
+    let n = match count {
+        DeviceCount::Count(n) => n,
+        DeviceCount::All => available.max(1),
+    };
+    match backend {
+        _ if n <= 1 => Ok(1),
+        Backend::Cpu if n > available => Err(format!(
+            "--devices {n}: the cpu backend's replicas share this machine's {available} cores; use at most {available}"
+        )),
+        _ if n > available => Err(format!(
+            "--devices {n}: this backend has {available} device(s) to train on"
+        )),
+        Backend::Cuda if !fno_kernels::backend::nccl_available() => Err(format!(
+            "--devices {n}: tensors move between CUDA devices through NCCL, and libnccl.so was not found \
+             (install NCCL, or link libnccl.so to its libnccl.so.2 in a directory on LD_LIBRARY_PATH)"
+        )),
+        _ => Ok(n),
+    }
+}
+
+/// The devices a backend has to train on: the CPU's cores, or the GPUs of its first kind.
+struct CountDevices(Backend);
+
+impl BackendJob for CountDevices {
+    type Output = usize;
+
+    fn run<B: SpectralConvBackend>(self, _device: &B::Device) -> Result<usize, String> {
+        Ok(match self.0 {
+            Backend::Cpu => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            _ => B::device_count(0),
+        })
+    }
+}
+
 /// The devices of `count` replicas on the backend of `device` (its default):
 /// one replica on it, or devices 0 to n-1 of the backend's first kind
 /// (CUDA's devices, wgpu's discrete GPUs); the CPU backend's replicas share it.
@@ -262,33 +303,15 @@ fn replica_devices<B: burn::tensor::backend::Backend>(
     backend: Backend,
 ) -> Result<Vec<B::Device>, String> {
     use burn::tensor::backend::{Device, DeviceId};
-    let cpu = backend == Backend::Cpu;
-    let available = match cpu {
-        true => 1,
-        false => B::device_count(0),
+    let available = match backend {
+        Backend::Cpu => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        _ => B::device_count(0),
     };
-    let n = match count {
-        DeviceCount::Count(n) => n,
-        DeviceCount::All => available.max(1),
-    };
-    if n == 1 {
-        return Ok(vec![device.clone()]);
-    }
-    if cpu {
-        return Ok(vec![device.clone(); n]);
-    }
-    if n > available {
-        return Err(format!(
-            "--devices {n}: this backend has {available} device(s) to train on"
-        ));
-    }
-    if backend == Backend::Cuda && !fno_kernels::backend::nccl_available() {
-        return Err(format!(
-            "--devices {n}: tensors move between CUDA devices through NCCL, and libnccl.so was not found \
-             (install NCCL, or link libnccl.so to its libnccl.so.2 in a directory on LD_LIBRARY_PATH)"
-        ));
-    }
-    Ok((0..n).map(|i| B::Device::from_id(DeviceId::new(0, i as u16))).collect())
+    Ok(match replica_count(count, backend, available)? {
+        1 => vec![device.clone()],
+        n if backend == Backend::Cpu => vec![device.clone(); n],
+        n => (0..n).map(|i| B::Device::from_id(DeviceId::new(0, i as u16))).collect(),
+    })
 }
 
 pub fn run_eval(args: EvalArgs) -> Result<(), String> {

@@ -259,10 +259,11 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "No such file",
         ),
     ];
-    // Modes whose fine grid overflows (once a hang, once a capacity panic).
+    // Modes whose fine grid overflows (once a hang, once a capacity panic) or
+    // would not fit (once an abort): refused before anything is allocated.
     let values_1d = scratch("v1.npy");
     npy::write(&values_1d, &NpyArray::new(vec![20], DType::C64, uniform_f32(40, 2))).unwrap();
-    let huge = ["18446744073709551615", "4611686018427387904"];
+    let huge = ["18446744073709551615", "4611686018427387904", "10000000000"];
     let cases = cases.into_iter().chain(huge.iter().map(|&n| {
         let args = [
             "--type",
@@ -274,7 +275,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         ];
         let mut args = args.to_vec();
         args.extend(["--modes", n]);
-        (args, "fine grid")
+        (args, "GB on the CPU")
     }));
     for (args, expected) in cases {
         let out_path = scratch("must-not-exist.npy");
