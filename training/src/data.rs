@@ -54,6 +54,7 @@ pub fn load_source(
         if data.is_empty() {
             return Err(TrainError::Data(format!("{}: no samples", file.display())));
         }
+        check_loaded(&source.label(), &data, options.stride, progress)?;
         return Ok(data);
     }
     let spec = source.generate.as_ref().expect("validated: file or generate");
@@ -69,7 +70,42 @@ pub fn load_source(
     std::fs::create_dir_all(cache_dir).map_err(|e| TrainError::Io(format!("{}: {e}", cache_dir.display())))?;
     fno_datasets::save(&cached, &data)?;
     progress.message(&format!("cached {label} in {}", cached.display()));
-    Ok(fno_datasets::load(&cached, &options)?)
+    let data = fno_datasets::load(&cached, &options)?;
+    check_loaded(&label, &data, options.stride, progress)?;
+    Ok(data)
+}
+
+/// A loaded set's checks: values that are not finite (NaN, ±inf: nothing
+/// trains on or scores them) are an error; so is a grid the stride left
+/// below 2 points a side (nothing to learn), and below 8 a warning.
+fn check_loaded(
+    label: &str,
+    data: &PdeDataset,
+    stride: usize,
+    progress: &mut dyn DataProgress,
+) -> Result<(), TrainError> {
+    for (what, array) in [("inputs", &data.inputs), ("outputs", &data.outputs)] {
+        if let Some(at) = array.data.iter().position(|v| !v.is_finite()) {
+            let sample = at / (array.data.len() / array.shape[0].max(1)).max(1);
+            return Err(TrainError::Data(format!(
+                "{label}: sample {sample}'s {what} hold {}, which cannot be trained on or scored",
+                array.data[at]
+            )));
+        }
+    }
+    let grid = data.grid();
+    let least = grid.iter().copied().min().unwrap_or(0);
+    if least < 2 {
+        return Err(TrainError::Data(format!(
+            "{label}: stride {stride} leaves a grid of {grid:?}; use a smaller stride"
+        )));
+    }
+    if least < 8 {
+        progress.message(&format!(
+            "warning: {label}: stride {stride} leaves a grid of {grid:?}, fewer than 8 points a side"
+        ));
+    }
+    Ok(())
 }
 
 impl PreparedData {

@@ -16,7 +16,11 @@ fn free_bytes() -> Option<u64> {
 fn address_space_cap() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
-    line.trim_start_matches("Max address space").split_whitespace().next()?.parse().ok()
+    line.trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn gb(bytes: u128) -> String {

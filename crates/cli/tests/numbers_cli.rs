@@ -102,3 +102,58 @@ fn sizes_past_the_machine_are_refused_before_allocating() {
     assert!(line.contains("--devices 100000") && line.contains("cores"), "{line}");
     assert!(!dir.join("y.npy").exists() && !dir.join("cache").exists());
 }
+
+/// A train config on `train` and `test` data files, run in `dir`.
+fn train_on(dir: &std::path::Path, train: &str, test: &str, stride: usize) -> String {
+    let config = dir.join(format!("c{stride}.toml"));
+    let text = format!(
+        "[model]\nn_modes = [4, 4]\nin_channels = 1\nout_channels = 1\nhidden_channels = 4\nn_layers = 1\n\
+         [data.train]\nfile = \"{train}\"\nstride = {stride}\n[[data.tests]]\nfile = \"{test}\"\n\
+         [optim]\nepochs = 1\nbatch_size = 2\nlr = 1e-3\nweight_decay = 0.0\nloss = \"l2\"\n\
+         [run]\nout_dir = \"{}\"\n",
+        dir.join(format!("run{stride}")).display()
+    );
+    std::fs::write(&config, text).unwrap();
+    one_error_line(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"])
+}
+
+/// What once succeeded silently: a 2-point grid generated, a stride leaving
+/// one point a side, a test set of NaN scored as NaN.
+#[test]
+fn degenerate_grids_and_non_finite_data_are_errors() {
+    use fno_datasets::{Array, PdeDataset};
+    let dir = std::env::temp_dir().join(format!("fno-degenerate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("d.safetensors");
+    let line = one_error_line(&[
+        "data",
+        "generate",
+        "darcy",
+        "--n",
+        "2",
+        "--res",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(line.contains("res 2"), "{line}");
+    assert!(!out.exists());
+    let set = |values: Vec<f32>| {
+        let array = |v: Vec<f32>| Array::new(vec![4, 1, 16, 16], v).unwrap();
+        PdeDataset::new(array(values.clone()), array(values)).unwrap()
+    };
+    let fine: Vec<f32> = (0..4 * 256).map(|i| (i % 7) as f32).collect();
+    let mut holed = fine.clone();
+    holed[2 * 256 + 5] = f32::NAN;
+    let (good, bad) = (dir.join("good.safetensors"), dir.join("nan.safetensors"));
+    fno_datasets::save(&good, &set(fine)).unwrap();
+    fno_datasets::save(&bad, &set(holed)).unwrap();
+    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    let line = train_on(&dir, good, bad, 1);
+    assert!(
+        line.contains("nan") && line.contains("sample 2") && line.contains("NaN"),
+        "{line}"
+    );
+    let line = train_on(&dir, good, good, 100);
+    assert!(line.contains("stride 100") && line.contains("[1, 1]"), "{line}");
+}

@@ -29,6 +29,8 @@ impl Pde {
 /// ask for, checked before any work.
 pub mod limits {
     pub const SAMPLES: usize = 1 << 24;
+    /// Points a side of the stored grid, at least.
+    pub const MIN_RES: usize = 4;
     /// Points of one sample's solve grid (fine resolution to the PDE's dims).
     pub const SOLVE_POINTS: u128 = 1 << 26;
     /// Navier–Stokes output snapshots per sample.
@@ -101,7 +103,14 @@ impl GenerateSpec {
         if !(1..=limits::SAMPLES).contains(&self.n) {
             return bad(format!("n = {}: expected 1 to {} samples", self.n, limits::SAMPLES));
         }
-        if self.res == 0 || points(fine) > limits::SOLVE_POINTS {
+        if self.res < limits::MIN_RES {
+            return bad(format!(
+                "res {}: at least {} points a side (fewer leave no modes to learn)",
+                self.res,
+                limits::MIN_RES
+            ));
+        }
+        if points(fine) > limits::SOLVE_POINTS {
             return bad(format!(
                 "res {} on a solve grid of {fine} per side: expected a positive res and at most {} solve points",
                 self.res,
