@@ -216,10 +216,45 @@ fn invalid(e: io::Error) -> ParseError {
     ParseError::Format(e.to_string())
 }
 
+/// npyz's header errors in one line: the parser's diagram (`--> 1:65`, the
+/// line, a caret, `= expected value`) becomes what was expected and where.
+fn header_error(text: &str, bytes: &[u8]) -> ParseError {
+    let first = text.lines().next().unwrap_or_default();
+    let head = first.split("-->").next().unwrap_or_default();
+    let head = head.trim_end().trim_end_matches(':');
+    let head = head
+        .strip_suffix("syntax error")
+        .unwrap_or(head)
+        .trim_end()
+        .trim_end_matches(':');
+    let column = text
+        .split_once("--> ")
+        .and_then(|(_, at)| at.split_whitespace().next()?.split(':').nth(1)?.parse::<usize>().ok());
+    let expected = text.lines().find_map(|l| l.trim().strip_prefix("= "));
+    // The header starts after the magic, the version and its length (2 bytes in version 1, else 4).
+    let start = if bytes.get(6) == Some(&1) { 10 } else { 12 };
+    // The diagram's source line (`1 | {...}`): a few characters either side of the column.
+    let near = |c: usize| {
+        let line = text.lines().find_map(|l| l.split_once(" | ").map(|(_, src)| src))?;
+        let chars: Vec<char> = line.chars().collect();
+        let from = c.saturating_sub(21).min(chars.len());
+        let to = (c + 10).min(chars.len());
+        Some(chars[from..to].iter().collect::<String>())
+    };
+    ParseError::Format(match (column, expected) {
+        (Some(c), Some(what)) => format!(
+            "{head}: {what} at byte {} (the header's column {c}, near `{}`)",
+            start + c - 1,
+            near(c).unwrap_or_default().trim()
+        ),
+        _ => first.trim().to_string(),
+    })
+}
+
 fn decode(bytes: &[u8]) -> Result<Decoded, ParseError> {
     check_header(bytes)?;
     let mut data = bytes;
-    let header = npyz::NpyHeader::from_reader(&mut data).map_err(invalid)?;
+    let header = npyz::NpyHeader::from_reader(&mut data).map_err(|e| header_error(&e.to_string(), bytes))?;
     let npy_dtype = header.dtype();
     let descr = npy_dtype.descr().trim_matches('\'').to_string();
     let npyz::DType::Plain(type_str) = &npy_dtype else {
@@ -470,6 +505,16 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a.data, vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]);
+    }
+
+    #[test]
+    fn header_syntax_errors_are_one_line_naming_the_byte() {
+        let bytes = npy("{'descr': '<f4', 'fortran_order': Flse, 'shape': (4,), }", &[0; 16]);
+        let Some(ParseError::Format(e)) = decode(&bytes).err() else {
+            panic!("a malformed header decoded");
+        };
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("expected value at byte 44"), "{e}");
     }
 
     #[test]
