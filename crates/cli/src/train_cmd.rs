@@ -257,6 +257,9 @@ impl BackendJob for TrainJob<'_> {
     }
 }
 
+/// Replicas a core of the cpu backend may share (more only add copies of the model).
+const CPU_REPLICAS_PER_CORE: usize = 4;
+
 /// How many replicas `count` asks for, where the backend has `available`
 /// devices (the CPU backend: its cores, which its replicas share).
 fn replica_count(count: DeviceCount, backend: Backend, available: usize) -> Result<usize, String> {
@@ -266,9 +269,11 @@ fn replica_count(count: DeviceCount, backend: Backend, available: usize) -> Resu
     };
     match backend {
         _ if n <= 1 => Ok(1),
-        Backend::Cpu if n > available => Err(format!(
-            "--devices {n}: the cpu backend's replicas share this machine's {available} cores; use at most {available}"
+        Backend::Cpu if n > CPU_REPLICAS_PER_CORE * available => Err(format!(
+            "--devices {n}: the cpu backend's replicas share this machine's {available} cores; use at most {}",
+            CPU_REPLICAS_PER_CORE * available
         )),
+        Backend::Cpu => Ok(n),
         _ if n > available => Err(format!(
             "--devices {n}: this backend has {available} device(s) to train on"
         )),
