@@ -292,10 +292,15 @@ impl BackendJob for CountDevices {
     type Output = usize;
 
     fn run<B: SpectralConvBackend>(self, _device: &B::Device) -> Result<usize, String> {
-        Ok(match self.0 {
-            Backend::Cpu => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            _ => B::device_count(0),
-        })
+        Ok(devices_of::<B>(self.0))
+    }
+}
+
+/// The devices `backend` (whose Burn type is `B`) has to train on.
+fn devices_of<B: burn::tensor::backend::Backend>(backend: Backend) -> usize {
+    match backend {
+        Backend::Cpu => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        _ => B::device_count(0),
     }
 }
 
@@ -308,11 +313,7 @@ fn replica_devices<B: burn::tensor::backend::Backend>(
     backend: Backend,
 ) -> Result<Vec<B::Device>, String> {
     use burn::tensor::backend::{Device, DeviceId};
-    let available = match backend {
-        Backend::Cpu => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        _ => B::device_count(0),
-    };
-    Ok(match replica_count(count, backend, available)? {
+    Ok(match replica_count(count, backend, devices_of::<B>(backend))? {
         1 => vec![device.clone()],
         n if backend == Backend::Cpu => vec![device.clone(); n],
         n => (0..n).map(|i| B::Device::from_id(DeviceId::new(0, i as u16))).collect(),
