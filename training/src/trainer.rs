@@ -16,7 +16,7 @@ use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_models::{BlockPrecision, Fno};
-use fno_ops::{FaultCounts, FaultTolerance, SpectralConvBackend, SpectralImpl};
+use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend, SpectralImpl};
 
 use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
@@ -654,7 +654,7 @@ pub fn evaluate<B: SpectralConvBackend, const D: usize>(
 }
 
 /// Relative L2 and H1 per sample of `predicted` against `truth`.
-pub fn relative_errors<B: Backend, const D: usize>(
+pub fn relative_errors<B: PointwiseBackend, const D: usize>(
     predicted: &fno_datasets::Array,
     truth: &fno_datasets::Array,
     device: &B::Device,

@@ -16,6 +16,7 @@ pub mod pointwise_conv;
 pub mod pointwise_grad;
 pub mod pointwise_tf32;
 pub mod precision;
+pub mod sobolev;
 pub mod split_sum;
 pub mod testing;
 mod tile;

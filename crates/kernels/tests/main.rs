@@ -13,6 +13,7 @@ mod nufft_device;
 mod pointwise_conv_device;
 mod pointwise_grad_device;
 mod precision_device;
+mod sobolev_device;
 mod split_sum_device;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -47,7 +47,8 @@ pub use nonuniform::{
     nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,
 };
 pub use pointwise::{
-    channel_scale, gelu, pointwise_conv, pointwise_conv_finished, row_sums, MatmulPrecision, PointwiseBackend, Residual,
+    channel_scale, gelu, loss_norms, pointwise_conv, pointwise_conv_finished, row_sums, MatmulPrecision,
+    PointwiseBackend, Residual,
 };
 pub use reference::spectral::spectral_conv_reference;
 pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};

@@ -22,6 +22,7 @@ use fno_kernels::adamw::AdamWStep;
 use serde::{Deserialize, Serialize};
 
 use crate::matmul::PreciseMatmulBackend;
+use crate::reference::loss::{loss_norms_by_ops, loss_norms_grad_by_ops};
 pub use crate::reference::pointwise::row_sums;
 use crate::reference::pointwise::{
     adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
@@ -149,6 +150,28 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
         gelu_grad_by_ops::<Self>(x, grad)
     }
 
+    /// The squared norms of neuraloperator's relative losses for `x` and `y`
+    /// `[B, C, *grid]` (1 to 3 grid axes), per sample and channel: `[2, B·C]`,
+    /// `‖x − y‖²` then `‖y‖²`, each with `with derivatives` (H1) the squared
+    /// periodic central differences `(f[j+1] − f[j−1])·n/2` along every grid
+    /// axis added ([`fno_kernels::sobolev`]).
+    fn loss_norms(x: FloatTensor<Self>, y: FloatTensor<Self>, derivatives: bool) -> FloatTensor<Self> {
+        loss_norms_by_ops::<Self>(x, y, derivatives)
+    }
+
+    /// The gradient of `Σ scale[r]·‖f_r‖²` (the norms of
+    /// [`loss_norms`](Self::loss_norms)) with respect to `f = x − y`, or
+    /// `f = x` without `y`: `2·scale[r]·(f − Σ (n/2)²·(f[j+2] − 2f[j] + f[j−2]))`,
+    /// shaped as `x`; `scale` is `[B·C]`.
+    fn loss_norms_grad(
+        x: FloatTensor<Self>,
+        y: Option<FloatTensor<Self>>,
+        scale: FloatTensor<Self>,
+        derivatives: bool,
+    ) -> FloatTensor<Self> {
+        loss_norms_grad_by_ops::<Self>(x, y, scale, derivatives)
+    }
+
     /// One AdamW step of a parameter in neuraloperator's `AdamW` arithmetic
     /// ([`fno_kernels::adamw`]): the new parameter and moments `(p, m, v)` from
     /// the gradient and, after the first step, the moments.
@@ -257,6 +280,23 @@ pub fn pointwise_conv_finished<B: PointwiseBackend>(
         precision,
     );
     wrap(out)
+}
+
+/// [`PointwiseBackend::loss_norms`] on tensors: `[2, B·C]` for `x`, `y` `[B, C, *grid]`.
+///
+/// # Panics
+/// If the shapes differ, or the grid has no axis or more than three.
+pub fn loss_norms<B: PointwiseBackend, const D: usize>(
+    x: Tensor<B, D>,
+    y: Tensor<B, D>,
+    derivatives: bool,
+) -> Tensor<B, 2> {
+    assert_eq!(x.dims(), y.dims(), "loss norms of tensors of different shapes");
+    assert!(
+        (3..=5).contains(&D),
+        "loss norms of [B, C, *grid] with 1 to 3 grid axes, got rank {D}"
+    );
+    wrap(B::loss_norms(unwrap(x), unwrap(y), derivatives))
 }
 
 /// [`PointwiseBackend::channel_scale`] on tensors.

@@ -19,9 +19,10 @@ use fno_ops::fusion::{custom_ops_registered, set_element_wise, ElementWise};
 use fno_ops::mode_mix_chain;
 use fno_ops::spectral::{retained_spectrum, spectrum_to_grid};
 use fno_ops::{
-    channel_scale, gelu, mode_mix, nufft_from_real, pointwise_conv, pointwise_conv_finished, precise_matmul,
-    spectral_conv, AdamWStep, FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp, PointCloud,
-    PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl,
+    channel_scale, gelu, loss_norms, mode_mix, nufft_from_real, pointwise_conv, pointwise_conv_finished,
+    precise_matmul, spectral_conv, AdamWStep, FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp,
+    PointCloud, PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralError,
+    SpectralImpl,
 };
 
 use crate::kernel_paths::{compare_in, injected_contraction_faults_are_detected_and_corrected, Case};
@@ -174,6 +175,21 @@ fn finished_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Vec<f6
     out
 }
 
+/// An H1 loss's norms, `Σ r ⊙ loss_norms(x, y)`, and both operands' gradients.
+fn loss_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Vec<f64>> {
+    let shape = [2, 1, 12, 10];
+    let x = tensor::<B, 4>(&uniform(240, seed), shape).require_grad();
+    let y = tensor::<B, 4>(&uniform(240, seed + 1), shape).require_grad();
+    let r = tensor::<B, 2>(&uniform(4, seed + 2), [2, 2]);
+    let norms = loss_norms(x.clone(), y.clone(), true);
+    let g = (norms.clone() * r).sum().backward();
+    vec![
+        values(norms.inner()),
+        values(x.grad(&g).unwrap()),
+        values(y.grad(&g).unwrap()),
+    ]
+}
+
 #[test]
 fn matmuls_and_pointwise_convolutions_run_as_our_ops_on_fusion() {
     let seed = fresh_seed();
@@ -184,6 +200,8 @@ fn matmuls_and_pointwise_convolutions_run_as_our_ops_on_fusion() {
     // Forward; GELU's derivative, the residual's gated gradient, the input
     // gradient, the parameters' (the gate's is a sum by Burn's ops).
     on_both!("finished 1×1 convolution", 5, finished_case(seed + 20));
+    // The norms; the gradient of the difference's, and of y's own.
+    on_both!("loss norms", 3, loss_case(seed + 30));
 }
 
 /// GELU of a channel scale, `Σ r ⊙ gelu(x·g)`, with x's and g's gradients.

@@ -6,6 +6,7 @@ mod device_memory;
 mod factorized;
 mod fusion;
 mod kernel_paths;
+mod loss;
 mod mode_chain;
 mod mode_mix;
 mod neuralop_fixture;

@@ -2,6 +2,7 @@
 //! one node of the graph, whose backward runs `B`'s ops (the adjoints of the
 //! kernel paths where `B` has kernels).
 
+mod loss;
 mod matmul;
 mod mode_mix;
 mod nonuniform;

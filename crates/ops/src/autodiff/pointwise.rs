@@ -276,6 +276,10 @@ impl<B: PointwiseBackend, C: CheckpointStrategy> PointwiseBackend for Autodiff<B
         record::<B, C, _, 1>(GeluBackward, [&x], out, |checkpoint| checkpoint(&x))
     }
 
+    fn loss_norms(x: FloatTensor<Self>, y: FloatTensor<Self>, derivatives: bool) -> FloatTensor<Self> {
+        super::loss::loss_norms::<B, C>(x, y, derivatives)
+    }
+
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
         let out = B::channel_scale(x.primitive.clone(), scale.primitive.clone());
         let (x_tracked, scale_tracked) = (x.is_tracked(), scale.is_tracked());

@@ -6,6 +6,7 @@
 mod cgemm;
 mod fft;
 mod fused;
+mod loss;
 mod matmul;
 mod mode_mix;
 mod nonuniform;

@@ -20,6 +20,7 @@ use fno_kernels::precision::Precision;
 
 use super::tensor::{cast_to, empty, empty_of};
 use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
+use crate::reference::loss::{loss_norms_by_ops, loss_norms_grad_by_ops};
 use crate::reference::pointwise::{
     adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
     pointwise_param_grads_by_ops,
@@ -199,6 +200,26 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
             x.meta.shape().num_elements(),
         );
         out
+    }
+
+    fn loss_norms(x: FloatTensor<Self>, y: FloatTensor<Self>, derivatives: bool) -> FloatTensor<Self> {
+        match super::loss::problem(&[&x, &y], derivatives) {
+            Some(problem) => super::loss::loss_norms(problem, x, y),
+            None => loss_norms_by_ops::<Self>(x, y, derivatives),
+        }
+    }
+
+    fn loss_norms_grad(
+        x: FloatTensor<Self>,
+        y: Option<FloatTensor<Self>>,
+        scale: FloatTensor<Self>,
+        derivatives: bool,
+    ) -> FloatTensor<Self> {
+        let operands: Vec<_> = [Some(&x), y.as_ref(), Some(&scale)].into_iter().flatten().collect();
+        match super::loss::problem(&operands, derivatives) {
+            Some(problem) => super::loss::loss_norms_grad(problem, x, y, scale),
+            None => loss_norms_grad_by_ops::<Self>(x, y, scale, derivatives),
+        }
     }
 
     fn adamw_step(

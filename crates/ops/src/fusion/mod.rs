@@ -8,6 +8,7 @@
 //! shape and dtype is fixed there: an error inside the deferred execution
 //! could only panic.
 
+mod loss;
 mod matmul;
 mod mode_mix;
 mod nonuniform;

@@ -147,6 +147,19 @@ impl<B: FusionBackend + PointwiseBackend> PointwiseBackend for Fusion<B> {
         })
     }
 
+    fn loss_norms(x: FloatTensor<Self>, y: FloatTensor<Self>, derivatives: bool) -> FloatTensor<Self> {
+        super::loss::loss_norms::<B>(x, y, derivatives)
+    }
+
+    fn loss_norms_grad(
+        x: FloatTensor<Self>,
+        y: Option<FloatTensor<Self>>,
+        scale: FloatTensor<Self>,
+        derivatives: bool,
+    ) -> FloatTensor<Self> {
+        super::loss::loss_norms_grad::<B>(x, y, scale, derivatives)
+    }
+
     fn adamw_step(
         param: FloatTensor<Self>,
         grad: FloatTensor<Self>,

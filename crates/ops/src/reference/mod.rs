@@ -2,6 +2,7 @@
 //! the spectral convolution ([`spectral`]) and the bodies of the backend
 //! traits' defaults.
 
+pub(crate) mod loss;
 pub(crate) mod mode_mix;
 pub(crate) mod pointwise;
 pub mod spectral;
