@@ -1,5 +1,5 @@
-//! neuraloperator's AdamW with each parameter's step in one kernel
-//! ([`PointwiseBackend::adamw_step`]) instead of a dozen element-wise ops: ε
+//! neuraloperator's AdamW with every parameter's step in one kernel launch
+//! ([`PointwiseBackend::adamw_steps`]) instead of a dozen element-wise ops each: ε
 //! added before the bias correction, the decay after the step, and complex
 //! parameters (interleaved (re, im) pairs, named by
 //! [`FusedAdamWOptimizer::with_complex_params`])
@@ -7,10 +7,10 @@
 //! The state is Burn's `AdamWState` kept as Burn's optimizer adaptor keeps it,
 //! so saved optimizer states keep their layout.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
-use burn::module::{AutodiffModule, ModuleMapper, Param, ParamId};
+use burn::module::{AutodiffModule, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::grad_clipping::{GradientClipping, GradientClippingConfig};
 use burn::optim::record::AdaptorRecord;
@@ -18,8 +18,9 @@ use burn::optim::{
     AdamWState, AdaptiveMomentumState, GradientsParams, LearningRate, MultiGradientsParams, Optimizer, SimpleOptimizer,
 };
 use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::ops::FloatTensor;
 use burn::tensor::{ElementConversion, Tensor, TensorPrimitive};
-use fno_ops::{AdamWStep, PointwiseBackend};
+use fno_ops::{AdamWOperands, AdamWStep, PointwiseBackend};
 
 /// The hyper-parameters (neuraloperator's defaults for the betas).
 #[derive(Clone, Debug)]
@@ -59,18 +60,9 @@ impl FusedAdamW {
         }
     }
 
-    /// One parameter's step: the new value and state.
-    fn step_param<B: PointwiseBackend, const D: usize>(
-        &self,
-        lr: LearningRate,
-        tensor: Tensor<B, D>,
-        grad: Tensor<B, D>,
-        state: Option<AdamWState<B, D>>,
-        pairs: bool,
-        grad_scale: f32,
-    ) -> (Tensor<B, D>, AdamWState<B, D>) {
-        let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
-        let step = AdamWStep {
+    /// The step of a parameter at `time` (counted from 1).
+    fn step_at(&self, lr: LearningRate, time: usize, pairs: bool, grad_scale: f32) -> AdamWStep {
+        AdamWStep {
             lr,
             beta_1: self.beta_1,
             beta_2: self.beta_2,
@@ -79,15 +71,17 @@ impl FusedAdamW {
             time,
             pairs,
             grad_scale,
-        };
-        let moments = state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2)));
-        let [p, m, v] = B::adamw_step(primitive(tensor), primitive(grad), moments, &step)
-            .map(|t| Tensor::<B, D>::from_primitive(TensorPrimitive::Float(t)));
-        (p, AdamWState::new(AdaptiveMomentumState::new(time, m, v)))
+        }
     }
 }
 
-fn primitive<B: Backend, const D: usize>(t: Tensor<B, D>) -> burn::tensor::ops::FloatTensor<B> {
+/// The state after a step: the moments as `AdamWState`.
+fn state_of<B: Backend, const D: usize>(time: usize, m: FloatTensor<B>, v: FloatTensor<B>) -> AdamWState<B, D> {
+    let wrap = |t| Tensor::<B, D>::from_primitive(TensorPrimitive::Float(t));
+    AdamWState::new(AdaptiveMomentumState::new(time, wrap(m), wrap(v)))
+}
+
+fn primitive<B: Backend, const D: usize>(t: Tensor<B, D>) -> FloatTensor<B> {
     t.into_primitive().tensor()
 }
 
@@ -102,8 +96,18 @@ impl<B: PointwiseBackend> SimpleOptimizer<B> for FusedAdamW {
         grad: Tensor<B, D>,
         state: Option<Self::State<D>>,
     ) -> (Tensor<B, D>, Option<Self::State<D>>) {
-        let (p, state) = self.step_param(lr, tensor, grad, state, false, 1.0);
-        (p, Some(state))
+        let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
+        let operands = AdamWOperands {
+            param: primitive(tensor),
+            grad: primitive(grad),
+            moments: state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2))),
+        };
+        let step = self.step_at(lr, time, false, 1.0);
+        let [p, m, v] = B::adamw_steps(vec![operands], &step).pop().expect("one step");
+        (
+            Tensor::from_primitive(TensorPrimitive::Float(p)),
+            Some(state_of(time, m, v)),
+        )
     }
 
     fn to_device<const D: usize>(mut state: Self::State<D>, device: &B::Device) -> Self::State<D> {
@@ -162,15 +166,35 @@ where
         self.unscale = 1.0 / scale;
     }
 
+    /// Gathers every parameter's operands, steps them together (one call a
+    /// group of equal step: a launch for the whole model where the kernels
+    /// run), then puts the new values and states in place.
     fn step_with(&mut self, lr: LearningRate, module: M, mut grads: Grads) -> M {
-        module.map(&mut StepMapper::<M, B> {
-            optim: &self.optim,
+        let mut gather = Gather::<M, B> {
             complex: &self.complex,
             records: &mut self.records,
             grads: &mut grads,
-            lr,
             clipping: self.clipping.as_ref(),
             unscale: self.unscale,
+            gathered: Vec::new(),
+        };
+        module.visit(&mut gather);
+        let mut groups: HashMap<_, Vec<Gathered<B::InnerBackend>>> = HashMap::new();
+        for g in gather.gathered {
+            let key = (g.time, g.pairs, g.operands.moments.is_some(), g.grad_scale.to_bits());
+            groups.entry(key).or_default().push(g);
+        }
+        let mut stepped = HashMap::new();
+        for ((time, pairs, _, scale), group) in groups {
+            let step = self.optim.step_at(lr, time, pairs, f32::from_bits(scale));
+            let ids: Vec<_> = group.iter().map(|g| g.id).collect();
+            let operands = group.into_iter().map(|g| g.operands).collect();
+            let out = B::InnerBackend::adamw_steps(operands, &step);
+            stepped.extend(ids.into_iter().zip(out).map(|(id, out)| (id, (time, out))));
+        }
+        module.map(&mut Apply::<M, B> {
+            records: &mut self.records,
+            stepped,
         })
     }
 }
@@ -199,27 +223,36 @@ where
     }
 }
 
-struct StepMapper<'a, M: AutodiffModule<B>, B: AutodiffBackend>
+/// One parameter's step operands, gathered before the step.
+struct Gathered<B: Backend> {
+    id: ParamId,
+    operands: AdamWOperands<FloatTensor<B>>,
+    time: usize,
+    pairs: bool,
+    grad_scale: f32,
+}
+
+/// The first pass: every parameter with a gradient, its (clipped) gradient
+/// and its state.
+struct Gather<'a, M: AutodiffModule<B>, B: AutodiffBackend>
 where
     B::InnerBackend: PointwiseBackend,
 {
-    optim: &'a FusedAdamW,
     complex: &'a HashSet<ParamId>,
     records: &'a mut Records<M, B>,
     grads: &'a mut Grads,
-    lr: LearningRate,
     clipping: Option<&'a GradientClipping>,
     unscale: f32,
+    gathered: Vec<Gathered<B::InnerBackend>>,
 }
 
-impl<M: AutodiffModule<B>, B: AutodiffBackend> ModuleMapper<B> for StepMapper<'_, M, B>
+impl<M: AutodiffModule<B>, B: AutodiffBackend> ModuleVisitor<B> for Gather<'_, M, B>
 where
     B::InnerBackend: PointwiseBackend,
 {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
-        let (id, tensor, mapper) = param.consume();
-        let Some(grad) = self.grads.remove::<B::InnerBackend, D>(id) else {
-            return Param::from_mapped_value(id, tensor, mapper);
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let Some(grad) = self.grads.remove::<B::InnerBackend, D>(param.id) else {
+            return;
         };
         let device = grad.device();
         // Clipping sees the unscaled gradient; without it the step kernel unscales.
@@ -228,17 +261,49 @@ where
             Some(clipping) => (clipping.clip_gradient(grad), 1.0),
             None => (grad, self.unscale),
         };
-        let requires_grad = tensor.is_require_grad();
-        let state = self.records.remove(&id).map(|r: AdaptorRecord<FusedAdamW, B>| {
+        let state = self.records.remove(&param.id).map(|r: AdaptorRecord<FusedAdamW, B>| {
             <FusedAdamW as SimpleOptimizer<B::InnerBackend>>::to_device(r.into_state::<D>(), &device)
         });
-        let inner = tensor.inner().to_device(&device);
-        let (value, state) = self
-            .optim
-            .step_param(self.lr, inner, grad, state, self.complex.contains(&id), grad_scale);
+        let time = state.as_ref().map_or(1, |s| s.momentum.time + 1);
+        self.gathered.push(Gathered {
+            id: param.id,
+            operands: AdamWOperands {
+                param: primitive(param.val().inner().to_device(&device)),
+                grad: primitive(grad),
+                moments: state.map(|s| (primitive(s.momentum.moment_1), primitive(s.momentum.moment_2))),
+            },
+            time,
+            pairs: self.complex.contains(&param.id),
+            grad_scale,
+        });
+    }
+}
+
+/// A parameter's step time and new value and moments.
+type Stepped<B> = (usize, [FloatTensor<B>; 3]);
+
+/// The second pass: the stepped values and states in place.
+struct Apply<'a, M: AutodiffModule<B>, B: AutodiffBackend>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    records: &'a mut Records<M, B>,
+    stepped: HashMap<ParamId, Stepped<B::InnerBackend>>,
+}
+
+impl<M: AutodiffModule<B>, B: AutodiffBackend> ModuleMapper<B> for Apply<'_, M, B>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let (id, tensor, mapper) = param.consume();
+        let Some((time, [p, m, v])) = self.stepped.remove(&id) else {
+            return Param::from_mapped_value(id, tensor, mapper);
+        };
+        let state = state_of::<B::InnerBackend, D>(time, m, v);
         self.records.insert(id, AdaptorRecord::from_state(state));
-        let mut value = Tensor::from_inner(value);
-        if requires_grad {
+        let mut value = Tensor::from_inner(Tensor::from_primitive(TensorPrimitive::Float(p)));
+        if tensor.is_require_grad() {
             value = value.require_grad();
         }
         Param::from_mapped_value(id, value, mapper)

@@ -5,7 +5,8 @@
 //! `p ← p·(1 − lr·wd)`. Complex parameters stored as interleaved (re, im)
 //! pairs share one second moment, `|g|² = g_re² + g_im²`, as its complex
 //! tensors do. Built of element-wise ops, a step takes about a dozen launches
-//! per parameter tensor, which dominate a small model's training step.
+//! per parameter tensor, which dominate a small model's training step; here
+//! one launch steps many tensors.
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -42,9 +43,148 @@ impl AdamWStep {
     }
 }
 
+/// One tensor's buffers for [`adamw`]: `len` f32s each.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamWBuffers<'a> {
+    pub param: &'a Handle,
+    pub grad: &'a Handle,
+    /// The moments, after the first step.
+    pub moments: Option<(&'a Handle, &'a Handle)>,
+    /// The new parameter and moments.
+    pub out: [&'a Handle; 3],
+    pub len: usize,
+}
+
+/// Buffers one tensor's step binds.
+const BINDINGS_A_TENSOR: usize = 7;
+/// Most cubes of a launch: each thread strides over every tensor.
+const MAX_CUBES: usize = 2048;
+
+/// Steps every tensor of `tensors` (all at `step`: the same time, with
+/// moments or all without) in as few launches as the device's bindings
+/// allow: each thread strides over each tensor in turn, so a model's
+/// parameters take one launch where a launch a tensor took about forty.
+///
+/// # Panics
+/// If some tensors have moments and others not, or `step.pairs` with an odd length.
+pub fn adamw<R: Runtime>(client: &ComputeClient<R>, step: &AdamWStep, tensors: &[AdamWBuffers<'_>]) {
+    let first = tensors.first().is_some_and(|t| t.moments.is_none());
+    assert!(
+        tensors.iter().all(|t| t.moments.is_none() == first),
+        "one launch steps tensors all with moments or all without"
+    );
+    assert!(
+        !step.pairs || tensors.iter().all(|t| t.len.is_multiple_of(2)),
+        "complex values come in (re, im) pairs"
+    );
+    let bindings = client.properties().hardware.max_bindings as usize;
+    let group = (bindings.saturating_sub(1) / BINDINGS_A_TENSOR).max(1);
+    let tensors: Vec<_> = tensors.iter().filter(|t| t.len > 0).collect();
+    for chunk in tensors.chunks(group) {
+        launch_group(client, step, chunk, first);
+    }
+}
+
+fn launch_group<R: Runtime>(client: &ComputeClient<R>, step: &AdamWStep, tensors: &[&AdamWBuffers<'_>], first: bool) {
+    let longest = tensors.iter().map(|t| t.len).max().unwrap_or(0);
+    let mut seqs: [SequenceArg<R, Array<f32>>; 7] = Default::default();
+    for t in tensors {
+        // The first step reads no moments: the gradient stands in, never read.
+        let (m, v) = t.moments.unwrap_or((t.grad, t.grad));
+        for (seq, h) in seqs
+            .iter_mut()
+            .zip([t.param, t.grad, m, v, t.out[0], t.out[1], t.out[2]])
+        {
+            seq.push(unsafe { ArrayArg::from_raw_parts(h.clone(), t.len) });
+        }
+    }
+    let [param, grad, m, v, param_out, m_out, v_out] = seqs;
+    // SAFETY: every index is checked against its array's length.
+    unsafe {
+        adamw_kernel::launch_unchecked::<f32, R>(
+            client,
+            CubeCount::new_1d(longest.div_ceil(THREADS).min(MAX_CUBES) as u32),
+            CubeDim::new_1d(THREADS as u32),
+            param,
+            grad,
+            m,
+            v,
+            param_out,
+            m_out,
+            v_out,
+            step.step_size() as f32,
+            step.beta_1,
+            step.beta_2,
+            step.epsilon,
+            step.decay() as f32,
+            step.grad_scale,
+            tensors.len(),
+            first,
+            step.pairs,
+        );
+    }
+}
+
+/// The step's scalars as the kernel reads them.
+#[derive(CubeType, Clone, Copy)]
+struct Scalars<F: Float> {
+    step_size: F,
+    beta_1: F,
+    beta_2: F,
+    epsilon: F,
+    decay: F,
+    grad_scale: F,
+}
+
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn adamw_kernel<F: Float + CubeElement>(
+    param: &Sequence<Array<F>>,
+    grad: &Sequence<Array<F>>,
+    moment_1: &Sequence<Array<F>>,
+    moment_2: &Sequence<Array<F>>,
+    param_out: &mut Sequence<Array<F>>,
+    moment_1_out: &mut Sequence<Array<F>>,
+    moment_2_out: &mut Sequence<Array<F>>,
+    step_size: F,
+    beta_1: F,
+    beta_2: F,
+    epsilon: F,
+    decay: F,
+    grad_scale: F,
+    #[comptime] count: usize,
+    #[comptime] first: bool,
+    #[comptime] pairs: bool,
+) {
+    let s = Scalars::<F> {
+        step_size,
+        beta_1,
+        beta_2,
+        epsilon,
+        decay,
+        grad_scale,
+    };
+    #[unroll]
+    for j in 0..count {
+        step_tensor::<F>(
+            param.index(j),
+            grad.index(j),
+            moment_1.index(j),
+            moment_2.index(j),
+            param_out.index_mut(j),
+            moment_1_out.index_mut(j),
+            moment_2_out.index_mut(j),
+            s,
+            first,
+            pairs,
+        );
+    }
+}
+
+/// One tensor's step, the launch's threads striding over it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn step_tensor<F: Float>(
     param: &Array<F>,
     grad: &Array<F>,
     moment_1: &Array<F>,
@@ -52,80 +192,31 @@ fn adamw_kernel<F: Float + CubeElement>(
     param_out: &mut Array<F>,
     moment_1_out: &mut Array<F>,
     moment_2_out: &mut Array<F>,
-    step_size: F,
-    beta_1: F,
-    beta_2: F,
-    epsilon: F,
-    decay: F,
-    grad_scale: F,
+    s: Scalars<F>,
     #[comptime] first: bool,
     #[comptime] pairs: bool,
 ) {
-    let i = ABSOLUTE_POS;
-    if i < param.len() {
-        let g = grad[i] * grad_scale;
+    let mut i = ABSOLUTE_POS;
+    while i < param.len() {
+        let g = grad[i] * s.grad_scale;
         let g2 = if comptime![pairs] {
-            let other = grad[i ^ 1] * grad_scale;
+            let other = grad[i ^ 1] * s.grad_scale;
             g * g + other * other
         } else {
             g * g
         };
         let (m, v) = if comptime![first] {
-            (g * (F::new(1.0) - beta_1), g2 * (F::new(1.0) - beta_2))
+            (g * (F::new(1.0) - s.beta_1), g2 * (F::new(1.0) - s.beta_2))
         } else {
             (
-                moment_1[i] * beta_1 + g * (F::new(1.0) - beta_1),
-                moment_2[i] * beta_2 + g2 * (F::new(1.0) - beta_2),
+                moment_1[i] * s.beta_1 + g * (F::new(1.0) - s.beta_1),
+                moment_2[i] * s.beta_2 + g2 * (F::new(1.0) - s.beta_2),
             )
         };
-        param_out[i] = (param[i] - step_size * m / (F::sqrt(v) + epsilon)) * decay;
+        param_out[i] = (param[i] - s.step_size * m / (F::sqrt(v) + s.epsilon)) * s.decay;
         moment_1_out[i] = m;
         moment_2_out[i] = v;
-    }
-}
-
-/// One step over `len` f32 values: reads `param`, `grad` and, after the
-/// first step, the `moments`; writes the new parameter and moments to `out`.
-pub fn adamw<R: Runtime>(
-    client: &ComputeClient<R>,
-    step: &AdamWStep,
-    (param, grad): (&Handle, &Handle),
-    moments: Option<(&Handle, &Handle)>,
-    out: (&Handle, &Handle, &Handle),
-    len: usize,
-) {
-    if len == 0 {
-        return;
-    }
-    assert!(
-        !step.pairs || len.is_multiple_of(2),
-        "complex values come in (re, im) pairs, got {len} floats"
-    );
-    let arr = |h: &Handle| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
-    // The first step reads no moments: the gradient stands in, never read.
-    let (m, v) = moments.unwrap_or((grad, grad));
-    // SAFETY: every index is checked against the arrays' length.
-    unsafe {
-        adamw_kernel::launch_unchecked::<f32, R>(
-            client,
-            CubeCount::new_1d(len.div_ceil(THREADS) as u32),
-            CubeDim::new_1d(THREADS as u32),
-            arr(param),
-            arr(grad),
-            arr(m),
-            arr(v),
-            arr(out.0),
-            arr(out.1),
-            arr(out.2),
-            step.step_size() as f32,
-            step.beta_1,
-            step.beta_2,
-            step.epsilon,
-            step.decay() as f32,
-            step.grad_scale,
-            moments.is_none(),
-            step.pairs,
-        );
+        i += CUBE_COUNT * CUBE_DIM as usize;
     }
 }
 

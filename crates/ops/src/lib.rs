@@ -47,7 +47,7 @@ pub use nonuniform::{
     nonuniform_spectral_conv, nufft, nufft_from_real, nufft_real_part, NufftBackend, NufftOp, PointCloud,
 };
 pub use pointwise::{
-    channel_scale, gelu, loss_norms, pointwise_conv, pointwise_conv_finished, row_sums, MatmulPrecision,
+    channel_scale, gelu, loss_norms, pointwise_conv, pointwise_conv_finished, row_sums, AdamWOperands, MatmulPrecision,
     PointwiseBackend, Residual,
 };
 pub use reference::spectral::spectral_conv_reference;

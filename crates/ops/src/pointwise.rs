@@ -12,7 +12,7 @@
 //! which barely occupy a GPU. A scale's gradient sums the points before the
 //! batch. GELU and its derivative are one kernel each
 //! ([`fno_kernels::activation`]) rather than a chain of element-wise ops, and
-//! so is an AdamW step of a parameter ([`PointwiseBackend::adamw_step`]).
+//! so are the AdamW steps of a model's parameters ([`PointwiseBackend::adamw_steps`]).
 //! [`pointwise_conv_finished`] adds an FNO block's skip to a convolution's
 //! sums and applies GELU in the same kernel, before they are stored.
 
@@ -84,6 +84,26 @@ pub(crate) fn conv_finished_by_ops<B: PointwiseBackend>(
     } else {
         (sums, None)
     }
+}
+
+/// A parameter's AdamW operands: its value, its gradient and, after the
+/// first step, its moments.
+#[derive(Clone, Debug)]
+pub struct AdamWOperands<T> {
+    pub param: T,
+    pub grad: T,
+    pub moments: Option<(T, T)>,
+}
+
+/// [`PointwiseBackend::adamw_steps`] by Burn's ops, a tensor at a time.
+pub(crate) fn adamw_steps_by_ops<B: burn::tensor::backend::Backend>(
+    tensors: Vec<AdamWOperands<FloatTensor<B>>>,
+    step: &AdamWStep,
+) -> Vec<[FloatTensor<B>; 3]> {
+    tensors
+        .into_iter()
+        .map(|t| adamw_by_ops::<B>(t.param, t.grad, t.moments, step))
+        .collect()
 }
 
 /// A backend with the channel ops' forward and parameter gradients. The
@@ -172,16 +192,12 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
         loss_norms_grad_by_ops::<Self>(x, y, scale, derivatives)
     }
 
-    /// One AdamW step of a parameter in neuraloperator's `AdamW` arithmetic
-    /// ([`fno_kernels::adamw`]): the new parameter and moments `(p, m, v)` from
-    /// the gradient and, after the first step, the moments.
-    fn adamw_step(
-        param: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        moments: Option<(FloatTensor<Self>, FloatTensor<Self>)>,
-        step: &AdamWStep,
-    ) -> [FloatTensor<Self>; 3] {
-        adamw_by_ops::<Self>(param, grad, moments, step)
+    /// One AdamW step of each parameter in `tensors`, in neuraloperator's
+    /// `AdamW` arithmetic ([`fno_kernels::adamw`]), all at `step` (the same
+    /// time: all with moments or all without): the new parameters and
+    /// moments `[p, m, v]`, in order.
+    fn adamw_steps(tensors: Vec<AdamWOperands<FloatTensor<Self>>>, step: &AdamWStep) -> Vec<[FloatTensor<Self>; 3]> {
+        adamw_steps_by_ops::<Self>(tensors, step)
     }
 }
 

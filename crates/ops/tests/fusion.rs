@@ -20,8 +20,8 @@ use fno_ops::mode_mix_chain;
 use fno_ops::spectral::{retained_spectrum, spectrum_to_grid};
 use fno_ops::{
     channel_scale, gelu, loss_norms, mode_mix, nufft_from_real, pointwise_conv, pointwise_conv_finished,
-    precise_matmul, spectral_conv, AdamWStep, FaultTolerance, MatmulPrecision, ModeMix, NufftBackend, NufftOp,
-    PointCloud, PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralError,
+    precise_matmul, spectral_conv, AdamWOperands, AdamWStep, FaultTolerance, MatmulPrecision, ModeMix, NufftBackend,
+    NufftOp, PointCloud, PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec, SpectralError,
     SpectralImpl,
 };
 
@@ -219,14 +219,19 @@ fn element_wise_case<B: PointwiseBackend + AutodiffBackend>(seed: u64) -> Vec<Ve
     ]
 }
 
-/// Two AdamW steps of a parameter (pairs of a complex one), moments and all.
+/// Two AdamW steps of two parameters in one call each (pairs of complex
+/// ones), moments and all.
 fn adamw_case<B: PointwiseBackend>(seed: u64) -> Vec<Vec<f64>> {
-    let n = 24;
-    let mut p = tensor::<B, 1>(&uniform(n, seed), [n]);
-    let mut moments = None;
+    let wrap = |t| Tensor::<B, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(t));
+    let lens = [24, 10];
+    let mut params = lens.map(|n| {
+        tensor::<B, 1>(&uniform(n, seed + n as u64), [n])
+            .into_primitive()
+            .tensor()
+    });
+    let mut moments: [Option<_>; 2] = [None, None];
     let mut out = Vec::new();
     for time in 1..=2 {
-        let g = tensor::<B, 1>(&uniform(n, seed + time), [n]);
         let step = AdamWStep {
             lr: 1e-2,
             beta_1: 0.9,
@@ -237,14 +242,24 @@ fn adamw_case<B: PointwiseBackend>(seed: u64) -> Vec<Vec<f64>> {
             pairs: true,
             grad_scale: 1.0,
         };
-        let [np, m, v] = B::adamw_step(p.into_primitive().tensor(), g.into_primitive().tensor(), moments, &step);
-        let wrap = |t| Tensor::<B, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(t));
-        (p, moments) = (wrap(np), Some((m, v)));
-        out.push(values(p.clone()));
+        let operands = (0..2)
+            .map(|k| AdamWOperands {
+                param: params[k].clone(),
+                grad: tensor::<B, 1>(&uniform(lens[k], seed + time + 7 * k as u64), [lens[k]])
+                    .into_primitive()
+                    .tensor(),
+                moments: moments[k].take(),
+            })
+            .collect();
+        for (k, [p, m, v]) in B::adamw_steps(operands, &step).into_iter().enumerate() {
+            out.push(values(wrap(p.clone())));
+            params[k] = p;
+            moments[k] = Some((m, v));
+        }
     }
-    let (m, v) = moments.unwrap();
-    let wrap = |t| Tensor::<B, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(t));
-    out.extend([values(wrap(m)), values(wrap(v))]);
+    for (m, v) in moments.into_iter().flatten() {
+        out.extend([values(wrap(m)), values(wrap(v))]);
+    }
     out
 }
 
@@ -262,7 +277,7 @@ fn element_wise_ops_run_either_way_on_fusion() {
     assert_eq!(
         custom_ops_registered() - before,
         2,
-        "AdamW by the kernel: one op a step"
+        "AdamW by the kernel: one op a step for both parameters"
     );
     assert_equal("AdamW (kernels)", &fusion, &adamw_case::<Cube>(seed));
     set_element_wise(ElementWise::BurnFusion);

@@ -530,10 +530,11 @@ fn row_sums_match_f64_for_long_short_and_prime_rows() {
     }
 }
 
-/// One AdamW step (first and later) on wgpu's kernel against Burn's ops in f64.
+/// One AdamW step (first and later) of two tensors in one call, on wgpu's
+/// kernel against Burn's ops in f64.
 #[test]
-fn adamw_step_matches_f64() {
-    use fno_ops::AdamWStep;
+fn adamw_steps_match_f64() {
+    use fno_ops::{AdamWOperands, AdamWStep};
     let seed = fresh_seed();
     println!("seed {seed}");
     let n = 3 * 5 * 8;
@@ -545,10 +546,24 @@ fn adamw_step_matches_f64() {
         moments: Option<(&[f64], &[f64])>,
         step: &AdamWStep,
     ) -> Vec<Vec<f64>> {
+        // The whole tensor, and its first 10 values as a second parameter.
         let t = |v: &[f64]| tensor::<B, 3>(v, [3, 5, 8]).into_primitive().tensor();
-        let out = B::adamw_step(t(p), t(g), moments.map(|(m, v)| (t(m), t(v))), step);
+        let head = |v: &[f64]| tensor::<B, 1>(&v[..10], [10]).into_primitive().tensor();
+        let operands = |t: &dyn Fn(&[f64]) -> _| AdamWOperands {
+            param: t(p),
+            grad: t(g),
+            moments: moments.map(|(m, v)| (t(m), t(v))),
+        };
+        let out = B::adamw_steps(vec![operands(&t), operands(&head)], step);
         out.into_iter()
-            .map(|x| to_vec(Tensor::<B, 3>::from_primitive(burn::tensor::TensorPrimitive::Float(x))))
+            .flatten()
+            .map(|x| {
+                let n = burn::tensor::TensorMetadata::shape(&x).num_elements();
+                let flat = B::float_reshape(x, burn::tensor::Shape::new([n]));
+                to_vec(Tensor::<B, 1>::from_primitive(burn::tensor::TensorPrimitive::Float(
+                    flat,
+                )))
+            })
             .collect()
     }
     for (time, moments, pairs) in [
@@ -569,7 +584,9 @@ fn adamw_step_matches_f64() {
         };
         let got = run::<Wgpu>(&p, &g, moments, &step);
         let want = run::<Exact>(&p, &g, moments, &step);
-        for (k, name) in ["parameter", "moment 1", "moment 2"].into_iter().enumerate() {
+        let names = ["parameter", "moment 1", "moment 2"];
+        for (k, name) in names.iter().chain(&names).enumerate() {
+            assert_eq!(got[k].len(), if k < 3 { n } else { 10 }, "{name}: values");
             let e = relative_l2(&got[k], &want[k]);
             assert!(
                 e < 1e-6,

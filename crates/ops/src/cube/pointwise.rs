@@ -11,7 +11,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{CubeBackend, CubeRuntime, FloatElement, IntElement};
 use fno_kernels::activation;
-use fno_kernels::adamw::{self, AdamWStep};
+use fno_kernels::adamw::{self, AdamWBuffers, AdamWStep};
 use fno_kernels::channel_scale::ChannelScaleProblem;
 use fno_kernels::pointwise_conv::{Epilogue, PointwiseConvProblem};
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
@@ -19,11 +19,12 @@ use fno_kernels::pointwise_tf32::tf32_supported;
 use fno_kernels::precision::Precision;
 
 use super::tensor::{cast_to, empty, empty_of};
-use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
+use crate::pointwise::{
+    adamw_steps_by_ops, conv_finished_by_ops, AdamWOperands, MatmulPrecision, PointwiseBackend, Residual,
+};
 use crate::reference::loss::{loss_norms_by_ops, loss_norms_grad_by_ops};
 use crate::reference::pointwise::{
-    adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
-    pointwise_param_grads_by_ops,
+    channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops, pointwise_param_grads_by_ops,
 };
 use crate::rounding::precision_of;
 
@@ -222,30 +223,40 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
         }
     }
 
-    fn adamw_step(
-        param: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        moments: Option<(FloatTensor<Self>, FloatTensor<Self>)>,
-        step: &AdamWStep,
-    ) -> [FloatTensor<Self>; 3] {
-        let f32s = [&param, &grad]
-            .into_iter()
-            .chain(moments.iter().flat_map(|(m, v)| [m, v]));
-        if f32s.into_iter().any(|t| t.dtype != DType::F32) {
-            return adamw_by_ops::<Self>(param, grad, moments, step);
+    fn adamw_steps(tensors: Vec<AdamWOperands<FloatTensor<Self>>>, step: &AdamWStep) -> Vec<[FloatTensor<Self>; 3]> {
+        let f32s = |t: &AdamWOperands<FloatTensor<Self>>| {
+            [&t.param, &t.grad]
+                .into_iter()
+                .chain(t.moments.iter().flat_map(|(m, v)| [m, v]))
+                .all(|t| t.dtype == DType::F32)
+        };
+        let first = tensors.first().is_some_and(|t| t.moments.is_none());
+        if !tensors.iter().all(|t| f32s(t) && t.moments.is_none() == first) {
+            return adamw_steps_by_ops::<Self>(tensors, step);
         }
-        let (param, grad) = (into_contiguous(param), into_contiguous(grad));
-        let moments = moments.map(|(m, v)| (into_contiguous(m), into_contiguous(v)));
-        let out = [(); 3].map(|_| empty(&param, param.meta.shape().to_vec()));
-        adamw::adamw(
-            &param.client,
-            step,
-            (&param.handle, &grad.handle),
-            moments.as_ref().map(|(m, v)| (&m.handle, &v.handle)),
-            (&out[0].handle, &out[1].handle, &out[2].handle),
-            param.meta.shape().num_elements(),
-        );
-        out
+        let tensors: Vec<_> = tensors
+            .into_iter()
+            .map(|t| {
+                let moments = t.moments.map(|(m, v)| (into_contiguous(m), into_contiguous(v)));
+                let (param, grad) = (into_contiguous(t.param), into_contiguous(t.grad));
+                let out = [(); 3].map(|_| empty(&param, param.meta.shape().to_vec()));
+                (param, grad, moments, out)
+            })
+            .collect();
+        let buffers: Vec<_> = tensors
+            .iter()
+            .map(|(param, grad, moments, out)| AdamWBuffers {
+                param: &param.handle,
+                grad: &grad.handle,
+                moments: moments.as_ref().map(|(m, v)| (&m.handle, &v.handle)),
+                out: [&out[0].handle, &out[1].handle, &out[2].handle],
+                len: param.meta.shape().num_elements(),
+            })
+            .collect();
+        if let Some((param, ..)) = tensors.first() {
+            adamw::adamw(&param.client, step, &buffers);
+        }
+        tensors.into_iter().map(|(.., out)| out).collect()
     }
 
     fn pointwise_param_grads(

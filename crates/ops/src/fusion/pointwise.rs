@@ -9,10 +9,11 @@ use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend};
 
 use super::{element_wise, meta, register, register_one, ElementWise};
-use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
+use crate::pointwise::{
+    adamw_steps_by_ops, conv_finished_by_ops, AdamWOperands, MatmulPrecision, PointwiseBackend, Residual,
+};
 use crate::reference::pointwise::{
-    adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
-    pointwise_param_grads_by_ops,
+    channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops, pointwise_param_grads_by_ops,
 };
 use crate::rounding::precision_of;
 use fno_kernels::adamw::AdamWStep;
@@ -160,27 +161,43 @@ impl<B: FusionBackend + PointwiseBackend> PointwiseBackend for Fusion<B> {
         super::loss::loss_norms_grad::<B>(x, y, scale, derivatives)
     }
 
-    fn adamw_step(
-        param: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        moments: Option<(FloatTensor<Self>, FloatTensor<Self>)>,
-        step: &AdamWStep,
-    ) -> [FloatTensor<Self>; 3] {
-        let mut inputs = vec![param, grad];
-        inputs.extend(moments.into_iter().flat_map(|(m, v)| [m, v]));
-        if !by_kernels() || inputs.iter().any(|t| t.dtype != DType::F32) {
-            let mut t = inputs.into_iter();
-            let (param, grad) = (t.next().expect("param"), t.next().expect("grad"));
-            let moments = t.next().zip(t.next());
-            return adamw_by_ops::<Self>(param, grad, moments, step);
+    fn adamw_steps(tensors: Vec<AdamWOperands<FloatTensor<Self>>>, step: &AdamWStep) -> Vec<[FloatTensor<Self>; 3]> {
+        let first = tensors.first().is_some_and(|t| t.moments.is_none());
+        let kernels_do = |t: &AdamWOperands<FloatTensor<Self>>| {
+            t.moments.is_none() == first
+                && [&t.param, &t.grad]
+                    .into_iter()
+                    .chain(t.moments.iter().flat_map(|(m, v)| [m, v]))
+                    .all(|t| t.dtype == DType::F32)
+        };
+        if tensors.is_empty() || !by_kernels() || !tensors.iter().all(kernels_do) {
+            return adamw_steps_by_ops::<Self>(tensors, step);
         }
-        let out = meta(&inputs[0]);
+        let outputs = tensors.iter().flat_map(|t| vec![meta(&t.param); 3]).collect();
+        let inputs = tensors
+            .into_iter()
+            .flat_map(|t| {
+                [Some(t.param), Some(t.grad)]
+                    .into_iter()
+                    .chain(t.moments.into_iter().flat_map(|(m, v)| [Some(m), Some(v)]))
+            })
+            .flatten()
+            .collect();
         let step = *step;
-        let out = register::<B>("fno_adamw", inputs, vec![out; 3], move |t| {
-            let mut t = t.into_iter();
-            let (param, grad) = (t.next().expect("param"), t.next().expect("grad"));
-            B::adamw_step(param, grad, t.next().zip(t.next()), &step).to_vec()
+        let out = register::<B>("fno_adamw", inputs, outputs, move |t| {
+            let per = if first { 2 } else { 4 };
+            let operands = t
+                .chunks(per)
+                .map(|c| AdamWOperands {
+                    param: c[0].clone(),
+                    grad: c[1].clone(),
+                    moments: (!first).then(|| (c[2].clone(), c[3].clone())),
+                })
+                .collect();
+            B::adamw_steps(operands, &step).into_iter().flatten().collect()
         });
-        <[_; 3]>::try_from(out).expect("three outputs")
+        out.chunks(3)
+            .map(|c| [c[0].clone(), c[1].clone(), c[2].clone()])
+            .collect()
     }
 }
