@@ -96,6 +96,10 @@ fn generate(args: &GenerateArgs) -> Result<(), String> {
         every: args.every,
         ..GenerateSpec::new(pde, args.n, args.res, args.seed)
     };
+    spec.check().map_err(|e| e.to_string())?;
+    // The values in f32 and, while saved, the file's bytes beside them.
+    let values = spec.stored_values();
+    crate::memory::check_fits("this data set", crate::memory::product([values, 4, 2]))?;
     let grid = if pde == Pde::Burgers {
         format!("{}", args.res)
     } else {

@@ -5,8 +5,14 @@
 
 use std::process::Command;
 
+/// Runs `fno args` under a 4 GB address-space cap (as the repros):
+/// one `error:` line on stderr, exit 2.
 fn one_error_line(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap();
+    let out = Command::new("sh")
+        .args(["-c", "ulimit -v 4000000; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_fno")])
+        .args(args)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
@@ -97,6 +103,12 @@ fn sizes_past_the_machine_are_refused_before_allocating() {
     }
     let line = one_error_line(&["demo", "--size", "1073741824", "--backend", "cpu"]);
     assert!(line.contains("--size") && line.contains("GB on the CPU"), "{line}");
+    // Within the generator's limits, past the cap: refused before any solve.
+    let out = dir.join("d.npz");
+    let out = out.to_str().unwrap();
+    let line = one_error_line(&["data", "generate", "darcy", "--n", "1000", "--res", "1024", "--out", out]);
+    assert!(line.contains("this data set needs") && line.contains("GB on the CPU"), "{line}");
+    assert!(!dir.join("d.npz").exists());
     // Refused before any data are generated (once: generated, then aborted).
     let line = one_error_line(&["train", "--devices", "100000", "--backend", "cpu", "--out", y]);
     assert!(line.contains("--devices 100000") && line.contains("cores"), "{line}");

@@ -91,7 +91,7 @@ impl GenerateSpec {
 
     /// Fails on options that do not apply to the PDE and on sizes beyond
     /// [`limits`], before anything is allocated or solved.
-    fn check(&self) -> Result<(), DataError> {
+    pub fn check(&self) -> Result<(), DataError> {
         let bad = |m: String| Err(DataError::Invalid(m));
         let dims = if self.pde == Pde::Burgers { 1 } else { 2 };
         let fine = self.fine.unwrap_or(match self.pde {
@@ -117,13 +117,7 @@ impl GenerateSpec {
                 limits::SOLVE_POINTS
             ));
         }
-        let snapshots = match (self.pde, self.time, self.every) {
-            (Pde::NavierStokes, time, every) => {
-                let d = NavierStokesConfig::default();
-                time.unwrap_or(d.final_time) / every.unwrap_or(d.snapshot_interval)
-            }
-            _ => 1.0,
-        };
+        let snapshots = self.snapshots();
         if snapshots.is_nan() || snapshots > limits::SNAPSHOTS as f64 {
             return bad(format!(
                 "time / every = {snapshots}: at most {} snapshots",
@@ -146,7 +140,7 @@ impl GenerateSpec {
                 ));
             }
         }
-        let stored = self.n as u128 * (1 + snapshots as u128) * points(self.res);
+        let stored = self.stored_values();
         if stored > limits::STORED_VALUES {
             return bad(format!(
                 "{} samples of {}^{dims} points: {stored} values, at most {}",
@@ -167,6 +161,27 @@ impl GenerateSpec {
             return Err(DataError::Invalid("every applies to navier-stokes only".into()));
         }
         Ok(())
+    }
+
+    /// Navier–Stokes output snapshots per sample (time / every); 1 otherwise.
+    fn snapshots(&self) -> f64 {
+        match (self.pde, self.time, self.every) {
+            (Pde::NavierStokes, time, every) => {
+                let d = NavierStokesConfig::default();
+                time.unwrap_or(d.final_time) / every.unwrap_or(d.snapshot_interval)
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The values the data set holds, inputs and outputs (saturating: for a
+    /// memory estimate before [`generate`](Self::generate) checks the limits).
+    pub fn stored_values(&self) -> u128 {
+        let dims = if self.pde == Pde::Burgers { 1 } else { 2 };
+        let snapshots = self.snapshots().clamp(0.0, u64::MAX as f64) as u128;
+        (self.n as u128)
+            .saturating_mul(1 + snapshots)
+            .saturating_mul((self.res as u128).saturating_pow(dims))
     }
 
     /// A short name for file names and labels, e.g. `darcy_16_n1000_seed0`.
