@@ -64,6 +64,9 @@ pub struct NpyArray {
     pub dtype: DType,
     /// Values in C order; complex as interleaved (re, im).
     pub data: Vec<f32>,
+    /// numpy's name of the dtype the file stored (`int64`, `bool`, ...): what
+    /// `dtype` was read from.
+    pub stored: &'static str,
 }
 
 impl NpyArray {
@@ -73,7 +76,17 @@ impl NpyArray {
             data.len(),
             "data length does not match shape {shape:?} and dtype {dtype:?}"
         );
-        NpyArray { shape, dtype, data }
+        let stored = match dtype {
+            DType::F32 => "float32",
+            DType::C64 => "complex64",
+            DType::F16 => "float16",
+        };
+        NpyArray {
+            shape,
+            dtype,
+            data,
+            stored,
+        }
     }
 }
 
@@ -341,6 +354,7 @@ fn parse(bytes: &[u8]) -> Result<NpyArray, ParseError> {
             (false, _) => DType::F32,
         },
         data: d.data,
+        stored: d.name,
     })
 }
 

@@ -106,6 +106,9 @@ pub fn run(args: FftArgs) -> Result<(), String> {
     let precision: Precision = args.precision.into();
 
     let mut input = npy::read(&args.input).map_err(|e| e.to_string())?;
+    if let Some(warning) = integer_warning(input.stored, precision) {
+        eprintln!("warning: {}: {warning}", args.input.display());
+    }
     let (kind, direction) = match (args.real, args.inverse) {
         (false, false) => (FftKind::C2C, Direction::Forward),
         (false, true) => (FftKind::C2C, Direction::Inverse),
@@ -197,6 +200,22 @@ pub fn run(args: FftArgs) -> Result<(), String> {
 
 /// A float16 array whose last axis holds (re, im) pairs, as the complex array
 /// it stands for (numpy has no complex float16).
+/// What a user should hear when integers or booleans are transformed as
+/// floats of `precision`: values past its exact integers round.
+fn integer_warning(stored: &str, precision: Precision) -> Option<String> {
+    if stored.starts_with("float") || stored.starts_with("complex") {
+        return None;
+    }
+    let (name, exact) = match precision {
+        Precision::F16 => ("float16", "2048"),
+        Precision::BF16 => ("bfloat16", "256"),
+        Precision::F32 => ("float32", "16777216"),
+    };
+    Some(format!(
+        "{stored} values transformed as {name}: integers beyond ±{exact} are rounded"
+    ))
+}
+
 fn complex_from_pairs(array: NpyArray) -> Result<NpyArray, String> {
     let mut shape = array.shape;
     if shape.last() != Some(&2) {

@@ -462,3 +462,67 @@ fn demo_runs_and_matches_the_oracle() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// An `.npy` file of little-endian int64 values, written by hand as numpy does.
+fn write_int64_npy(path: &Path, values: &[i64]) {
+    let mut header = format!(
+        "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
+        values.len()
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn integer_input_is_transformed_with_a_warning_of_rounding() {
+    let (x, y) = (scratch("ints.npy"), scratch("ints_fft.npy"));
+    write_int64_npy(&x, &[1, 2, 3, 5001]);
+    for (precision, name, exact) in [("f16", "float16", "2048"), ("f32", "float32", "16777216")] {
+        let out = fno(&[
+            "--input",
+            path(&x),
+            "--output",
+            path(&y),
+            "--precision",
+            precision,
+            "--backend",
+            "cpu",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{precision}: {stderr}");
+        let want = format!(
+            "warning: {}: int64 values transformed as {name}: integers beyond ±{exact} are rounded",
+            x.display()
+        );
+        assert_eq!(stderr.trim(), want, "{precision}");
+        // Frequency 0 of [1, 2, 3, 5001]: the sum, 5007 in f32; in float16 5001
+        // reads as 5000 (a spacing of 4) and the sum 5006 is stored as 5008.
+        let dc = npy::read(&y).unwrap().data[0];
+        assert_eq!(dc, if precision == "f16" { 5008.0 } else { 5007.0 }, "{precision}");
+    }
+    // Floats say nothing.
+    let values: Vec<f32> = vec![1.0, 2.0, 3.0, 4.0];
+    npy::write(&x, &NpyArray::new(vec![4], DType::F32, values)).unwrap();
+    let out = fno(&[
+        "--input",
+        path(&x),
+        "--output",
+        path(&y),
+        "--precision",
+        "f16",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -106,8 +106,13 @@ fn sizes_past_the_machine_are_refused_before_allocating() {
     // Within the generator's limits, past the cap: refused before any solve.
     let out = dir.join("d.npz");
     let out = out.to_str().unwrap();
-    let line = one_error_line(&["data", "generate", "darcy", "--n", "1000", "--res", "1024", "--out", out]);
-    assert!(line.contains("this data set needs") && line.contains("GB on the CPU"), "{line}");
+    let line = one_error_line(&[
+        "data", "generate", "darcy", "--n", "1000", "--res", "1024", "--out", out,
+    ]);
+    assert!(
+        line.contains("this data set needs") && line.contains("GB on the CPU"),
+        "{line}"
+    );
     assert!(!dir.join("d.npz").exists());
     // Refused before any data are generated (once: generated, then aborted).
     let line = one_error_line(&["train", "--devices", "100000", "--backend", "cpu", "--out", y]);
