@@ -2,7 +2,8 @@
 //! command's inputs is refused before any work (one line, exit 2, the input
 //! unchanged); a symlink output replaces its target and stays a link; a fifo
 //! is written to, not replaced; `/dev/full` is an error; a user's `.tmp` file
-//! beside the output is left alone; an unknown output format is named.
+//! beside the output is left alone; an unknown output format is named; Ctrl-C
+//! during a write removes the temporary and keeps the old output.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -227,4 +228,55 @@ fn unknown_output_formats_are_named() {
 /// `O_NONBLOCK` on Linux.
 fn libc_nonblock() -> i32 {
     0o4000
+}
+
+/// The temporaries in `dir` of output `name` (`.NAME.XXXXXX.tmp`).
+fn temporaries(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!(".{name}.");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let f = p.file_name().unwrap().to_string_lossy();
+            f.starts_with(&prefix) && f.ends_with(".tmp")
+        })
+        .collect()
+}
+
+/// Ctrl-C while an output is being written: the temporary goes, the old
+/// output stays as it was, and the exit status is the signal's (130).
+#[test]
+fn an_interrupted_write_leaves_the_old_output_and_no_temporary() {
+    let d = dir("interrupt");
+    let (x, y) = (d.join("x.npy"), d.join("y.npy"));
+    // 2²⁴ values: a 128 MB complex output, written and synced for long
+    // enough that the temporary is seen.
+    let data: Vec<f32> = (0..1 << 24).map(|i| (i % 7) as f32).collect();
+    npy::write(&x, &NpyArray::new(vec![16, 1 << 20], DType::F32, data)).unwrap();
+    write_input(&y);
+    let before = std::fs::read(&y).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fno"))
+        .args(["fft", "--input", s(&x), "--output", s(&y), "--backend", "cpu"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let seen = loop {
+        if !temporaries(&d, "y.npy").is_empty() {
+            break true;
+        }
+        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(seen, "the temporary was never seen: the write ended first");
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit status after SIGINT: {status:?}");
+    assert!(temporaries(&d, "y.npy").is_empty(), "a temporary was left");
+    assert_eq!(std::fs::read(&y).unwrap(), before, "the old output changed");
+    let _ = std::fs::remove_dir_all(&d);
 }
