@@ -613,7 +613,7 @@ fn per_seed(
     let channels = shape[shape.len() - 1];
     let points: usize = grid.iter().product();
     let stack = |parts: Vec<Array>| -> Result<Array, DataError> {
-        let mut data = Vec::with_capacity(parts.len() * points * channels);
+        let mut data = crate::buffer(parts.len() * points * channels).map_err(|m| err(path, m))?;
         for a in &parts {
             for c in 0..channels {
                 data.extend((0..points).map(|p| a.data[p * channels + c]));

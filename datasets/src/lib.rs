@@ -25,6 +25,18 @@ pub const HDF5: bool = cfg!(feature = "hdf5");
 pub use dataset::{Array, PdeDataset};
 pub use load::{check_output, load, read_input, read_tensors, save, LoadOptions};
 
+/// An empty vector with room for `count` values, or a one-line reason where
+/// the allocator cannot give it (a file larger than memory), instead of an
+/// abort: for buffers whose size comes from a file.
+pub fn buffer<T>(count: usize) -> Result<Vec<T>, String> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(count).map_err(|_| {
+        let gb = count as f64 * std::mem::size_of::<T>() as f64 / 1e9;
+        format!("{count} values ({gb:.1} GB) do not fit in memory")
+    })?;
+    Ok(v)
+}
+
 /// The tensors of a file by name, and its metadata.
 pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
 
@@ -46,4 +58,14 @@ pub enum DataError {
     File { path: String, reason: String },
     #[error("{0}")]
     Invalid(String),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn buffers_past_memory_are_errors_not_aborts() {
+        let e = super::buffer::<f32>(usize::MAX / 8).unwrap_err();
+        assert!(e.ends_with("GB) do not fit in memory"), "{e}");
+        assert!(super::buffer::<f32>(10).unwrap().capacity() >= 10);
+    }
 }

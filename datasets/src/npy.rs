@@ -297,7 +297,7 @@ fn decode(bytes: &[u8]) -> Result<Decoded, ParseError> {
     fn widen<T: npyz::Deserialize>(file: npyz::NpyFile<&[u8]>, f: impl Fn(T) -> f32) -> Result<Vec<f32>, ParseError> {
         // Element by element into the f32 vector: no copy of the stored type.
         let reader = file.data::<T>().map_err(|e| ParseError::Format(e.to_string()))?;
-        let mut out = Vec::with_capacity(reader.total_len() as usize);
+        let mut out = crate::buffer(reader.total_len() as usize).map_err(ParseError::Format)?;
         for v in reader {
             out.push(f(v.map_err(invalid)?));
         }

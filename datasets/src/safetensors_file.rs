@@ -123,7 +123,8 @@ fn read_header(path: &Path, file: &mut File) -> Result<Header, DataError> {
 fn read_values(path: &Path, file: &File, e: &Entry, from: u64, count: usize) -> Result<Vec<f32>, DataError> {
     use std::os::unix::fs::FileExt;
     let w = width(e.dtype).expect("checked with the header");
-    let mut bytes = vec![0u8; count * w];
+    let mut bytes = crate::buffer::<u8>(count * w).map_err(|m| err(path, m))?;
+    bytes.resize(count * w, 0);
     file.read_exact_at(&mut bytes, from)
         .map_err(|x| err(path, x.to_string()))?;
     Ok(bytes.chunks_exact(w).map(|c| decode(e.dtype, c)).collect())

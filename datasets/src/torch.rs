@@ -412,7 +412,7 @@ fn read_tensor<R: std::io::Read + std::io::Seek>(
             .spend((count as u64).saturating_mul(4))
             .map_err(|e| format!("a view of {}: {e}", view()))?;
     }
-    let mut data = Vec::with_capacity(count);
+    let mut data = crate::buffer(count).map_err(|m| format!("{}: {m}", view()))?;
     let mut index = vec![0usize; t.shape.len()];
     for _ in 0..count {
         let at = t.offset + index.iter().zip(&t.strides).map(|(i, s)| i * s).sum::<usize>();
