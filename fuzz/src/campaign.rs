@@ -49,6 +49,7 @@ pub fn worker(target: &'static Target, memory_mb: u64) -> ! {
             Outcome::Ok => "ok\t".to_string(),
             Outcome::Error(e) => format!("err\t{}", e.replace('\n', " ")),
             Outcome::Panic(m) => format!("panic\t{}", m.replace('\n', " ")),
+            Outcome::MultiLine(m) => format!("multi-line\t{}", m.replace('\n', "⏎")),
         };
         let mut out = stdout.lock();
         let _ = writeln!(out, "{MARK}{line}");
@@ -167,7 +168,7 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// Kinds of failure.
-const KINDS: [&str; 5] = ["panic", "crash", "oom", "stack-overflow", "timeout"];
+const KINDS: [&str; 6] = ["panic", "crash", "oom", "stack-overflow", "timeout", "multi-line"];
 
 /// One target's run.
 #[derive(Default)]
@@ -230,6 +231,7 @@ fn fuzz_target(target: &'static Target, opts: &Options, progress: bool) -> Summa
                 let outcome = match kind {
                     "ok" => Outcome::Ok,
                     "err" => Outcome::Error(message.to_string()),
+                    "multi-line" => Outcome::MultiLine(message.to_string()),
                     _ => Outcome::Panic(message.to_string()),
                 };
                 fuzzer.feedback(&input, &outcome);
@@ -243,6 +245,7 @@ fn fuzz_target(target: &'static Target, opts: &Options, progress: bool) -> Summa
                         None
                     }
                     Outcome::Panic(m) => Some(("panic", m)),
+                    Outcome::MultiLine(m) => Some(("multi-line", m)),
                 }
             }
             Err(RecvTimeoutError::Timeout) => {

@@ -32,6 +32,8 @@ pub enum Outcome {
     Ok,
     /// A clean error (its message).
     Error(String),
+    /// An error of several lines: users get one line (a failure).
+    MultiLine(String),
     /// A panic: its message and location.
     Panic(String),
 }
@@ -75,6 +77,8 @@ pub fn run_case(target: &Target, scratch: &Path, input: &[u8]) -> Outcome {
     IN_CASE.with(|c| c.set(false));
     match result {
         Ok(Ok(())) => Outcome::Ok,
+        // TOML diagnostics keep their caret under the line they quote.
+        Ok(Err(e)) if target.ext != "toml" && e.trim_end().contains('\n') => Outcome::MultiLine(e),
         Ok(Err(e)) => Outcome::Error(e),
         Err(_) => Outcome::Panic(
             PANIC
@@ -202,7 +206,7 @@ pub fn run_in_process(target: &'static Target, seed: u64, max_cases: u64, budget
                     report.rejected_seeds.push(format!("seed {case}: {e}"));
                 }
             }
-            Outcome::Panic(message) => {
+            Outcome::Panic(message) | Outcome::MultiLine(message) => {
                 let path = save_dir.join(format!("{}-{seed}-{case}.{}", dir_name(target.name), target.ext));
                 report.failures.push(Failure {
                     target: target.name,
@@ -217,4 +221,39 @@ pub fn run_in_process(target: &'static Target, seed: u64, max_cases: u64, budget
     let _ = std::fs::remove_file(&current);
     report.elapsed = start.elapsed();
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mutate::Format;
+
+    fn target(ext: &'static str, run: fn(&Path, &[u8]) -> Result<(), String>) -> Target {
+        Target {
+            name: "test",
+            ext,
+            format: Format::Binary,
+            seeds: Vec::new,
+            run,
+        }
+    }
+
+    #[test]
+    fn errors_of_several_lines_fail_except_toml_diagnostics() {
+        let two_lines = |_: &Path, _: &[u8]| Err("bad\n  ^ here".to_string());
+        let one_line = |_: &Path, _: &[u8]| Err("bad: expected x at byte 3\n".to_string());
+        let scratch = Path::new(".");
+        assert!(matches!(
+            run_case(&target("npy", two_lines), scratch, b""),
+            Outcome::MultiLine(_)
+        ));
+        assert!(matches!(
+            run_case(&target("toml", two_lines), scratch, b""),
+            Outcome::Error(_)
+        ));
+        assert!(matches!(
+            run_case(&target("npy", one_line), scratch, b""),
+            Outcome::Error(_)
+        ));
+    }
 }

@@ -272,7 +272,10 @@ fn an_interrupted_write_leaves_the_old_output_and_no_temporary() {
         std::thread::sleep(Duration::from_millis(1));
     };
     assert!(seen, "the temporary was never seen: the write ended first");
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(kill.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "exit status after SIGINT: {status:?}");
