@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_datasets::Array;
+use fno_kernels::backend::Backend;
 use fno_models::{FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::{checkpoint_normalizers, predict_with, Predictor, TrainError};
@@ -91,6 +92,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         settings: args.device.settings(),
         batch_size: args.batch_size,
         label: args.checkpoint.display().to_string(),
+        on_cpu: backend == Backend::Cpu,
     };
     let (output, denormalised) = run_on(backend, args.device.burn_fusion, job)?;
     write_output(&args.output, output, denormalised, &format!("{backend}, {imp:?}"))
@@ -204,6 +206,8 @@ struct InferJob<'a> {
     settings: ModelSettings,
     batch_size: usize,
     label: String,
+    /// Checked against the CPU's free memory first.
+    on_cpu: bool,
 }
 
 impl BackendJob for InferJob<'_> {
@@ -215,6 +219,12 @@ impl BackendJob for InferJob<'_> {
             Predictor::<B>::load(self.checkpoint, self.config, device).map_err(|e| format!("{}: {e}", self.label))?;
         predictor.model = with_settings::<B>(predictor.model.with_spectral_impl(self.imp), self.settings, device);
         let input = model_input(self.input, predictor.model.config(), &self.input_label)?;
+        if self.on_cpu {
+            let batch = self.batch_size.min(input.shape[0]);
+            let points = input.shape[2..].iter().product();
+            let need = crate::memory::activation_bytes(predictor.model.config(), batch, points, false);
+            crate::memory::check_fits(&format!("inference in batches of {batch}"), need)?;
+        }
         let bar = Progress::new("inference", "samples", input.shape[0]);
         let output = predictor
             .predict(&input, self.batch_size, device, |done, _| bar.update(done, ""))

@@ -44,6 +44,29 @@ pub fn check_fits(what: &str, bytes: Option<u128>) -> Result<(), String> {
     }
 }
 
+/// Bytes of an FNO's activations for `batch` samples of `points` grid
+/// points, in f32: about six tensors of the widest layer (lifting, hidden,
+/// projection) alive at once in a forward, and where a backward keeps every
+/// block's activations (`training`) about eight of the hidden width a block.
+pub fn activation_bytes(cfg: &fno_models::FnoConfig, batch: usize, points: usize, training: bool) -> Option<u128> {
+    let hidden = cfg.hidden_channels as f64;
+    let widest = [
+        hidden * cfg.lifting_channel_ratio,
+        hidden * cfg.projection_channel_ratio,
+        hidden,
+        (cfg.in_channels + cfg.dims()) as f64,
+    ]
+    .into_iter()
+    .fold(1.0, f64::max)
+    .ceil() as u128;
+    let kept = if training {
+        cfg.n_layers as u128 * 8 * cfg.hidden_channels as u128
+    } else {
+        0
+    };
+    product([batch as u128, points as u128, 4, 6 * widest + kept])
+}
+
 /// `Π factors` in u128, `None` on overflow.
 pub fn product(factors: impl IntoIterator<Item = u128>) -> Option<u128> {
     factors.into_iter().try_fold(1u128, |acc, f| acc.checked_mul(f))
@@ -63,5 +86,16 @@ mod tests {
         );
         let e = check_fits("x", product([u128::MAX, 2])).unwrap_err();
         assert!(e.contains("overflows"), "{e}");
+    }
+
+    #[test]
+    fn activations_count_the_widest_layer_and_the_kept_blocks() {
+        let cfg = fno_models::FnoConfig::new(&[8, 8], 1, 1, 16);
+        let widest = (16.0 * cfg.lifting_channel_ratio.max(cfg.projection_channel_ratio)).max(16.0) as u128;
+        let forward = 2 * 100 * 4 * 6 * widest;
+        assert_eq!(activation_bytes(&cfg, 2, 100, false), Some(forward));
+        let kept = 2 * 100 * 4 * cfg.n_layers as u128 * 8 * 16;
+        assert_eq!(activation_bytes(&cfg, 2, 100, true), Some(forward + kept));
+        assert_eq!(activation_bytes(&cfg, usize::MAX, usize::MAX, true), None);
     }
 }

@@ -191,6 +191,12 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         .join("cache");
     let mut console = Console { bar: None };
     let data = PreparedData::prepare(&cfg, &cache, &mut console).map_err(|e| e.to_string())?;
+    if backend == Backend::Cpu {
+        let points = data.train.grid().iter().product();
+        let batch = cfg.optim.batch_size.min(data.train.len());
+        let need = crate::memory::activation_bytes(&cfg.model, batch, points, true);
+        crate::memory::check_fits(&format!("training in batches of {batch}"), need)?;
+    }
     eprintln!(
         "training a {}-D FNO on {} samples {:?} ({backend}, {imp:?}, {:?} 1×1 products, {} spectral blocks); {} epochs, batch {}, {} loss",
         cfg.model.dims(),

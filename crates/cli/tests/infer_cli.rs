@@ -258,3 +258,55 @@ fn enum_flags_list_their_values() {
         );
     }
 }
+
+/// Batches whose activations exceed the CPU's memory (here a 4 GB
+/// address-space cap) are refused before the forward, naming the batch.
+#[test]
+fn batches_past_the_cpus_memory_are_refused_first() {
+    let x = scratch("big.npy");
+    let side = 1024;
+    npy::write(
+        &x,
+        &NpyArray::new(vec![16, 1, side, side], DType::F32, vec![0.5; 16 * side * side]),
+    )
+    .unwrap();
+    let (model, config, y) = (
+        fixture("model.safetensors"),
+        fixture("config.json"),
+        scratch("big-y.npy"),
+    );
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 4000000; exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_fno"),
+            "infer",
+        ])
+        .args([
+            "--checkpoint",
+            &model,
+            "--config",
+            &config,
+            "--input",
+            x.to_str().unwrap(),
+        ])
+        .args([
+            "--output",
+            y.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--batch-size",
+            "16",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: inference in batches of 16 needs"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("GB on the CPU") && !y.exists(), "{stderr}");
+    let _ = std::fs::remove_file(&x);
+}
