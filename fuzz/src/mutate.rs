@@ -486,7 +486,7 @@ pub fn zip_entries(d: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     Some(out)
 }
 
-/// A zip archive of `entries`, stored or deflated.
+/// A zip archive of `entries` (the first of a repeated name), stored or deflated.
 pub fn zip_archive(entries: &[(String, Vec<u8>)], deflate: bool) -> Vec<u8> {
     use zip::write::SimpleFileOptions;
     let method = if deflate {
@@ -495,7 +495,12 @@ pub fn zip_archive(entries: &[(String, Vec<u8>)], deflate: bool) -> Vec<u8> {
         zip::CompressionMethod::Stored
     };
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let mut names = std::collections::HashSet::new();
     for (name, bytes) in entries {
+        // A renamed entry may take another's name: zip writes each name once.
+        if !names.insert(name) {
+            continue;
+        }
         let options = SimpleFileOptions::default().compression_method(method);
         w.start_file(name.as_str(), options).expect("writing to memory");
         w.write_all(bytes).expect("writing to memory");
