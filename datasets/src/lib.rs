@@ -52,16 +52,42 @@ pub struct StoredTensor {
 /// (file, key, expected shape).
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Shape(String),
-    #[error("{path}: {reason}")]
+    #[error("{}: {}", one_line(.path), one_line(.reason))]
     File { path: String, reason: String },
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Invalid(String),
+}
+
+/// `text` with its control characters escaped (`\n` as `\\n`): names read
+/// from a file (keys, storage entries) may hold line breaks, and an error is
+/// one line.
+fn one_line(text: &str) -> String {
+    text.trim_end()
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn errors_are_one_line_whatever_names_the_file_holds() {
+        let e = super::DataError::File {
+            path: "a.pt".into(),
+            reason: "storage archive/data/\n\t: not found\n".into(),
+        };
+        assert_eq!(e.to_string(), "a.pt: storage archive/data/\\n\\t: not found");
+    }
+
     #[test]
     fn buffers_past_memory_are_errors_not_aborts() {
         let e = super::buffer::<f32>(usize::MAX / 8).unwrap_err();
