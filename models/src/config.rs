@@ -239,8 +239,19 @@ impl FnoConfig {
     }
 
     pub fn from_json(text: &str) -> Result<Self, ModelError> {
-        let cfg: FnoConfig =
-            serde_json::from_str(text).map_err(|e| ModelError::Config(format!("bad FNO configuration: {e}")))?;
+        // A key may hold an escaped line break: the error stays one line.
+        let cfg: FnoConfig = serde_json::from_str(text).map_err(|e| {
+            let text: String = (e.to_string().chars())
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.into()
+                    }
+                })
+                .collect();
+            ModelError::Config(format!("bad FNO configuration: {text}"))
+        })?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -576,6 +587,12 @@ mod tests {
         };
         assert_eq!(padded.padding_for(&[10, 14]), vec![2, 4]);
         assert_eq!(FnoConfig::from_json(&cfg.to_json()).unwrap(), cfg);
+    }
+
+    #[test]
+    fn a_key_with_a_line_break_is_named_on_one_line() {
+        let e = FnoConfig::from_json(r#"{"in_ch\nannels": 1}"#).unwrap_err().to_string();
+        assert!(e.contains("unknown field `in_ch\\nannels`") && !e.contains('\n'), "{e}");
     }
 
     #[test]
