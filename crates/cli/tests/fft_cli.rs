@@ -463,27 +463,11 @@ fn demo_runs_and_matches_the_oracle() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// An `.npy` file of little-endian int64 values, written by hand as numpy does.
-fn write_int64_npy(path: &Path, values: &[i64]) {
-    let mut header = format!(
-        "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
-        values.len()
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-    std::fs::write(path, bytes).unwrap();
-}
-
 #[test]
 fn integer_input_is_transformed_with_a_warning_of_rounding() {
     let (x, y) = (scratch("ints.npy"), scratch("ints_fft.npy"));
-    write_int64_npy(&x, &[1, 2, 3, 5001]);
+    let ints: Vec<u8> = [1i64, 2, 3, 5001].iter().flat_map(|v| v.to_le_bytes()).collect();
+    crate::write_raw_npy(&x, "<i8", &[4], &ints);
     for (precision, name, exact) in [("f16", "float16", "2048"), ("f32", "float32", "16777216")] {
         let out = fno(&[
             "--input",

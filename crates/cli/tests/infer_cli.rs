@@ -194,20 +194,8 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
 
 /// `values` as a little-endian float64 `.npy` (numpy's default dtype).
 fn write_f64_npy(path: &std::path::Path, shape: &[usize], values: &[f32]) {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!(
-        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}",
-        dims.join(", ")
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend(values.iter().flat_map(|&v| (v as f64).to_le_bytes()));
-    std::fs::write(path, bytes).unwrap();
+    let data: Vec<u8> = values.iter().flat_map(|&v| (v as f64).to_le_bytes()).collect();
+    crate::write_raw_npy(path, "<f8", shape, &data);
 }
 
 /// numpy's default float64, stored as [samples, *grid] without the channel
