@@ -243,18 +243,25 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> PointwiseB
                 (param, grad, moments, out)
             })
             .collect();
-        let buffers: Vec<_> = tensors
-            .iter()
-            .map(|(param, grad, moments, out)| AdamWBuffers {
-                param: &param.handle,
-                grad: &grad.handle,
-                moments: moments.as_ref().map(|(m, v)| (&m.handle, &v.handle)),
-                out: [&out[0].handle, &out[1].handle, &out[2].handle],
-                len: param.meta.shape().num_elements(),
-            })
-            .collect();
-        if let Some((param, ..)) = tensors.first() {
-            adamw::adamw(&param.client, step, &buffers);
+        // One launch a device (Burn's multi-device step may spread the parameters).
+        let mut devices: Vec<&R::Device> = Vec::new();
+        for (param, ..) in &tensors {
+            if !devices.contains(&&param.device) {
+                devices.push(&param.device);
+            }
+        }
+        for device in devices {
+            let on_device: Vec<_> = tensors.iter().filter(|(param, ..)| &param.device == device).collect();
+            let buffers: Vec<_> = (on_device.iter())
+                .map(|(param, grad, moments, out)| AdamWBuffers {
+                    param: &param.handle,
+                    grad: &grad.handle,
+                    moments: moments.as_ref().map(|(m, v)| (&m.handle, &v.handle)),
+                    out: [&out[0].handle, &out[1].handle, &out[2].handle],
+                    len: param.meta.shape().num_elements(),
+                })
+                .collect();
+            adamw::adamw(&on_device[0].0.client, step, &buffers);
         }
         tensors.into_iter().map(|(.., out)| out).collect()
     }
