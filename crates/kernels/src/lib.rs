@@ -15,6 +15,7 @@ mod pairs;
 pub mod pointwise_conv;
 pub mod pointwise_grad;
 pub mod pointwise_tf32;
+pub mod pools;
 pub mod precision;
 pub mod sobolev;
 pub mod split_sum;
