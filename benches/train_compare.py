@@ -39,9 +39,16 @@ error after a few epochs varies from run to run even from one seed.
 
 `--impl` trains ours once per spectral path listed (`fno train --impl`;
 default unfused; a path may end in `-` and a `--burn-fusion` value, as
-`unfused-on` or `auto-on-burn-ops`, `-cube` meaning `off`), the first beside neuraloperator, and
-tables each path's epoch time against the first's; `--without-neuralop` leaves neuraloperator
+`unfused-on` or `auto-on-burn-ops`, `-cube` meaning `off`, and then in `:` and a
+`--memory` mode, as `unfused:fast`), the first beside neuraloperator, and
+tables each path's epoch time and memory against the first's; `--without-neuralop` leaves neuraloperator
 out (the path comparison alone).
+
+Memory: each process's nvidia-smi peak, and that peak less the process's CUDA
+context — the nvidia-smi peak of a process of the same kind that does almost
+nothing (torch: one tensor of one value on the GPU; ours: `fno fft` of a 64×64
+array on CUDA), measured once a run; for ours also the peaks its metrics report
+(live tensors and what the pools held, sampled in the training steps).
 
 neuraloperator must be importable (see ../shared/anchors/README.md for its
 wheels). Writes OUT/train_compare.jsonl and OUT/train_compare.md.
@@ -274,10 +281,31 @@ precision = "{precision if precision in ("mixed", "half") else "f32"}"
 
 
 def backend_flags(variant):
-    """`--impl PATH` of `PATH[-FUSION]`, and `--burn-fusion FUSION` (`cube`: off)."""
+    """`--impl PATH` of `PATH[-FUSION][:MEMORY]`, `--burn-fusion FUSION` (`cube`: off)
+    and `--memory MEMORY`."""
+    variant, _, mode = variant.partition(":")
     path, _, fusion = variant.partition("-")
     fusion = {"cube": "off"}.get(fusion, fusion)
-    return ["--impl", path] + (["--burn-fusion", fusion] if fusion else [])
+    return (["--impl", path] + (["--burn-fusion", fusion] if fusion else [])
+            + (["--memory", mode] if mode else []))
+
+
+def context_mib(fno, work, memory):
+    """The nvidia-smi peaks of near-empty processes: torch's, and ours (`fno fft`)."""
+    import numpy as np
+    probe = os.path.join(work, "context_probe.npy")
+    np.save(probe, np.ones((64, 64), dtype=np.float32))
+    commands = dict(
+        neuralop=[sys.executable, "-c", "import time, torch; torch.ones(1, device='cuda'); "
+                  "torch.cuda.synchronize(); time.sleep(1)"],
+        ours=[fno, "fft", "--backend", "cuda", "--input", probe, "--output", probe + ".out.npy"])
+    peaks = {}
+    for name, command in commands.items():
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc.wait()
+        time.sleep(0.3)
+        peaks[name] = memory.peak(proc.pid)
+    return peaks
 
 
 def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp="unfused", devices=1, tfno=None):
@@ -296,11 +324,13 @@ def run_ours(fno, name, case, files, epochs, work, memory, seed, precision, imp=
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         history = [json.loads(line) for line in f]
     times = [m["seconds"] for m in history]
-    # CubeCL's pools at the end (their peak, as they keep what they allocate) beside nvidia-smi's figure.
-    pools = history[-1].get("memory") or {}
+    # The peaks our metrics report (sampled in the steps), beside nvidia-smi's figure.
+    pools = [m.get("memory") or {} for m in history]
+    most = lambda key: max((p[key] for p in pools if p.get(key) is not None), default=None)
     return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
                 peak_mib=memory.peak(proc.pid), test_l2=history[-1]["tests"][0]["l2"],
-                pool_reserved_mib=pools.get("reserved_mib"), pool_in_use_mib=pools.get("in_use_mib"))
+                pool_reserved_mib=most("peak_reserved_mib") or most("reserved_mib"),
+                pool_in_use_mib=most("peak_in_use_mib") or most("in_use_mib"))
 
 
 def l2(result):
@@ -318,33 +348,53 @@ def with_seeds(run, seeds):
     return first
 
 
-def table(rows):
+def less_context(result, context):
+    """A run's nvidia-smi peak less its kind's context (None where either is unknown)."""
+    peak = result.get("peak_mib")
+    return peak - context if peak is not None and context is not None else None
+
+
+def memory_cell(theirs, ours):
+    """`theirs / ours (ratio)` of peaks less their contexts."""
+    if theirs is None or ours is None:
+        return "–"
+    return f"{theirs} / {ours} ({ours / theirs:.2f})" if theirs > 0 else f"{theirs} / {ours}"
+
+
+def table(rows, context):
     """One line a case; `ours, again` is the first epoch of a second `fno train`
     of the same case (compiled kernels cached), where one was run."""
     lines = ["| case | grid | precision | neuraloperator s/epoch | ours s/epoch | ours/theirs | "
-             "first epoch (theirs / ours / ours, again) s | peak MiB (theirs / ours) | test L2 (theirs / ours) |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "first epoch (theirs / ours / ours, again) s | peak MiB (theirs / ours) | "
+             "peak less context MiB (theirs / ours) | test L2 (theirs / ours) |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         t, o = r["neuralop"], r["ours"]
         again = f"{r['ours_again']['first_epoch_s']:.1f}" if "first_epoch_s" in r.get("ours_again", {}) else "–"
         lines.append(f"| {r['case']} | {r['grid']} | {r['precision']} | {t['epoch_s']:.3f} | {o['epoch_s']:.3f} | "
                      f"{o['epoch_s'] / t['epoch_s']:.2f} | {t['first_epoch_s']:.1f} / {o['first_epoch_s']:.1f} / "
-                     f"{again} | {t['peak_mib']} / {o['peak_mib']} | {l2(t)} / {l2(o)} |")
+                     f"{again} | {t['peak_mib']} / {o['peak_mib']} | "
+                     f"{memory_cell(less_context(t, context.get('neuralop')), less_context(o, context.get('ours')))} | "
+                     f"{l2(t)} / {l2(o)} |")
     return "\n".join(lines)
 
 
-def impl_table(rows, imps):
-    """Our epoch time under each spectral path, against the first path's."""
+def impl_table(rows, imps, context):
+    """Our epoch time and memory under each spectral path, against the first path's."""
     first = imps[0]
     head = " | ".join(f"{imp} s/epoch" for imp in imps)
     ratios = " | ".join(f"{first}/{imp}" for imp in imps[1:])
-    lines = [f"| case | grid | precision | {head} | {ratios} | test L2 ({', '.join(imps)}) |",
-             "| --- | --- | --- |" + " ---: |" * (2 * len(imps) - 1) + " ---: |"]
+    lines = [f"| case | grid | precision | {head} | {ratios} | peak less context MiB ({', '.join(imps)}) | "
+             f"sampled peak in use / held MiB | test L2 ({', '.join(imps)}) |",
+             "| --- | --- | --- |" + " ---: |" * (2 * len(imps) - 1) + " ---: | ---: | ---: |"]
+    fmt = lambda v: "–" if v is None else f"{v:.0f}"
     for r in rows:
         runs = [r[ours_label(imp, imps)] for imp in imps]
         times = " | ".join(f"{o['epoch_s']:.3f}" for o in runs)
         ratio = " | ".join(f"{runs[0]['epoch_s'] / o['epoch_s']:.2f}" for o in runs[1:])
-        lines.append(f"| {r['case']} | {r['grid']} | {r['precision']} | {times} | {ratio} | "
+        peaks = " / ".join(fmt(less_context(o, context.get("ours"))) for o in runs)
+        pools = " / ".join(f"{fmt(o.get('pool_in_use_mib'))}, {fmt(o.get('pool_reserved_mib'))}" for o in runs)
+        lines.append(f"| {r['case']} | {r['grid']} | {r['precision']} | {times} | {ratio} | {peaks} | {pools} | "
                      f"{' / '.join(l2(o) for o in runs)} |")
     return "\n".join(lines)
 
@@ -390,9 +440,11 @@ def main():
     imps = args.impl.split(",")
     paths = {"reference", "unfused", "fused", "auto"}
     fusions = {"", "cube", "off", "on", "on-burn-ops"}
-    if not imps or any(i.partition("-")[0] not in paths or i.partition("-")[2] not in fusions for i in imps):
+    modes = {"", "fast", "balanced"}
+    split = [(i.partition(":")[0].partition("-"), i.partition(":")[2]) for i in imps]
+    if not imps or any(p not in paths or f not in fusions or m not in modes for (p, _, f), m in split):
         ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused, fused and auto "
-                 "(each maybe -off, -on or -on-burn-ops)")
+                 "(each maybe -off, -on or -on-burn-ops, then maybe :fast or :balanced)")
     precisions = args.precision.split(",")
     if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
         ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")
@@ -414,7 +466,10 @@ def main():
     print(setup, flush=True)
     memory = GpuMemory()
     rows = []
+    context = {}
     try:
+        context = context_mib(fno, work, memory)
+        print(f"contexts (nvidia-smi MiB of near-empty processes): {context}", flush=True)
         for name, precision in [(n, p) for n in args.cases.split(",") for p in precisions]:
             case = CASES[name]
             files = make_data(fno, name, case, data_dir)
@@ -433,9 +488,10 @@ def main():
     finally:
         memory.stop()
     done = [r for r in rows if "error" not in r.get("neuralop", {}) and "error" not in r["ours"]]
-    text = "" if args.without_neuralop else table(done) + "\n"
-    if len(imps) > 1:
-        text += "\n" + impl_table([r for r in done if all("error" not in r[ours_label(i, imps)] for i in imps)], imps)
+    text = f"Contexts (MiB): {context}\n\n"
+    text += "" if args.without_neuralop else table(done, context) + "\n"
+    text += "\n" + impl_table([r for r in done if all("error" not in r[ours_label(i, imps)] for i in imps)],
+                              imps, context)
     print(text)
     with open(os.path.join(work, "train_compare.md"), "w") as f:
         f.write(f"{setup}\n\n{text.strip()}\n")

@@ -68,12 +68,17 @@ pub struct EpochMetrics {
     pub memory: Option<MemoryMetrics>,
 }
 
-/// Device memory in MiB: live tensors, and what the memory pools hold (they
-/// keep what they allocated, so this is the run's peak so far).
+/// Device memory in MiB at the epoch's end (live tensors, what the memory
+/// pools hold) and its peaks, sampled before and after the backward passes
+/// of the epoch's first two steps and of every step whose loss is read.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryMetrics {
     pub in_use_mib: f64,
     pub reserved_mib: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_in_use_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_reserved_mib: Option<f64>,
 }
 
 /// Errors on one test set, per sample.

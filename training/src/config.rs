@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use fno_datasets::generate::{GenerateSpec, Pde};
+use fno_kernels::pools::MemoryMode;
 use fno_models::{BlockPrecision, FnoConfig};
 use fno_ops::MatmulPrecision;
 use serde::{Deserialize, Serialize};
@@ -124,6 +125,29 @@ pub struct RunConfig {
     /// device of the backend). The batch is split among them; the results
     /// are those of one device to round-off (docs/data_parallel.md).
     pub devices: DeviceCount,
+    /// `"fast"` or `"balanced"`: how the GPU's memory pools trade memory for
+    /// speed (see [`MemoryMode`]).
+    #[serde(with = "by_name")]
+    pub memory: MemoryMode,
+}
+
+/// A setting written in TOML by its name (its `Display` and `FromStr`).
+mod by_name {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr<Err = String>,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?.parse().map_err(D::Error::custom)
+    }
 }
 
 /// How many devices data-parallel training uses.
@@ -197,6 +221,7 @@ impl Default for RunConfig {
             matmul_precision: MatmulPrecision::F32,
             precision: BlockPrecision::F32,
             devices: DeviceCount::default(),
+            memory: MemoryMode::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod data;
 pub mod data_parallel;
 pub mod inference;
 pub mod loss;
+mod memory;
 pub mod optim;
 pub mod plot;
 pub mod schedule;

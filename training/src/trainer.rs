@@ -18,16 +18,15 @@ use fno_datasets::PdeDataset;
 use fno_models::{BlockPrecision, Fno};
 use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend, SpectralImpl};
 
-use crate::checkpoint::{self, EpochMetrics, MemoryMetrics, NormalizerState, TestMetrics, TrainingState};
+use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
 use crate::data_parallel::{broadcast_parameters, collective, shard, sum_gradients, sum_values};
 use crate::loss::Loss;
+use crate::memory::{self, Peaks};
 use crate::optim::{gradients_poison, FusedAdamW, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 static INITIALISING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -302,7 +301,9 @@ where
             let mut loss_sum = 0.0;
             let mut pending = None;
             let mut skipped = 0;
+            let mut peaks = Peaks::default();
             for (b, chunk) in order.chunks(o.batch_size).enumerate() {
+                let read = scaler.is_some() || (b + 1) % LOSS_READS_EVERY == 0 || b + 1 == batches;
                 let (samples, weight) = self.share(chunk);
                 let items: Vec<PdeItem> = samples.iter().map(|&i| item(&self.data.train, i)).collect();
                 let batch: PdeBatch<B> = batcher.batch(items, self.device);
@@ -315,7 +316,14 @@ where
                     Some(scaler) => loss.clone() * scaler.scale(),
                     None => loss.clone(),
                 };
+                let sample = b < 2 || read;
+                if sample {
+                    peaks.sample::<B>(self.device);
+                }
                 let mut grads = GradientsParams::from_grads(scaled.backward(), &model);
+                if sample {
+                    peaks.sample::<B>(self.device);
+                }
                 let mut loss = loss.inner();
                 if let Some(replica) = self.replica {
                     (grads, loss) = sum_gradients(grads, &model, replica.peer, loss).map_err(collective)?;
@@ -329,7 +337,6 @@ where
                     Some((sum, samples, earlier)) => (sum + loss, samples + chunk.len(), earlier + 1),
                     None => (loss, chunk.len(), 0),
                 };
-                let read = scaler.is_some() || (b + 1) % LOSS_READS_EVERY == 0 || b + 1 == batches;
                 let finite = if read {
                     let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
                     let (value, finite) = loss_and_finiteness(unread, poison);
@@ -370,6 +377,7 @@ where
                     epoch + 1
                 ));
             }
+            memory::release::<B>(cfg.run.memory, self.device);
             state.epoch += 1;
             let mut metrics = EpochMetrics {
                 epoch: state.epoch,
@@ -386,14 +394,16 @@ where
             let mut faults = own_faults;
             match self.replica {
                 None => {
-                    self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, &metrics_path)?;
+                    self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, peaks, &metrics_path)?;
                 }
                 Some(replica) => {
                     // The root evaluates and writes; one exchange then gives
                     // every replica the scheduler's input and the fault
                     // counts, and stops them all where the root failed.
                     let closed = match self.root {
-                        true => self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, &metrics_path),
+                        true => {
+                            self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, peaks, &metrics_path)
+                        }
                         false => Ok(0.0),
                     };
                     let own = [
@@ -466,6 +476,7 @@ where
         optimizer: &O,
         state: &mut TrainingState,
         metrics: &mut EpochMetrics,
+        peaks: Peaks,
         metrics_path: &Path,
     ) -> Result<f64, TrainError> {
         let finished = state.epoch == self.cfg.optim.epochs;
@@ -481,10 +492,8 @@ where
                 )?);
             }
         }
-        metrics.memory = B::device_memory(self.device).map(|m| MemoryMetrics {
-            in_use_mib: m.in_use as f64 / MIB,
-            reserved_mib: m.reserved as f64 / MIB,
-        });
+        memory::release::<B>(self.cfg.run.memory, self.device);
+        metrics.memory = peaks.metrics(B::device_memory(self.device));
         let validation = metrics.tests.first().map(|t| t.l2);
         let mut schedule_on = validation.unwrap_or(metrics.train_loss);
         if self.replica.is_some() {
@@ -543,10 +552,11 @@ fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), Tra
     same.run.matmul_precision = now.config.run.matmul_precision;
     same.run.precision = now.config.run.precision;
     same.run.devices = now.config.run.devices;
+    same.run.memory = now.config.run.memory;
     if same != now.config {
         return Err(TrainError::Checkpoint(
             "the checkpoint was trained with a different configuration (only optim.epochs, \
-             run.matmul_precision, run.precision and run.devices may change on --resume)"
+             run.matmul_precision, run.precision, run.devices and run.memory may change on --resume)"
                 .into(),
         ));
     }

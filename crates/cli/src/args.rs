@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fault::{FaultCounts, FaultTolerance};
 use fno_kernels::fft::{Norm, Planning};
+use fno_kernels::pools::MemoryMode;
 use fno_kernels::precision::Precision;
 use fno_models::BlockPrecision;
 use fno_ops::fusion::ElementWise;
@@ -214,6 +215,12 @@ pub struct ModelDevice {
     /// not faster on every case, benches/RESULTS.md).
     #[arg(long, value_enum, default_value_t = BurnFusionArg::Off)]
     pub burn_fusion: BurnFusionArg,
+    /// How a GPU's memory pools trade memory for speed: `fast` (CubeCL's
+    /// large shared pages, kept) or `balanced` (a page a tensor, returned
+    /// between epochs) [default: balanced; `fno train`: the configuration's
+    /// run.memory].
+    #[arg(long, value_parser = str::parse::<MemoryMode>)]
+    pub memory: Option<MemoryMode>,
 }
 
 /// Whether Burn fuses element-wise ops on a GPU, and who runs GELU, the
@@ -322,7 +329,13 @@ pub trait BackendJob {
 
 /// Runs `job` on `backend`'s default device: on a GPU on Burn's backend
 /// without Burn fusion (`Off`), or on its fusion backend (`On`, `OnBurnOps`).
-pub fn run_on<J: BackendJob>(backend: Backend, fusion: BurnFusionArg, job: J) -> Result<J::Output, String> {
+pub fn run_on<J: BackendJob>(
+    backend: Backend,
+    fusion: BurnFusionArg,
+    memory: MemoryMode,
+    job: J,
+) -> Result<J::Output, String> {
+    install_pools(backend, memory);
     let fused = fusion != BurnFusionArg::Off;
     fno_ops::fusion::set_element_wise(match fusion {
         BurnFusionArg::OnBurnOps => ElementWise::BurnFusion,
@@ -340,5 +353,17 @@ pub fn run_on<J: BackendJob>(backend: Backend, fusion: BurnFusionArg, job: J) ->
         Backend::Wgpu => job.run::<fno_ops::Wgpu>(&Default::default()),
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} backend")),
+    }
+}
+
+/// The memory pools of `mode` for the GPU backend's devices, before their
+/// first use.
+fn install_pools(backend: Backend, mode: MemoryMode) {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => fno_kernels::pools::install_cuda(mode),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => fno_kernels::pools::init_wgpu(mode),
+        _ => {}
     }
 }

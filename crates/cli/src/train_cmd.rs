@@ -122,7 +122,15 @@ impl TrainObserver for Console {
             .collect();
         let memory = m
             .memory
-            .map(|mem| format!("  GPU {:.0}/{:.0} MiB", mem.in_use_mib, mem.reserved_mib))
+            .map(|mem| {
+                format!(
+                    "  GPU MiB peak {:.0}/{:.0}, end {:.0}/{:.0} (in use/held)",
+                    mem.peak_in_use_mib.unwrap_or(mem.in_use_mib),
+                    mem.peak_reserved_mib.unwrap_or(mem.reserved_mib),
+                    mem.in_use_mib,
+                    mem.reserved_mib
+                )
+            })
             .unwrap_or_default();
         let line = format!(
             "epoch {:>3}  train loss {:.4}  lr {:.2e}  {:.1} s{tests}{memory}",
@@ -159,6 +167,9 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     if let Some(devices) = args.devices {
         cfg.run.devices = devices;
     }
+    if let Some(memory) = args.device.memory {
+        cfg.run.memory = memory;
+    }
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,
@@ -179,7 +190,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     }
     let (backend, imp) = args.device.resolve()?;
     if cfg.run.devices != DeviceCount::Count(1) {
-        let available = run_on(backend, args.device.burn_fusion, CountDevices(backend))?;
+        let available = run_on(backend, args.device.burn_fusion, cfg.run.memory, CountDevices(backend))?;
         replica_count(cfg.run.devices, backend, available)?;
     }
     let cache = cfg
@@ -220,7 +231,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         backend,
         console,
     };
-    let summary = run_on(backend, args.device.burn_fusion, job)?;
+    let summary = run_on(backend, args.device.burn_fusion, cfg.run.memory, job)?;
     if let Some(counts) = summary.faults {
         report_faults(args.device.fault_tolerance.into(), counts, SPECTRAL_UNITS)
             .map_err(|e| format!("{e}; the checkpoints may carry their effect"))?;
@@ -365,7 +376,12 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
         batch_size: args.batch_size,
         label: &label,
     };
-    let (predicted, l2, h1) = run_on(backend, args.device.burn_fusion, job)?;
+    let (predicted, l2, h1) = run_on(
+        backend,
+        args.device.burn_fusion,
+        args.device.memory.unwrap_or_default(),
+        job,
+    )?;
     if let Some(path) = &args.predictions {
         npy::write(path, &NpyArray::new(predicted.shape, DType::F32, predicted.data)).map_err(|e| e.to_string())?;
     }

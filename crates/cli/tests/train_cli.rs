@@ -415,6 +415,118 @@ fn a_wgpu_run_reports_device_memory_each_epoch() {
     assert!(in_use > 0.0 && reserved >= in_use, "{line}");
 }
 
+/// A 1-D run whose activations (4 MiB) outgrow the shared small pages.
+const WIDE: &str = r#"
+[model]
+n_modes = [16]
+in_channels = 1
+out_channels = 1
+hidden_channels = 64
+n_layers = 2
+
+[data.train]
+generate = { pde = "burgers", n = 16, res = 2048, seed = 0, fine = 2048 }
+
+[[data.tests]]
+name = "small"
+generate = { pde = "burgers", n = 4, res = 2048, seed = 1, fine = 2048 }
+
+[optim]
+epochs = 1
+batch_size = 8
+lr = 1e-3
+weight_decay = 1e-4
+eps = 1e-6
+
+[run]
+out_dir = "set-by---out"
+plot_samples = 0
+"#;
+
+/// The epoch's memory figures of a run's metrics: (peak in use, peak held, end held).
+fn memory_of(run: &std::path::Path) -> (f64, f64, f64) {
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    let figure = |key: &str| {
+        line["memory"][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {line}"))
+    };
+    (
+        figure("peak_in_use_mib"),
+        figure("peak_reserved_mib"),
+        figure("reserved_mib"),
+    )
+}
+
+/// `--memory` on wgpu (lavapipe in CI; the pool code is CUDA's too): both
+/// modes hold the same live tensors at their peak, the balanced pools hold
+/// less than CubeCL's and little more than the tensors, and hand pages back
+/// by the epoch's end; an unknown mode is a one-line error.
+#[test]
+fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
+    let dir = scratch("memory");
+    let config = dir.join("wide.toml");
+    std::fs::write(&config, WIDE).unwrap();
+    let mut figures = Vec::new();
+    for mode in ["fast", "balanced"] {
+        let run = dir.join(mode);
+        let out = fno(&[
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+            "--backend",
+            "wgpu",
+            "--impl",
+            "unfused",
+            "--memory",
+            mode,
+        ]);
+        let (_, err) = text(&out);
+        assert!(out.status.success(), "{mode}: {err}");
+        assert!(err.contains("GPU MiB peak"), "{mode}: {err}");
+        figures.push(memory_of(&run));
+    }
+    let [(fast_use, fast_held, _), (use_, held, end_held)] = figures[..] else {
+        unreachable!()
+    };
+    eprintln!(
+        "fast: peak {fast_use:.1} in use, {fast_held:.1} held; balanced: {use_:.1}, {held:.1}, end {end_held:.1}"
+    );
+    assert!((use_ - fast_use).abs() <= 0.02 * fast_use, "same tensors: {figures:?}");
+    assert!(held < fast_held, "balanced holds less: {figures:?}");
+    assert!(held <= 1.5 * use_ + 16.0, "pages fitted to the tensors: {figures:?}");
+    assert!(end_held < held, "pages handed back: {figures:?}");
+
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--memory",
+        "small",
+        "--backend",
+        "wgpu",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unknown memory mode 'small' (expected fast or balanced)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    std::fs::write(
+        &config,
+        WIDE.replace("plot_samples = 0", "plot_samples = 0\nmemory = \"tiny\""),
+    )
+    .unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "wgpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unknown memory mode 'tiny'"), "{err}");
+}
+
 /// `--precision half` on wgpu (lavapipe in CI): every activation an f16
 /// tensor, f32 weights and sums, a dynamic loss scale. Its epochs' losses
 /// track `--precision mixed` (f32 activations) to within f16's reach, and
