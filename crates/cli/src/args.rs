@@ -328,14 +328,18 @@ pub trait BackendJob {
 }
 
 /// Runs `job` on `backend`'s default device: on a GPU on Burn's backend
-/// without Burn fusion (`Off`), or on its fusion backend (`On`, `OnBurnOps`).
+/// without Burn fusion (`Off`), or on its fusion backend (`On`, `OnBurnOps`),
+/// its memory pools set first where given (a job that only asks about
+/// devices leaves them to the one that runs).
 pub fn run_on<J: BackendJob>(
     backend: Backend,
     fusion: BurnFusionArg,
-    memory: MemoryMode,
+    pools: Option<Pools>,
     job: J,
 ) -> Result<J::Output, String> {
-    install_pools(backend, memory);
+    if let Some(pools) = pools {
+        install_pools(backend, pools);
+    }
     let fused = fusion != BurnFusionArg::Off;
     fno_ops::fusion::set_element_wise(match fusion {
         BurnFusionArg::OnBurnOps => ElementWise::BurnFusion,
@@ -356,14 +360,32 @@ pub fn run_on<J: BackendJob>(
     }
 }
 
-/// The memory pools of `mode` for the GPU backend's devices, before their
-/// first use.
-fn install_pools(backend: Backend, mode: MemoryMode) {
+/// The memory pools a command asks for: a mode, and where the command knows
+/// it, the bytes of its widest activation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pools {
+    pub mode: MemoryMode,
+    pub widest: Option<u64>,
+}
+
+/// The pools of a mode, sized without knowing the activations.
+impl From<Option<MemoryMode>> for Pools {
+    fn from(mode: Option<MemoryMode>) -> Self {
+        Pools {
+            mode: mode.unwrap_or_default(),
+            widest: None,
+        }
+    }
+}
+
+/// The GPU backend's pools, before its devices' first use.
+fn install_pools(backend: Backend, pools: Pools) {
+    let Pools { mode, widest } = pools;
     match backend {
         #[cfg(feature = "cuda")]
-        Backend::Cuda => fno_kernels::pools::install_cuda(mode),
+        Backend::Cuda => fno_kernels::pools::install_cuda(mode, widest),
         #[cfg(feature = "wgpu")]
-        Backend::Wgpu => fno_kernels::pools::init_wgpu(mode),
+        Backend::Wgpu => fno_kernels::pools::init_wgpu(mode, widest),
         _ => {}
     }
 }

@@ -94,12 +94,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         label: args.checkpoint.display().to_string(),
         on_cpu: backend == Backend::Cpu,
     };
-    let (output, denormalised) = run_on(
-        backend,
-        args.device.burn_fusion,
-        args.device.memory.unwrap_or_default(),
-        job,
-    )?;
+    let (output, denormalised) = run_on(backend, args.device.burn_fusion, Some(args.device.memory.into()), job)?;
     write_output(&args.output, output, denormalised, &format!("{backend}, {imp:?}"))
 }
 

@@ -18,7 +18,9 @@ use fno_training::{
     TrainObserver, TrainSummary,
 };
 
-use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, SPECTRAL_UNITS};
+use crate::args::{
+    report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, Pools, SPECTRAL_UNITS,
+};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -190,7 +192,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     }
     let (backend, imp) = args.device.resolve()?;
     if cfg.run.devices != DeviceCount::Count(1) {
-        let available = run_on(backend, args.device.burn_fusion, cfg.run.memory, CountDevices(backend))?;
+        let available = run_on(backend, args.device.burn_fusion, None, CountDevices(backend))?;
         replica_count(cfg.run.devices, backend, available)?;
     }
     let cache = cfg
@@ -202,12 +204,16 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         .join("cache");
     let mut console = Console { bar: None };
     let data = PreparedData::prepare(&cfg, &cache, &mut console).map_err(|e| e.to_string())?;
+    let points = data.train.grid().iter().product();
+    let batch = cfg.optim.batch_size.min(data.train.len());
     if backend == Backend::Cpu {
-        let points = data.train.grid().iter().product();
-        let batch = cfg.optim.batch_size.min(data.train.len());
         let need = crate::memory::activation_bytes(&cfg.model, batch, points, true);
         crate::memory::check_fits(&format!("training in batches of {batch}"), need)?;
     }
+    let pools = Pools {
+        mode: cfg.run.memory,
+        widest: crate::memory::widest_activation_bytes(&cfg.model, batch, points),
+    };
     eprintln!(
         "training a {}-D FNO on {} samples {:?} ({backend}, {imp:?}, {:?} 1×1 products, {} spectral blocks); {} epochs, batch {}, {} loss",
         cfg.model.dims(),
@@ -231,7 +237,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         backend,
         console,
     };
-    let summary = run_on(backend, args.device.burn_fusion, cfg.run.memory, job)?;
+    let summary = run_on(backend, args.device.burn_fusion, Some(pools), job)?;
     if let Some(counts) = summary.faults {
         report_faults(args.device.fault_tolerance.into(), counts, SPECTRAL_UNITS)
             .map_err(|e| format!("{e}; the checkpoints may carry their effect"))?;
@@ -376,12 +382,7 @@ pub fn run_eval(args: EvalArgs) -> Result<(), String> {
         batch_size: args.batch_size,
         label: &label,
     };
-    let (predicted, l2, h1) = run_on(
-        backend,
-        args.device.burn_fusion,
-        args.device.memory.unwrap_or_default(),
-        job,
-    )?;
+    let (predicted, l2, h1) = run_on(backend, args.device.burn_fusion, Some(args.device.memory.into()), job)?;
     if let Some(path) = &args.predictions {
         npy::write(path, &NpyArray::new(predicted.shape, DType::F32, predicted.data)).map_err(|e| e.to_string())?;
     }
