@@ -2,8 +2,8 @@
 //! speed ([`MemoryMode`]), and the pool layout each mode asks CubeCL for.
 //!
 //! CubeCL's own layout slices tensors out of pages of up to a quarter of the
-//! device, kept for the whole run: a 40 MiB tensor may hold a 1.25 GiB page on
-//! an 80 GB card. The balanced layout sizes the pages by the run's widest
+//! device, kept for the whole run: on a large card a tensor of tens of MiB
+//! holds part of a page of GiBs. The balanced layout sizes the pages by the run's widest
 //! activation where the caller knows it (training): tensors sliced out of
 //! pages a few times that size, CubeCL's way, and larger ones in pages of
 //! their own; where it is unknown, each tensor above 1 MiB gets a page of its
@@ -27,29 +27,30 @@ pub enum MemoryMode {
 }
 
 impl MemoryMode {
-    pub const NAMES: [&'static str; 2] = ["fast", "balanced"];
+    pub const ALL: [MemoryMode; 2] = [MemoryMode::Fast, MemoryMode::Balanced];
+
+    /// The name configurations and flags give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryMode::Fast => "fast",
+            MemoryMode::Balanced => "balanced",
+        }
+    }
 }
 
 impl FromStr for MemoryMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "fast" => Ok(MemoryMode::Fast),
-            "balanced" => Ok(MemoryMode::Balanced),
-            other => Err(format!(
-                "unknown memory mode '{other}' (expected {})",
-                MemoryMode::NAMES.join(" or ")
-            )),
-        }
+        Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Self::ALL.iter().map(|m| m.name()).collect();
+            format!("unknown memory mode '{s}' (expected {})", names.join(" or "))
+        })
     }
 }
 
 impl fmt::Display for MemoryMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MemoryMode::Fast => "fast",
-            MemoryMode::Balanced => "balanced",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -185,9 +186,8 @@ fn cuda_total_memory() -> Option<u64> {
 }
 
 /// Initialises wgpu's default device with the pools of `mode` (and `widest`,
-/// as [`install_cuda`]); call before
-/// any work on it (wgpu's other devices keep CubeCL's pools). Only the
-/// process's first call does anything.
+/// as [`install_cuda`]); call before any work on it (wgpu's other devices
+/// keep CubeCL's pools). Only the process's first call does anything.
 #[cfg(feature = "wgpu")]
 pub fn init_wgpu(mode: MemoryMode, widest: Option<u64>) {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -236,7 +236,7 @@ mod tests {
             let most = pair[0] as f64 * CLASS_RATIO + CLASS_ALIGNMENT as f64;
             assert!(pair[1] > pair[0] && pair[1] as f64 <= most, "{pair:?}");
         }
-        // 1 MiB → 80 GiB by 1.25×: 51 classes.
+        // 1 MiB → 80 · 1024 MiB by 1.25×: 51 classes.
         assert_eq!(classes.len(), 51);
         assert!(size_classes(largest, largest).is_empty());
     }
@@ -299,8 +299,9 @@ mod tests {
 
     #[test]
     fn modes_parse_from_their_names_only() {
-        for name in MemoryMode::NAMES {
-            assert_eq!(name.parse::<MemoryMode>().unwrap().to_string(), name);
+        for mode in MemoryMode::ALL {
+            assert_eq!(mode.name().parse::<MemoryMode>(), Ok(mode));
+            assert_eq!(mode.to_string(), mode.name());
         }
         let err = "small".parse::<MemoryMode>().unwrap_err();
         assert!(err.contains("'small'") && err.contains("fast or balanced"), "{err}");
