@@ -224,6 +224,13 @@ pub struct FnoBlock<B: Backend> {
     pub norms: Vec<Normalization<B>>,
 }
 
+/// The input's grid and the padding the blocks run on.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    grid: Vec<usize>,
+    padding: Vec<usize>,
+}
+
 /// neuraloperator 2.0's FNO as a Burn module.
 #[derive(Module, Debug)]
 pub struct Fno<B: Backend> {
@@ -373,6 +380,15 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// `x: [B, in_channels, *grid]` (any grid: the FNO is discretisation
     /// invariant) → `[B, out_channels, *grid]`.
     pub fn forward<const D: usize>(&self, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+        let (mut x, layout) = self.stem(x)?;
+        for i in 0..self.blocks.len() {
+            x = self.block(i, x)?;
+        }
+        Ok(self.head(x, &layout))
+    }
+
+    /// The input checked, embedded, lifted and padded: the first block's input.
+    pub(crate) fn stem<const D: usize>(&self, x: Tensor<B, D>) -> Result<(Tensor<B, D>, Layout), ModelError> {
         let cfg = &self.config;
         let dims = x.dims();
         if D != cfg.dims() + 2 {
@@ -417,16 +433,25 @@ impl<B: SpectralConvBackend> Fno<B> {
         };
         // "half" on the kernel paths: f16 activations from the lifting's input
         // to the projection's output (f32 weights and sums in the kernels).
-        let half_activations = self.half_activations();
-        let x = if half_activations { x.cast(FloatDType::F16) } else { x };
+        let x = if self.half_activations() { x.cast(FloatDType::F16) } else { x };
         let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x), self.matmul_precision), &grid);
-        let mut x = pad(x, &padding);
-        for (i, block) in self.blocks.iter().enumerate() {
-            x = self.block_forward(block, x, i + 1 == self.blocks.len())?;
+        Ok((pad(x, &padding), Layout { grid, padding }))
+    }
+
+    /// Block `i` of [`Self::blocks`] on its input.
+    pub(crate) fn block<const D: usize>(&self, i: usize, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+        self.block_forward(&self.blocks[i], x, i + 1 == self.blocks.len())
+    }
+
+    /// The last block's output unpadded and projected: the model's output.
+    pub(crate) fn head<const D: usize>(&self, x: Tensor<B, D>, layout: &Layout) -> Tensor<B, D> {
+        let x = unpad(x, &layout.padding);
+        let y = unflatten(self.projection.forward(flatten(x), self.matmul_precision), &layout.grid);
+        if self.half_activations() {
+            y.cast(FloatDType::F32)
+        } else {
+            y
         }
-        let x = unpad(x, &padding);
-        let y = unflatten(self.projection.forward(flatten(x), self.matmul_precision), &grid);
-        Ok(if half_activations { y.cast(FloatDType::F32) } else { y })
     }
 
     /// Whether activations are f16 tensors: `half` on the kernel paths (the

@@ -11,12 +11,14 @@ pub mod fno;
 pub mod infer;
 pub mod point_cloud;
 pub mod rank;
+pub mod recompute;
 
 pub use config::{BlockPrecision, FnoConfig};
 pub use fno::Fno;
 pub use infer::infer;
 pub use point_cloud::{NonUniformSpectralConv, PointFno, PointFnoConfig};
 pub use rank::Rank;
+pub use recompute::Recompute;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

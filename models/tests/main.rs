@@ -5,3 +5,4 @@ mod fusion;
 mod neuralop_checkpoint;
 mod neuralop_configurations;
 mod point_cloud;
+mod recompute;

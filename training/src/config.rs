@@ -125,8 +125,9 @@ pub struct RunConfig {
     /// device of the backend). The batch is split among them; the results
     /// are those of one device to round-off (docs/data_parallel.md).
     pub devices: DeviceCount,
-    /// `"fast"` or `"balanced"`: how the GPU's memory pools trade memory for
-    /// speed (see [`MemoryMode`]).
+    /// `"fast"`, `"balanced"` or `"small"`: how the GPU's memory pools trade
+    /// memory for speed (see [`MemoryMode`]); `"small"` also reruns each FNO
+    /// block in the backward pass instead of keeping its activations.
     #[serde(with = "by_name")]
     pub memory: MemoryMode,
 }
@@ -295,6 +296,13 @@ impl TrainConfig {
             return Err(format!(
                 "model.fno_block_precision = {:?} but run.precision = \"{}\": set run.precision (it decides)",
                 self.model.fno_block_precision, self.run.precision
+            ));
+        }
+        if self.run.memory == MemoryMode::Small && self.model.channel_mlp_dropout > 0.0 {
+            return Err(format!(
+                "run.memory = \"small\" reruns each block in the backward pass, which dropout's random masks \
+                 would change: set model.channel_mlp_dropout = 0 (got {}) or another memory mode",
+                self.model.channel_mlp_dropout
             ));
         }
         let o = &self.optim;

@@ -15,6 +15,7 @@ use burn::tensor::{Tensor, TensorData};
 use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
+use fno_kernels::pools::MemoryMode;
 use fno_models::{BlockPrecision, Fno};
 use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend, SpectralImpl};
 
@@ -307,7 +308,14 @@ where
                 let (samples, weight) = self.share(chunk);
                 let items: Vec<PdeItem> = samples.iter().map(|&i| item(&self.data.train, i)).collect();
                 let batch: PdeBatch<B> = batcher.batch(items, self.device);
-                let prediction = model.forward(batch.unflatten::<D>(batch.inputs.clone()))?;
+                let input = batch.unflatten::<D>(batch.inputs.clone());
+                let (prediction, recompute) = match cfg.run.memory {
+                    MemoryMode::Small => {
+                        let (prediction, recompute) = model.forward_recomputed(input)?;
+                        (prediction, Some(recompute))
+                    }
+                    _ => (model.forward(input)?, None),
+                };
                 let mut loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
                 if weight != 1.0 {
                     loss = loss * weight;
@@ -320,10 +328,17 @@ where
                 if sample {
                     peaks.sample::<B>(self.device);
                 }
-                let mut grads = GradientsParams::from_grads(scaled.backward(), &model);
-                if sample {
-                    peaks.sample::<B>(self.device);
-                }
+                let mut sample_peaks = || {
+                    if sample {
+                        peaks.sample::<B>(self.device);
+                    }
+                };
+                let backward = scaled.backward();
+                let mut grads = match recompute {
+                    Some(recompute) => recompute.backward(&model, backward, &mut sample_peaks)?,
+                    None => GradientsParams::from_grads(backward, &model),
+                };
+                sample_peaks();
                 let mut loss = loss.inner();
                 if let Some(replica) = self.replica {
                     (grads, loss) = sum_gradients(grads, &model, replica.peer, loss).map_err(collective)?;

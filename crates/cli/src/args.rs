@@ -215,10 +215,11 @@ pub struct ModelDevice {
     /// not faster on every case, benches/RESULTS.md).
     #[arg(long, value_enum, default_value_t = BurnFusionArg::Off)]
     pub burn_fusion: BurnFusionArg,
-    /// How a GPU's memory pools trade memory for speed: `fast` (CubeCL's
-    /// large shared pages, kept) or `balanced` (a page a tensor, returned
-    /// between epochs) [default: balanced; `fno train`: the configuration's
-    /// run.memory].
+    /// How a GPU's memory trades for speed: `fast` (CubeCL's large shared
+    /// pages, kept), `balanced` (pages fitted to the tensors, returned
+    /// between epochs) or `small` (balanced's pages; training reruns each
+    /// block in the backward pass instead of keeping its activations)
+    /// [default: balanced; `fno train`: the configuration's run.memory].
     #[arg(long, value_parser = str::parse::<MemoryMode>)]
     pub memory: Option<MemoryMode>,
 }

@@ -505,14 +505,14 @@ fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
         "--config",
         config.to_str().unwrap(),
         "--memory",
-        "small",
+        "tiny",
         "--backend",
         "wgpu",
     ]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("unknown memory mode 'small' (expected fast or balanced)"),
+        err.contains("unknown memory mode 'tiny' (expected one of fast, balanced, small)"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -525,6 +525,61 @@ fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("unknown memory mode 'tiny'"), "{err}");
+}
+
+/// `--memory small` on wgpu (lavapipe in CI): the blocks rerun in the
+/// backward pass train the same model as `balanced` with fewer live bytes at
+/// the peak; with dropout, whose masks a rerun would change, it is refused.
+#[test]
+fn the_small_memory_mode_trains_alike_with_fewer_live_bytes() {
+    let dir = scratch("memory-small");
+    let config = dir.join("deep.toml");
+    std::fs::write(&config, WIDE.replace("n_layers = 2", "n_layers = 4")).unwrap();
+    let mut runs = Vec::new();
+    for mode in ["balanced", "small"] {
+        let run = dir.join(mode);
+        let out = fno(&[
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+            "--backend",
+            "wgpu",
+            "--impl",
+            "unfused",
+            "--memory",
+            mode,
+        ]);
+        let (_, err) = text(&out);
+        assert!(out.status.success(), "{mode}: {err}");
+        let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+        let line: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+        let losses = [
+            line["train_loss"].as_f64().unwrap(),
+            line["tests"][0]["l2"].as_f64().unwrap(),
+        ];
+        runs.push((losses, memory_of(&run).0));
+    }
+    let [(balanced, balanced_use), (small, small_use)] = runs[..] else {
+        unreachable!()
+    };
+    eprintln!("balanced: losses {balanced:?}, peak {balanced_use:.1} MiB in use; small: {small:?}, {small_use:.1}");
+    for (b, s) in balanced.iter().zip(&small) {
+        assert!((b - s).abs() <= 1e-4 * b.abs(), "the same training: {balanced:?} vs {small:?}");
+    }
+    assert!(small_use <= 0.8 * balanced_use, "fewer live bytes: {small_use} vs {balanced_use} MiB");
+
+    std::fs::write(
+        &config,
+        WIDE.replace("n_layers = 2", "n_layers = 2\nchannel_mlp_dropout = 0.1")
+            .replace("plot_samples = 0", "plot_samples = 0\nmemory = \"small\""),
+    )
+    .unwrap();
+    let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "wgpu"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("channel_mlp_dropout = 0"), "{err}");
 }
 
 /// `--precision half` on wgpu (lavapipe in CI): every activation an f16

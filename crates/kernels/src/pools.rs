@@ -24,16 +24,20 @@ pub enum MemoryMode {
     /// Pages fitted to the tensors, returned between phases of a run.
     #[default]
     Balanced,
+    /// Balanced's pools, for runs that also hold fewer live tensors by
+    /// computing some again (training reruns each block in the backward pass).
+    Small,
 }
 
 impl MemoryMode {
-    pub const ALL: [MemoryMode; 2] = [MemoryMode::Fast, MemoryMode::Balanced];
+    pub const ALL: [MemoryMode; 3] = [MemoryMode::Fast, MemoryMode::Balanced, MemoryMode::Small];
 
     /// The name configurations and flags give it.
     pub fn name(self) -> &'static str {
         match self {
             MemoryMode::Fast => "fast",
             MemoryMode::Balanced => "balanced",
+            MemoryMode::Small => "small",
         }
     }
 }
@@ -43,7 +47,7 @@ impl FromStr for MemoryMode {
     fn from_str(s: &str) -> Result<Self, String> {
         Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
             let names: Vec<_> = Self::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown memory mode '{s}' (expected {})", names.join(" or "))
+            format!("unknown memory mode '{s}' (expected one of {})", names.join(", "))
         })
     }
 }
@@ -83,8 +87,8 @@ const SMALLEST_TOP_PAGE: u64 = 32 * MIB;
 pub fn configuration(mode: MemoryMode, largest: u64, widest: Option<u64>) -> MemoryConfiguration {
     let pool_options = match (mode, widest) {
         (MemoryMode::Fast, _) => return MemoryConfiguration::default(),
-        (MemoryMode::Balanced, Some(widest)) => sliced(widest, largest),
-        (MemoryMode::Balanced, None) => fitted(largest),
+        (MemoryMode::Balanced | MemoryMode::Small, Some(widest)) => sliced(widest, largest),
+        (MemoryMode::Balanced | MemoryMode::Small, None) => fitted(largest),
     };
     MemoryConfiguration::Custom { pool_options }
 }
@@ -303,8 +307,8 @@ mod tests {
             assert_eq!(mode.name().parse::<MemoryMode>(), Ok(mode));
             assert_eq!(mode.to_string(), mode.name());
         }
-        let err = "small".parse::<MemoryMode>().unwrap_err();
-        assert!(err.contains("'small'") && err.contains("fast or balanced"), "{err}");
+        let err = "tiny".parse::<MemoryMode>().unwrap_err();
+        assert!(err.contains("'tiny'") && err.contains("fast, balanced, small"), "{err}");
         assert!(matches!(
             configuration(MemoryMode::Fast, 1 << 30, Some(MIB)),
             MemoryConfiguration::SubSlices
