@@ -23,19 +23,9 @@ pub mod torch;
 pub const HDF5: bool = cfg!(feature = "hdf5");
 
 pub use dataset::{Array, PdeDataset};
+pub use fno_formats::budget::buffer;
 pub use load::{check_output, load, read_input, read_tensors, save, LoadOptions};
 
-/// An empty vector with room for `count` values, or a one-line reason where
-/// the allocator cannot give it (a file larger than memory), instead of an
-/// abort: for buffers whose size comes from a file.
-pub fn buffer<T>(count: usize) -> Result<Vec<T>, String> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(count).map_err(|_| {
-        let gb = count as f64 * std::mem::size_of::<T>() as f64 / 1e9;
-        format!("{count} values ({gb:.1} GB) do not fit in memory")
-    })?;
-    Ok(v)
-}
 
 /// The tensors of a file by name, and its metadata.
 pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
@@ -86,12 +76,5 @@ mod tests {
             reason: "storage archive/data/\n\t: not found\n".into(),
         };
         assert_eq!(e.to_string(), "a.pt: storage archive/data/\\n\\t: not found");
-    }
-
-    #[test]
-    fn buffers_past_memory_are_errors_not_aborts() {
-        let e = super::buffer::<f32>(usize::MAX / 8).unwrap_err();
-        assert!(e.ends_with("GB) do not fit in memory"), "{e}");
-        assert!(super::buffer::<f32>(10).unwrap().capacity() >= 10);
     }
 }

@@ -5,9 +5,10 @@
 //! of them (for `fno data info`).
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
+
+use fno_formats::budget::Budget;
 
 use crate::dataset::{Array, PdeDataset};
 use crate::{hdf5_file, mat_file, npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
@@ -87,51 +88,6 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<Tensors, DataError> {
 
 /// Metadata entry of the `.npz` files we write (NumPy lists it and ignores it).
 const NPZ_METADATA: &str = "__metadata__.json";
-
-/// How many bytes reading a file may allocate for what it decompresses (zip
-/// entries, the compressed elements of `.mat` files) and, for `.pt` views that
-/// repeat storage elements, what it expands to: `EXPANSION` times its size, at
-/// least `EXPANSION_FLOOR`; declared sizes are never trusted. Real data stays
-/// below (float fields deflate about 1:1, a piecewise-constant float64
-/// coefficient field about 300:1) and a zip bomb's entries above (deflate
-/// reaches 1032:1 on zeros); a bomb of overlapping entries, far above.
-pub(crate) struct Budget {
-    left: u64,
-    limit: u64,
-}
-
-const EXPANSION: u64 = 512;
-const EXPANSION_FLOOR: u64 = 64 << 20;
-
-impl Budget {
-    pub(crate) fn for_file(len: u64) -> Self {
-        let limit = len.saturating_mul(EXPANSION).max(EXPANSION_FLOOR);
-        Budget { left: limit, limit }
-    }
-
-    /// Takes `bytes` from what is left.
-    pub(crate) fn spend(&mut self, bytes: u64) -> Result<(), String> {
-        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
-            format!(
-                "expands to over {} bytes, the most a file of this size may ({EXPANSION} times its size, at least {} MiB)",
-                self.limit,
-                EXPANSION_FLOOR >> 20
-            )
-        })?;
-        Ok(())
-    }
-
-    /// Everything `r` yields, reading no more than what is left (plus one byte
-    /// to tell a reader that goes on).
-    pub(crate) fn read_all(&mut self, r: impl Read) -> Result<Vec<u8>, String> {
-        let mut bytes = Vec::new();
-        r.take(self.left.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
-        self.spend(bytes.len() as u64)?;
-        Ok(bytes)
-    }
-}
 
 fn read_npz(path: &Path) -> Result<Tensors, DataError> {
     let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;

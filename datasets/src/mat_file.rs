@@ -10,7 +10,7 @@ use std::path::Path;
 use matfile::{MatFile, NumericData};
 
 use crate::dataset::Array;
-use crate::load::Budget;
+use fno_formats::budget::Budget;
 use crate::npy::fortran_to_c;
 use crate::{hdf5_file, DataError, StoredTensor, Tensors};
 

@@ -296,12 +296,16 @@ pub fn checked_tensors(
     bytes: &[u8],
     config: Option<&FnoConfig>,
 ) -> Result<(FnoConfig, HashMap<String, StoredTensor>), ModelError> {
-    let file = SafeTensorsFile::parse(bytes)?;
+    let file = match fno_formats::torch::is_zip(bytes) {
+        true => crate::neuralop_files::read_state_dict(bytes)?,
+        false => SafeTensorsFile::parse(bytes)?,
+    };
     let config = match config {
         Some(c) => c.clone(),
         None => {
             let json = file.metadata.get("config").ok_or_else(|| {
-                bad("the checkpoint carries no configuration; pass the config.json it was trained with")
+                bad("the checkpoint carries no configuration; pass the config.json (or neuraloperator's \
+                     NAME_metadata.pkl) it was trained with")
             })?;
             FnoConfig::from_json(json)?
         }

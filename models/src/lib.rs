@@ -9,6 +9,7 @@ pub mod config;
 mod factorized;
 pub mod fno;
 pub mod infer;
+pub mod neuralop_files;
 pub mod point_cloud;
 pub mod rank;
 pub mod recompute;

@@ -6,3 +6,4 @@ mod neuralop_checkpoint;
 mod neuralop_configurations;
 mod point_cloud;
 mod recompute;
+mod torch_checkpoint;

@@ -1,0 +1,72 @@
+//! neuraloperator's own checkpoint files (fixtures/torch, made by
+//! gen_torch_checkpoints.py with neuraloperator 2.0): each state dict loads
+//! with no configuration given (its `_metadata` entry holds the init kwargs)
+//! and reproduces PyTorch's CPU output; the `NAME_metadata.pkl` beside it
+//! gives the same configuration.
+
+use burn::backend::NdArray;
+use burn::tensor::{Tensor, TensorData};
+use fno_kernels::testing::relative_l2_f32 as rel_l2;
+use fno_models::neuralop_files::read_metadata;
+use fno_models::Fno;
+use fno_ops::SpectralImpl;
+
+fn dir(case: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/torch")
+        .join(case)
+}
+
+fn read(case: &str, name: &str) -> Vec<u8> {
+    let path = dir(case).join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The model's output on the case's x.npy, and y.npy.
+fn outputs<const D: usize>(case: &str, model: &Fno<NdArray>) -> (Vec<f32>, Vec<f32>) {
+    let x = fno_datasets::npy::read(dir(case).join("x.npy")).unwrap();
+    let want = fno_datasets::npy::read(dir(case).join("y.npy")).unwrap();
+    let x = Tensor::<NdArray, D>::from_data(TensorData::new(x.data, x.shape), &Default::default());
+    let y = model.forward(x).unwrap().into_data().convert::<f32>();
+    (y.to_vec::<f32>().unwrap(), want.data)
+}
+
+fn check<const D: usize>(case: &str, name: &str) {
+    let state_dict = read(case, &format!("{name}_state_dict.pt"));
+    let model = Fno::<NdArray>::load_safetensors(&state_dict, None, &Default::default())
+        .unwrap_or_else(|e| panic!("{case}: {e}"))
+        .with_spectral_impl(SpectralImpl::Reference);
+    let metadata = read_metadata(&read(case, &format!("{name}_metadata.pkl"))).unwrap();
+    assert_eq!(&metadata, model.config(), "{case}: the metadata file's configuration");
+    let (got, want) = outputs::<D>(case, &model);
+    let e = rel_l2(&got, &want);
+    println!("{case}: relative L2 error {e:.2e} against PyTorch");
+    assert!(e <= 1e-5, "{case}: {e:e}");
+}
+
+#[test]
+fn neuralop_state_dicts_reproduce_pytorch_without_a_configuration() {
+    // save_checkpoint of a dense 2-D FNO (complex64 weights).
+    check::<4>("dense2d", "darcy_fno");
+    // A Trainer's best model, 1-D with domain padding.
+    check::<3>("trainer1d", "best_model");
+    // A Tucker TFNO on an odd grid (its core stored as float32 [..., 2]).
+    check::<4>("tucker2d_odd", "tfno");
+    // A 3-D CP TFNO stored in float64 and complex128.
+    check::<5>("cp3d_double", "cp3d");
+}
+
+#[test]
+fn files_that_are_not_fno_state_dicts_are_named_errors() {
+    // A Trainer's optimizer state and a metadata file are torch.save files, but no state dicts.
+    for (case, file) in [("trainer1d", "optimizer.pt"), ("dense2d", "darcy_fno_metadata.pkl")] {
+        let e = Fno::<NdArray>::load_safetensors(&read(case, file), None, &Default::default()).unwrap_err();
+        assert!(e.to_string().contains("no tensors at its top level"), "{file}: {e}");
+    }
+    // A truncated state dict.
+    let mut bytes = read("dense2d", "darcy_fno_state_dict.pt");
+    bytes.truncate(bytes.len() / 2);
+    let e = Fno::<NdArray>::load_safetensors(&bytes, None, &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("zip"), "{e}");
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
+}
