@@ -6,7 +6,7 @@ batches — 3-D at 64³ and 128³, 2-D at 512² and 1024².
 A trial trains one epoch of two batches (f32, AdamW, relative L2 loss, 4
 layers, projection ratio 2) on synthetic Poisson data (train_compare.py's) and
 succeeds when the process exits cleanly; a failure whose messages do not
-speak of memory stops the sweep of that trainer and case with the message.
+speak of memory is noted, and the search bisects past it like the others.
 Batches double from 1 until a trial fails, then the largest good batch is
 found by bisection. Each trial runs in a process of its own.
 
@@ -80,25 +80,25 @@ def trial_ours(fno, name, case, batch, mode, work):
 
 
 def largest(trial, limit, deadline):
-    """The largest batch ≤ limit that `trial` passes (0 if none), and why the
-    search stopped where it was not memory."""
-    good, bad, batch = 0, None, 1
+    """The largest batch ≤ limit that `trial` passes (0 if none), and the
+    first failure that was not memory (the search bisects past it too)."""
+    good, bad, batch, note = 0, None, 1, None
     while bad is None or bad - good > 1:
         if time.time() > deadline:
-            return good, "out of time"
+            return good, "out of time" + (f"; {note}" if note else "")
         ok, why = trial(batch)
         if ok:
             good = batch
             if batch >= limit:
                 return good, f"limit {limit}"
         else:
-            if not any(w in why.lower() for w in MEMORY_WORDS):
+            if note is None and not any(w in why.lower() for w in MEMORY_WORDS):
                 last = [line for line in why.splitlines() if line.strip()][-3:]
-                return good, f"failed at {batch}: {' / '.join(last)[:300]}"
+                note = f"failed at {batch}: {' / '.join(last)[:300]}"
             bad = batch
         batch = batch * 2 if bad is None else (good + bad) // 2
         batch = min(batch, limit)
-    return good, None
+    return good, note
 
 
 def main():

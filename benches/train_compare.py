@@ -440,11 +440,11 @@ def main():
     imps = args.impl.split(",")
     paths = {"reference", "unfused", "fused", "auto"}
     fusions = {"", "cube", "off", "on", "on-burn-ops"}
-    modes = {"", "fast", "balanced"}
+    modes = {"", "fast", "balanced", "small"}
     split = [(i.partition(":")[0].partition("-"), i.partition(":")[2]) for i in imps]
     if not imps or any(p not in paths or f not in fusions or m not in modes for (p, _, f), m in split):
         ap.error(f"--impl: {args.impl!r} is not a list of reference, unfused, fused and auto "
-                 "(each maybe -off, -on or -on-burn-ops, then maybe :fast or :balanced)")
+                 "(each maybe -off, -on or -on-burn-ops, then maybe :fast, :balanced or :small)")
     precisions = args.precision.split(",")
     if not set(precisions) <= {"f32", "tf32", "mixed", "half"}:
         ap.error(f"--precision: {args.precision!r} is not a list of f32, tf32, mixed and half")
