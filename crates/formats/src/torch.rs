@@ -355,3 +355,43 @@ impl<R: Read + Seek> Archive<R> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A torch.save-like zip holding `pickle` as its data.pkl.
+    fn archive(pickle: &[u8]) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("archive/data.pkl", stored).unwrap();
+        zip.write_all(pickle).unwrap();
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn plain_values_and_known_globals_are_read() {
+        // {'n_modes': (6, 5), 'act': torch._C._nn.gelu, 'x': 0.5, 'f': False}
+        let pickle = b"\x80\x02}q\x00(X\x07\x00\x00\x00n_modesK\x06K\x05\x86X\x03\x00\x00\x00actctorch._C._nn\ngelu\nX\x01\x00\x00\x00xG?\xe0\x00\x00\x00\x00\x00\x00X\x01\x00\x00\x00f\x89u.";
+        let v = read_bytes(&archive(pickle)).unwrap();
+        assert_eq!(v.get("n_modes"), Some(&Value::List(vec![Value::Int(6), Value::Int(5)])));
+        assert_eq!(v.get("act"), Some(&Value::Global("torch._C._nn.gelu".into())));
+        assert_eq!(v.get("x"), Some(&Value::Float(0.5)));
+        assert_eq!(v.get("f"), Some(&Value::Bool(false)));
+    }
+
+    #[test]
+    fn unknown_globals_and_calls_are_refused_by_name() {
+        let global = b"\x80\x02}X\x01\x00\x00\x00acos\nsystem\ns.";
+        let e = read_bytes(&archive(global)).unwrap_err();
+        assert_eq!(e, "a: the pickle refers to os.system, which this reader does not know");
+        let call = b"\x80\x02cbuiltins\neval\nX\x03\x00\x00\x001+1\x85R.";
+        let e = read_bytes(&archive(call)).unwrap_err();
+        assert_eq!(e, "the pickle calls builtins.eval, which this reader does not run");
+        let e = read_bytes(b"PK\x03\x04 truncated").unwrap_err();
+        assert!(e.starts_with("not a torch.save zip archive"), "{e}");
+        assert!(is_zip(&archive(global)) && !is_zip(b"\x08\x00\x00\x00"));
+    }
+}
