@@ -47,7 +47,7 @@ fn run<B: SpectralConvBackend>(device: &B::Device, imp: SpectralImpl, checkpoint
     if let Some(dir) = checkpoint {
         let config = FnoConfig::from_json(&std::fs::read_to_string(format!("{dir}/config.json"))?)?;
         let bytes = std::fs::read(format!("{dir}/model.safetensors"))?;
-        let model = Fno::<B>::load_safetensors(&bytes, Some(&config), device)?.with_spectral_impl(imp);
+        let model = Fno::<B>::load_checkpoint(&bytes, Some(&config), device)?.with_spectral_impl(imp);
         let x = Tensor::<B, 4>::zeros([1, config.in_channels, 32, 32], device);
         println!("loaded {dir}: output {:?}", model.forward(x)?.dims());
     }

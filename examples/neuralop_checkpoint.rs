@@ -67,7 +67,7 @@ fn forward<B: SpectralConvBackend>(
     imp: SpectralImpl,
 ) -> Result<(Vec<f32>, f64), String> {
     let device = B::Device::default();
-    let model = Fno::<B>::load_safetensors(checkpoint, Some(config), &device)
+    let model = Fno::<B>::load_checkpoint(checkpoint, Some(config), &device)
         .map_err(|e| e.to_string())?
         .with_spectral_impl(imp);
     let run = || infer(&model, &x.data, &x.shape, 16, &device, |_, _| {}).map_err(|e| e.to_string());

@@ -26,7 +26,6 @@ pub use dataset::{Array, PdeDataset};
 pub use fno_formats::budget::buffer;
 pub use load::{check_output, load, read_input, read_tensors, save, LoadOptions};
 
-
 /// The tensors of a file by name, and its metadata.
 pub type Tensors = (BTreeMap<String, StoredTensor>, BTreeMap<String, String>);
 

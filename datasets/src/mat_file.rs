@@ -10,9 +10,9 @@ use std::path::Path;
 use matfile::{MatFile, NumericData};
 
 use crate::dataset::Array;
-use fno_formats::budget::Budget;
 use crate::npy::fortran_to_c;
 use crate::{hdf5_file, DataError, StoredTensor, Tensors};
+use fno_formats::budget::Budget;
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {

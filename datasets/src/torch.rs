@@ -33,7 +33,10 @@ pub fn read_tensors(path: impl AsRef<Path>) -> Result<BTreeMap<String, StoredTen
             continue;
         };
         if t.complex {
-            return Err(err(path, format!("{key}: {} values are not data this loader reads", t.dtype)));
+            return Err(err(
+                path,
+                format!("{key}: {} values are not data this loader reads", t.dtype),
+            ));
         }
         let array = Array::new(t.shape, t.data).map_err(|e| err(path, format!("{key}: {e}")))?;
         out.insert(

@@ -359,6 +359,31 @@ pub fn with_metadata(bytes: &[u8], key: &str, value: Option<&str>) -> Vec<u8> {
     out
 }
 
+/// neuraloperator's `save_checkpoint` and Trainer files (models/tests/fixtures/torch)
+/// and our small models written in that format.
+pub fn torch_checkpoint_seeds() -> Vec<Vec<u8>> {
+    let dir = workspace().join("models/tests/fixtures/torch");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|case| std::fs::read_dir(case.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pt" || e == "pkl"))
+        .collect();
+    paths.sort();
+    let mut seeds: Vec<Vec<u8>> = paths.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+    let dev = Default::default();
+    for d in 1..=3 {
+        let model = Fno::<NdArray>::new(&small_config(d), &dev).expect("a valid configuration");
+        let (state_dict, metadata) =
+            fno_models::neuralop_files::write_checkpoint(&model.state_dict(), model.config(), "model")
+                .expect("a model writes");
+        seeds.extend([state_dict, metadata]);
+    }
+    seeds
+}
+
 pub fn checkpoint_seeds() -> Vec<Vec<u8>> {
     let dev = Default::default();
     let mut seeds: Vec<Vec<u8>> = (1..=3)

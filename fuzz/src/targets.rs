@@ -100,6 +100,13 @@ static TARGETS: &[Target] = &[
         run: checkpoint,
     },
     Target {
+        name: "checkpoint.pt",
+        ext: "pt",
+        format: Format::Zip,
+        seeds: seeds::torch_checkpoint_seeds,
+        run: torch_checkpoint,
+    },
+    Target {
         name: "infer",
         ext: "bin",
         format: Format::Binary,
@@ -262,16 +269,33 @@ fn checkpoint(_: &Path, bytes: &[u8]) -> Result<(), String> {
     let dev = Default::default();
     // With an explicit configuration (neuraloperator's exports come with a config.json).
     let cfg = seeds::small_config(1 + (fnv(bytes) % 3) as usize);
-    if let Ok(model) = Model::load_safetensors(bytes, Some(&cfg), &dev) {
+    if let Ok(model) = Model::load_checkpoint(bytes, Some(&cfg), &dev) {
         forward_small(&model)?;
     }
     // With the configuration in the metadata (our checkpoints).
-    let model = Model::load_safetensors(bytes, None, &dev).map_err(|e| e.to_string())?;
+    let model = Model::load_checkpoint(bytes, None, &dev).map_err(|e| e.to_string())?;
     forward_small(&model)?;
     // Property: a loaded model saves into a checkpoint that loads.
     let saved = model.save_safetensors();
-    if let Err(e) = Model::load_safetensors(&saved, None, &dev) {
+    if let Err(e) = Model::load_checkpoint(&saved, None, &dev) {
         panic!("a loaded checkpoint, saved again, does not load: {e}");
+    }
+    Ok(())
+}
+
+/// neuraloperator's `torch.save` files: a state dict loads with the
+/// configuration it carries (or fails cleanly), and one that loads, written
+/// back in neuraloperator's format, loads again; a metadata pickle reads or
+/// fails cleanly.
+fn torch_checkpoint(_: &Path, bytes: &[u8]) -> Result<(), String> {
+    let _ = fno_models::neuralop_files::read_metadata(bytes);
+    let dev = Default::default();
+    let model = Model::load_checkpoint(bytes, None, &dev).map_err(|e| e.to_string())?;
+    forward_small(&model)?;
+    let written = fno_models::neuralop_files::write_checkpoint(&model.state_dict(), model.config(), "model");
+    let (state_dict, _) = written.unwrap_or_else(|e| panic!("a loaded model does not write: {e}"));
+    if let Err(e) = Model::load_checkpoint(&state_dict, None, &dev) {
+        panic!("a loaded state dict, written again, does not load: {e}");
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
-//! Safetensors checkpoints under neuraloperator's state_dict key names.
+//! Checkpoints under neuraloperator's state_dict key names.
 //!
-//! One format serves both directions: [`Fno::load_safetensors`] reads
-//! neuraloperator exports (complex weights as native C64 or as F32 `[..., 2]`)
+//! Safetensors serves both directions: [`Fno::load_checkpoint`] reads
+//! neuraloperator exports (complex weights as native C64 or as F32 `[..., 2]`),
+//! neuraloperator's own `torch.save` state dicts ([`crate::neuralop_files`])
 //! and our own files, which [`Fno::save_safetensors`] writes with the same
 //! names and shapes, native C64 spectral weights (dense or tltorch's factors,
 //! so `load_state_dict(safetensors.torch.load_file(…))` takes them) and the
@@ -288,15 +289,16 @@ fn matched_tensors(cfg: &FnoConfig, file: &SafeTensorsFile) -> Result<HashMap<St
     }
 }
 
-/// A checkpoint's configuration (from `config` or, when absent, from the
-/// file's metadata, as our checkpoints carry it) and its tensors by
+/// A checkpoint's (safetensors, or neuraloperator's `torch.save` state dict)
+/// configuration (from `config` or, when absent, from the file: our
+/// checkpoints' metadata, a state dict's `_metadata`) and its tensors by
 /// neuraloperator's names, every name and shape checked against that
 /// configuration: what any engine builds an FNO from.
 pub fn checked_tensors(
     bytes: &[u8],
     config: Option<&FnoConfig>,
 ) -> Result<(FnoConfig, HashMap<String, StoredTensor>), ModelError> {
-    let file = match fno_formats::torch::is_zip(bytes) {
+    let file = match crate::neuralop_files::is_torch_file(bytes) {
         true => crate::neuralop_files::read_state_dict(bytes)?,
         false => SafeTensorsFile::parse(bytes)?,
     };
@@ -304,8 +306,10 @@ pub fn checked_tensors(
         Some(c) => c.clone(),
         None => {
             let json = file.metadata.get("config").ok_or_else(|| {
-                bad("the checkpoint carries no configuration; pass the config.json (or neuraloperator's \
-                     NAME_metadata.pkl) it was trained with")
+                bad(
+                    "the checkpoint carries no configuration; pass the config.json (or neuraloperator's \
+                     NAME_metadata.pkl) it was trained with",
+                )
             })?;
             FnoConfig::from_json(json)?
         }
@@ -322,9 +326,10 @@ pub fn spectral_tensor_name(layer: usize, name: &str) -> String {
 }
 
 impl<B: SpectralConvBackend> Fno<B> {
-    /// Loads a safetensors checkpoint. The configuration comes from `config`
-    /// or, when absent, from the file's metadata (our own checkpoints).
-    pub fn load_safetensors(bytes: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, ModelError> {
+    /// Loads a checkpoint: safetensors, or neuraloperator's `torch.save`
+    /// state dict. The configuration comes from `config` or, when absent,
+    /// from the file (our checkpoints' metadata, the state dict's `_metadata`).
+    pub fn load_checkpoint(bytes: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, ModelError> {
         // Everything the file holds is checked against the validated
         // configuration before the model is allocated.
         let (config, mut tensors) = checked_tensors(bytes, config)?;
@@ -378,6 +383,12 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// C64 spectral weights (in the model's form, dense or factorized), the
     /// configuration in the metadata.
     pub fn save_safetensors(&self) -> Vec<u8> {
+        self.state_dict().to_bytes()
+    }
+
+    /// The model's tensors under neuraloperator's key names and shapes, the
+    /// spectral weights complex, and the configuration in the metadata.
+    pub fn state_dict(&self) -> SafeTensorsFile {
         let cfg = self.config();
         let mut file = SafeTensorsFile::default();
         file.metadata.insert("config".into(), cfg.to_json());
@@ -447,7 +458,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         }
         mlp("projection", &self.projection, &mut put);
         file.complex.extend(complex);
-        file.to_bytes()
+        file
     }
 }
 

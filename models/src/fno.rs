@@ -433,7 +433,11 @@ impl<B: SpectralConvBackend> Fno<B> {
         };
         // "half" on the kernel paths: f16 activations from the lifting's input
         // to the projection's output (f32 weights and sums in the kernels).
-        let x = if self.half_activations() { x.cast(FloatDType::F16) } else { x };
+        let x = if self.half_activations() {
+            x.cast(FloatDType::F16)
+        } else {
+            x
+        };
         let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x), self.matmul_precision), &grid);
         Ok((pad(x, &padding), Layout { grid, padding }))
     }

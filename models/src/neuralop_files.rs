@@ -2,9 +2,11 @@
 //! `BaseModel.save_checkpoint` and its Trainer write (`torch.save` of the
 //! state dict, whose `_metadata` entry holds the model's init kwargs) and the
 //! `NAME_metadata.pkl` beside it (`torch.save` of those kwargs), read by
-//! `fno_formats::torch` without executing anything.
+//! `fno_formats::torch` without executing anything; and both written for
+//! neuraloperator's `FNO.from_checkpoint` ([`write_checkpoint`]).
 
-use fno_formats::torch::{self, Value};
+use fno_formats::torch::{self, Tensor, Value};
+use fno_formats::torch_write;
 
 use crate::checkpoint::{SafeTensorsFile, StoredTensor};
 use crate::config::FnoConfig;
@@ -12,6 +14,11 @@ use crate::ModelError;
 
 fn bad(m: impl Into<String>) -> ModelError {
     ModelError::Checkpoint(m.into())
+}
+
+/// Whether `bytes` are a `torch.save` file (a zip) rather than safetensors.
+pub fn is_torch_file(bytes: &[u8]) -> bool {
+    torch::is_zip(bytes)
 }
 
 /// The model classes whose kwargs are an [`FnoConfig`].
@@ -39,12 +46,15 @@ pub fn read_state_dict(bytes: &[u8]) -> Result<SafeTensorsFile, ModelError> {
         file.tensors.insert(key.clone(), StoredTensor { shape, data });
     }
     if file.tensors.is_empty() {
-        return Err(bad("the torch.save file holds no tensors at its top level: not a model's state dict"));
+        return Err(bad(
+            "the torch.save file holds no tensors at its top level: not a model's state dict",
+        ));
     }
     // The first `_metadata`: neuraloperator's entry; torch's own (module
     // versions), the dict's state, comes after it.
     if let Some(kwargs) = root.get("_metadata") {
-        file.metadata.insert("config".into(), config_of_kwargs(kwargs)?.to_json());
+        file.metadata
+            .insert("config".into(), config_of_kwargs(kwargs)?.to_json());
     }
     Ok(file)
 }
@@ -68,7 +78,11 @@ fn config_of_kwargs(kwargs: &Value) -> Result<FnoConfig, ModelError> {
         match (key.as_str(), value) {
             ("_version", _) => {}
             ("_name", Value::Str(name)) if FNO_CLASSES.contains(&name.as_str()) => {}
-            ("_name", name) => return Err(bad(format!("the checkpoint is of a neuraloperator {name:?}, not an FNO"))),
+            ("_name", name) => {
+                return Err(bad(format!(
+                    "the checkpoint is of a neuraloperator {name:?}, not an FNO"
+                )))
+            }
             ("args", Value::List(args)) if args.is_empty() => {}
             ("args", _) => return Err(bad("the model was built with positional arguments, which are not read")),
             ("conv_module", Value::Global(g)) if g == "neuralop.layers.spectral_convolution.SpectralConv" => {}
@@ -78,7 +92,10 @@ fn config_of_kwargs(kwargs: &Value) -> Result<FnoConfig, ModelError> {
                 config.insert(key.clone(), serde_json::Value::String(name.to_string()));
             }
             _ => {
-                config.insert(key.clone(), json(value).map_err(|e| bad(format!("init kwarg {key}: {e}")))?);
+                config.insert(
+                    key.clone(),
+                    json(value).map_err(|e| bad(format!("init kwarg {key}: {e}")))?,
+                );
             }
         }
     }
@@ -110,4 +127,82 @@ fn json(value: &Value) -> Result<serde_json::Value, String> {
         Value::Global(g) => J::String(g.clone()),
         Value::Tensor(_) => return Err("a tensor where a setting was expected".into()),
     })
+}
+
+/// neuraloperator's `save_checkpoint` files of a model with these tensors
+/// (as [`crate::Fno::state_dict`] gives them) and configuration:
+/// `NAME_state_dict.pt` (the tensors, the init kwargs as `_metadata`) and
+/// `NAME_metadata.pkl` (the init kwargs), which `FNO.from_checkpoint(dir,
+/// NAME)` loads.
+pub fn write_checkpoint(
+    file: &SafeTensorsFile,
+    config: &FnoConfig,
+    name: &str,
+) -> Result<(Vec<u8>, Vec<u8>), ModelError> {
+    let kwargs = kwargs_of_config(config)?;
+    let mut entries: Vec<(Value, Value)> = file
+        .tensors
+        .iter()
+        .map(|(key, t)| {
+            let complex = file.complex.contains(key);
+            let shape = match complex {
+                true => t.shape[..t.shape.len() - 1].to_vec(),
+                false => t.shape.clone(),
+            };
+            let dtype = if complex { "complex64" } else { "float32" };
+            let tensor = Tensor {
+                dtype,
+                shape,
+                data: t.data.clone(),
+                complex,
+            };
+            (Value::Str(key.clone()), Value::Tensor(tensor))
+        })
+        .collect();
+    entries.push((Value::Str("_metadata".into()), kwargs.clone()));
+    let state_dict = torch_write::write(&format!("{name}_state_dict"), &Value::Dict(entries)).map_err(bad)?;
+    let metadata = torch_write::write(&format!("{name}_metadata"), &kwargs).map_err(bad)?;
+    Ok((state_dict, metadata))
+}
+
+/// Our configuration as neuraloperator's init kwargs, with the bookkeeping
+/// entries `BaseModel` adds and the activation as torch's function.
+fn kwargs_of_config(config: &FnoConfig) -> Result<Value, ModelError> {
+    let json = serde_json::to_value(config).map_err(|e| bad(e.to_string()))?;
+    let serde_json::Value::Object(fields) = json else {
+        unreachable!("a configuration is a JSON object")
+    };
+    let mut entries = Vec::new();
+    for (key, value) in fields {
+        let value = match (key.as_str(), &value) {
+            ("non_linearity", serde_json::Value::String(f)) if f == "gelu" => Value::Global("torch._C._nn.gelu".into()),
+            ("non_linearity", other) => return Err(bad(format!("non_linearity {other} has no torch function here"))),
+            _ => value_of_json(&value),
+        };
+        entries.push((Value::Str(key), value));
+    }
+    entries.push((Value::Str("_version".into()), Value::Str("0.1.0".into())));
+    entries.push((Value::Str("args".into()), Value::List(Vec::new())));
+    entries.push((Value::Str("_name".into()), Value::Str("FNO".into())));
+    Ok(Value::Dict(entries))
+}
+
+fn value_of_json(v: &serde_json::Value) -> Value {
+    use serde_json::Value as J;
+    match v {
+        J::Null => Value::None,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().expect("a JSON number")),
+        },
+        J::String(s) => Value::Str(s.clone()),
+        J::Array(items) => Value::List(items.iter().map(value_of_json).collect()),
+        J::Object(fields) => Value::Dict(
+            fields
+                .iter()
+                .map(|(k, v)| (Value::Str(k.clone()), value_of_json(v)))
+                .collect(),
+        ),
+    }
 }

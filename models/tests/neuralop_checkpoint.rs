@@ -50,7 +50,7 @@ fn check_fixture<B: SpectralConvBackend>(backend: &str, imp: SpectralImpl) {
     let (_, want) = npy("y.npy");
     let device = B::Device::default();
     for file in ["model.safetensors", "model_real.safetensors"] {
-        let model = Fno::<B>::load_safetensors(&read(file), Some(&config()), &device)
+        let model = Fno::<B>::load_checkpoint(&read(file), Some(&config()), &device)
             .unwrap()
             .with_spectral_impl(imp);
         let e = rel_l2(&run(&model, &xs, &x), &want);
@@ -89,9 +89,9 @@ fn fixture_runs_in_half_precision_blocks() {
     for precision in [BlockPrecision::Mixed, BlockPrecision::Half] {
         let mut cfg = config();
         cfg.fno_block_precision = precision.neuralop_name().into();
-        let reference = Fno::<NdArray>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
+        let reference = Fno::<NdArray>::load_checkpoint(&bytes, Some(&cfg), &Default::default()).unwrap();
         assert_eq!(reference.block_precision(), precision);
-        let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&config()), &Default::default())
+        let kernels = Fno::<Wgpu>::load_checkpoint(&bytes, Some(&config()), &Default::default())
             .unwrap()
             .with_spectral_impl(SpectralImpl::Unfused)
             .with_block_precision(precision);
@@ -122,8 +122,8 @@ fn fixture_runs_in_half_precision_blocks() {
 fn other_resolutions_agree_across_paths() {
     let bytes = read("model.safetensors");
     let cfg = config();
-    let reference = Fno::<NdArray>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
-    let kernels = Fno::<Wgpu>::load_safetensors(&bytes, Some(&cfg), &Default::default()).unwrap();
+    let reference = Fno::<NdArray>::load_checkpoint(&bytes, Some(&cfg), &Default::default()).unwrap();
+    let kernels = Fno::<Wgpu>::load_checkpoint(&bytes, Some(&cfg), &Default::default()).unwrap();
     for grid in [[32usize, 32], [21, 30], [9, 12]] {
         let shape = [2, 1, grid[0], grid[1]];
         let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 5 + grid[0] as u64);
@@ -140,10 +140,10 @@ fn other_resolutions_agree_across_paths() {
 #[test]
 fn own_checkpoints_round_trip_with_their_configuration() {
     let device = Default::default();
-    let model = Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &device).unwrap();
+    let model = Fno::<NdArray>::load_checkpoint(&read("model.safetensors"), Some(&config()), &device).unwrap();
     let saved = model.save_safetensors();
     // No configuration passed: it comes from the file's metadata.
-    let again = Fno::<NdArray>::load_safetensors(&saved, None, &device).unwrap();
+    let again = Fno::<NdArray>::load_checkpoint(&saved, None, &device).unwrap();
     assert_eq!(again.config(), model.config());
     let (xs, x) = npy("x.npy");
     assert_eq!(run(&again, &xs, &x), run(&model, &xs, &x));
@@ -170,7 +170,7 @@ fn every_configuration_kind_round_trips_and_runs() {
     for json in configs {
         let cfg = FnoConfig::from_json(json).unwrap();
         let model = Fno::<NdArray>::new(&cfg, &device).unwrap();
-        let again = Fno::<NdArray>::load_safetensors(&model.save_safetensors(), None, &device).unwrap();
+        let again = Fno::<NdArray>::load_checkpoint(&model.save_safetensors(), None, &device).unwrap();
         assert_eq!(again.config(), &cfg);
         let mut shape = vec![2, cfg.in_channels];
         shape.extend([11, 9, 7].iter().take(cfg.dims()));
@@ -207,7 +207,7 @@ fn every_configuration_kind_round_trips_and_runs() {
 }
 
 fn load_error(file: &SafeTensorsFile) -> String {
-    match Fno::<NdArray>::load_safetensors(&file.to_bytes(), Some(&config()), &Default::default()) {
+    match Fno::<NdArray>::load_checkpoint(&file.to_bytes(), Some(&config()), &Default::default()) {
         Err(ModelError::Checkpoint(m)) => m,
         other => panic!("expected a checkpoint error, got {other:?}"),
     }
@@ -237,14 +237,14 @@ fn mismatched_checkpoints_name_every_bad_key() {
         n_modes: vec![8, 6],
         ..config()
     };
-    let err = Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&wrong), &Default::default())
+    let err = Fno::<NdArray>::load_checkpoint(&read("model.safetensors"), Some(&wrong), &Default::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("fno_blocks.convs.0.weight.tensor"), "{err}");
     // Truncated and non-safetensors files are errors, not panics.
     let bytes = read("model.safetensors");
     for cut in [0, 7, 100, bytes.len() - 1] {
-        assert!(Fno::<NdArray>::load_safetensors(&bytes[..cut], Some(&config()), &Default::default()).is_err());
+        assert!(Fno::<NdArray>::load_checkpoint(&bytes[..cut], Some(&config()), &Default::default()).is_err());
     }
     // The fixture's own file carries its configuration in the metadata, with a note.
     assert!(good.metadata.contains_key("config"));
@@ -253,7 +253,7 @@ fn mismatched_checkpoints_name_every_bad_key() {
 #[test]
 fn wrong_inputs_are_errors() {
     let model =
-        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+        Fno::<NdArray>::load_checkpoint(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
     let device = Default::default();
     let two_channels = Tensor::<NdArray, 4>::zeros([1, 2, 16, 16], &device);
     assert!(matches!(model.forward(two_channels), Err(ModelError::Input(_))));
@@ -282,7 +282,7 @@ fn wrong_inputs_are_errors() {
 #[test]
 fn oversized_configurations_in_checkpoints_are_refused_before_allocation() {
     let model =
-        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+        Fno::<NdArray>::load_checkpoint(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
     let mut file = SafeTensorsFile::parse(&model.save_safetensors()).unwrap();
     let json = file.metadata["config"].clone();
     for (from, to, named) in [
@@ -292,7 +292,7 @@ fn oversized_configurations_in_checkpoints_are_refused_before_allocation() {
     ] {
         assert!(json.contains(from), "{json}");
         file.metadata.insert("config".into(), json.replace(from, to));
-        let err = Fno::<NdArray>::load_safetensors(&file.to_bytes(), None, &Default::default())
+        let err = Fno::<NdArray>::load_checkpoint(&file.to_bytes(), None, &Default::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains(named), "{to}: {err}");
@@ -302,7 +302,7 @@ fn oversized_configurations_in_checkpoints_are_refused_before_allocation() {
 #[test]
 fn our_checkpoints_read_back_through_the_safetensors_crate() {
     let model =
-        Fno::<NdArray>::load_safetensors(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
+        Fno::<NdArray>::load_checkpoint(&read("model.safetensors"), Some(&config()), &Default::default()).unwrap();
     let saved = model.save_safetensors();
     let (_, header) = safetensors::SafeTensors::read_metadata(&saved).unwrap();
     let metadata = header.metadata().clone().unwrap();

@@ -47,7 +47,7 @@ pub(crate) fn error_vs_pytorch<B: SpectralConvBackend>(case: &str, imp: Spectral
     let y = fno_datasets::npy::read(d.join("y.npy")).unwrap();
     let device = B::Device::default();
     // The configuration comes from the file's metadata; config.json is the same text.
-    let model = Fno::<B>::load_safetensors(&bytes, None, &device)
+    let model = Fno::<B>::load_checkpoint(&bytes, None, &device)
         .unwrap_or_else(|e| panic!("{case}: {e}"))
         .with_spectral_impl(imp);
     let got = infer(&model, &x.data, &x.shape, 2, &device, |_, _| {}).unwrap_or_else(|e| panic!("{case}: {e}"));
@@ -88,7 +88,7 @@ fn factorized_weights_save_as_factors_and_bad_factors_are_named() {
         let d = dir(case);
         let bytes = std::fs::read(d.join("model.safetensors")).unwrap();
         let x = fno_datasets::npy::read(d.join("x.npy")).unwrap();
-        let model = Fno::<NdArray<f64>>::load_safetensors(&bytes, None, &device).unwrap();
+        let model = Fno::<NdArray<f64>>::load_checkpoint(&bytes, None, &device).unwrap();
         let saved = model.save_safetensors();
         let (original, file) = (
             SafeTensorsFile::parse(&bytes).unwrap(),
@@ -105,7 +105,7 @@ fn factorized_weights_save_as_factors_and_bad_factors_are_named() {
             assert!(file.complex.contains(name), "{case}: {name} is not C64");
         }
         assert_eq!(file.metadata["config"], model.config().to_json(), "{case}");
-        let reloaded = Fno::<NdArray<f64>>::load_safetensors(&saved, None, &device).unwrap();
+        let reloaded = Fno::<NdArray<f64>>::load_checkpoint(&saved, None, &device).unwrap();
         let run = |m: &Fno<NdArray<f64>>| infer(m, &x.data, &x.shape, 2, &device, |_, _| {}).unwrap();
         assert_eq!(run(&model), run(&reloaded), "{case}");
     }
@@ -119,7 +119,7 @@ fn factorized_weights_save_as_factors_and_bad_factors_are_named() {
     // One rank fewer than the core has along that dim.
     factor.shape[1] -= 1;
     factor.data.truncate(factor.shape.iter().product());
-    let err = Fno::<NdArray<f64>>::load_safetensors(&file.to_bytes(), None, &device).unwrap_err();
+    let err = Fno::<NdArray<f64>>::load_checkpoint(&file.to_bytes(), None, &device).unwrap_err();
     assert!(
         err.to_string().contains("fno_blocks.convs.1.weight.factors.factor_2"),
         "{err}"
@@ -139,10 +139,10 @@ fn factorized_weights_run_in_half_precision_blocks() {
     let want = fno_datasets::npy::read(d.join("y.npy")).unwrap().data;
     for precision in [BlockPrecision::Mixed, BlockPrecision::Half] {
         let run = |y: Vec<f32>| (relative_l2_f32(&y, &want), y);
-        let reference = Fno::<NdArray>::load_safetensors(&bytes, None, &Default::default())
+        let reference = Fno::<NdArray>::load_checkpoint(&bytes, None, &Default::default())
             .unwrap()
             .with_block_precision(precision);
-        let kernels = Fno::<Wgpu>::load_safetensors(&bytes, None, &Default::default())
+        let kernels = Fno::<Wgpu>::load_checkpoint(&bytes, None, &Default::default())
             .unwrap()
             .with_spectral_impl(SpectralImpl::Unfused)
             .with_block_precision(precision);

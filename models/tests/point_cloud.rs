@@ -67,8 +67,12 @@ fn predictions_follow_reordered_points() {
 #[test]
 fn training_steps_lower_the_loss() {
     type B = Autodiff<Wgpu>;
+    // Enough for every seed tried to halve the loss (15 left one in ~20 short of it).
+    const STEPS: usize = 25;
     let seed = fresh_seed();
     let device = Default::default();
+    // The initial weights from the printed seed too, so that a failure repeats.
+    <B as burn::tensor::backend::Backend>::seed(&device, seed);
     let mut model = PointFno::<B>::new(&config(), &device);
     let m = 120;
     let coords: Vec<f64> = uniform(m * 2, seed).iter().map(|v| v * 3.0).collect();
@@ -91,7 +95,7 @@ fn training_steps_lower_the_loss() {
     let target = Tensor::<B, 3>::from_data(TensorData::new(target, [4, 1, m]), &device);
     let mut optim = AdamConfig::new().init::<B, PointFno<B>>();
     let mut losses = Vec::new();
-    for _ in 0..15 {
+    for _ in 0..STEPS {
         let loss = (model.forward(x.clone(), &points) - target.clone())
             .powi_scalar(2)
             .mean();
@@ -102,7 +106,7 @@ fn training_steps_lower_the_loss() {
     println!("losses {losses:?} (seed {seed})");
     assert!(
         losses[losses.len() - 1] < 0.5 * losses[0],
-        "15 Adam steps took the loss from {} to {} (seed {seed})",
+        "{STEPS} Adam steps took the loss from {} to {} (seed {seed})",
         losses[0],
         losses[losses.len() - 1]
     );

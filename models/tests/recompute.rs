@@ -66,7 +66,11 @@ where
     let value = |l: Tensor<B, 1>| l.into_data().convert::<f64>().to_vec::<f64>().unwrap()[0];
     let (a, b) = (value(plain_loss), value(recomputed_loss));
     assert!((a - b).abs() <= 1e-6 * a.abs(), "losses {a} and {b}");
-    assert_eq!(stages, 2 * (config.n_layers + 1), "a rerun and a backward pass per block and the lifting");
+    assert_eq!(
+        stages,
+        2 * (config.n_layers + 1),
+        "a rerun and a backward pass per block and the lifting"
+    );
     let (want, got) = (collect(&model, &plain), collect(&model, &recomputed));
     assert_eq!(want.len(), got.len());
     for (i, (w, g)) in want.iter().zip(&got).enumerate() {

@@ -7,7 +7,7 @@
 use burn::backend::NdArray;
 use burn::tensor::{Tensor, TensorData};
 use fno_kernels::testing::relative_l2_f32 as rel_l2;
-use fno_models::neuralop_files::read_metadata;
+use fno_models::neuralop_files::{read_metadata, write_checkpoint};
 use fno_models::Fno;
 use fno_ops::SpectralImpl;
 
@@ -33,7 +33,7 @@ fn outputs<const D: usize>(case: &str, model: &Fno<NdArray>) -> (Vec<f32>, Vec<f
 
 fn check<const D: usize>(case: &str, name: &str) {
     let state_dict = read(case, &format!("{name}_state_dict.pt"));
-    let model = Fno::<NdArray>::load_safetensors(&state_dict, None, &Default::default())
+    let model = Fno::<NdArray>::load_checkpoint(&state_dict, None, &Default::default())
         .unwrap_or_else(|e| panic!("{case}: {e}"))
         .with_spectral_impl(SpectralImpl::Reference);
     let metadata = read_metadata(&read(case, &format!("{name}_metadata.pkl"))).unwrap();
@@ -60,13 +60,44 @@ fn neuralop_state_dicts_reproduce_pytorch_without_a_configuration() {
 fn files_that_are_not_fno_state_dicts_are_named_errors() {
     // A Trainer's optimizer state and a metadata file are torch.save files, but no state dicts.
     for (case, file) in [("trainer1d", "optimizer.pt"), ("dense2d", "darcy_fno_metadata.pkl")] {
-        let e = Fno::<NdArray>::load_safetensors(&read(case, file), None, &Default::default()).unwrap_err();
+        let e = Fno::<NdArray>::load_checkpoint(&read(case, file), None, &Default::default()).unwrap_err();
         assert!(e.to_string().contains("no tensors at its top level"), "{file}: {e}");
     }
     // A truncated state dict.
     let mut bytes = read("dense2d", "darcy_fno_state_dict.pt");
     bytes.truncate(bytes.len() / 2);
-    let e = Fno::<NdArray>::load_safetensors(&bytes, None, &Default::default()).unwrap_err();
+    let e = Fno::<NdArray>::load_checkpoint(&bytes, None, &Default::default()).unwrap_err();
     assert!(e.to_string().contains("zip"), "{e}");
     assert_eq!(e.to_string().lines().count(), 1, "{e}");
+}
+
+/// Written in neuraloperator's format (`write_checkpoint`), each model reads
+/// back with the same configuration and the same outputs. With
+/// `FNO_WRITE_NEURALOP=DIR` the files are kept there, for neuraloperator's
+/// `FNO.from_checkpoint` (fixtures/load_torch_export_in_neuralop.py).
+#[test]
+fn written_neuralop_checkpoints_read_back_equal() {
+    let keep = std::env::var("FNO_WRITE_NEURALOP").ok();
+    for (case, name) in [("dense2d", "darcy_fno"), ("tucker2d_odd", "tfno")] {
+        let device = Default::default();
+        let model = Fno::<NdArray>::load_checkpoint(&read(case, &format!("{name}_state_dict.pt")), None, &device)
+            .unwrap()
+            .with_spectral_impl(SpectralImpl::Reference);
+        let (state_dict, metadata) = write_checkpoint(&model.state_dict(), model.config(), "ours").unwrap();
+        assert_eq!(&read_metadata(&metadata).unwrap(), model.config(), "{case}");
+        let back = Fno::<NdArray>::load_checkpoint(&state_dict, None, &device)
+            .unwrap()
+            .with_spectral_impl(SpectralImpl::Reference);
+        let ((a, _), (b, want)) = (outputs::<4>(case, &model), outputs::<4>(case, &back));
+        assert_eq!(a, b, "{case}: the same model");
+        assert!(rel_l2(&b, &want) <= 1e-5, "{case}");
+        if let Some(dir) = &keep {
+            let dir = std::path::Path::new(dir).join(case);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("ours_state_dict.pt"), &state_dict).unwrap();
+            std::fs::write(dir.join("ours_metadata.pkl"), &metadata).unwrap();
+            std::fs::copy(self::dir(case).join("x.npy"), dir.join("x.npy")).unwrap();
+            std::fs::copy(self::dir(case).join("y.npy"), dir.join("y.npy")).unwrap();
+        }
+    }
 }

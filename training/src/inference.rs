@@ -19,6 +19,9 @@ pub const TRAINING_KEY: &str = "training";
 /// The training state a checkpoint of `fno train` carries; `None` for other
 /// checkpoints (neuraloperator exports, models saved directly).
 pub fn training_state(checkpoint: &[u8]) -> Result<Option<TrainingState>, TrainError> {
+    if fno_models::neuralop_files::is_torch_file(checkpoint) {
+        return Ok(None);
+    }
     let file = SafeTensorsFile::parse(checkpoint).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
     file.metadata
         .get(TRAINING_KEY)
@@ -54,7 +57,7 @@ impl<B: SpectralConvBackend> Predictor<B> {
     pub fn load(checkpoint: &[u8], config: Option<&FnoConfig>, device: &B::Device) -> Result<Self, TrainError> {
         let (input_normalizer, output_normalizer) = checkpoint_normalizers(checkpoint)?;
         Ok(Predictor {
-            model: Fno::<B>::load_safetensors(checkpoint, config, device)?,
+            model: Fno::<B>::load_checkpoint(checkpoint, config, device)?,
             input_normalizer,
             output_normalizer,
         })

@@ -222,7 +222,7 @@ impl Fno {
     }
 
     /// Loads a safetensors checkpoint, ours or a neuraloperator export, as
-    /// `fno_models::Fno::load_safetensors` does (the configuration from
+    /// `fno_models::Fno::load_checkpoint` does (the configuration from
     /// `config` or the file's metadata, every name and shape checked), with
     /// values in `dtype` on `device`. Factorized spectral weights are rebuilt
     /// into dense ones.

@@ -109,7 +109,7 @@ fn the_candle_model_equals_the_burn_model_and_its_checkpoints_load_there() {
         let x = fno_datasets::npy::read(dir.join("x.npy")).unwrap();
         let (candle, model) = candle_output(&dir, "model.safetensors", DType::F64);
         let burn_of = |bytes: &[u8]| {
-            let m = fno_models::Fno::<NdArray<f64>>::load_safetensors(bytes, None, &device).unwrap();
+            let m = fno_models::Fno::<NdArray<f64>>::load_checkpoint(bytes, None, &device).unwrap();
             fno_models::infer(&m, &x.data, &x.shape, 4, &device, |_, _| {}).unwrap()
         };
         let burn = burn_of(&std::fs::read(dir.join("model.safetensors")).unwrap());

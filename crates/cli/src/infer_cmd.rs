@@ -1,4 +1,4 @@
-//! `fno infer`: an FNO checkpoint (ours or a neuraloperator export) applied to
+//! `fno infer`: an FNO checkpoint (ours or neuraloperator's) applied to
 //! the inputs of a data file. Checkpoints of `fno train` predict in the data's
 //! units (their normalisers applied), the values `fno eval` scores.
 
@@ -22,10 +22,14 @@ use crate::progress::Progress;
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct InferArgs {
-    /// Checkpoint (.safetensors): ours, or a neuraloperator state_dict export.
+    /// Checkpoint: ours (.safetensors), a neuraloperator state_dict export
+    /// (.safetensors), neuraloperator's own NAME_state_dict.pt, or a
+    /// neuraloperator Trainer's save directory (its best_model, else model).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// neuraloperator FNO configuration (JSON); our checkpoints carry their own.
+    /// FNO configuration (JSON, neuraloperator's argument names); overrides
+    /// the checkpoint's own (ours, NAME_metadata.pkl beside a state dict, or
+    /// the state dict's _metadata); needed for safetensors exports.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Inputs [samples, in_channels, *grid] (or [samples, *grid] for one
@@ -77,10 +81,13 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let checkpoint = read(&args.checkpoint)?;
+    let file = crate::model_files::read_checkpoint(&args.checkpoint)?;
+    let config = config.or(file.metadata);
+    let checkpoint = file.bytes;
+    let label = file.path.display().to_string();
     let (key, input) = fno_datasets::read_input(&args.input, args.input_key.as_deref()).map_err(|e| e.to_string())?;
     if args.engine == Engine::Candle {
-        return run_candle(&args, &checkpoint, config.as_ref(), input.array, &key);
+        return run_candle(&args, &checkpoint, &label, config.as_ref(), input.array, &key);
     }
     let (backend, imp) = args.device.resolve()?;
     let job = InferJob {
@@ -91,7 +98,7 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         imp,
         settings: args.device.settings(),
         batch_size: args.batch_size,
-        label: args.checkpoint.display().to_string(),
+        label,
         on_cpu: backend == Backend::Cpu,
     };
     let (output, denormalised) = run_on(backend, args.device.burn_fusion, Some(args.device.memory.into()), job)?;
@@ -140,6 +147,7 @@ fn one_line(e: candle_core::Error) -> String {
 fn run_candle(
     args: &InferArgs,
     checkpoint: &[u8],
+    label: &str,
     config: Option<&FnoConfig>,
     input: Array,
     key: &str,
@@ -162,7 +170,6 @@ fn run_candle(
         ));
     }
     let (candle_device, device_name) = candle_device(device.backend)?;
-    let label = args.checkpoint.display().to_string();
     let model = fno_candle::Fno::load(checkpoint, config, candle_core::DType::F32, &candle_device)
         .map_err(|e| format!("{label}: {}", one_line(e)))?;
     let (input_normalizer, output_normalizer) =

@@ -3,10 +3,12 @@
 mod args;
 mod data_cmd;
 mod demo_cmd;
+mod export_cmd;
 mod fft_cmd;
 mod infer_cmd;
 mod kernel_cache;
 mod memory;
+mod model_files;
 mod nufft_cmd;
 mod progress;
 mod train_cmd;
@@ -41,8 +43,9 @@ enum Command {
     /// Low-pass an embedded batch of 2D fields through truncated FFTs on the
     /// chosen backend and check the result against the CPU oracle.
     Demo(demo_cmd::DemoArgs),
-    /// Run an FNO checkpoint (ours or a neuraloperator export) on the inputs of
-    /// a data file; predictions in the data's units.
+    /// Run an FNO checkpoint (ours, a neuraloperator export, its NAME_state_dict.pt
+    /// or a Trainer's save directory) on the inputs of a data file; predictions
+    /// in the data's units.
     Infer(infer_cmd::InferArgs),
     /// Train an FNO (default: neuraloperator's Darcy settings on generated
     /// Darcy 16² data); checkpoints, metrics and a predictions plot go to the
@@ -52,6 +55,9 @@ enum Command {
     Eval(train_cmd::EvalArgs),
     /// Datasets: generate Darcy, Burgers and Navier–Stokes data; inspect files.
     Data(data_cmd::DataArgs),
+    /// Write a checkpoint for neuraloperator (NAME_state_dict.pt and
+    /// NAME_metadata.pkl, what FNO.from_checkpoint loads) or as our safetensors.
+    Export(export_cmd::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +91,7 @@ fn main() -> ExitCode {
         Command::Data(args) => data_cmd::run(args),
         Command::Train(args) => train_cmd::run_train(args),
         Command::Eval(args) => train_cmd::run_eval(args),
+        Command::Export(args) => export_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -298,3 +298,161 @@ fn batches_past_the_cpus_memory_are_refused_first() {
     assert!(stderr.contains("GB on the CPU") && !y.exists(), "{stderr}");
     let _ = std::fs::remove_file(&x);
 }
+
+/// neuraloperator's own checkpoint files (models/tests/fixtures/torch, made
+/// with neuraloperator 2.0): a `save_checkpoint` state dict and a Trainer's
+/// save directory reproduce PyTorch's CPU output with no `--config`, on the
+/// Burn (CPU and wgpu) and Candle engines; a directory without a model is a
+/// one-line error.
+#[test]
+fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
+    let torch = |case: &str, name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/tests/fixtures/torch")
+            .join(case)
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    for (case, checkpoint, engine) in [
+        ("dense2d", "darcy_fno_state_dict.pt", ["--backend", "cpu"]),
+        ("dense2d", "darcy_fno_state_dict.pt", ["--engine", "candle"]),
+        ("tucker2d_odd", "tfno_state_dict.pt", ["--backend", "wgpu"]),
+        ("trainer1d", "", ["--backend", "cpu"]),
+    ] {
+        let out = scratch(&format!("torch-{case}-{}.npy", engine[1]));
+        let (path, x) = (torch(case, checkpoint), torch(case, "x.npy"));
+        let mut args = vec!["--checkpoint", path.trim_end_matches('/'), "--input", &x];
+        args.extend(["--output", out.to_str().unwrap()]);
+        args.extend(engine);
+        let run = infer(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{case} {engine:?}: {stderr}");
+        // A directory says which of its models it took.
+        assert_eq!(
+            stderr.contains("best_model_state_dict.pt"),
+            checkpoint.is_empty(),
+            "{stderr}"
+        );
+        let (got, want) = (npy::read(&out).unwrap(), npy::read(torch(case, "y.npy")).unwrap());
+        assert_eq!(got.shape, want.shape);
+        let e = rel_l2(&got.data, &want.data);
+        assert!(e <= 1e-4, "{case} {engine:?}: {e:e}");
+    }
+    // A truncated state dict: one line, nothing written.
+    let truncated = scratch("truncated_state_dict.pt");
+    let bytes = std::fs::read(torch("dense2d", "darcy_fno_state_dict.pt")).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let out = scratch("never-truncated.npy");
+    let x = torch("dense2d", "x.npy");
+    let run = infer(&[
+        "--checkpoint",
+        truncated.to_str().unwrap(),
+        "--input",
+        &x,
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("truncated_state_dict.pt") && stderr.contains("zip"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!out.exists());
+    let empty = scratch("empty-trainer-dir");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = scratch("never.npy");
+    let run = infer(&[
+        "--checkpoint",
+        empty.to_str().unwrap(),
+        "--input",
+        &x,
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("without best_model_state_dict.pt or model_state_dict.pt"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!out.exists());
+}
+
+/// `fno export`: a neuraloperator state dict written back in neuraloperator's
+/// format and as our safetensors, each of which `fno infer` runs to PyTorch's
+/// output with no `--config`; files already there are kept unless
+/// `--overwrite`; a bad name is a one-line error.
+#[test]
+fn exports_in_both_formats_infer_like_the_original() {
+    let torch = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/tests/fixtures/torch/tucker2d_odd")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let fno = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap();
+    let (source, x) = (torch("tfno_state_dict.pt"), torch("x.npy"));
+    let dir = scratch("export");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (neuralop, safetensors) = (dir.join("neuralop"), dir.join("model.safetensors"));
+    for (format, out) in [("neuraloperator", &neuralop), ("safetensors", &safetensors)] {
+        let run = fno(&[
+            "export",
+            &source,
+            out.to_str().unwrap(),
+            "--format",
+            format,
+            "--name",
+            "tfno",
+        ]);
+        assert!(
+            run.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let again = fno(&[
+            "export",
+            &source,
+            out.to_str().unwrap(),
+            "--format",
+            format,
+            "--name",
+            "tfno",
+        ]);
+        let stderr = String::from_utf8_lossy(&again.stderr);
+        assert_eq!(again.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("exists; pass --overwrite"), "{stderr}");
+    }
+    let want = npy::read(torch("y.npy")).unwrap();
+    for checkpoint in [neuralop.join("tfno_state_dict.pt"), safetensors] {
+        let out = dir.join("y.npy");
+        let run = infer(&[
+            "--checkpoint",
+            checkpoint.to_str().unwrap(),
+            "--input",
+            &x,
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let e = rel_l2(&npy::read(&out).unwrap().data, &want.data);
+        assert!(e <= 1e-5, "{}: {e:e}", checkpoint.display());
+    }
+    let run = fno(&[
+        "export",
+        &source,
+        dir.to_str().unwrap(),
+        "--format",
+        "neuraloperator",
+        "--name",
+        "../up",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--name \"../up\""), "{stderr}");
+}

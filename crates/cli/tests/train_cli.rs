@@ -566,9 +566,15 @@ fn the_small_memory_mode_trains_alike_with_fewer_live_bytes() {
     };
     eprintln!("balanced: losses {balanced:?}, peak {balanced_use:.1} MiB in use; small: {small:?}, {small_use:.1}");
     for (b, s) in balanced.iter().zip(&small) {
-        assert!((b - s).abs() <= 1e-4 * b.abs(), "the same training: {balanced:?} vs {small:?}");
+        assert!(
+            (b - s).abs() <= 1e-4 * b.abs(),
+            "the same training: {balanced:?} vs {small:?}"
+        );
     }
-    assert!(small_use <= 0.8 * balanced_use, "fewer live bytes: {small_use} vs {balanced_use} MiB");
+    assert!(
+        small_use <= 0.8 * balanced_use,
+        "fewer live bytes: {small_use} vs {balanced_use} MiB"
+    );
 
     std::fs::write(
         &config,

@@ -6,3 +6,4 @@
 pub mod budget;
 pub mod pickle;
 pub mod torch;
+pub mod torch_write;

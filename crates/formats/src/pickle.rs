@@ -14,8 +14,18 @@ pub fn unpickle(pickle: &[u8]) -> Result<Object, String> {
     let mut stack = Stack::empty();
     stack
         .read_loop(&mut std::io::Cursor::new(pickle))
-        .map_err(|e| format!("unreadable pickle: {e}"))?;
-    stack.finalize().map_err(|e| format!("unreadable pickle: {e}"))
+        .map_err(|e| format!("unreadable pickle: {}", one_line(e)))?;
+    stack
+        .finalize()
+        .map_err(|e| format!("unreadable pickle: {}", one_line(e)))
+}
+
+/// candle's error without the backtrace it attaches under `RUST_BACKTRACE`.
+fn one_line(e: candle_core::Error) -> String {
+    match e {
+        candle_core::Error::WithBacktrace { inner, .. } => one_line(*inner),
+        other => other.to_string().replace('\n', " "),
+    }
 }
 
 /// Nesting candle's unpickler may build: it clones, drops and formats objects
@@ -214,4 +224,3 @@ fn pop_to_mark(stack: &mut Vec<Item>) -> Option<Vec<Item>> {
     stack.pop();
     Some(items)
 }
-

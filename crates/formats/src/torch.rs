@@ -34,7 +34,10 @@ pub enum Value {
     Str(String),
     /// A list, tuple or `torch.Size`.
     List(Vec<Value>),
-    /// A dict or `OrderedDict`, its entries in the file's order.
+    /// A dict or `OrderedDict`, its entries in no set order (candle's
+    /// unpickler reverses each batch); a key that repeats names the dict's
+    /// own item first, then an attribute of an `OrderedDict` (a state dict's
+    /// `_metadata`).
     Dict(Vec<(Value, Value)>),
     /// A function or class of [`KNOWN_GLOBALS`], as `module.name`.
     Global(String),
@@ -58,8 +61,8 @@ pub const KNOWN_GLOBALS: &[&str] = &[
 ];
 
 impl Value {
-    /// The value under string key `key` of a dict (the first, where the
-    /// pickle set it twice).
+    /// The value under string key `key` of a dict (its own item, where an
+    /// attribute repeats the key).
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Dict(entries) => entries
@@ -286,7 +289,8 @@ impl<R: Read + Seek> Archive<R> {
     /// allows), then its view checked against the bytes actually read, with
     /// checked arithmetic, before anything of the view's size is allocated.
     fn tensor(&mut self, t: TensorRef) -> Result<Tensor, String> {
-        let ty = storage_type(&t.storage_class).ok_or_else(|| format!("unsupported storage type {}", t.storage_class))?;
+        let ty =
+            storage_type(&t.storage_class).ok_or_else(|| format!("unsupported storage type {}", t.storage_class))?;
         let entry = format!("{}data/{}", self.prefix, t.storage_key);
         let bytes = self
             .zip
