@@ -343,7 +343,7 @@ impl<B: SpectralConvBackend> Fno<B> {
                         let t = tensors.remove(&spectral_tensor_name(i, name)).expect("matched above");
                         let values = t.data.len();
                         let flat = Tensor::from_data(TensorData::new(t.data, [values]), device);
-                        Param::from_tensor(factorized::stored_tensor(flat, shape))
+                        leaf_param(factorized::stored_tensor(flat, shape))
                     })
                     .collect()
             })
@@ -462,6 +462,12 @@ impl<B: SpectralConvBackend> Fno<B> {
     }
 }
 
+/// A parameter of a reshaped tensor, detached first: on an autodiff backend a
+/// reshape's result is no leaf, and only leaves can be tracked parameters.
+fn leaf_param<B: SpectralConvBackend, const D: usize>(t: Tensor<B, D>) -> Param<Tensor<B, D>> {
+    Param::from_tensor(t.detach())
+}
+
 fn load_mlp<B: SpectralConvBackend>(
     mlp: &mut ChannelMlp<B>,
     prefix: &str,
@@ -478,7 +484,7 @@ fn load_pointwise<B: SpectralConvBackend>(
     take: &mut impl FnMut(String) -> Param<Tensor<B, 1>>,
 ) {
     let dims = fc.weight.dims();
-    fc.weight = Param::from_tensor(take(format!("{prefix}.weight")).val().reshape(dims));
+    fc.weight = leaf_param(take(format!("{prefix}.weight")).val().reshape(dims));
     if fc.bias.is_some() {
         fc.bias = Some(take(format!("{prefix}.bias")));
     }
@@ -491,7 +497,7 @@ fn load_skip<B: SpectralConvBackend>(
 ) {
     if let Some(l) = &mut skip.linear {
         let dims = l.weight.dims();
-        l.weight = Param::from_tensor(take(format!("{prefix}.conv.weight")).val().reshape(dims));
+        l.weight = leaf_param(take(format!("{prefix}.conv.weight")).val().reshape(dims));
     }
     if skip.gate.is_some() {
         skip.gate = Some(take(format!("{prefix}.weight")));

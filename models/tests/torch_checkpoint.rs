@@ -56,6 +56,26 @@ fn neuralop_state_dicts_reproduce_pytorch_without_a_configuration() {
     check::<5>("cp3d_double", "cp3d");
 }
 
+/// Loaded on an autodiff backend (fine-tuning), the parameters are tracked
+/// leaves and the model computes what it does on the plain backend.
+#[test]
+fn state_dicts_load_on_autodiff_backends() {
+    type Ad = burn::backend::Autodiff<NdArray>;
+    let bytes = read("tucker2d_odd", "tfno_state_dict.pt");
+    let model = Fno::<Ad>::load_checkpoint(&bytes, None, &Default::default())
+        .unwrap()
+        .with_spectral_impl(SpectralImpl::Reference);
+    let x = fno_datasets::npy::read(dir("tucker2d_odd").join("x.npy")).unwrap();
+    let want = fno_datasets::npy::read(dir("tucker2d_odd").join("y.npy")).unwrap();
+    let x = Tensor::<Ad, 4>::from_data(TensorData::new(x.data, x.shape), &Default::default());
+    let y = model.forward(x).unwrap();
+    let grads = y.clone().sum().backward();
+    let got = y.into_data().convert::<f32>().to_vec::<f32>().unwrap();
+    assert!(rel_l2(&got, &want.data) <= 1e-5);
+    let w = model.blocks[0].spectral_weights[0].val();
+    assert!(w.grad(&grads).is_some(), "the spectral weights are tracked");
+}
+
 #[test]
 fn files_that_are_not_fno_state_dicts_are_named_errors() {
     // A Trainer's optimizer state and a metadata file are torch.save files, but no state dicts.

@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub start: Start,
     /// Stop after this many epochs of this invocation (tests; a killed run).
     pub stop_after: Option<usize>,
+    /// A checkpoint (any `Fno::load_checkpoint` reads) whose weights a fresh
+    /// run starts from; the configuration's model must be its architecture.
+    pub init_from: Option<Vec<u8>>,
 }
 
 /// The files a run writes into its directory.
@@ -237,7 +240,10 @@ where
             // all replicas take) are those one device draws.
             let _alone = INITIALISING.lock().unwrap_or_else(|e| e.into_inner());
             B::seed(self.device, cfg.run.seed);
-            Fno::<B>::new(&cfg.model, self.device)?
+            match &self.options.init_from {
+                Some(bytes) => Fno::<B>::load_checkpoint(bytes, Some(&cfg.model), self.device)?,
+                None => Fno::<B>::new(&cfg.model, self.device)?,
+            }
         }
         .with_spectral_impl(self.options.spectral_impl)
         .with_fault_tolerance(self.options.fault_tolerance)

@@ -86,6 +86,7 @@ fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno
         fault_tolerance: FaultTolerance::Off,
         start,
         stop_after,
+        init_from: None,
     };
     match cfg.run.devices {
         DeviceCount::Count(1) => train::<B>(cfg, &data, &options, &Default::default(), &mut Quiet),

@@ -43,6 +43,11 @@ pub struct TrainArgs {
     /// Start again in an OUT that holds an earlier run, deleting its files.
     #[arg(long)]
     overwrite: bool,
+    /// Fine-tune: start from this checkpoint's weights (anything `fno infer
+    /// --checkpoint` reads); its architecture replaces the configuration's
+    /// [model], the rest of the configuration stays.
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "resume")]
+    init_from: Option<PathBuf>,
     /// Override the configuration's epoch count.
     #[arg(long)]
     epochs: Option<usize>,
@@ -172,6 +177,18 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     if let Some(memory) = args.device.memory {
         cfg.run.memory = memory;
     }
+    let init_from = match &args.init_from {
+        Some(path) => {
+            let file = crate::model_files::read_checkpoint(path)?;
+            let label = file.path.display().to_string();
+            let (model, _) = fno_models::checkpoint::checked_tensors(&file.bytes, file.metadata.as_ref())
+                .map_err(|e| format!("--init-from {label}: {e}"))?;
+            eprintln!("starting from the weights of {label}");
+            cfg.model = model;
+            Some(file.bytes)
+        }
+        None => None,
+    };
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,
@@ -233,6 +250,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
             fault_tolerance: args.device.fault_tolerance.into(),
             start,
             stop_after: args.stop_after,
+            init_from,
         },
         backend,
         console,

@@ -636,3 +636,86 @@ fn half_precision_training_tracks_mixed_on_wgpu() {
         "half {half:?} equals mixed: nothing was rounded"
     );
 }
+
+/// `fno train --init-from` a neuraloperator state dict: the architecture is
+/// the checkpoint's (the configuration's [model] replaced), the weights its
+/// own (after one step at a negligible learning rate, the run's checkpoint
+/// still gives PyTorch's output on the fixture's input); it cannot be
+/// combined with --resume.
+#[test]
+fn init_from_fine_tunes_a_neuraloperator_checkpoint() {
+    let fixture = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/tests/fixtures/torch/dense2d")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let dir = scratch("init-from");
+    let config = dir.join("tiny.toml");
+    let still = TINY
+        .replace("lr = 1e-2", "lr = 1e-12")
+        .replace("weight_decay = 1e-4", "weight_decay = 0.0")
+        .replace("epochs = 3", "epochs = 1")
+        .replace("batch_size = 4", "batch_size = 16")
+        .replace(
+            "[data.train]",
+            "[data]\nencode_input = false\nencode_output = false\n\n[data.train]",
+        );
+    std::fs::write(&config, still).unwrap();
+    let run = dir.join("run");
+    let checkpoint = fixture("darcy_fno_state_dict.pt");
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--init-from",
+        &checkpoint,
+    ]);
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("starting from the weights of"), "{err}");
+    let y = dir.join("y.npy");
+    let last = run.join("last.safetensors");
+    let (x, want) = (fixture("x.npy"), fixture("y.npy"));
+    let out = fno(&[
+        "infer",
+        "--checkpoint",
+        last.to_str().unwrap(),
+        "--input",
+        &x,
+        "--output",
+        y.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let (got, want) = (npy::read(&y).unwrap(), npy::read(want).unwrap());
+    let num: f64 = got
+        .data
+        .iter()
+        .zip(&want.data)
+        .map(|(g, w)| (*g as f64 - *w as f64).powi(2))
+        .sum();
+    let den: f64 = want.data.iter().map(|w| (*w as f64).powi(2)).sum();
+    assert!(
+        (num / den).sqrt() <= 1e-5,
+        "the fixture's weights: {:e}",
+        (num / den).sqrt()
+    );
+
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--resume",
+        "--init-from",
+        &checkpoint,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("--init-from"), "{}", text(&out).1);
+}
