@@ -339,47 +339,29 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
         let e = rel_l2(&got.data, &want.data);
         assert!(e <= 1e-4, "{case} {engine:?}: {e:e}");
     }
-    // A truncated state dict: one line, nothing written.
+    // A truncated state dict and a directory without a model: one line each, nothing written.
     let truncated = scratch("truncated_state_dict.pt");
     let bytes = std::fs::read(torch("dense2d", "darcy_fno_state_dict.pt")).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
-    let out = scratch("never-truncated.npy");
-    let x = torch("dense2d", "x.npy");
-    let run = infer(&[
-        "--checkpoint",
-        truncated.to_str().unwrap(),
-        "--input",
-        &x,
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("truncated_state_dict.pt") && stderr.contains("zip"),
-        "{stderr}"
-    );
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(!out.exists());
     let empty = scratch("empty-trainer-dir");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = scratch("never.npy");
-    let run = infer(&[
-        "--checkpoint",
-        empty.to_str().unwrap(),
-        "--input",
-        &x,
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("without best_model_state_dict.pt or model_state_dict.pt"),
-        "{stderr}"
-    );
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(!out.exists());
+    let x = torch("dense2d", "x.npy");
+    for (checkpoint, says) in [
+        (&truncated, "not a torch.save zip archive"),
+        (&empty, "without best_model_state_dict.pt or model_state_dict.pt"),
+    ] {
+        let out = scratch("never.npy");
+        let args = ["--checkpoint", checkpoint.to_str().unwrap(), "--input", &x];
+        let run = infer(&[&args[..], &["--output", out.to_str().unwrap()]].concat());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(checkpoint.to_str().unwrap()) && stderr.contains(says),
+            "{stderr}"
+        );
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(!out.exists());
+    }
 }
 
 /// `fno export`: a neuraloperator state dict written back in neuraloperator's

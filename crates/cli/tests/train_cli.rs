@@ -443,6 +443,28 @@ out_dir = "set-by---out"
 plot_samples = 0
 "#;
 
+/// Trains `config` on wgpu (unfused) in memory mode `mode` into `dir/mode`:
+/// the run's directory and stderr.
+fn train_on_wgpu(dir: &std::path::Path, config: &std::path::Path, mode: &str) -> (PathBuf, String) {
+    let run = dir.join(mode);
+    let out = fno(&[
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--backend",
+        "wgpu",
+        "--impl",
+        "unfused",
+        "--memory",
+        mode,
+    ]);
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{mode}: {err}");
+    (run, err)
+}
+
 /// The epoch's memory figures of a run's metrics: (peak in use, peak held, end held).
 fn memory_of(run: &std::path::Path) -> (f64, f64, f64) {
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
@@ -470,22 +492,7 @@ fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
     std::fs::write(&config, WIDE).unwrap();
     let mut figures = Vec::new();
     for mode in ["fast", "balanced"] {
-        let run = dir.join(mode);
-        let out = fno(&[
-            "train",
-            "--config",
-            config.to_str().unwrap(),
-            "--out",
-            run.to_str().unwrap(),
-            "--backend",
-            "wgpu",
-            "--impl",
-            "unfused",
-            "--memory",
-            mode,
-        ]);
-        let (_, err) = text(&out);
-        assert!(out.status.success(), "{mode}: {err}");
+        let (run, err) = train_on_wgpu(&dir, &config, mode);
         assert!(err.contains("GPU MiB peak"), "{mode}: {err}");
         figures.push(memory_of(&run));
     }
@@ -537,22 +544,7 @@ fn the_small_memory_mode_trains_alike_with_fewer_live_bytes() {
     std::fs::write(&config, WIDE.replace("n_layers = 2", "n_layers = 4")).unwrap();
     let mut runs = Vec::new();
     for mode in ["balanced", "small"] {
-        let run = dir.join(mode);
-        let out = fno(&[
-            "train",
-            "--config",
-            config.to_str().unwrap(),
-            "--out",
-            run.to_str().unwrap(),
-            "--backend",
-            "wgpu",
-            "--impl",
-            "unfused",
-            "--memory",
-            mode,
-        ]);
-        let (_, err) = text(&out);
-        assert!(out.status.success(), "{mode}: {err}");
+        let (run, _) = train_on_wgpu(&dir, &config, mode);
         let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
         let line: serde_json::Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
         let losses = [
