@@ -383,7 +383,7 @@ fn exports_in_both_formats_infer_like_the_original() {
     let _ = std::fs::remove_dir_all(&dir);
     let (neuralop, safetensors) = (dir.join("neuralop"), dir.join("model.safetensors"));
     for (format, out) in [("neuraloperator", &neuralop), ("safetensors", &safetensors)] {
-        let run = fno(&[
+        let export = [
             "export",
             &source,
             out.to_str().unwrap(),
@@ -391,21 +391,14 @@ fn exports_in_both_formats_infer_like_the_original() {
             format,
             "--name",
             "tfno",
-        ]);
+        ];
+        let run = fno(&export);
         assert!(
             run.status.success(),
             "{format}: {}",
             String::from_utf8_lossy(&run.stderr)
         );
-        let again = fno(&[
-            "export",
-            &source,
-            out.to_str().unwrap(),
-            "--format",
-            format,
-            "--name",
-            "tfno",
-        ]);
+        let again = fno(&export);
         let stderr = String::from_utf8_lossy(&again.stderr);
         assert_eq!(again.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("exists; pass --overwrite"), "{stderr}");
