@@ -298,13 +298,17 @@ pub fn checked_tensors(
     bytes: &[u8],
     config: Option<&FnoConfig>,
 ) -> Result<(FnoConfig, HashMap<String, StoredTensor>), ModelError> {
-    let file = match crate::neuralop_files::is_torch_file(bytes) {
-        true => crate::neuralop_files::read_state_dict(bytes)?,
-        false => SafeTensorsFile::parse(bytes)?,
+    let (file, own) = match crate::neuralop_files::is_torch_file(bytes) {
+        true => {
+            let state_dict = crate::neuralop_files::read_state_dict(bytes)?;
+            (state_dict.file, state_dict.config)
+        }
+        false => (SafeTensorsFile::parse(bytes)?, None),
     };
-    let config = match config {
-        Some(c) => c.clone(),
-        None => {
+    let config = match (config, own) {
+        (Some(c), _) => c.clone(),
+        (None, Some(own)) => own?,
+        (None, None) => {
             let json = file.metadata.get("config").ok_or_else(|| {
                 bad(
                     "the checkpoint carries no configuration; pass the config.json (or neuraloperator's \

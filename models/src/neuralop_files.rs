@@ -24,10 +24,20 @@ pub fn is_torch_file(bytes: &[u8]) -> bool {
 /// The model classes whose kwargs are an [`FnoConfig`].
 const FNO_CLASSES: &[&str] = &["FNO", "TFNO"];
 
+/// A state dict read: its tensors, and the configuration its init kwargs give
+/// where it holds them (an error there matters only without another one).
+pub struct StateDict {
+    pub file: SafeTensorsFile,
+    pub config: Option<Result<FnoConfig, ModelError>>,
+}
+
+/// Init kwargs only neuraloperator's main branch writes.
+const MAIN_ONLY: [&str; 3] = ["norm_groups", "conv_bias_kernel", "enforce_hermitian_symmetry"];
+
 /// A state dict's tensors under their keys, complex ones as (re, im) pairs
-/// with a trailing 2 and named in [`SafeTensorsFile::complex`]; its init
-/// kwargs, where it holds them, as the `config` metadata (JSON).
-pub fn read_state_dict(bytes: &[u8]) -> Result<SafeTensorsFile, ModelError> {
+/// with a trailing 2 and named in [`SafeTensorsFile::complex`], and the
+/// configuration of its `_metadata` entry.
+pub fn read_state_dict(bytes: &[u8]) -> Result<StateDict, ModelError> {
     let root = torch::read_bytes(bytes).map_err(bad)?;
     let Value::Dict(entries) = &root else {
         return Err(bad("a torch.save file that holds no state dict (no dict at its top)"));
@@ -52,11 +62,8 @@ pub fn read_state_dict(bytes: &[u8]) -> Result<SafeTensorsFile, ModelError> {
     }
     // The first `_metadata`: neuraloperator's entry; torch's own (module
     // versions), the dict's state, comes after it.
-    if let Some(kwargs) = root.get("_metadata") {
-        file.metadata
-            .insert("config".into(), config_of_kwargs(kwargs)?.to_json());
-    }
-    Ok(file)
+    let config = root.get("_metadata").map(config_of_kwargs);
+    Ok(StateDict { file, config })
 }
 
 /// The configuration in a `NAME_metadata.pkl` (a `torch.save` of the init kwargs).
@@ -75,6 +82,13 @@ fn config_of_kwargs(kwargs: &Value) -> Result<FnoConfig, ModelError> {
         let Value::Str(key) = key else {
             return Err(bad("the model's init kwargs have a key that is not a string"));
         };
+        if MAIN_ONLY.contains(&key.as_str()) {
+            return Err(bad(format!(
+                "init kwarg {key}: a model of neuraloperator's main branch, whose inverse shift differs from \
+                 2.0.0's on grids odd in a dim other than the last (docs/neuraloperator.md); pass a \
+                 configuration to read it as 2.0.0"
+            )));
+        }
         match (key.as_str(), value) {
             ("_version", _) => {}
             ("_name", Value::Str(name)) if FNO_CLASSES.contains(&name.as_str()) => {}

@@ -121,3 +121,43 @@ fn written_neuralop_checkpoints_read_back_equal() {
         }
     }
 }
+
+/// A state dict whose init kwargs come from neuraloperator's main branch
+/// (`norm_groups` among them) is refused by name without a configuration,
+/// and loads with one (which overrides the file's kwargs).
+#[test]
+fn main_branch_kwargs_are_named_and_a_configuration_overrides_them() {
+    use fno_formats::torch::{read_bytes, Value};
+    let bytes = read("dense2d", "darcy_fno_state_dict.pt");
+    let config = Fno::<NdArray>::load_checkpoint(&bytes, None, &Default::default())
+        .unwrap()
+        .config()
+        .clone();
+    let Value::Dict(mut entries) = read_bytes(&bytes).unwrap() else {
+        unreachable!()
+    };
+    // One `_metadata` item, as Python writes a dict (torch's own, the
+    // module versions, is the OrderedDict's attribute, not an item).
+    let kwargs_of =
+        |v: &Value| matches!(v, Value::Dict(d) if d.iter().any(|(k, _)| k == &Value::Str("n_modes".into())));
+    entries.retain(|(k, v)| k != &Value::Str("_metadata".into()) || kwargs_of(v));
+    for (k, v) in entries.iter_mut() {
+        if let (Value::Str(k), Value::Dict(kwargs)) = (k, v) {
+            if k == "_metadata" && kwargs.iter().any(|(k, _)| k == &Value::Str("n_modes".into())) {
+                kwargs.push((Value::Str("norm_groups".into()), Value::Int(1)));
+            }
+        }
+    }
+    let main = fno_formats::torch_write::write("main_state_dict", &Value::Dict(entries)).unwrap();
+    let e = Fno::<NdArray>::load_checkpoint(&main, None, &Default::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("init kwarg norm_groups: a model of neuraloperator's main branch"),
+        "{e}"
+    );
+    let model = Fno::<NdArray>::load_checkpoint(&main, Some(&config), &Default::default())
+        .unwrap()
+        .with_spectral_impl(SpectralImpl::Reference);
+    let (got, want) = outputs::<4>("dense2d", &model);
+    assert!(rel_l2(&got, &want) <= 1e-5);
+}
