@@ -38,7 +38,7 @@ use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::fused::{CubeLimits, FusedBuffers, FusedConfig, FusedSpectralConv};
 use fno_kernels::testing::uniform_f32;
-use fno_ops::spec::{FORWARD_ORDER, INVERSE_ORDER};
+use fno_ops::spec::{InverseShift, FORWARD_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
 
 /// TurboFNO's evaluation grid (its Figures 14–15), as real FNO layers: 1D FFT
@@ -288,7 +288,7 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
         )
         .modes(&stored[..1])
         .lengths(&[n])
-        .mode_order(INVERSE_ORDER);
+        .mode_order(InverseShift::Fftshift.order());
         let plan = |desc: FftDesc| FftPlan::new(desc).unwrap();
         let weight = spectral::dense_weight(channels, stored.iter().product(), false);
         let problem = FusedSpectralConv::new(&plan(forward), &plan(inverse), weight).unwrap();

@@ -107,7 +107,7 @@ fn composed(
         shapes.out_channels,
         shapes.mode_count(),
     );
-    let x_hat = retained_spectrum(x, &shapes.modes, spec.norm)?;
+    let x_hat = retained_spectrum(x, &shapes.modes, spec.norm, spec.inverse_shift)?;
     // Real and imaginary parts of the spectrum as [K, B, Cin].
     let part = |t: &Tensor, i: usize| t.narrow(D::Minus1, i, 1)?.squeeze(D::Minus1);
     let (xr, xi) = (part(&x_hat, 0)?, part(&x_hat, 1)?);
@@ -138,7 +138,7 @@ fn composed(
         }
     };
     let y_hat = Tensor::stack(&[yr, yi], 3)?;
-    let y = spectrum_to_grid(&y_hat, &shapes.modes, &shapes.output, spec.norm)?;
+    let y = spectrum_to_grid(&y_hat, &shapes.modes, &shapes.output, spec.norm, spec.inverse_shift)?;
     match bias {
         Some(bias) => {
             let mut shape = vec![1, co];

@@ -12,7 +12,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::CudaStorage;
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
-use fno_ops::spec::{adjoint_norm, hermitian_weights, FORWARD_ORDER, INVERSE_ORDER};
+use fno_ops::spec::{adjoint_norm, hermitian_weights, InverseShift, FORWARD_ORDER};
 use rustfft::num_traits::Float;
 use rustfft::FftNum;
 
@@ -40,6 +40,7 @@ struct RetainedSpectrum {
     /// Retained modes per spatial dim, at most the grid's (the last dim's bins).
     modes: Vec<usize>,
     norm: Norm,
+    shift: InverseShift,
     pass: Pass,
 }
 
@@ -49,26 +50,36 @@ struct SpectrumToGrid {
     modes: Vec<usize>,
     grid: Vec<usize>,
     norm: Norm,
+    shift: InverseShift,
     pass: Pass,
 }
 
-/// The retained spectrum of `x: [B, C, *grid]` with Candle's autograd.
-pub fn retained_spectrum(x: &Tensor, modes: &[usize], norm: Norm) -> Result<Tensor> {
-    retained(x, modes, norm, Pass::Forward)
+/// The retained spectrum of `x: [B, C, *grid]` with Candle's autograd
+/// (`shift`: the inverse's, which its backward uses).
+pub fn retained_spectrum(x: &Tensor, modes: &[usize], norm: Norm, shift: InverseShift) -> Result<Tensor> {
+    retained(x, modes, (norm, shift), Pass::Forward)
 }
 
-/// `s: [B, C, K, 2]` back on `grid`, with Candle's autograd.
-pub fn spectrum_to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm) -> Result<Tensor> {
-    to_grid(s, modes, grid, norm, Pass::Forward)
+/// `s: [B, C, K, 2]` back on `grid`, its modes placed by `shift`, with
+/// Candle's autograd.
+pub fn spectrum_to_grid(
+    s: &Tensor,
+    modes: &[usize],
+    grid: &[usize],
+    norm: Norm,
+    shift: InverseShift,
+) -> Result<Tensor> {
+    to_grid(s, modes, grid, (norm, shift), Pass::Forward)
 }
 
 /// [`RetainedSpectrum`] in `pass`; the adjoint of a real inverse counts the
 /// last axis's interior bins twice.
-fn retained(x: &Tensor, modes: &[usize], norm: Norm, pass: Pass) -> Result<Tensor> {
+fn retained(x: &Tensor, modes: &[usize], (norm, shift): (Norm, InverseShift), pass: Pass) -> Result<Tensor> {
     let grid = x.dims()[2..].to_vec();
     let op = RetainedSpectrum {
         modes: modes.to_vec(),
         norm,
+        shift,
         pass,
     };
     let s = x.contiguous()?.apply_op1(Op(op))?;
@@ -80,7 +91,13 @@ fn retained(x: &Tensor, modes: &[usize], norm: Norm, pass: Pass) -> Result<Tenso
 
 /// [`SpectrumToGrid`] in `pass`; the adjoint of the truncated forward halves
 /// the last axis's interior bins first.
-fn to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm, pass: Pass) -> Result<Tensor> {
+fn to_grid(
+    s: &Tensor,
+    modes: &[usize],
+    grid: &[usize],
+    (norm, shift): (Norm, InverseShift),
+    pass: Pass,
+) -> Result<Tensor> {
     let s = match pass {
         Pass::Forward => s.clone(),
         Pass::Adjoint => weigh_bins(s, modes, grid, true)?,
@@ -89,6 +106,7 @@ fn to_grid(s: &Tensor, modes: &[usize], grid: &[usize], norm: Norm, pass: Pass) 
         modes: modes.to_vec(),
         grid: grid.to_vec(),
         norm,
+        shift,
         pass,
     }))
 }
@@ -192,14 +210,20 @@ impl Transform for RetainedSpectrum {
                 self.modes.len()
             );
         }
-        let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, INVERSE_ORDER);
+        let scaling = norm_and_order(self.pass, self.norm, FORWARD_ORDER, self.shift.order());
         let fft = desc(dims, FftKind::R2C, &self.modes, &dims[2..], scaling);
         let k = self.modes.iter().product();
         Ok((fft, Shape::from((dims[0], dims[1], k, 2))))
     }
 
     fn backward(&self, arg: &Tensor, grad: &Tensor) -> Result<Tensor> {
-        to_grid(grad, &self.modes, &arg.dims()[2..], self.norm, self.pass.flip())
+        to_grid(
+            grad,
+            &self.modes,
+            &arg.dims()[2..],
+            (self.norm, self.shift),
+            self.pass.flip(),
+        )
     }
 }
 
@@ -216,14 +240,14 @@ impl Transform for SpectrumToGrid {
                 self.grid.len()
             );
         }
-        let scaling = norm_and_order(self.pass, self.norm, INVERSE_ORDER, FORWARD_ORDER);
+        let scaling = norm_and_order(self.pass, self.norm, self.shift.order(), FORWARD_ORDER);
         let logical = [&dims[..2], &self.modes[..]].concat();
         let fft = desc(&logical, FftKind::C2R, &self.modes, &self.grid, scaling);
         Ok((fft, Shape::from([&dims[..2], &self.grid[..]].concat())))
     }
 
     fn backward(&self, _arg: &Tensor, grad: &Tensor) -> Result<Tensor> {
-        retained(grad, &self.modes, self.norm, self.pass.flip())
+        retained(grad, &self.modes, (self.norm, self.shift), self.pass.flip())
     }
 }
 

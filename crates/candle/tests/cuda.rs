@@ -7,7 +7,7 @@ use fno_candle::transform::{retained_spectrum, spectrum_to_grid};
 use fno_kernels::fft::Norm;
 use fno_kernels::testing::{fresh_seed, relative_l2_f32, uniform_f32};
 use fno_models::FnoConfig;
-use fno_ops::{FaultTolerance, SpectralConvSpec};
+use fno_ops::{FaultTolerance, InverseShift, SpectralConvSpec};
 
 /// Output and gradients (x, weight and, `with_bias`, the bias) of
 /// `Σ g·conv(x)` on `device`.
@@ -94,8 +94,15 @@ fn cuda_transforms_match_the_cpu_path() {
     let (modes, grid) = ([6, 4], [12, 10]);
     let run = |device: &Device| {
         let x = Var::from_vec(uniform_f32(2 * 3 * 120, seed), (2, 3, 12, 10), device).unwrap();
-        let s = retained_spectrum(x.as_tensor(), &modes, Norm::Backward).unwrap();
-        let y = spectrum_to_grid(&(&s * 0.5).unwrap(), &modes, &grid, Norm::Backward).unwrap();
+        let s = retained_spectrum(x.as_tensor(), &modes, Norm::Backward, InverseShift::Fftshift).unwrap();
+        let y = spectrum_to_grid(
+            &(&s * 0.5).unwrap(),
+            &modes,
+            &grid,
+            Norm::Backward,
+            InverseShift::Fftshift,
+        )
+        .unwrap();
         let g = Tensor::from_vec(uniform_f32(2 * 3 * 120, seed + 1), (2, 3, 12, 10), device).unwrap();
         let grads = (&y * &g).unwrap().sum_all().unwrap().backward().unwrap();
         let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();

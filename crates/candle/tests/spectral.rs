@@ -9,7 +9,7 @@ use burn::tensor::{Tensor as BurnTensor, TensorData};
 use candle_core::{Device, Tensor, Var};
 use fno_kernels::fft::Norm;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
-use fno_ops::{spectral_conv_reference, SpectralConvSpec};
+use fno_ops::{spectral_conv_reference, InverseShift, SpectralConvSpec};
 
 type Reference = Autodiff<NdArray<f64>>;
 
@@ -19,6 +19,7 @@ struct Case {
     output: Option<Vec<usize>>,
     norm: Norm,
     shared: bool,
+    shift: InverseShift,
 }
 
 fn cases() -> Vec<Case> {
@@ -28,6 +29,11 @@ fn cases() -> Vec<Case> {
         output: output.map(<[usize]>::to_vec),
         norm,
         shared,
+        shift: InverseShift::Fftshift,
+    };
+    let mains = |c: Case| Case {
+        shift: InverseShift::Ifftshift,
+        ..c
     };
     vec![
         case(&[2, 3, 16], &[5], None, Norm::Forward, false),
@@ -37,11 +43,16 @@ fn cases() -> Vec<Case> {
         case(&[1, 2, 5, 6], &[8, 5], None, Norm::Forward, false),
         case(&[1, 2, 7, 6, 8], &[4, 3, 3], None, Norm::Forward, false),
         case(&[2, 3, 9, 8], &[4, 3], Some(&[9, 6]), Norm::Backward, true),
+        // neuraloperator main's inverse shift on grids odd in non-last dims.
+        mains(case(&[2, 3, 9, 8], &[5, 3], None, Norm::Forward, false)),
+        mains(case(&[1, 2, 7, 5, 6], &[4, 3, 3], None, Norm::Ortho, false)),
     ]
 }
 
 fn spec_of(case: &Case) -> SpectralConvSpec {
-    let mut spec = SpectralConvSpec::new(&case.modes).norm(case.norm);
+    let mut spec = SpectralConvSpec::new(&case.modes)
+        .norm(case.norm)
+        .inverse_shift(case.shift);
     if let Some(out) = &case.output {
         spec = spec.output_size(out);
     }

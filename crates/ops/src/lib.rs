@@ -51,7 +51,7 @@ pub use pointwise::{
     PointwiseBackend, Residual,
 };
 pub use reference::spectral::spectral_conv_reference;
-pub use spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
+pub use spec::{InverseShift, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout};
 pub use spectral::{spectral_conv, DeviceMemory, SpectralConvBackend, SpectralGrads};
 
 /// Burn's wgpu backend without Burn fusion (`burn::backend::Wgpu` is this

@@ -5,11 +5,33 @@ use fno_kernels::fault::FaultTolerance;
 use fno_kernels::fft::{ModeOrder, Norm, Window};
 use fno_kernels::precision::Precision;
 
-/// Where neuraloperator 2.0.0 takes the modes of the non-last dims from the
-/// input's spectrum, and where it puts them back (one index lower on odd
-/// sizes: it undoes its fftshift with a second fftshift). Adjoints swap the two.
+/// Where neuraloperator takes the modes of the non-last dims from the input's
+/// spectrum (fftshift order); [`InverseShift`] says where it puts them back.
+/// Adjoints swap the two orders.
 pub const FORWARD_ORDER: ModeOrder = ModeOrder::Shifted;
-pub const INVERSE_ORDER: ModeOrder = ModeOrder::ShiftedOddLower;
+
+/// How neuraloperator shifts the contracted spectrum back over the non-last
+/// dims before its inverse transform. The two differ only on odd sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum InverseShift {
+    /// neuraloperator 2.0.0: a second `fftshift`, which on an odd-sized dim
+    /// puts every mode one index lower.
+    #[default]
+    Fftshift,
+    /// neuraloperator's main branch since PR #688 (2025-11): `ifftshift`,
+    /// every mode at its frequency.
+    Ifftshift,
+}
+
+impl InverseShift {
+    /// Where the inverse transform reads the retained modes of a non-last dim.
+    pub fn order(self) -> ModeOrder {
+        match self {
+            InverseShift::Fftshift => ModeOrder::ShiftedOddLower,
+            InverseShift::Ifftshift => ModeOrder::Shifted,
+        }
+    }
+}
 
 /// Which implementation runs the spectral convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -97,9 +119,7 @@ pub enum SpectralError {
 /// in a spectrum of the input's size and `irfftn(s = output)` (numpy's crop or
 /// zero-pad at the end). Where the grid holds fewer modes than the weight, the
 /// weight is cropped as neuraloperator does (`[start/2 : -start/2]`, the last
-/// dim `[:kept]`). neuraloperator 2.0.0 undoes its forward fftshift with a
-/// second fftshift, which on an odd-sized dim places every mode one index lower;
-/// that is reproduced too.
+/// dim `[:kept]`). The inverse shift is 2.0.0's by default ([`InverseShift`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpectralConvSpec {
     /// Retained modes per spatial dim as stored: centred-window sizes, and for
@@ -122,6 +142,7 @@ pub struct SpectralConvSpec {
     ///
     /// [`SpectralConvBackend::fault_counts`]: crate::SpectralConvBackend::fault_counts
     pub fault_tolerance: FaultTolerance,
+    pub inverse_shift: InverseShift,
 }
 
 impl SpectralConvSpec {
@@ -133,7 +154,18 @@ impl SpectralConvSpec {
             weights: WeightLayout::PerMode,
             spectrum_precision: Precision::F32,
             fault_tolerance: FaultTolerance::Off,
+            inverse_shift: InverseShift::Fftshift,
         }
+    }
+
+    pub fn inverse_shift(mut self, shift: InverseShift) -> Self {
+        self.inverse_shift = shift;
+        self
+    }
+
+    /// Where the inverse transform reads the retained modes of non-last dims.
+    pub fn inverse_order(&self) -> ModeOrder {
+        self.inverse_shift.order()
     }
 
     pub fn fault_tolerance(mut self, tolerance: FaultTolerance) -> Self {
@@ -175,6 +207,8 @@ pub struct SpectralShapes {
     pub modes: Vec<usize>,
     /// Where the used modes start in the weight's mode dims.
     pub weight_offsets: Vec<usize>,
+    /// Where the inverse transform reads the modes of non-last dims.
+    pub inverse_order: ModeOrder,
 }
 
 impl SpectralShapes {
@@ -198,11 +232,11 @@ impl SpectralShapes {
     }
 
     /// Index of retained mode `j` of non-last dim `d` in the spectrum of the
-    /// input's size that the inverse transform starts from: its frequency, one
-    /// lower on odd sizes (neuraloperator 2.0.0's double fftshift).
+    /// input's size that the inverse transform starts from: its frequency, or
+    /// one lower on odd sizes under 2.0.0's shift.
     pub fn placement(&self, d: usize, j: usize) -> usize {
         let n = self.input[d];
-        INVERSE_ORDER.window(self.modes[d], n).index(j, n)
+        self.inverse_order.window(self.modes[d], n).index(j, n)
     }
 
     /// True when the weight has more modes than this grid holds.
@@ -225,7 +259,7 @@ impl SpectralShapes {
             let position = if d + 1 == dims {
                 0
             } else {
-                INVERSE_ORDER.window(self.modes[d], n).position(0, n)?
+                self.inverse_order.window(self.modes[d], n).position(0, n)?
             };
             mode = mode * self.modes[d] + position;
             inverse_scale *= norm_scales(norm, n, self.output[d]).1;
@@ -300,6 +334,7 @@ impl SpectralConvSpec {
             output,
             modes,
             weight_offsets,
+            inverse_order: self.inverse_order(),
         })
     }
 }

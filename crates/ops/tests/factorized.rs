@@ -12,8 +12,8 @@ use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{
-    factorized_spectral_conv, Factorization, FactorizedWeight, SpectralConvBackend, SpectralConvSpec, SpectralImpl,
-    WeightForm,
+    factorized_spectral_conv, Factorization, FactorizedWeight, InverseShift, SpectralConvBackend, SpectralConvSpec,
+    SpectralImpl, WeightForm,
 };
 
 use crate::common::{spectral_conv_f64, unravel, Problem};
@@ -198,6 +198,7 @@ fn problem(case: &Case) -> Problem {
         forward_scale: case.grid.iter().map(|&n| 1.0 / n as f64).collect(),
         inverse_scale: vec![1.0; dims],
         shared: false,
+        shift: InverseShift::Fftshift,
     }
 }
 

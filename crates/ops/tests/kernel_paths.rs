@@ -16,7 +16,8 @@ use fno_kernels::fault::output_fault_site;
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
 use fno_ops::{
-    spectral_conv, FaultTolerance, Precision, SpectralConvBackend, SpectralConvSpec, SpectralError, SpectralImpl,
+    spectral_conv, FaultTolerance, InverseShift, Precision, SpectralConvBackend, SpectralConvSpec, SpectralError,
+    SpectralImpl,
 };
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
@@ -108,22 +109,26 @@ const PITCH_PAD: usize = 64;
 /// (batch, cin, cout, grid, output grid, stored modes, norm, shared)
 pub(crate) type Case = (usize, usize, usize, Vec<usize>, Vec<usize>, Vec<usize>, Norm, bool);
 
-fn compare(case: Case, seed: u64, views: bool) {
-    compare_in::<Diff>(case, seed, views, &[], &[]);
+fn compare(case: Case, seed: u64, views: bool, shift: InverseShift) {
+    compare_in::<Diff>(case, seed, (views, shift), &[], &[]);
 }
 
-/// [`compare`], with the Unfused path also under each of `checked`'s fault
+/// [`compare`] (x through a pitched view if `views`, the modes shifted back
+/// by `shift`), with the Unfused path also under each of `checked`'s fault
 /// tolerances (same bounds, and no fault counted), then with half-precision
 /// spectra and x in each `half` pair's (spectrum precision, x dtype).
 pub(crate) fn compare_in<K: SpectralConvBackend + burn::tensor::backend::AutodiffBackend>(
     case: Case,
     seed: u64,
-    views: bool,
+    (views, shift): (bool, InverseShift),
     half: &[(Precision, FloatDType)],
     checked: &[FaultTolerance],
 ) {
     let (batch, cin, cout, grid, out_grid, modes, norm, shared) = case;
-    let mut spec = SpectralConvSpec::new(&modes).norm(norm).output_size(&out_grid);
+    let mut spec = SpectralConvSpec::new(&modes)
+        .norm(norm)
+        .output_size(&out_grid)
+        .inverse_shift(shift);
     if shared {
         spec = spec.shared_weights();
     }
@@ -169,6 +174,7 @@ pub(crate) fn compare_in<K: SpectralConvBackend + burn::tensor::backend::Autodif
         forward_scale: scales.iter().map(|s| s.0).collect(),
         inverse_scale: scales.iter().map(|s| s.1).collect(),
         shared,
+        shift,
     };
     let exact = spectral_conv_f64(&p, &x, &w, Some(&b));
     let device = Default::default();
@@ -182,7 +188,7 @@ pub(crate) fn compare_in<K: SpectralConvBackend + burn::tensor::backend::Autodif
         let before = (tolerance != FaultTolerance::Off).then(|| K::fault_counts(&device));
         let kernels = go!(K, imp, views, &spec.clone().fault_tolerance(tolerance), FloatDType::F32);
         let name = format!(
-            "{imp:?} ({tolerance:?}) grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views}"
+            "{imp:?} ({tolerance:?}) grid {grid:?}->{out_grid:?} modes {modes:?} {norm:?} shared={shared} views={views} {shift:?}"
         );
         if let Some(before) = before {
             assert_eq!(
@@ -239,11 +245,12 @@ pub(crate) fn compare_in<K: SpectralConvBackend + burn::tensor::backend::Autodif
     }
 }
 
-/// Runs each case with its own seed (`first_seed` on), the odd ones through a pitched x.
-fn compare_all(cases: Vec<Case>, first_seed: usize) {
+/// Runs each case with its own seed (`first_seed` on), the odd ones through a
+/// pitched x, the modes shifted back by `shift`.
+fn compare_all(cases: Vec<Case>, first_seed: usize, shift: InverseShift) {
     for (i, case) in cases.into_iter().enumerate() {
         let seed = first_seed + i;
-        compare(case, 1000 + seed as u64 * 17, seed % 2 == 1);
+        compare(case, 1000 + seed as u64 * 17, seed % 2 == 1, shift);
     }
 }
 
@@ -278,7 +285,7 @@ fn kernel_paths_match_reference_on_power_of_two_grids() {
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
         (4, 5, 3, vec![128], vec![128], vec![33], Norm::Forward, true),
     ];
-    compare_all(cases, 0);
+    compare_all(cases, 0, InverseShift::Fftshift);
 }
 
 #[test]
@@ -298,7 +305,23 @@ fn kernel_paths_match_reference_on_any_size_grids() {
         // no frequency 0 to carry the bias, which is added over the output.
         (2, 2, 3, vec![9, 8], vec![9, 8], vec![2, 3], Norm::Backward, false),
     ];
-    compare_all(cases, 11);
+    compare_all(cases, 11, InverseShift::Fftshift);
+}
+
+/// neuraloperator main's inverse shift (ifftshift), which differs from
+/// 2.0.0's on odd non-last dims: odd and even windows on them, a resized
+/// last dim, 3D, shared weights, and two modes of an odd dim at frequencies
+/// -1 and 0 (the bias at frequency 0 again).
+#[test]
+fn kernel_paths_follow_mains_inverse_shift() {
+    let cases: Vec<Case> = vec![
+        (2, 2, 3, vec![15, 21], vec![15, 21], vec![7, 6], Norm::Forward, false),
+        (2, 3, 2, vec![9, 12], vec![9, 16], vec![4, 5], Norm::Backward, false),
+        (2, 2, 2, vec![5, 7, 9], vec![5, 7, 9], vec![3, 4, 3], Norm::Ortho, false),
+        (2, 2, 3, vec![9, 8], vec![9, 8], vec![2, 3], Norm::Backward, false),
+        (1, 3, 3, vec![11, 16], vec![11, 16], vec![5, 4], Norm::Forward, true),
+    ];
+    compare_all(cases, 31, InverseShift::Ifftshift);
 }
 
 /// Half-precision spectra (f16 and bf16; x in f32, and in f16 where the
@@ -330,7 +353,13 @@ fn half_precision_spectra<K: SpectralConvBackend + burn::tensor::backend::Autodi
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
     ];
     for (i, case) in cases.into_iter().enumerate() {
-        compare_in::<K>(case, 5000 + i as u64 * 13, i % 2 == 1, &both, &[]);
+        compare_in::<K>(
+            case,
+            5000 + i as u64 * 13,
+            (i % 2 == 1, InverseShift::Fftshift),
+            &both,
+            &[],
+        );
     }
 }
 
@@ -356,7 +385,13 @@ fn checked_kernel_paths_match_reference_and_flag_nothing() {
         (2, 3, 3, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Backward, true),
     ];
     for (i, case) in cases.into_iter().enumerate() {
-        compare_in::<Diff>(case, 7000 + i as u64 * 11, i % 2 == 1, &[], &checks);
+        compare_in::<Diff>(
+            case,
+            7000 + i as u64 * 11,
+            (i % 2 == 1, InverseShift::Fftshift),
+            &[],
+            &checks,
+        );
     }
     // Here rather than in a test of its own: the pending fault goes to
     // whichever checked contraction runs next in this process.

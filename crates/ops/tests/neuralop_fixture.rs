@@ -13,7 +13,7 @@ use common::{random, rel_l2, spectral_conv_f64, Problem};
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv, spectral_conv_reference, SpectralConvSpec, SpectralImpl};
+use fno_ops::{spectral_conv, spectral_conv_reference, InverseShift, SpectralConvSpec, SpectralImpl};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 
@@ -57,6 +57,7 @@ fn first_spectral_layer_of_the_fixture_matches_the_direct_dft() {
             forward_scale: scales.iter().map(|s| s.0).collect(),
             inverse_scale: scales.iter().map(|s| s.1).collect(),
             shared: false,
+            shift: InverseShift::Fftshift,
         };
         let x = random(2 * 16 * grid[0] * grid[1], 42);
         let want = spectral_conv_f64(&p, &x, &w, Some(&bias));

@@ -12,7 +12,7 @@ use burn::tensor::{Tensor, TensorData};
 use common::{random, rel_l2, spectral_conv_f64, Problem};
 use fno_kernels::fft::Norm;
 use fno_ops::spec::norm_scales;
-use fno_ops::{spectral_conv_reference, PreciseMatmulBackend, SpectralConvSpec};
+use fno_ops::{spectral_conv_reference, InverseShift, PreciseMatmulBackend, SpectralConvSpec};
 
 #[allow(clippy::too_many_arguments)]
 fn problem(
@@ -40,11 +40,15 @@ fn problem(
         forward_scale: scales.iter().map(|s| s.0).collect(),
         inverse_scale: scales.iter().map(|s| s.1).collect(),
         shared,
+        shift: InverseShift::Fftshift,
     }
 }
 
 fn spec_of(p: &Problem, norm: Norm) -> SpectralConvSpec {
-    let mut spec = SpectralConvSpec::new(&p.modes).norm(norm).output_size(&p.output);
+    let mut spec = SpectralConvSpec::new(&p.modes)
+        .norm(norm)
+        .output_size(&p.output)
+        .inverse_shift(p.shift);
     if p.shared {
         spec = spec.shared_weights();
     }
@@ -141,6 +145,44 @@ fn matches_the_direct_f64_computation_on_ndarray_and_candle() {
             e < 1e-5,
             "candle f32 {input:?}->{output:?} modes {modes:?} {norm:?} shared={shared}: {e:e}"
         );
+    }
+}
+
+/// neuraloperator main's ifftshift against 2.0.0's fftshift: each matches
+/// the direct computation with its own shift; they differ on a grid odd in a
+/// non-last dim (the output is not merely shifted: the modes meet other
+/// frequencies) and agree where those dims are even.
+#[test]
+fn both_inverse_shifts_match_the_direct_computation() {
+    for (input, modes, odd) in [
+        (vec![9, 8], vec![5, 3], true),
+        (vec![7, 6, 8], vec![4, 3, 3], true),
+        (vec![8, 9], vec![5, 3], false),
+    ] {
+        let mut outputs = Vec::new();
+        for shift in [InverseShift::Fftshift, InverseShift::Ifftshift] {
+            let p = Problem {
+                shift,
+                ..problem(2, 3, 2, &input, &input, &modes, Norm::Forward, false)
+            };
+            let x = random(p.batch * p.cin * input.iter().product::<usize>(), 11);
+            let w = random(weight_shape(&p).iter().product(), 12);
+            let bias = random(p.cout, 13);
+            let want = spectral_conv_f64(&p, &x, &w, Some(&bias));
+            let got = run::<NdArray<f64>>(&p, Norm::Forward, &x, &w, &bias);
+            let e = rel_l2(&got, &want);
+            assert!(e < 1e-12, "{input:?} {shift:?}: {e:e}");
+            outputs.push(got);
+        }
+        let apart = rel_l2(&outputs[1], &outputs[0]);
+        if odd {
+            assert!(apart > 0.05, "{input:?}: the shifts agree ({apart:e}) on an odd grid");
+        } else {
+            assert!(
+                apart < 1e-12,
+                "{input:?}: the shifts differ ({apart:e}) on an even grid"
+            );
+        }
     }
 }
 

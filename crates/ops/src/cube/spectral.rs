@@ -38,7 +38,7 @@ use crate::reference::mode_mix::scale_bins;
 use crate::rounding::precision_of;
 use crate::spec::{
     adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout,
-    FORWARD_ORDER, INVERSE_ORDER,
+    FORWARD_ORDER,
 };
 use crate::spectral::{DeviceMemory, Pass, SpectralConvBackend, SpectralGrads};
 
@@ -132,7 +132,7 @@ fn check_forward<R: CubeRuntime>(
             tolerance,
         ))?;
         let y_hat = spectrum_of(co, &[], modes);
-        let inverse = (norm, INVERSE_ORDER);
+        let inverse = (norm, spec.inverse_order());
         plan(real_desc(
             FftKind::C2R,
             &y_hat,
@@ -157,7 +157,7 @@ fn check_forward<R: CubeRuntime>(
             FaultTolerance::Off,
         ))?;
         let y_hat = spectrum_of(co, &shapes.output[..1], later);
-        let inverse = (norm, INVERSE_ORDER);
+        let inverse = (norm, spec.inverse_order());
         plan(real_desc(
             FftKind::C2R,
             &y_hat,
@@ -169,7 +169,7 @@ fn check_forward<R: CubeRuntime>(
         ))?;
     }
     let extents = [b, ci, shapes.input[0], co, shapes.output[0]];
-    let (forward, inverse) = fused_descs(extents, modes, norm, (FORWARD_ORDER, INVERSE_ORDER));
+    let (forward, inverse) = fused_descs(extents, modes, norm, (FORWARD_ORDER, spec.inverse_order()));
     let dense = spectral::dense_weight(co, shapes.mode_count(), spec.weights == WeightLayout::Shared);
     fused_problem(client, device, forward, inverse, dense)?;
     Ok(shapes)
@@ -189,7 +189,7 @@ fn forward<R: CubeRuntime>(
     let shared = spec.weights == WeightLayout::Shared;
     let (weight, weight_strides) = weight_operand(weight, shapes.out_channels, shapes.mode_count(), shared);
     if imp == SpectralImpl::Fused {
-        let orders = (FORWARD_ORDER, INVERSE_ORDER);
+        let orders = (FORWARD_ORDER, spec.inverse_order());
         let weight = (&weight, weight_strides, false);
         let pass = FusedPass {
             out_channels: shapes.out_channels,
@@ -231,7 +231,7 @@ fn forward<R: CubeRuntime>(
         &shapes.modes,
         &shapes.output,
         spec.norm,
-        INVERSE_ORDER,
+        spec.inverse_order(),
         (spectrum, x_precision),
         tolerance,
     )?;
@@ -398,14 +398,21 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 modes: &shapes.modes,
                 out_grid: &shapes.input,
                 norm: adjoint,
-                orders: (INVERSE_ORDER, FORWARD_ORDER),
+                orders: (spec.inverse_order(), FORWARD_ORDER),
                 mode_scale: gx_scale,
                 keep_spectrum: true,
             };
             let (grad_x, g_hat) = fused_all_axes(grad_out, weight, None, pass)?;
             (grad_x, g_hat.expect("the fused backward keeps the gradient's spectrum"))
         } else {
-            let g_hat = truncated_rfft(grad_out, &shapes.modes, adjoint, INVERSE_ORDER, spectrum, tolerance)?;
+            let g_hat = truncated_rfft(
+                grad_out,
+                &shapes.modes,
+                adjoint,
+                spec.inverse_order(),
+                spectrum,
+                tolerance,
+            )?;
             let mut gx_shape = vec![b, ci];
             gx_shape.extend(&shapes.modes);
             gx_shape.push(2);
@@ -546,14 +553,14 @@ fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Boo
 fn retained_transform(spec: &SpectralConvSpec, pass: Pass) -> (Norm, ModeOrder) {
     match pass {
         Pass::Forward => (spec.norm, FORWARD_ORDER),
-        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), INVERSE_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), spec.inverse_order()),
     }
 }
 
 /// The norm and mode order of the zero-padded inverse's transform.
 fn to_grid_transform(spec: &SpectralConvSpec, pass: Pass) -> (Norm, ModeOrder) {
     match pass {
-        Pass::Forward => (spec.norm, INVERSE_ORDER),
+        Pass::Forward => (spec.norm, spec.inverse_order()),
         Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER),
     }
 }

@@ -4,12 +4,14 @@
 //! `[n//2 - m//2, n//2 + m//2 + m%2)` of the shifted spectrum (the first `m`
 //! bins of the last dim); the weight cropped as `weight[start//2 : -start//2]`
 //! where the grid has fewer modes than the weight; per-mode contraction into a
-//! zero spectrum of the input's size at the same slices; fftshift again (not
-//! ifftshift: 2.0.0 does this, which moves every mode of an odd-sized dim by
-//! one); irfftn(s = output) with numpy's crop/pad at the end and irfft's
-//! dropping of imaginary parts at DC and Nyquist.
+//! zero spectrum of the input's size at the same slices; fftshift again
+//! (2.0.0, which moves every mode of an odd-sized dim by one) or ifftshift
+//! (main since PR #688); irfftn(s = output) with numpy's crop/pad at the end
+//! and irfft's dropping of imaginary parts at DC and Nyquist.
 
 #![allow(dead_code)]
+
+use fno_ops::InverseShift;
 
 pub struct Problem {
     pub batch: usize,
@@ -23,6 +25,7 @@ pub struct Problem {
     pub forward_scale: Vec<f64>,
     pub inverse_scale: Vec<f64>,
     pub shared: bool,
+    pub shift: InverseShift,
 }
 
 pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -123,17 +126,19 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
         }
     }
 
-    // fftshift again: z[q] = out_fft[(q - n//2) mod n] on the non-last dims.
+    // fftshift again: z[q] = out_fft[(q - n//2) mod n] on the non-last dims;
+    // ifftshift: z[q] = out_fft[(q + n//2) mod n].
     let mut z = vec![(0.0, 0.0); out_fft.len()];
     for bo in 0..p.batch * p.cout {
         for f in 0..f_total {
             let q = unravel(f, &fft_size);
             let src: Vec<usize> = (0..dims)
                 .map(|d| {
-                    if d == last {
-                        q[d]
-                    } else {
-                        (q[d] + fft_size[d] - fft_size[d] / 2) % fft_size[d]
+                    let n = fft_size[d];
+                    match (d == last, p.shift) {
+                        (true, _) => q[d],
+                        (false, InverseShift::Fftshift) => (q[d] + n - n / 2) % n,
+                        (false, InverseShift::Ifftshift) => (q[d] + n / 2) % n,
                     }
                 })
                 .collect();
