@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use fno_ops::{Factorization, WeightForm};
+use fno_ops::{Factorization, InverseShift, WeightForm};
 
 use crate::rank::Rank;
 use crate::ModelError;
@@ -99,7 +99,31 @@ pub struct FnoConfig {
     pub separable: bool,
     #[serde(default)]
     pub preactivation: bool,
+    /// neuraloperator main's GroupNorm group count; one group (2.0.0's) is implemented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub norm_groups: Option<usize>,
+    /// neuraloperator main's kernel size of the linear skip's bias
+    /// convolution; 1 (2.0.0's pointwise skip) is implemented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv_bias_kernel: Option<usize>,
+    /// neuraloperator main's choice of a Hermitian projection (true) or its
+    /// device's irfftn (false) before the inverse's last axis. Either is read:
+    /// the projection is what PyTorch's CPU irfftn computes, and what we do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforce_hermitian_symmetry: Option<bool>,
+    /// Ours, not neuraloperator's: `"fftshift"` (2.0.0) or `"ifftshift"`
+    /// (main since PR #688), how the blocks shift their modes back before the
+    /// inverse transform. Unset: main's where any of main's arguments above
+    /// is given, else 2.0.0's ([`FnoConfig::inverse_shift`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inverse_shift: Option<String>,
 }
+
+/// The values of [`FnoConfig::inverse_shift`], by name.
+pub const INVERSE_SHIFTS: [(&str, InverseShift); 2] = [
+    ("fftshift", InverseShift::Fftshift),
+    ("ifftshift", InverseShift::Ifftshift),
+];
 
 mod defaults {
     pub fn n_layers() -> usize {
@@ -304,6 +328,21 @@ impl FnoConfig {
             Some("instance_norm") => Some(NormKind::Instance),
             Some("group_norm") => Some(NormKind::Group),
             _ => None,
+        }
+    }
+
+    /// True where an argument only neuraloperator's main branch has is given.
+    pub fn has_main_arguments(&self) -> bool {
+        self.norm_groups.is_some() || self.conv_bias_kernel.is_some() || self.enforce_hermitian_symmetry.is_some()
+    }
+
+    /// How the blocks shift their modes back: `inverse_shift` where given,
+    /// else main's if the configuration has main's arguments, else 2.0.0's.
+    pub fn inverse_shift(&self) -> InverseShift {
+        match self.inverse_shift.as_deref() {
+            Some(name) => INVERSE_SHIFTS.iter().find(|(n, _)| *n == name).expect("validated").1,
+            None if self.has_main_arguments() => InverseShift::Ifftshift,
+            None => InverseShift::Fftshift,
         }
     }
 
@@ -516,6 +555,7 @@ impl FnoConfig {
         }
         skip_kind("fno_skip", &self.fno_skip)?;
         skip_kind("channel_mlp_skip", &self.channel_mlp_skip)?;
+        self.validate_main_arguments()?;
         if !(0.0..1.0).contains(&self.channel_mlp_dropout) {
             return bad(format!(
                 "channel_mlp_dropout = {}: expected [0, 1)",
@@ -560,6 +600,31 @@ impl FnoConfig {
         }
         // Last: the parameter count reads the skip kinds checked above.
         self.check_sizes()
+    }
+
+    /// neuraloperator main's arguments and the inverse shift's name.
+    fn validate_main_arguments(&self) -> Result<(), ModelError> {
+        let bad = |m: String| Err(ModelError::Config(m));
+        if let Some(name) = self.inverse_shift.as_deref() {
+            if !INVERSE_SHIFTS.iter().any(|(n, _)| *n == name) {
+                return bad(format!(
+                    "inverse_shift = {name:?}: expected \"fftshift\" or \"ifftshift\""
+                ));
+            }
+        }
+        match self.norm_groups {
+            Some(0) => return bad("norm_groups = 0: expected at least 1".into()),
+            Some(g) if g > 1 && self.norm_kind() == Some(NormKind::Group) => {
+                return bad(format!("norm_groups = {g}: only one group is implemented"))
+            }
+            _ => {}
+        }
+        match self.conv_bias_kernel {
+            Some(k) if k != 1 => bad(format!(
+                "conv_bias_kernel = {k}: only 1 (a pointwise skip) is implemented"
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -615,6 +680,35 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("fno_skip"), "{err}");
+    }
+
+    /// neuraloperator main's arguments: read, main's shift where any is
+    /// given, values beyond 2.0.0's model refused by name; `inverse_shift`
+    /// overrides.
+    #[test]
+    fn mains_arguments_pick_mains_shift() {
+        let base = r#""n_modes": [8, 8], "in_channels": 1, "out_channels": 1, "hidden_channels": 4"#;
+        let cfg = |extra: &str| FnoConfig::from_json(&format!("{{{base}{extra}}}"));
+        assert_eq!(cfg("").unwrap().inverse_shift(), InverseShift::Fftshift);
+        for main in [
+            r#", "enforce_hermitian_symmetry": false"#,
+            r#", "norm_groups": 4"#,
+            r#", "conv_bias_kernel": 1"#,
+        ] {
+            assert_eq!(cfg(main).unwrap().inverse_shift(), InverseShift::Ifftshift, "{main}");
+        }
+        let chosen = cfg(r#", "norm_groups": 1, "inverse_shift": "fftshift""#).unwrap();
+        assert_eq!(chosen.inverse_shift(), InverseShift::Fftshift);
+        assert_eq!(FnoConfig::from_json(&chosen.to_json()).unwrap(), chosen);
+        for (extra, named) in [
+            (r#", "conv_bias_kernel": 3"#, "conv_bias_kernel = 3"),
+            (r#", "norm": "group_norm", "norm_groups": 2"#, "norm_groups = 2"),
+            (r#", "norm_groups": 0"#, "norm_groups = 0"),
+            (r#", "inverse_shift": "roll""#, "inverse_shift = \"roll\""),
+        ] {
+            let err = cfg(extra).unwrap_err().to_string();
+            assert!(err.contains(named), "{extra}: {err}");
+        }
     }
 
     /// Sizes from a file are checked before anything is built: each case is

@@ -575,6 +575,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         let precision = self.block_precision;
         let spec = SpectralConvSpec::new(&self.config.weight_modes())
             .norm(Norm::Forward)
+            .inverse_shift(self.config.inverse_shift())
             .spectrum_precision(precision.spectrum())
             .fault_tolerance(self.fault_tolerance);
         // "half" on the reference path: the block's input and output rounded to f16.

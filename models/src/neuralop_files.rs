@@ -11,6 +11,7 @@ use fno_formats::torch_write;
 use crate::checkpoint::{SafeTensorsFile, StoredTensor};
 use crate::config::FnoConfig;
 use crate::ModelError;
+use fno_ops::InverseShift;
 
 fn bad(m: impl Into<String>) -> ModelError {
     ModelError::Checkpoint(m.into())
@@ -30,9 +31,6 @@ pub struct StateDict {
     pub file: SafeTensorsFile,
     pub config: Option<Result<FnoConfig, ModelError>>,
 }
-
-/// Init kwargs only neuraloperator's main branch writes.
-const MAIN_ONLY: [&str; 3] = ["norm_groups", "conv_bias_kernel", "enforce_hermitian_symmetry"];
 
 /// A state dict's tensors under their keys, complex ones as (re, im) pairs
 /// with a trailing 2 and named in [`SafeTensorsFile::complex`], and the
@@ -82,13 +80,6 @@ fn config_of_kwargs(kwargs: &Value) -> Result<FnoConfig, ModelError> {
         let Value::Str(key) = key else {
             return Err(bad("the model's init kwargs have a key that is not a string"));
         };
-        if MAIN_ONLY.contains(&key.as_str()) {
-            return Err(bad(format!(
-                "init kwarg {key}: a model of neuraloperator's main branch, whose inverse shift differs from \
-                 2.0.0's on grids odd in a dim other than the last (docs/neuraloperator.md); pass a \
-                 configuration to read it as 2.0.0"
-            )));
-        }
         match (key.as_str(), value) {
             ("_version", _) => {}
             ("_name", Value::Str(name)) if FNO_CLASSES.contains(&name.as_str()) => {}
@@ -180,9 +171,25 @@ pub fn write_checkpoint(
 }
 
 /// Our configuration as neuraloperator's init kwargs, with the bookkeeping
-/// entries `BaseModel` adds and the activation as torch's function.
+/// entries `BaseModel` adds and the activation as torch's function. The
+/// inverse shift is said the way neuraloperator's versions do: main's
+/// arguments (all of them, as main writes them) for main's shift, none for
+/// 2.0.0's, whose `FNO` refuses them.
 fn kwargs_of_config(config: &FnoConfig) -> Result<Value, ModelError> {
-    let json = serde_json::to_value(config).map_err(|e| bad(e.to_string()))?;
+    let mut config = config.clone();
+    if config.inverse_shift() == InverseShift::Ifftshift {
+        config.norm_groups.get_or_insert(1);
+        config.conv_bias_kernel.get_or_insert(1);
+        config.enforce_hermitian_symmetry.get_or_insert(true);
+    } else {
+        (
+            config.norm_groups,
+            config.conv_bias_kernel,
+            config.enforce_hermitian_symmetry,
+        ) = (None, None, None);
+    }
+    config.inverse_shift = None;
+    let json = serde_json::to_value(&config).map_err(|e| bad(e.to_string()))?;
     let serde_json::Value::Object(fields) = json else {
         unreachable!("a configuration is a JSON object")
     };

@@ -1,5 +1,6 @@
 //! neuraloperator's own checkpoint files (fixtures/torch, made by
-//! gen_torch_checkpoints.py with neuraloperator 2.0): each state dict loads
+//! gen_torch_checkpoints.py with neuraloperator 2.0 and
+//! gen_main_branch_checkpoint.py with its main branch): each state dict loads
 //! with no configuration given (its `_metadata` entry holds the init kwargs)
 //! and reproduces PyTorch's CPU output; the `NAME_metadata.pkl` beside it
 //! gives the same configuration.
@@ -9,7 +10,7 @@ use burn::tensor::{Tensor, TensorData};
 use fno_kernels::testing::relative_l2_f32 as rel_l2;
 use fno_models::neuralop_files::{read_metadata, write_checkpoint};
 use fno_models::Fno;
-use fno_ops::SpectralImpl;
+use fno_ops::{InverseShift, SpectralImpl};
 
 fn dir(case: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -54,6 +55,8 @@ fn neuralop_state_dicts_reproduce_pytorch_without_a_configuration() {
     check::<4>("tucker2d_odd", "tfno");
     // A 3-D CP TFNO stored in float64 and complex128.
     check::<5>("cp3d_double", "cp3d");
+    // neuraloperator main's, on a grid odd in its first dim, with group norm.
+    check::<4>("main2d_odd", "main_fno");
 }
 
 /// Loaded on an autodiff backend (fine-tuning), the parameters are tracked
@@ -98,7 +101,11 @@ fn files_that_are_not_fno_state_dicts_are_named_errors() {
 #[test]
 fn written_neuralop_checkpoints_read_back_equal() {
     let keep = std::env::var("FNO_WRITE_NEURALOP").ok();
-    for (case, name) in [("dense2d", "darcy_fno"), ("tucker2d_odd", "tfno")] {
+    for (case, name) in [
+        ("dense2d", "darcy_fno"),
+        ("tucker2d_odd", "tfno"),
+        ("main2d_odd", "main_fno"),
+    ] {
         let device = Default::default();
         let model = Fno::<NdArray>::load_checkpoint(&read(case, &format!("{name}_state_dict.pt")), None, &device)
             .unwrap()
@@ -122,42 +129,44 @@ fn written_neuralop_checkpoints_read_back_equal() {
     }
 }
 
-/// A state dict whose init kwargs come from neuraloperator's main branch
-/// (`norm_groups` among them) is refused by name without a configuration,
-/// and loads with one (which overrides the file's kwargs).
+/// A state dict of neuraloperator's main branch (fixtures/torch/main2d_odd,
+/// gen_main_branch_checkpoint.py) is read with main's inverse shift, which its
+/// kwargs (`enforce_hermitian_symmetry` among them) say; a configuration's
+/// `inverse_shift` overrides it, and on a grid odd in a non-last dim the other
+/// shift is far off. Written back, a 2.0.0 model's kwargs hold none of main's.
 #[test]
-fn main_branch_kwargs_are_named_and_a_configuration_overrides_them() {
-    use fno_formats::torch::{read_bytes, Value};
-    let bytes = read("dense2d", "darcy_fno_state_dict.pt");
-    let config = Fno::<NdArray>::load_checkpoint(&bytes, None, &Default::default())
-        .unwrap()
-        .config()
-        .clone();
-    let Value::Dict(mut entries) = read_bytes(&bytes).unwrap() else {
-        unreachable!()
-    };
-    // One `_metadata` item, as Python writes a dict (torch's own, the
-    // module versions, is the OrderedDict's attribute, not an item).
-    let kwargs_of =
-        |v: &Value| matches!(v, Value::Dict(d) if d.iter().any(|(k, _)| k == &Value::Str("n_modes".into())));
-    entries.retain(|(k, v)| k != &Value::Str("_metadata".into()) || kwargs_of(v));
-    for (k, v) in entries.iter_mut() {
-        if let (Value::Str(k), Value::Dict(kwargs)) = (k, v) {
-            if k == "_metadata" && kwargs.iter().any(|(k, _)| k == &Value::Str("n_modes".into())) {
-                kwargs.push((Value::Str("norm_groups".into()), Value::Int(1)));
-            }
+fn main_branch_files_are_read_with_mains_shift_and_a_configuration_picks_the_other() {
+    let device = Default::default();
+    let with_shift = |case: &str, name: &str, shift: Option<&str>| {
+        let bytes = read(case, &format!("{name}_state_dict.pt"));
+        let mut config = Fno::<NdArray>::load_checkpoint(&bytes, None, &device)
+            .unwrap()
+            .config()
+            .clone();
+        if let Some(shift) = shift {
+            config.inverse_shift = Some(shift.into());
         }
-    }
-    let main = fno_formats::torch_write::write("main_state_dict", &Value::Dict(entries)).unwrap();
-    let e = Fno::<NdArray>::load_checkpoint(&main, None, &Default::default()).unwrap_err();
+        let model = Fno::<NdArray>::load_checkpoint(&bytes, Some(&config), &device)
+            .unwrap()
+            .with_spectral_impl(SpectralImpl::Reference);
+        let (got, want) = outputs::<4>(case, &model);
+        (model.config().inverse_shift(), rel_l2(&got, &want))
+    };
+    let (shift, e) = with_shift("main2d_odd", "main_fno", None);
+    assert_eq!(shift, InverseShift::Ifftshift);
+    assert!(e <= 1e-5, "main's file with main's shift: {e:e}");
+    let (_, e) = with_shift("main2d_odd", "main_fno", Some("fftshift"));
     assert!(
-        e.to_string()
-            .contains("init kwarg norm_groups: a model of neuraloperator's main branch"),
-        "{e}"
+        e > 1e-2,
+        "main's file read as 2.0.0 is as good ({e:e}): the fixture does not tell them apart"
     );
-    let model = Fno::<NdArray>::load_checkpoint(&main, Some(&config), &Default::default())
-        .unwrap()
-        .with_spectral_impl(SpectralImpl::Reference);
-    let (got, want) = outputs::<4>("dense2d", &model);
-    assert!(rel_l2(&got, &want) <= 1e-5);
+    let (shift, e) = with_shift("tucker2d_odd", "tfno", None);
+    assert_eq!(shift, InverseShift::Fftshift);
+    assert!(e <= 1e-5, "2.0.0's file: {e:e}");
+    let (_, e) = with_shift("tucker2d_odd", "tfno", Some("ifftshift"));
+    assert!(e > 1e-2, "2.0.0's file read as main is as good ({e:e})");
+
+    let model = Fno::<NdArray>::load_checkpoint(&read("tucker2d_odd", "tfno_state_dict.pt"), None, &device).unwrap();
+    let (_, metadata) = write_checkpoint(&model.state_dict(), model.config(), "ours").unwrap();
+    assert!(!read_metadata(&metadata).unwrap().has_main_arguments());
 }

@@ -373,7 +373,9 @@ impl Fno {
         let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(&flat)).transpose()?;
         let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(&flat)).transpose()?;
         let input = if self.config.stabilizer.is_some() { x.tanh()? } else { x };
-        let spec = SpectralConvSpec::new(&self.config.weight_modes()).norm(Norm::Forward);
+        let spec = SpectralConvSpec::new(&self.config.weight_modes())
+            .norm(Norm::Forward)
+            .inverse_shift(self.config.inverse_shift());
         let mut y =
             spectral_conv(&input, &block.spectral_weight, Some(&block.spectral_bias), &spec)?.flatten_from(2)?;
         if !pre {

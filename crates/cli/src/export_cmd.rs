@@ -8,9 +8,9 @@ use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_datasets::output::check_output_path;
 use fno_models::neuralop_files::write_checkpoint;
-use fno_models::{Fno, FnoConfig};
+use fno_models::Fno;
 
-use crate::model_files::read_checkpoint;
+use crate::model_files::{read_checkpoint, ShiftArg};
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
@@ -28,6 +28,8 @@ pub struct ExportArgs {
     /// FNO configuration (JSON), for checkpoints that carry none.
     #[arg(long)]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    shift: ShiftArg,
     /// Replace files already there.
     #[arg(long)]
     overwrite: bool,
@@ -64,15 +66,8 @@ pub fn run(args: ExportArgs) -> Result<(), String> {
     if let Some(there) = outputs.iter().find(|p| p.exists()).filter(|_| !args.overwrite) {
         return Err(format!("{} exists; pass --overwrite to replace it", there.display()));
     }
-    let config = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Some(FnoConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
-        None => None,
-    };
-    let file = read_checkpoint(&args.checkpoint)?;
-    let config = config.or(file.metadata);
+    let file = read_checkpoint(&args.checkpoint, args.config.as_deref())?;
+    let config = file.config_with(&args.shift)?;
     let label = file.path.display().to_string();
     let model = Fno::<NdArray>::load_checkpoint(&file.bytes, config.as_ref(), &Default::default())
         .map_err(|e| format!("{label}: {e}"))?;

@@ -17,6 +17,7 @@ use crate::args::{
     report_faults, run_on, with_settings, BackendArg, BackendJob, BurnFusionArg, FaultToleranceArg, ModelDevice,
     ModelSettings, SPECTRAL_UNITS,
 };
+use crate::model_files::ShiftArg;
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -32,6 +33,8 @@ pub struct InferArgs {
     /// the state dict's _metadata); needed for safetensors exports.
     #[arg(long)]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    shift: ShiftArg,
     /// Inputs [samples, in_channels, *grid] (or [samples, *grid] for one
     /// channel), any grid size, float32 or float64: .npy, or any file `fno
     /// data info` reads.
@@ -73,16 +76,8 @@ pub fn run(args: InferArgs) -> Result<(), String> {
     ];
     inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
     refuse_same_file("--output", &args.output, &inputs)?;
-    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-    let config = match &args.config {
-        Some(path) => {
-            let text = String::from_utf8(read(path)?).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-            Some(FnoConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
-        None => None,
-    };
-    let file = crate::model_files::read_checkpoint(&args.checkpoint)?;
-    let config = config.or(file.metadata);
+    let file = crate::model_files::read_checkpoint(&args.checkpoint, args.config.as_deref())?;
+    let config = file.config_with(&args.shift)?;
     let checkpoint = file.bytes;
     let label = file.path.display().to_string();
     let (key, input) = fno_datasets::read_input(&args.input, args.input_key.as_deref()).map_err(|e| e.to_string())?;

@@ -48,6 +48,8 @@ pub struct TrainArgs {
     /// [model], the rest of the configuration stays.
     #[arg(long, value_name = "CHECKPOINT", conflicts_with = "resume")]
     init_from: Option<PathBuf>,
+    #[command(flatten)]
+    shift: crate::model_files::ShiftArg,
     /// Override the configuration's epoch count.
     #[arg(long)]
     epochs: Option<usize>,
@@ -179,9 +181,9 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     }
     let init_from = match &args.init_from {
         Some(path) => {
-            let file = crate::model_files::read_checkpoint(path)?;
+            let file = crate::model_files::read_checkpoint(path, None)?;
             let label = file.path.display().to_string();
-            let (model, _) = fno_models::checkpoint::checked_tensors(&file.bytes, file.metadata.as_ref())
+            let (model, _) = fno_models::checkpoint::checked_tensors(&file.bytes, file.config.as_ref())
                 .map_err(|e| format!("--init-from {label}: {e}"))?;
             eprintln!("starting from the weights of {label}");
             cfg.model = model;
@@ -189,6 +191,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         }
         None => None,
     };
+    args.shift.apply(&mut cfg.model);
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,

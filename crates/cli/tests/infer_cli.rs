@@ -300,7 +300,7 @@ fn batches_past_the_cpus_memory_are_refused_first() {
 }
 
 /// neuraloperator's own checkpoint files (models/tests/fixtures/torch, made
-/// with neuraloperator 2.0): a `save_checkpoint` state dict and a Trainer's
+/// with neuraloperator 2.0 and its main branch): a `save_checkpoint` state dict and a Trainer's
 /// save directory reproduce PyTorch's CPU output with no `--config`, on the
 /// Burn (CPU and wgpu) and Candle engines; a directory without a model is a
 /// one-line error.
@@ -319,6 +319,9 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
         ("dense2d", "darcy_fno_state_dict.pt", ["--engine", "candle"]),
         ("tucker2d_odd", "tfno_state_dict.pt", ["--backend", "wgpu"]),
         ("trainer1d", "", ["--backend", "cpu"]),
+        // neuraloperator main's (its inverse shift) on a grid odd in its first dim.
+        ("main2d_odd", "main_fno_state_dict.pt", ["--backend", "wgpu"]),
+        ("main2d_odd", "main_fno_state_dict.pt", ["--engine", "candle"]),
     ] {
         let out = scratch(&format!("torch-{case}-{}.npy", engine[1]));
         let (path, x) = (torch(case, checkpoint), torch(case, "x.npy"));
@@ -362,6 +365,96 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(!out.exists());
     }
+}
+
+/// `--inverse-shift` reads a file with the other neuraloperator's shift (far
+/// off on these odd grids), on every engine; an export under it says that
+/// shift in its kwargs, so the export infers alike with no flag; a shift of
+/// another name is a one-line error.
+#[test]
+fn inverse_shift_picks_the_other_neuraloperator() {
+    let torch = |case: &str, name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/tests/fixtures/torch")
+            .join(case)
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let run_infer = |checkpoint: &str, x: &str, extra: &[&str], out: &std::path::Path| {
+        let args = [
+            "--checkpoint",
+            checkpoint,
+            "--input",
+            x,
+            "--output",
+            out.to_str().unwrap(),
+        ];
+        let run = infer(&[&args[..], extra].concat());
+        assert!(
+            run.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        npy::read(out).unwrap().data
+    };
+    let cases = [
+        ("main2d_odd", "main_fno", "fftshift", ["--backend", "cpu"]),
+        ("main2d_odd", "main_fno", "fftshift", ["--engine", "candle"]),
+        ("tucker2d_odd", "tfno", "ifftshift", ["--backend", "wgpu"]),
+    ];
+    for (case, name, other, engine) in cases {
+        let (checkpoint, x) = (torch(case, &format!("{name}_state_dict.pt")), torch(case, "x.npy"));
+        let want = npy::read(torch(case, "y.npy")).unwrap().data;
+        let out = scratch(&format!("shift-{case}-{}.npy", engine[1]));
+        let got = run_infer(
+            &checkpoint,
+            &x,
+            &[&["--inverse-shift", other][..], &engine].concat(),
+            &out,
+        );
+        let e = rel_l2(&got, &want);
+        assert!(e > 1e-2, "{case} read with {other} is as near PyTorch ({e:e})");
+        let dir = scratch(&format!("shift-export-{case}-{}", engine[1]));
+        let _ = std::fs::remove_dir_all(&dir);
+        let export = Command::new(env!("CARGO_BIN_EXE_fno"))
+            .args([
+                "export",
+                &checkpoint,
+                dir.to_str().unwrap(),
+                "--format",
+                "neuraloperator",
+            ])
+            .args(["--inverse-shift", other])
+            .output()
+            .unwrap();
+        assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+        let exported = dir.join("model_state_dict.pt");
+        let again = run_infer(exported.to_str().unwrap(), &x, &engine, &out);
+        assert!(rel_l2(&again, &got) <= 1e-6, "{case}: the export lost {other}");
+    }
+    let x = torch("main2d_odd", "x.npy");
+    let out = scratch("shift-never.npy");
+    let args = [
+        "--checkpoint",
+        &torch("main2d_odd", "main_fno_state_dict.pt"),
+        "--input",
+        &x,
+    ];
+    let run = infer(
+        &[
+            &args[..],
+            &["--output", out.to_str().unwrap(), "--inverse-shift", "roll"],
+        ]
+        .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'roll'") && stderr.contains("fftshift, ifftshift"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
 }
 
 /// `fno export`: a neuraloperator state dict written back in neuraloperator's
