@@ -19,6 +19,16 @@ fn fixture(name: &str) -> String {
         .into_owned()
 }
 
+/// A file of the neuraloperator checkpoint fixture `case` (models/tests/fixtures/torch).
+fn torch(case: &str, name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models/tests/fixtures/torch")
+        .join(case)
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fno-infer-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -299,21 +309,13 @@ fn batches_past_the_cpus_memory_are_refused_first() {
     let _ = std::fs::remove_file(&x);
 }
 
-/// neuraloperator's own checkpoint files (models/tests/fixtures/torch, made
-/// with neuraloperator 2.0 and its main branch): a `save_checkpoint` state dict and a Trainer's
-/// save directory reproduce PyTorch's CPU output with no `--config`, on the
+/// neuraloperator's own checkpoint files (made with neuraloperator 2.0 and
+/// its main branch): a `save_checkpoint` state dict and a Trainer's save
+/// directory reproduce PyTorch's CPU output with no `--config`, on the
 /// Burn (CPU and wgpu) and Candle engines; a directory without a model is a
 /// one-line error.
 #[test]
 fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
-    let torch = |case: &str, name: &str| {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../models/tests/fixtures/torch")
-            .join(case)
-            .join(name)
-            .to_string_lossy()
-            .into_owned()
-    };
     for (case, checkpoint, engine) in [
         ("dense2d", "darcy_fno_state_dict.pt", ["--backend", "cpu"]),
         ("dense2d", "darcy_fno_state_dict.pt", ["--engine", "candle"]),
@@ -373,14 +375,6 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
 /// another name is a one-line error.
 #[test]
 fn inverse_shift_picks_the_other_neuraloperator() {
-    let torch = |case: &str, name: &str| {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../models/tests/fixtures/torch")
-            .join(case)
-            .join(name)
-            .to_string_lossy()
-            .into_owned()
-    };
     let run_infer = |checkpoint: &str, x: &str, extra: &[&str], out: &std::path::Path| {
         let args = [
             "--checkpoint",
@@ -463,13 +457,7 @@ fn inverse_shift_picks_the_other_neuraloperator() {
 /// `--overwrite`; a bad name is a one-line error.
 #[test]
 fn exports_in_both_formats_infer_like_the_original() {
-    let torch = |name: &str| {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../models/tests/fixtures/torch/tucker2d_odd")
-            .join(name)
-            .to_string_lossy()
-            .into_owned()
-    };
+    let torch = |name: &str| torch("tucker2d_odd", name);
     let fno = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap();
     let (source, x) = (torch("tfno_state_dict.pt"), torch("x.npy"));
     let dir = scratch("export");
