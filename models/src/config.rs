@@ -23,8 +23,12 @@ pub mod limits {
     /// Parameters with dense spectral weights: 4 GiB of f32.
     pub const PARAMETERS: u128 = 1 << 30;
     /// Values of one activation of a forward pass (batch × channels × padded
-    /// grid): 8 GiB of f32.
-    pub const ACTIVATION_ELEMENTS: u128 = 1 << 31;
+    /// grid, the last dim two longer for its spectrum): what the kernels'
+    /// 32-bit indices reach, 16 GiB of f32.
+    pub const ACTIVATION_ELEMENTS: u128 = (1 << 32) - 1;
+    /// Samples of one forward pass: the kernels put them on a launch grid's
+    /// y or z axis, which devices bound by 65,535.
+    pub const BATCH: usize = 65535;
 }
 
 /// neuraloperator's `domain_padding`: one fraction for every spatial dim or one each.
@@ -295,6 +299,27 @@ impl FnoConfig {
 
     pub fn projection_channels(&self) -> usize {
         (self.projection_channel_ratio * self.hidden_channels as f64) as usize
+    }
+
+    /// Channels of the widest activation: input (with coordinates), lifting,
+    /// hidden, channel MLP, projection or output.
+    pub fn widest_channels(&self) -> usize {
+        let mlp = if self.use_channel_mlp {
+            self.channel_mlp_channels()
+        } else {
+            0
+        };
+        [
+            self.lifting_in_channels(),
+            self.lifting_channels(),
+            self.hidden_channels,
+            mlp,
+            self.projection_channels(),
+            self.out_channels,
+        ]
+        .into_iter()
+        .max()
+        .expect("six counts")
     }
 
     /// Hidden channels of each block's channel MLP (`round(hidden · expansion)`).

@@ -411,19 +411,22 @@ impl<B: SpectralConvBackend> Fno<B> {
             )));
         }
         let padding = cfg.padding_for(&grid);
-        let widest = [cfg.hidden_channels, cfg.lifting_channels(), cfg.projection_channels()]
-            .into_iter()
-            .max()
-            .expect("three counts");
+        let widest = cfg.widest_channels();
+        let last = grid.len() - 1;
+        // The last dim two longer: a spectrum of its n/2 + 1 bins in (re, im).
         let elements = grid
             .iter()
             .zip(&padding)
-            .fold(dims[0] as u128 * widest as u128, |n, (&g, &p)| n * (g + 2 * p) as u128);
-        if elements > crate::config::limits::ACTIVATION_ELEMENTS {
+            .enumerate()
+            .fold(dims[0] as u128 * widest as u128, |n, (d, (&g, &p))| {
+                n * (g + 2 * p + if d == last { 2 } else { 0 }) as u128
+            });
+        let limit = crate::config::limits::ACTIVATION_ELEMENTS;
+        if elements > limit || dims[0] > crate::config::limits::BATCH {
             return Err(ModelError::Input(format!(
                 "input of shape {dims:?}: one activation of this batch ({elements} values over {widest} channels \
-                 of the padded grid) exceeds {}; use smaller batches",
-                crate::config::limits::ACTIVATION_ELEMENTS
+                 of the padded grid) exceeds {limit}, or the batch exceeds {}; use smaller batches",
+                crate::config::limits::BATCH
             )));
         }
         let x = if cfg.grid_embedding() {

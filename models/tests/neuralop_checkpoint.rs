@@ -269,6 +269,25 @@ fn wrong_inputs_are_errors() {
             .to_string();
         assert!(err.contains("non-empty"), "{shape:?}: {err}");
     }
+    // More samples than a launch grid's axis holds.
+    let many = Tensor::<NdArray, 4>::zeros([65_536, 1, 1, 1], &device);
+    let err = model.forward(many).unwrap_err().to_string();
+    assert!(err.contains("the batch exceeds 65535"), "{err}");
+    // One activation past 2^32 - 1 values: 65,536 lifting channels over a
+    // 256 × (256 + 2) grid (the last dim with its spectrum's two more).
+    let wide = FnoConfig {
+        lifting_channel_ratio: 1024.0,
+        ..FnoConfig::new(&[4, 4], 1, 1, 64)
+    };
+    let wide = Fno::<NdArray>::new(&wide, &device).unwrap();
+    let err = wide
+        .forward(Tensor::<NdArray, 4>::zeros([1, 1, 256, 256], &device))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("over 65536 channels") && err.contains("exceeds 4294967295"),
+        "{err}"
+    );
     // A shape whose product wraps to 0 does not pass for an empty input.
     let err = fno_models::infer(&model, &[], &[1 << 16; 4], 1, &device, |_, _| {})
         .unwrap_err()

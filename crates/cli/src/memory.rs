@@ -49,7 +49,7 @@ pub fn check_fits(what: &str, bytes: Option<u128>) -> Result<(), String> {
 /// projection) alive at once in a forward, and where a backward keeps every
 /// block's activations (`training`) about eight of the hidden width a block.
 pub fn activation_bytes(cfg: &fno_models::FnoConfig, batch: usize, points: usize, training: bool) -> Option<u128> {
-    let widest = widest_channels(cfg);
+    let widest = cfg.widest_channels() as u128;
     let kept = if training {
         cfg.n_layers as u128 * 8 * cfg.hidden_channels as u128
     } else {
@@ -61,21 +61,7 @@ pub fn activation_bytes(cfg: &fno_models::FnoConfig, batch: usize, points: usize
 /// Bytes of the widest f32 activation of `batch` samples of `points` grid
 /// points (what the GPU's balanced pools size their pages by).
 pub fn widest_activation_bytes(cfg: &fno_models::FnoConfig, batch: usize, points: usize) -> Option<u64> {
-    product([batch as u128, points as u128, 4, widest_channels(cfg)]).and_then(|b| u64::try_from(b).ok())
-}
-
-/// Channels of the FNO's widest layer: lifting, hidden, projection or input.
-fn widest_channels(cfg: &fno_models::FnoConfig) -> u128 {
-    let hidden = cfg.hidden_channels as f64;
-    [
-        hidden * cfg.lifting_channel_ratio,
-        hidden * cfg.projection_channel_ratio,
-        hidden,
-        (cfg.in_channels + cfg.dims()) as f64,
-    ]
-    .into_iter()
-    .fold(1.0, f64::max)
-    .ceil() as u128
+    product([batch as u128, points as u128, 4, cfg.widest_channels() as u128]).and_then(|b| u64::try_from(b).ok())
 }
 
 /// `Π factors` in u128, `None` on overflow.

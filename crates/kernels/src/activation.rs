@@ -64,7 +64,7 @@ fn gelu_grad_kernel<F: Float, S: Storage, N: Size>(
 
 fn launch_shape(len: usize, width: usize) -> (CubeCount, CubeDim) {
     (
-        CubeCount::new_1d((len / width).div_ceil(THREADS) as u32),
+        crate::grid::cube_count((len / width).div_ceil(THREADS)),
         CubeDim::new_1d(THREADS as u32),
     )
 }

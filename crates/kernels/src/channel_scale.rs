@@ -79,7 +79,7 @@ fn launch_typed<R: Runtime, S: Storage>(
     unsafe {
         channel_scale_kernel::launch_unchecked::<f32, S, R>(
             client,
-            CubeCount::new_1d((len / width).div_ceil(THREADS) as u32),
+            crate::grid::cube_count((len / width).div_ceil(THREADS)),
             CubeDim::new_1d(THREADS as u32),
             width,
             ArrayArg::from_raw_parts(x.clone(), len),

@@ -140,7 +140,7 @@ impl SobolevProblem {
         unsafe {
             norms_grad_kernel::launch_unchecked::<f32, R>(
                 client,
-                CubeCount::new_1d(len.div_ceil(THREADS) as u32),
+                crate::grid::cube_count(len.div_ceil(THREADS)),
                 CubeDim::new_1d(THREADS as u32),
                 arr(x),
                 arr(y.unwrap_or(x)),

@@ -67,3 +67,29 @@ fn gelus<R: Runtime>(client: &ComputeClient<R>) {
         }
     }
 }
+
+/// A tensor of more values than 65,535 cubes hold (an odd length: one value
+/// a unit): the launch spills onto a second grid axis, which devices need
+/// (wgpu allows 65,535 cubes an axis), and every value is computed.
+#[test]
+fn gelu_covers_tensors_past_one_grid_axis() {
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let len = 65_535 * 256 + 1001;
+    let x: Vec<f32> = (0..len).map(|i| (i % 1000) as f32 / 125.0 - 4.0).collect();
+    let hx = client.create_from_slice(f32::as_bytes(&x));
+    let hy = client.create_from_slice(f32::as_bytes(&vec![f32::NAN; len]));
+    gelu(&client, Precision::F32, &hx, &hy, len);
+    let y = f32::from_bytes(&client.read_one(hy).unwrap()).to_vec();
+    let wrong: Vec<usize> = (0..len)
+        .filter(|&i| {
+            let err = (y[i] as f64 - gelu_cpu(x[i] as f64)).abs();
+            err.is_nan() || err >= 1e-5
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} values wrong or not computed, the first {:?}",
+        wrong.len(),
+        wrong.first()
+    );
+}
