@@ -8,10 +8,11 @@ layers, projection ratio 2) on synthetic Poisson data (train_compare.py's) and
 succeeds when the process exits cleanly; a failure whose messages do not
 speak of memory is noted, and the search bisects past it like the others.
 Batches double from 1 until a trial fails, then the largest good batch is
-found by bisection. Each trial runs in a process of its own.
+found by bisection (`--start` sets the first batch). Each trial runs in a
+process of its own.
 
     python3 largest_batch.py --fno ./fno --out OUT [--cases cube64,square1024]
-                             [--memory balanced,fast] [--limit 512] [--budget-s 500]
+                             [--memory balanced,fast] [--limit 512] [--budget-s 500] [--start 1]
 
 Writes OUT/largest_batch.jsonl and OUT/largest_batch.md.
 """
@@ -79,10 +80,11 @@ def trial_ours(fno, name, case, batch, mode, work):
     return proc.returncode == 0, proc.stderr
 
 
-def largest(trial, limit, deadline):
-    """The largest batch ≤ limit that `trial` passes (0 if none), and the
-    first failure that was not memory (the search bisects past it too)."""
-    good, bad, batch, note = 0, None, 1, None
+def largest(trial, limit, deadline, start=1):
+    """The largest batch ≤ limit that `trial` passes (0 if none), doubling
+    from `start`, and the first failure that was not memory (the search
+    bisects past it too)."""
+    good, bad, batch, note = 0, None, start, None
     while bad is None or bad - good > 1:
         if time.time() > deadline:
             return good, "out of time" + (f"; {note}" if note else "")
@@ -109,6 +111,7 @@ def main():
     ap.add_argument("--memory", default="balanced,fast", help="our --memory modes to sweep")
     ap.add_argument("--limit", type=int, default=512, help="the largest batch tried")
     ap.add_argument("--budget-s", type=float, default=500, help="stop starting trials after this long")
+    ap.add_argument("--start", type=int, default=1, help="the first batch tried (a known floor saves trials)")
     args = ap.parse_args()
     work = os.path.abspath(args.out)
     os.makedirs(work, exist_ok=True)
@@ -121,7 +124,7 @@ def main():
         trainers += [(f"ours ({m})", lambda b, m=m: trial_ours(fno, name, case, b, m, work))
                      for m in args.memory.split(",")]
         for label, trial in trainers:
-            batch, note = largest(trial, args.limit, deadline)
+            batch, note = largest(trial, args.limit, deadline, min(args.start, args.limit))
             row = dict(case=name, grid=case["poisson"], hidden=case["hidden"], modes=case["modes"],
                        trainer=label, largest_batch=batch, note=note)
             print(json.dumps(row), flush=True)
