@@ -20,6 +20,7 @@ mod plane;
 mod real;
 pub(crate) mod stage;
 mod tensor_core;
+mod threaded;
 mod window;
 
 pub use device::{DeviceFft, Table};
