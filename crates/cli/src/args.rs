@@ -41,9 +41,11 @@ impl BackendArg {
 pub enum ImplArg {
     /// Burn tensor ops, on any backend.
     Reference,
-    /// Truncated FFT, per-mode CGEMM and zero-padded inverse kernels (GPU backends).
+    /// Truncated FFT, per-mode CGEMM and zero-padded inverse kernels (on
+    /// the CPU, the same steps on its threads).
     Unfused,
-    /// The first axis as one fused FFT–CGEMM–iFFT kernel (GPU backends).
+    /// The first axis as one fused FFT–CGEMM–iFFT kernel (GPU backends; the
+    /// CPU runs unfused).
     Fused,
     /// Per layer, the faster of fused and unfused for its shape (GPU backends).
     Auto,

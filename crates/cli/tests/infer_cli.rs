@@ -53,6 +53,7 @@ fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
     let want = npy::read(fixture("y.npy")).unwrap();
     for (checkpoint, backend, imp, batch, tolerance, fusion) in [
         ("model.safetensors", "cpu", "reference", "3", "off", "on"),
+        ("model_real.safetensors", "cpu", "unfused", "4", "off", "on"),
         ("model_real.safetensors", "wgpu", "unfused", "16", "off", "on"),
         ("model_real.safetensors", "wgpu", "unfused", "16", "off", "off"),
         ("model_real.safetensors", "wgpu", "auto", "7", "off", "on-burn-ops"),
@@ -114,8 +115,17 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "complex",
         ),
         (
-            vec!["--checkpoint", &model, "--input", &x, "--impl", "unfused"],
-            "Reference",
+            vec![
+                "--checkpoint",
+                &model,
+                "--input",
+                &x,
+                "--impl",
+                "fused",
+                "--precision",
+                "mixed",
+            ],
+            "half-precision spectra on the CPU",
         ),
         (
             vec!["--checkpoint", &model, "--input", &x, "--fault-tolerance", "detect"],

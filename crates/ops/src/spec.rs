@@ -40,11 +40,12 @@ pub enum SpectralImpl {
     /// autodiff from Burn.
     #[default]
     Reference,
-    /// Truncated R2C → per-mode CGEMM → zero-padded C2R kernels (CubeCL backends).
+    /// Truncated R2C → per-mode CGEMM → zero-padded C2R kernels (CubeCL
+    /// backends; on the CPU backends the same steps on the CPU's threads).
     Unfused,
     /// The fused FFT→CGEMM→iFFT kernel along the first spatial axis (the whole
     /// convolution in 1D), truncated R2C / zero-padded C2R of the later axes
-    /// around it (CubeCL backends).
+    /// around it (CubeCL backends; the CPU backends run Unfused's steps).
     Fused,
     /// The faster kernel path for the layer's shape ([`SpectralImpl::resolve`]).
     Auto,

@@ -324,6 +324,29 @@ fn kernel_paths_follow_mains_inverse_shift() {
     compare_all(cases, 31, InverseShift::Ifftshift);
 }
 
+/// The CPU's kernel path (NdArray, threaded): forward and gradients against
+/// the f64 oracle and the reference path on power-of-two, mixed-radix,
+/// Bluestein and odd grids, 1-3 D, shared weights, a resized last dim, the
+/// bias without a frequency-0 mode, pitched views, and both inverse shifts.
+#[test]
+fn cpu_kernel_path_matches_reference() {
+    type Cpu = Autodiff<NdArray<f32>>;
+    let cases: Vec<Case> = vec![
+        (3, 4, 5, vec![64], vec![64], vec![9], Norm::Forward, false),
+        (2, 3, 4, vec![16, 32], vec![16, 32], vec![7, 17], Norm::Forward, false),
+        (2, 3, 2, vec![12, 15], vec![12, 20], vec![5, 6], Norm::Forward, false),
+        (2, 2, 2, vec![5, 7, 9], vec![5, 7, 9], vec![3, 4, 3], Norm::Ortho, false),
+        (2, 3, 4, vec![85], vec![85], vec![12], Norm::Backward, false),
+        (2, 2, 3, vec![9, 8], vec![9, 8], vec![2, 3], Norm::Backward, false),
+        (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
+    ];
+    for (i, case) in cases.into_iter().enumerate() {
+        for shift in [InverseShift::Fftshift, InverseShift::Ifftshift] {
+            compare_in::<Cpu>(case.clone(), 9000 + i as u64 * 7, (i % 2 == 1, shift), &[], &[]);
+        }
+    }
+}
+
 /// Half-precision spectra (f16 and bf16; x in f32, and in f16 where the
 /// spectra are) on grids of every kind: power of two, Bluestein, 3D, shared
 /// weights, a pitched x.

@@ -1,7 +1,9 @@
 //! The CPU backends (NdArray, Candle): every op by its trait's defaults, built
-//! of Burn's ops; the spectral convolution's kernel paths answer with an error
-//! naming the reference path.
+//! of Burn's ops, but the spectral convolution's kernel path, which runs on
+//! the CPU's threads ([`spectral`]).
 #![allow(unused_imports)] // unused when no CPU backend feature is on
+
+mod spectral;
 
 use burn::tensor::ops::FloatTensor;
 
@@ -9,8 +11,9 @@ use crate::matmul::PreciseMatmulBackend;
 use crate::mode_mix::ModeMixBackend;
 use crate::nonuniform::NufftBackend;
 use crate::pointwise::PointwiseBackend;
-use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl};
-use crate::spectral::{no_kernels, SpectralConvBackend, SpectralGrads};
+use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
+use crate::spectral::{SpectralConvBackend, SpectralGrads};
+use burn::tensor::DType;
 
 #[allow(unused_macros)] // unused when no CPU backend feature is on
 macro_rules! cpu_backend {
@@ -20,27 +23,37 @@ macro_rules! cpu_backend {
         impl ModeMixBackend for $ty {}
         impl NufftBackend for $ty {}
         impl SpectralConvBackend for $ty {
-            fn spectral_conv_forward(
-                _x: FloatTensor<Self>,
-                _weight: FloatTensor<Self>,
-                _bias: Option<FloatTensor<Self>>,
-                _spec: &SpectralConvSpec,
+            fn spectral_conv_check(
+                _device: &Self::Device,
+                x: (&[usize], DType),
+                weight: (&[usize], DType),
+                spec: &SpectralConvSpec,
                 imp: SpectralImpl,
-                _keep_saved: bool,
+            ) -> Result<SpectralShapes, SpectralError> {
+                spectral::check(x.0, weight.0, spec, imp)
+            }
+
+            fn spectral_conv_forward(
+                x: FloatTensor<Self>,
+                weight: FloatTensor<Self>,
+                bias: Option<FloatTensor<Self>>,
+                spec: &SpectralConvSpec,
+                imp: SpectralImpl,
+                keep_saved: bool,
             ) -> Result<(FloatTensor<Self>, Option<FloatTensor<Self>>), SpectralError> {
-                Err(no_kernels($name, imp))
+                spectral::backend_forward::<Self>(x, weight, bias, spec, imp, keep_saved)
             }
 
             fn spectral_conv_backward(
-                _saved_x: FloatTensor<Self>,
-                _x_shape: &[usize],
-                _weight: FloatTensor<Self>,
-                _grad_out: FloatTensor<Self>,
-                _with_bias: bool,
-                _spec: &SpectralConvSpec,
+                saved_x: FloatTensor<Self>,
+                x_shape: &[usize],
+                weight: FloatTensor<Self>,
+                grad_out: FloatTensor<Self>,
+                with_bias: bool,
+                spec: &SpectralConvSpec,
                 imp: SpectralImpl,
             ) -> Result<SpectralGrads<Self>, SpectralError> {
-                Err(no_kernels($name, imp))
+                spectral::backend_backward::<Self>(saved_x, x_shape, weight, grad_out, with_bias, spec, imp)
             }
         }
     };

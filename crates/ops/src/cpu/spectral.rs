@@ -1,0 +1,342 @@
+//! The spectral convolution's kernel path on the CPU, on f32 host values:
+//! the truncated rfftn and zero-padded irfftn through the shared FFT plan
+//! ([`FftPlan::execute_threaded`]), the per-mode contractions threaded over
+//! their output rows. The same plans, orders and norms as `cube::spectral`,
+//! so the same results; the backend layer moves values in and out.
+
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::TensorMetadata;
+use burn::tensor::{Shape, Tensor, TensorData, TensorPrimitive};
+use fno_kernels::cgemm::ModeBias;
+use fno_kernels::fault::FaultTolerance;
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
+use fno_kernels::precision::Precision;
+use num_complex::Complex;
+use rayon::prelude::*;
+
+use crate::spec::{
+    adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout,
+    FORWARD_ORDER,
+};
+use crate::spectral::SpectralGrads;
+
+type C32 = Complex<f32>;
+
+/// The forward's output `[B, Cout, *output]` and its retained input spectrum
+/// `[B, Cin, K]` (what the backward reads).
+pub struct Forward {
+    pub y: Vec<f32>,
+    pub x_hat: Vec<f32>,
+}
+
+/// The gradients of x, the weight (in its layout) and the bias.
+pub struct Grads {
+    pub x: Vec<f32>,
+    pub weight: Vec<f32>,
+    pub bias: Option<Vec<f32>>,
+}
+
+fn plan_error(e: fno_kernels::fft::FftError) -> SpectralError {
+    SpectralError::Unsupported(e.to_string())
+}
+
+/// The truncated rfftn of `values: [lead.., *grid]` to `[lead.., *modes]` (complex, interleaved).
+fn retained(
+    values: &[f32],
+    shape: &[usize],
+    modes: &[usize],
+    transform: (Norm, ModeOrder),
+) -> Result<Vec<f32>, SpectralError> {
+    let axes: Vec<isize> = (0..modes.len() as isize).map(|d| d - modes.len() as isize).collect();
+    let desc = FftDesc::new(shape, &axes, FftKind::R2C, Direction::Forward)
+        .modes(modes)
+        .norm(transform.0)
+        .mode_order(transform.1);
+    FftPlan::new(desc)
+        .map_err(plan_error)?
+        .execute_threaded(values)
+        .map_err(plan_error)
+}
+
+/// The zero-padded irfftn of `s: [lead.., *modes]` (complex) to `[lead.., *grid]`.
+fn to_grid(
+    s: &[f32],
+    lead: &[usize],
+    modes: &[usize],
+    grid: &[usize],
+    transform: (Norm, ModeOrder),
+) -> Result<Vec<f32>, SpectralError> {
+    let axes: Vec<isize> = (0..modes.len() as isize).map(|d| d - modes.len() as isize).collect();
+    let shape = [lead, modes].concat();
+    let desc = FftDesc::new(&shape, &axes, FftKind::C2R, Direction::Inverse)
+        .modes(modes)
+        .lengths(grid)
+        .norm(transform.0)
+        .mode_order(transform.1);
+    FftPlan::new(desc)
+        .map_err(plan_error)?
+        .execute_threaded(s)
+        .map_err(plan_error)
+}
+
+fn complex(values: &[f32]) -> Vec<C32> {
+    values.chunks_exact(2).map(|c| C32::new(c[0], c[1])).collect()
+}
+
+fn interleaved(values: &[C32]) -> Vec<f32> {
+    values.iter().flat_map(|c| [c.re, c.im]).collect()
+}
+
+/// The weight of input channel `i`, output channel `o` at mode `k`.
+fn weight_at(w: &[C32], layout: WeightLayout, (co, k): (usize, usize), (i, o, mode): (usize, usize, usize)) -> C32 {
+    match layout {
+        WeightLayout::PerMode => w[(i * co + o) * k + mode],
+        WeightLayout::Shared => w[i * co + o],
+    }
+}
+
+/// `x: [B, Cin, *input]`, the weight interleaved in `spec`'s layout; the bias
+/// added at frequency 0 where the modes hold it, else over the output.
+pub fn forward(
+    x: &[f32],
+    weight: &[f32],
+    bias: Option<&[f32]>,
+    shapes: &SpectralShapes,
+    spec: &SpectralConvSpec,
+) -> Result<Forward, SpectralError> {
+    let (b, ci, co, k) = (
+        shapes.batch,
+        shapes.in_channels,
+        shapes.out_channels,
+        shapes.mode_count(),
+    );
+    let x_shape = [&[b, ci][..], &shapes.input].concat();
+    let x_hat = retained(x, &x_shape, &shapes.modes, (spec.norm, FORWARD_ORDER))?;
+    let (xs, w) = (complex(&x_hat), complex(weight));
+    let mode_bias = shapes.dc_bias(spec.norm);
+    let mut y_hat = vec![C32::new(0.0, 0.0); b * co * k];
+    y_hat.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
+        let (s, o) = (row / co, row % co);
+        for i in 0..ci {
+            let x_row = &xs[(s * ci + i) * k..(s * ci + i + 1) * k];
+            for (mode, (y, x)) in out.iter_mut().zip(x_row).enumerate() {
+                *y += x * weight_at(&w, spec.weights, (co, k), (i, o, mode));
+            }
+        }
+        if let (Some(bias), Some(ModeBias { mode, factor })) = (bias, mode_bias) {
+            out[mode].re += bias[o] * factor;
+        }
+    });
+    let mut y = to_grid(
+        &interleaved(&y_hat),
+        &[b, co],
+        &shapes.modes,
+        &shapes.output,
+        (spec.norm, spec.inverse_order()),
+    )?;
+    if let (Some(bias), None) = (bias, mode_bias) {
+        let points: usize = shapes.output.iter().product();
+        y.par_chunks_mut(points)
+            .enumerate()
+            .for_each(|(row, v)| v.iter_mut().for_each(|y| *y += bias[row % co]));
+    }
+    Ok(Forward { y, x_hat })
+}
+
+/// The backward of [`forward`] from its retained input spectrum `x_hat` and
+/// the output gradient `grad_out: [B, Cout, *output]`.
+pub fn backward(
+    x_hat: &[f32],
+    weight: &[f32],
+    grad_out: &[f32],
+    with_bias: bool,
+    shapes: &SpectralShapes,
+    spec: &SpectralConvSpec,
+) -> Result<Grads, SpectralError> {
+    let (b, ci, co, k) = (
+        shapes.batch,
+        shapes.in_channels,
+        shapes.out_channels,
+        shapes.mode_count(),
+    );
+    let dims = shapes.spatial_dims();
+    let m_last = shapes.modes[dims - 1];
+    let adjoint = adjoint_norm(spec.norm);
+    // As on the kernel path: the output gradient's truncated rfftn at the
+    // inverse's scale and order, interior last-axis bins counted twice by the
+    // contractions (whose bin weights cancel but at a Nyquist bin one grid lacks).
+    let g_shape = [&[b, co][..], &shapes.output].concat();
+    let g_hat = complex(&retained(
+        grad_out,
+        &g_shape,
+        &shapes.modes,
+        (adjoint, spec.inverse_order()),
+    )?);
+    let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
+    let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
+    let (xs, w) = (complex(x_hat), complex(weight));
+
+    let mut gx_hat = vec![C32::new(0.0, 0.0); b * ci * k];
+    gx_hat.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
+        let (s, i) = (row / ci, row % ci);
+        for o in 0..co {
+            let g_row = &g_hat[(s * co + o) * k..(s * co + o + 1) * k];
+            for (mode, (gx, g)) in out.iter_mut().zip(g_row).enumerate() {
+                *gx += g * weight_at(&w, spec.weights, (co, k), (i, o, mode)).conj();
+            }
+        }
+        for (mode, gx) in out.iter_mut().enumerate() {
+            *gx *= out_bins[mode % m_last] / in_bins[mode % m_last];
+        }
+    });
+    let x = to_grid(
+        &interleaved(&gx_hat),
+        &[b, ci],
+        &shapes.modes,
+        &shapes.input,
+        (adjoint, FORWARD_ORDER),
+    )?;
+
+    let mut gw = vec![C32::new(0.0, 0.0); ci * co * k];
+    gw.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
+        let (i, o) = (row / co, row % co);
+        for s in 0..b {
+            let (x_row, g_row) = (&xs[(s * ci + i) * k..][..k], &g_hat[(s * co + o) * k..][..k]);
+            for ((gw, x), g) in out.iter_mut().zip(x_row).zip(g_row) {
+                *gw += x.conj() * g;
+            }
+        }
+        for (mode, gw) in out.iter_mut().enumerate() {
+            *gw *= out_bins[mode % m_last];
+        }
+    });
+    let weight = match spec.weights {
+        WeightLayout::PerMode => interleaved(&gw),
+        WeightLayout::Shared => interleaved(&gw.chunks_exact(k).map(|m| m.iter().sum()).collect::<Vec<C32>>()),
+    };
+    let bias = with_bias.then(|| bias_grad(&g_hat, grad_out, shapes, spec));
+    Ok(Grads { x, weight, bias })
+}
+
+/// The bias gradient, the output gradient's sum over the batch and grid: read
+/// at frequency 0 of its spectrum where the modes hold it, else summed.
+fn bias_grad(g_hat: &[C32], grad_out: &[f32], shapes: &SpectralShapes, spec: &SpectralConvSpec) -> Vec<f32> {
+    let (b, co, k) = (shapes.batch, shapes.out_channels, shapes.mode_count());
+    let points: usize = shapes.output.iter().product();
+    (0..co)
+        .map(|o| match shapes.dc_bias(spec.norm) {
+            Some(ModeBias { mode, factor }) => (0..b).map(|s| g_hat[(s * co + o) * k + mode].re).sum::<f32>() * factor,
+            None => (0..b)
+                .map(|s| grad_out[(s * co + o) * points..][..points].iter().sum::<f32>())
+                .sum(),
+        })
+        .collect()
+}
+
+/// A backend's float tensor as f32 host values, and its shape.
+fn host<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>) {
+    let shape = t.shape().to_vec();
+    let n: usize = shape.iter().product();
+    let flat = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(B::float_reshape(t, Shape::from([n]))));
+    (
+        flat.into_data().convert::<f32>().to_vec::<f32>().expect("f32 values"),
+        shape,
+    )
+}
+
+/// Host values back as a float tensor of `shape` on `device`.
+fn device_tensor<B: Backend>(values: Vec<f32>, shape: &[usize], device: &B::Device) -> FloatTensor<B> {
+    let n = values.len();
+    let flat = Tensor::<B, 1>::from_data(TensorData::new(values, [n]), device);
+    B::float_reshape(flat.into_primitive().tensor(), Shape::from(shape.to_vec()))
+}
+
+/// What the CPU path runs: either kernel path (one CPU computation), f32
+/// spectra, no checksums, the weight cropped to the grid, non-last dims kept.
+fn check_supported(imp: SpectralImpl, shapes: &SpectralShapes, spec: &SpectralConvSpec) -> Result<(), SpectralError> {
+    let unsupported = |m: &str| Err(SpectralError::Unsupported(format!("{m} on the CPU; use Reference")));
+    match imp {
+        SpectralImpl::Unfused | SpectralImpl::Fused => {}
+        _ => return Err(SpectralError::Invalid(format!("{imp:?} is not a kernel path"))),
+    }
+    if spec.spectrum_precision != Precision::F32 {
+        return unsupported("half-precision spectra");
+    }
+    if spec.fault_tolerance != FaultTolerance::Off {
+        return unsupported("checksums");
+    }
+    let dims = shapes.spatial_dims();
+    if shapes.crops_weight(&spec.modes) {
+        return Err(SpectralError::Invalid(
+            "the kernel path expects the weight cropped to the grid's modes".into(),
+        ));
+    }
+    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
+        return unsupported("changing the size of a non-last spatial dim");
+    }
+    Ok(())
+}
+
+/// [`SpectralConvBackend::spectral_conv_check`] on a CPU backend.
+///
+/// [`SpectralConvBackend::spectral_conv_check`]: crate::SpectralConvBackend::spectral_conv_check
+pub(crate) fn check(
+    x: &[usize],
+    weight: &[usize],
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<SpectralShapes, SpectralError> {
+    let shapes = spec.shapes(x, weight)?;
+    check_supported(imp, &shapes, spec)?;
+    Ok(shapes)
+}
+
+/// [`SpectralConvBackend::spectral_conv_forward`] on a CPU backend `B`.
+///
+/// [`SpectralConvBackend::spectral_conv_forward`]: crate::SpectralConvBackend::spectral_conv_forward
+pub(crate) fn backend_forward<B: Backend>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: Option<FloatTensor<B>>,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+    keep_saved: bool,
+) -> Result<(FloatTensor<B>, Option<FloatTensor<B>>), SpectralError> {
+    let device = B::float_device(&x);
+    let ((x, x_shape), (w, w_shape)) = (host::<B>(x), host::<B>(weight));
+    let shapes = check(&x_shape, &w_shape, spec, imp)?;
+    let bias = bias.map(|b| host::<B>(b).0);
+    let out = forward(&x, &w, bias.as_deref(), &shapes, spec)?;
+    let y_shape = [&[shapes.batch, shapes.out_channels][..], &shapes.output].concat();
+    let saved_shape = [shapes.batch, shapes.in_channels, shapes.mode_count(), 2];
+    Ok((
+        device_tensor::<B>(out.y, &y_shape, &device),
+        keep_saved.then(|| device_tensor::<B>(out.x_hat, &saved_shape, &device)),
+    ))
+}
+
+/// [`SpectralConvBackend::spectral_conv_backward`] on a CPU backend `B`.
+///
+/// [`SpectralConvBackend::spectral_conv_backward`]: crate::SpectralConvBackend::spectral_conv_backward
+pub(crate) fn backend_backward<B: Backend>(
+    saved_x: FloatTensor<B>,
+    x_shape: &[usize],
+    weight: FloatTensor<B>,
+    grad_out: FloatTensor<B>,
+    with_bias: bool,
+    spec: &SpectralConvSpec,
+    imp: SpectralImpl,
+) -> Result<SpectralGrads<B>, SpectralError> {
+    let device = B::float_device(&grad_out);
+    let ((x_hat, _), (w, w_shape), (g, _)) = (host::<B>(saved_x), host::<B>(weight), host::<B>(grad_out));
+    let shapes = check(x_shape, &w_shape, spec, imp)?;
+    let grads = backward(&x_hat, &w, &g, with_bias, &shapes, spec)?;
+    Ok(SpectralGrads {
+        x: device_tensor::<B>(grads.x, x_shape, &device),
+        weight: device_tensor::<B>(grads.weight, &w_shape, &device),
+        bias: grads
+            .bias
+            .map(|b| device_tensor::<B>(b, &[shapes.out_channels], &device)),
+    })
+}
