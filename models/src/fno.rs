@@ -436,7 +436,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         };
         // "half" on the kernel paths: f16 activations from the lifting's input
         // to the projection's output (f32 weights and sums in the kernels).
-        let x = if self.half_activations() {
+        let x = if self.half_activations(&x.device()) {
             x.cast(FloatDType::F16)
         } else {
             x
@@ -454,18 +454,20 @@ impl<B: SpectralConvBackend> Fno<B> {
     pub(crate) fn head<const D: usize>(&self, x: Tensor<B, D>, layout: &Layout) -> Tensor<B, D> {
         let x = unpad(x, &layout.padding);
         let y = unflatten(self.projection.forward(flatten(x), self.matmul_precision), &layout.grid);
-        if self.half_activations() {
+        if self.half_activations(&y.device()) {
             y.cast(FloatDType::F32)
         } else {
             y
         }
     }
 
-    /// Whether activations are f16 tensors: `half` on the kernel paths (the
-    /// reference path's backends may have no f16 tensors; there `half` rounds
-    /// the spectral blocks' inputs and outputs instead).
-    fn half_activations(&self) -> bool {
-        self.block_precision == BlockPrecision::Half && self.spectral_impl != SpectralImpl::Reference
+    /// Whether activations are f16 tensors: `half` on the kernel paths of a
+    /// device with f16 tensors (elsewhere, the CPU's backends and the
+    /// reference path, `half` rounds the spectral blocks' inputs and outputs).
+    fn half_activations(&self, device: &B::Device) -> bool {
+        self.block_precision == BlockPrecision::Half
+            && self.spectral_impl != SpectralImpl::Reference
+            && B::supports_dtype(device, burn::tensor::DType::F16)
     }
 
     /// One block, post-activation (neuraloperator's default) or pre-activation.
@@ -582,7 +584,7 @@ impl<B: SpectralConvBackend> Fno<B> {
             .spectrum_precision(precision.spectrum())
             .fault_tolerance(self.fault_tolerance);
         // "half" on the reference path: the block's input and output rounded to f16.
-        let rounded = precision == BlockPrecision::Half && !self.half_activations();
+        let rounded = precision == BlockPrecision::Half && !self.half_activations(&x.device());
         let x = if rounded { round_to(x, Precision::F16) } else { x };
         let weight = FactorizedWeight {
             form: self.weight_form.clone(),

@@ -192,7 +192,7 @@ pub struct ModelDevice {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Spectral convolution [default: auto on a GPU, reference on the CPU].
+    /// Spectral convolution [default: auto on a GPU, unfused on the CPU].
     #[arg(long = "impl", value_enum, value_name = "IMPL")]
     pub imp: Option<ImplArg>,
     /// How the kernel path lowers its FFT plans.
@@ -237,22 +237,23 @@ pub enum BurnFusionArg {
 
 impl ModelDevice {
     /// Resolves the backend, sets the FFT planning, and picks the
-    /// implementation (auto on a GPU, reference on the CPU unless asked).
+    /// implementation (auto on a GPU, unfused on the CPU, unless asked).
     pub fn resolve(&self) -> Result<(Backend, SpectralImpl), String> {
         let backend = self.backend.resolve()?;
         fno_ops::set_fft_planning(self.fft_planning.into());
         let imp = match self.imp {
             Some(imp) => imp.into(),
-            None if backend == Backend::Cpu => SpectralImpl::Reference,
+            None if backend == Backend::Cpu => SpectralImpl::Unfused,
             None => SpectralImpl::Auto,
         };
         // Auto runs checked layers unfused.
-        let checkable = matches!(imp, SpectralImpl::Unfused | SpectralImpl::Auto);
+        let checkable = matches!(imp, SpectralImpl::Unfused | SpectralImpl::Auto) && backend != Backend::Cpu;
         if self.fault_tolerance != FaultToleranceArg::Off && !checkable {
             return Err(format!(
                 "--fault-tolerance runs on the unfused kernel path (a GPU or wgpu backend with --impl unfused), not {}",
-                match imp {
-                    SpectralImpl::Reference => "the reference path",
+                match (backend, imp) {
+                    (Backend::Cpu, _) => "on the CPU",
+                    (_, SpectralImpl::Reference) => "the reference path",
                     _ => "the fused kernel",
                 }
             ));

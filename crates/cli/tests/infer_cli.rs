@@ -115,19 +115,6 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "complex",
         ),
         (
-            vec![
-                "--checkpoint",
-                &model,
-                "--input",
-                &x,
-                "--impl",
-                "fused",
-                "--precision",
-                "mixed",
-            ],
-            "half-precision spectra on the CPU",
-        ),
-        (
             vec!["--checkpoint", &model, "--input", &x, "--fault-tolerance", "detect"],
             "unfused kernel path",
         ),

@@ -7,7 +7,7 @@
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{FloatDType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
@@ -239,7 +239,9 @@ fn weight<B: Backend>(
                 .chunks(cols)
                 .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(f64::NAN, pad)))
                 .collect();
-            Tensor::<B, 2>::from_data(TensorData::new(padded, [rows, cols + pad]), device).narrow(1, 0, cols)
+            Tensor::<B, 2>::from_data(TensorData::new(padded, [rows, cols + pad]), device)
+                .cast(float_dtype::<B>())
+                .narrow(1, 0, cols)
         })
         .collect();
     FactorizedWeight {
@@ -288,8 +290,14 @@ fn convolve<B: SpectralConvBackend>(
     }
 }
 
+/// `B`'s own float type: NdArray<f32> and NdArray<f64> share a device, whose
+/// default dtype the f64 runs of this process set.
+fn float_dtype<B: Backend>() -> FloatDType {
+    <B::FloatElem as burn::tensor::Element>::dtype().into()
+}
+
 fn flat<B: Backend>(v: &[f64], device: &B::Device) -> Tensor<B, 1> {
-    Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
+    Tensor::<B, 1>::from_data(TensorData::new(v.to_vec(), [v.len()]), device).cast(float_dtype::<B>())
 }
 
 fn run<B: SpectralConvBackend>(
@@ -331,6 +339,11 @@ fn factorized_convolutions_match_the_dense_oracle_on_every_path() {
                 );
             }
         }
+        // The CPU's kernel path (threaded transforms around the same chain).
+        let w = weight::<NdArray<f32>>(&case.form, &values, &Default::default(), false);
+        let e = relative_l2(&to_vec(run(&case, &w, &x, &bias, SpectralImpl::Unfused)), &want);
+        println!("{}, ndarray Unfused: {e:.2e} (seed {seed})", case.name);
+        assert!(e < 1e-5, "{}, ndarray Unfused: {e:e} (seed {seed})", case.name);
     }
 }
 
@@ -381,6 +394,11 @@ fn factorized_gradients_match_the_reference_path_and_finite_differences() {
         // The kernel chain's gradients against the reference path's on the same
         // device, stored tensors dense and pitched (the gradients land in their layout).
         let (_, want) = gradients::<Autodiff<Wgpu>>(&case, &values, inputs, SpectralImpl::Reference, false);
+        let cpu = gradients::<Autodiff<NdArray<f32>>>(&case, &values, inputs, SpectralImpl::Unfused, false).1;
+        for (g, w) in cpu.iter().zip(&want) {
+            let e = relative_l2(g, w);
+            assert!(e < 1e-5, "{}, ndarray unfused gradient: {e:e} (seed {seed})", case.name);
+        }
         for pitched in [false, true] {
             let (_, got) = gradients::<Autodiff<Wgpu>>(&case, &values, inputs, SpectralImpl::Unfused, pitched);
             for ((g, w), name) in got.iter().zip(&want).zip(names()) {

@@ -327,7 +327,8 @@ fn kernel_paths_follow_mains_inverse_shift() {
 /// The CPU's kernel path (NdArray, threaded): forward and gradients against
 /// the f64 oracle and the reference path on power-of-two, mixed-radix,
 /// Bluestein and odd grids, 1-3 D, shared weights, a resized last dim, the
-/// bias without a frequency-0 mode, pitched views, and both inverse shifts.
+/// bias without a frequency-0 mode, pitched views, both inverse shifts and
+/// half-precision spectra.
 #[test]
 fn cpu_kernel_path_matches_reference() {
     type Cpu = Autodiff<NdArray<f32>>;
@@ -340,9 +341,16 @@ fn cpu_kernel_path_matches_reference() {
         (2, 2, 3, vec![9, 8], vec![9, 8], vec![2, 3], Norm::Backward, false),
         (2, 3, 4, vec![16, 16], vec![16, 16], vec![8, 5], Norm::Forward, true),
     ];
+    // Half-precision spectra, held rounded as the kernels store them.
+    let half = [(Precision::F16, FloatDType::F32), (Precision::BF16, FloatDType::F32)];
     for (i, case) in cases.into_iter().enumerate() {
         for shift in [InverseShift::Fftshift, InverseShift::Ifftshift] {
-            compare_in::<Cpu>(case.clone(), 9000 + i as u64 * 7, (i % 2 == 1, shift), &[], &[]);
+            let half = if shift == InverseShift::Fftshift {
+                &half[..]
+            } else {
+                &[]
+            };
+            compare_in::<Cpu>(case.clone(), 9000 + i as u64 * 7, (i % 2 == 1, shift), half, &[]);
         }
     }
 }
@@ -530,14 +538,15 @@ fn kernel_paths_fail_loudly_where_they_cannot_run() {
         );
     }
 
-    // CPU backends have no kernels. (NdArray in f64, as every test of this
-    // binary: NdArray's first use fixes its float type for all of them.)
+    // The CPU backends' kernel path has no checksums. (NdArray in f64, as
+    // every test of this binary: NdArray's first use fixes its float type.)
     let xn = Tensor::<NdArray<f64>, 4>::from_data(
         TensorData::new(vec![0.5f64; 2 * 2 * 8 * 8], [2, 2, 8, 8]),
         &Default::default(),
     );
     let wn =
         Tensor::<NdArray<f64>, 5>::from_data(TensorData::new(vec![0.1f64; 96], [2, 2, 4, 3, 2]), &Default::default());
-    let err = spectral_conv(xn, wn, None, &spec, SpectralImpl::Unfused).unwrap_err();
-    assert!(err.to_string().contains("Reference"), "{err}");
+    let checked = spec.clone().fault_tolerance(FaultTolerance::Detect);
+    let err = spectral_conv(xn, wn, None, &checked, SpectralImpl::Unfused).unwrap_err();
+    assert!(err.to_string().contains("checksums on the CPU"), "{err}");
 }

@@ -12,8 +12,9 @@ use crate::mode_mix::ModeMixBackend;
 use crate::nonuniform::NufftBackend;
 use crate::pointwise::PointwiseBackend;
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
-use crate::spectral::{SpectralConvBackend, SpectralGrads};
+use crate::spectral::{Pass, SpectralConvBackend, SpectralGrads};
 use burn::tensor::DType;
+use fno_kernels::precision::Precision;
 
 #[allow(unused_macros)] // unused when no CPU backend feature is on
 macro_rules! cpu_backend {
@@ -31,6 +32,44 @@ macro_rules! cpu_backend {
                 imp: SpectralImpl,
             ) -> Result<SpectralShapes, SpectralError> {
                 spectral::check(x.0, weight.0, spec, imp)
+            }
+
+            fn retained_spectrum(
+                x: FloatTensor<Self>,
+                spec: &SpectralConvSpec,
+                pass: Pass,
+            ) -> Result<FloatTensor<Self>, SpectralError> {
+                spectral::backend_retained::<Self>(x, spec, pass)
+            }
+
+            fn spectrum_to_grid(
+                s: FloatTensor<Self>,
+                grid: &[usize],
+                spec: &SpectralConvSpec,
+                pass: Pass,
+                precision: Precision,
+            ) -> Result<FloatTensor<Self>, SpectralError> {
+                spectral::backend_to_grid::<Self>(s, grid, spec, pass, precision)
+            }
+
+            fn retained_spectrum_check(
+                _device: &Self::Device,
+                x: (&[usize], DType),
+                spec: &SpectralConvSpec,
+                _pass: Pass,
+            ) -> Result<(), SpectralError> {
+                spectral::check_retained(x.0, spec)
+            }
+
+            fn spectrum_to_grid_check(
+                _device: &Self::Device,
+                s: (&[usize], DType),
+                grid: &[usize],
+                spec: &SpectralConvSpec,
+                _pass: Pass,
+                _precision: Precision,
+            ) -> Result<(), SpectralError> {
+                spectral::check_to_grid(s.0, grid, spec)
             }
 
             fn spectral_conv_forward(

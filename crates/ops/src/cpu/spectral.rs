@@ -7,7 +7,7 @@
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::TensorMetadata;
-use burn::tensor::{Shape, Tensor, TensorData, TensorPrimitive};
+use burn::tensor::{DType, Shape, Tensor, TensorData, TensorPrimitive};
 use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultTolerance;
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
@@ -19,7 +19,7 @@ use crate::spec::{
     adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout,
     FORWARD_ORDER,
 };
-use crate::spectral::SpectralGrads;
+use crate::spectral::{Pass, SpectralGrads};
 
 type C32 = Complex<f32>;
 
@@ -112,7 +112,9 @@ pub fn forward(
         shapes.mode_count(),
     );
     let x_shape = [&[b, ci][..], &shapes.input].concat();
-    let x_hat = retained(x, &x_shape, &shapes.modes, (spec.norm, FORWARD_ORDER))?;
+    // Spectra are held in the spec's precision, as the kernels store them.
+    let held = spec.spectrum_precision;
+    let x_hat = held.round(&retained(x, &x_shape, &shapes.modes, (spec.norm, FORWARD_ORDER))?);
     let (xs, w) = (complex(&x_hat), complex(weight));
     let mode_bias = shapes.dc_bias(spec.norm);
     let mut y_hat = vec![C32::new(0.0, 0.0); b * co * k];
@@ -129,7 +131,7 @@ pub fn forward(
         }
     });
     let mut y = to_grid(
-        &interleaved(&y_hat),
+        &held.round(&interleaved(&y_hat)),
         &[b, co],
         &shapes.modes,
         &shapes.output,
@@ -167,12 +169,9 @@ pub fn backward(
     // inverse's scale and order, interior last-axis bins counted twice by the
     // contractions (whose bin weights cancel but at a Nyquist bin one grid lacks).
     let g_shape = [&[b, co][..], &shapes.output].concat();
-    let g_hat = complex(&retained(
-        grad_out,
-        &g_shape,
-        &shapes.modes,
-        (adjoint, spec.inverse_order()),
-    )?);
+    let held = spec.spectrum_precision;
+    let g_hat = retained(grad_out, &g_shape, &shapes.modes, (adjoint, spec.inverse_order()))?;
+    let g_hat = complex(&held.round(&g_hat));
     let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
     let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
     let (xs, w) = (complex(x_hat), complex(weight));
@@ -191,7 +190,7 @@ pub fn backward(
         }
     });
     let x = to_grid(
-        &interleaved(&gx_hat),
+        &held.round(&interleaved(&gx_hat)),
         &[b, ci],
         &shapes.modes,
         &shapes.input,
@@ -245,23 +244,24 @@ fn host<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>) {
     )
 }
 
-/// Host values back as a float tensor of `shape` on `device`.
-fn device_tensor<B: Backend>(values: Vec<f32>, shape: &[usize], device: &B::Device) -> FloatTensor<B> {
+/// Host values back as a float tensor of `shape` and `dtype` on `device`.
+fn device_tensor<B: Backend>(
+    values: Vec<f32>,
+    shape: &[usize],
+    (device, dtype): (&B::Device, DType),
+) -> FloatTensor<B> {
     let n = values.len();
-    let flat = Tensor::<B, 1>::from_data(TensorData::new(values, [n]), device);
+    let flat = Tensor::<B, 1>::from_data(TensorData::new(values, [n]), device).cast(dtype);
     B::float_reshape(flat.into_primitive().tensor(), Shape::from(shape.to_vec()))
 }
 
-/// What the CPU path runs: either kernel path (one CPU computation), f32
-/// spectra, no checksums, the weight cropped to the grid, non-last dims kept.
+/// What the CPU path runs: either kernel path (one CPU computation), no
+/// checksums, the weight cropped to the grid, non-last dims kept.
 fn check_supported(imp: SpectralImpl, shapes: &SpectralShapes, spec: &SpectralConvSpec) -> Result<(), SpectralError> {
     let unsupported = |m: &str| Err(SpectralError::Unsupported(format!("{m} on the CPU; use Reference")));
     match imp {
         SpectralImpl::Unfused | SpectralImpl::Fused => {}
         _ => return Err(SpectralError::Invalid(format!("{imp:?} is not a kernel path"))),
-    }
-    if spec.spectrum_precision != Precision::F32 {
-        return unsupported("half-precision spectra");
     }
     if spec.fault_tolerance != FaultTolerance::Off {
         return unsupported("checksums");
@@ -303,7 +303,7 @@ pub(crate) fn backend_forward<B: Backend>(
     imp: SpectralImpl,
     keep_saved: bool,
 ) -> Result<(FloatTensor<B>, Option<FloatTensor<B>>), SpectralError> {
-    let device = B::float_device(&x);
+    let (device, dtype) = (B::float_device(&x), x.dtype());
     let ((x, x_shape), (w, w_shape)) = (host::<B>(x), host::<B>(weight));
     let shapes = check(&x_shape, &w_shape, spec, imp)?;
     let bias = bias.map(|b| host::<B>(b).0);
@@ -311,8 +311,8 @@ pub(crate) fn backend_forward<B: Backend>(
     let y_shape = [&[shapes.batch, shapes.out_channels][..], &shapes.output].concat();
     let saved_shape = [shapes.batch, shapes.in_channels, shapes.mode_count(), 2];
     Ok((
-        device_tensor::<B>(out.y, &y_shape, &device),
-        keep_saved.then(|| device_tensor::<B>(out.x_hat, &saved_shape, &device)),
+        device_tensor::<B>(out.y, &y_shape, (&device, dtype)),
+        keep_saved.then(|| device_tensor::<B>(out.x_hat, &saved_shape, (&device, DType::F32))),
     ))
 }
 
@@ -329,14 +329,100 @@ pub(crate) fn backend_backward<B: Backend>(
     imp: SpectralImpl,
 ) -> Result<SpectralGrads<B>, SpectralError> {
     let device = B::float_device(&grad_out);
+    let (x_dtype, w_dtype) = (grad_out.dtype(), weight.dtype());
     let ((x_hat, _), (w, w_shape), (g, _)) = (host::<B>(saved_x), host::<B>(weight), host::<B>(grad_out));
     let shapes = check(x_shape, &w_shape, spec, imp)?;
     let grads = backward(&x_hat, &w, &g, with_bias, &shapes, spec)?;
     Ok(SpectralGrads {
-        x: device_tensor::<B>(grads.x, x_shape, &device),
-        weight: device_tensor::<B>(grads.weight, &w_shape, &device),
+        x: device_tensor::<B>(grads.x, x_shape, (&device, x_dtype)),
+        weight: device_tensor::<B>(grads.weight, &w_shape, (&device, w_dtype)),
         bias: grads
             .bias
-            .map(|b| device_tensor::<B>(b, &[shapes.out_channels], &device)),
+            .map(|b| device_tensor::<B>(b, &[shapes.out_channels], (&device, w_dtype))),
     })
+}
+
+/// The last axis's bin weights applied to `s: [rows, K]` (complex,
+/// interleaved), multiplied or divided.
+fn weigh_bins(s: &mut [f32], bins: &[f32], divide: bool) {
+    for (pair, &w) in s.chunks_exact_mut(2).zip(bins.iter().cycle()) {
+        let w = if divide { 1.0 / w } else { w };
+        pair[0] *= w;
+        pair[1] *= w;
+    }
+}
+
+/// [`SpectralConvBackend::retained_spectrum`] on a CPU backend: the kernel
+/// path's transform and bin weights, spectra held in the spec's precision.
+///
+/// [`SpectralConvBackend::retained_spectrum`]: crate::SpectralConvBackend::retained_spectrum
+pub(crate) fn backend_retained<B: Backend>(
+    x: FloatTensor<B>,
+    spec: &SpectralConvSpec,
+    pass: Pass,
+) -> Result<FloatTensor<B>, SpectralError> {
+    let (device, dtype) = (B::float_device(&x), x.dtype());
+    let (x, shape) = host::<B>(x);
+    check_retained(&shape, spec)?;
+    let transform = match pass {
+        Pass::Forward => (spec.norm, FORWARD_ORDER),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), spec.inverse_order()),
+    };
+    let mut s = spec
+        .spectrum_precision
+        .round(&retained(&x, &shape, &spec.modes, transform)?);
+    if pass == Pass::Adjoint {
+        weigh_bins(&mut s, &spec.bin_weights(&shape[2..]), false);
+    }
+    let k = spec.modes.iter().product();
+    Ok(device_tensor::<B>(s, &[shape[0], shape[1], k, 2], (&device, dtype)))
+}
+
+/// [`SpectralConvBackend::spectrum_to_grid`] on a CPU backend, its values
+/// rounded to `precision`.
+///
+/// [`SpectralConvBackend::spectrum_to_grid`]: crate::SpectralConvBackend::spectrum_to_grid
+pub(crate) fn backend_to_grid<B: Backend>(
+    s: FloatTensor<B>,
+    grid: &[usize],
+    spec: &SpectralConvSpec,
+    pass: Pass,
+    precision: Precision,
+) -> Result<FloatTensor<B>, SpectralError> {
+    let (device, dtype) = (B::float_device(&s), s.dtype());
+    let (mut s, shape) = host::<B>(s);
+    check_to_grid(&shape, grid, spec)?;
+    let transform = match pass {
+        Pass::Forward => (spec.norm, spec.inverse_order()),
+        Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER),
+    };
+    if pass == Pass::Adjoint {
+        weigh_bins(&mut s, &spec.bin_weights(grid), true);
+    }
+    let y = precision.round(&to_grid(&s, &shape[..2], &spec.modes, grid, transform)?);
+    Ok(device_tensor::<B>(y, &[&shape[..2], grid].concat(), (&device, dtype)))
+}
+
+/// `x: [B, C, *grid]` for the spec's modes.
+pub(crate) fn check_retained(x: &[usize], spec: &SpectralConvSpec) -> Result<(), SpectralError> {
+    if x.len() != spec.modes.len() + 2 {
+        return Err(SpectralError::Invalid(format!(
+            "retained spectrum: {} modes for an input of shape {x:?} ([B, C, *grid])",
+            spec.modes.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `s: [B, C, K, 2]` for the spec's modes and a grid of as many dims.
+pub(crate) fn check_to_grid(s: &[usize], grid: &[usize], spec: &SpectralConvSpec) -> Result<(), SpectralError> {
+    let k: usize = spec.modes.iter().product();
+    if s.len() != 4 || s[2] != k || s[3] != 2 || grid.len() != spec.modes.len() {
+        return Err(SpectralError::Invalid(format!(
+            "spectrum to grid: a spectrum [B, C, {k}, 2] of modes {:?} to a {}-D grid, got {s:?}",
+            spec.modes,
+            grid.len()
+        )));
+    }
+    Ok(())
 }
