@@ -18,13 +18,7 @@ impl FftPlan {
     /// Runs the plan on the CPU. `input` holds `input_floats()` values
     /// (interleaved re/im for complex input); the result holds `output_floats()`.
     pub fn execute_cpu<T: FftNum + Float>(&self, input: &[T]) -> Result<Vec<T>, FftError> {
-        if input.len() != self.input_floats() {
-            return Err(FftError::Buffer(format!(
-                "input has {} values, the plan expects {}",
-                input.len(),
-                self.input_floats()
-            )));
-        }
+        self.check_host_input(input.len())?;
         let mut shape = self.input_shape().to_vec();
         let mut data: Vec<Complex<T>> = if self.input_is_complex() {
             input.chunks_exact(2).map(|c| Complex::new(c[0], c[1])).collect()

@@ -438,4 +438,15 @@ impl FftPlan {
     pub(crate) fn steps(&self) -> &[AxisStep] {
         &self.steps
     }
+
+    /// A host input of `len` values must hold [`Self::input_floats`].
+    pub(crate) fn check_host_input(&self, len: usize) -> Result<(), FftError> {
+        if len != self.input_floats() {
+            return Err(FftError::Buffer(format!(
+                "input has {len} values, the plan expects {}",
+                self.input_floats()
+            )));
+        }
+        Ok(())
+    }
 }

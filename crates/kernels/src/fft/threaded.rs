@@ -17,13 +17,7 @@ impl FftPlan {
     /// Runs the plan on the CPU's threads; the same contract and results as
     /// [`FftPlan::execute_cpu`] (to rounding).
     pub fn execute_threaded<T: FftNum + Float>(&self, input: &[T]) -> Result<Vec<T>, FftError> {
-        if input.len() != self.input_floats() {
-            return Err(FftError::Buffer(format!(
-                "input has {} values, the plan expects {}",
-                input.len(),
-                self.input_floats()
-            )));
-        }
+        self.check_host_input(input.len())?;
         let mut shape = self.input_shape().to_vec();
         let steps = self.steps();
         let mut data: Vec<Complex<T>> = Vec::new();
