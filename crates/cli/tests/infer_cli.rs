@@ -366,6 +366,63 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
     }
 }
 
+/// A model neuraloperator trained on a GPU (fixtures/torch/gpu_trained2d,
+/// gen_gpu_trained.py: Darcy 48², 40 epochs on an H100): `fno infer` on the
+/// CPU, kernel path and reference path, scores the test error PyTorch's CPU
+/// run of the files recorded (to 1e-4), and none worse than PyTorch's CUDA
+/// runs at batches 8 and 1 (cuFFT's outputs vary with plan and batch, so those
+/// compare by error, not value).
+#[test]
+fn a_gpu_trained_neuralop_model_scores_no_worse_than_on_the_gpu() {
+    let case = "gpu_trained2d";
+    let errors: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(torch(case, "errors.json")).unwrap()).unwrap();
+    let recorded = |key: &str| errors[key].as_f64().unwrap_or_else(|| panic!("errors.json: no {key}"));
+    let (checkpoint, x) = (torch(case, "gpu_fno_state_dict.pt"), torch(case, "x.npy"));
+    let want = npy::read(torch(case, "y.npy")).unwrap();
+    for imp in ["unfused", "reference"] {
+        let out = scratch(&format!("gpu-trained-{imp}.npy"));
+        let run = infer(&[
+            "--checkpoint",
+            &checkpoint,
+            "--input",
+            &x,
+            "--output",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--impl",
+            imp,
+        ]);
+        assert!(run.status.success(), "{imp}: {}", String::from_utf8_lossy(&run.stderr));
+        let got = npy::read(&out).unwrap();
+        assert_eq!(got.shape, want.shape);
+        let samples = want.shape[0];
+        let per_sample = want.data.len() / samples;
+        let chunks = |v: &[f32]| v.chunks(per_sample).map(<[f32]>::to_vec).collect::<Vec<_>>();
+        let error = chunks(&got.data)
+            .iter()
+            .zip(chunks(&want.data))
+            .map(|(g, w)| rel_l2(g, &w))
+            .sum::<f64>()
+            / samples as f64;
+        println!("{imp}: test error {error:.6}; recorded {errors}");
+        let cpu = recorded("torch_cpu");
+        assert!(
+            (error - cpu).abs() <= 1e-4 * cpu,
+            "{imp}: {error} against PyTorch's CPU {cpu}"
+        );
+        for key in ["torch_cuda_batch_8", "torch_cuda_batch_1"] {
+            assert!(
+                error <= recorded(key),
+                "{imp}: {error} worse than {key} {}",
+                recorded(key)
+            );
+        }
+        assert!(error < 0.06, "{imp}: a trained model's error ({error}) is small");
+    }
+}
+
 /// `--inverse-shift` reads a file with the other neuraloperator's shift (far
 /// off on these odd grids), on every engine; an export under it says that
 /// shift in its kwargs, so the export infers alike with no flag; a shift of
