@@ -419,12 +419,7 @@ pub fn factorized_spectral_conv<B: SpectralConvBackend, const D: usize>(
         ));
     }
     let shapes = spec.shapes(&x.dims(), &dense_shape)?;
-    let dims = shapes.spatial_dims();
-    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
-        return Err(SpectralError::Unsupported(
-            "changing the size of a non-last spatial dim on the kernel path; use Reference".into(),
-        ));
-    }
+    shapes.check_resizes_last_dim_only()?;
     let used = SpectralConvSpec {
         modes: shapes.modes.clone(),
         ..spec.clone()

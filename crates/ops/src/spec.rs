@@ -55,6 +55,19 @@ pub enum SpectralImpl {
 const AUTO_FUSED_CHANNELS: usize = 64;
 
 impl SpectralImpl {
+    /// Ok for the kernel paths a backend op runs; Reference and Auto never reach one.
+    pub(crate) fn check_kernel_path(self) -> Result<(), SpectralError> {
+        match self {
+            SpectralImpl::Unfused | SpectralImpl::Fused => Ok(()),
+            SpectralImpl::Reference => Err(SpectralError::Invalid(
+                "the reference path runs through Burn tensor ops, not the backend op".into(),
+            )),
+            SpectralImpl::Auto => Err(SpectralError::Invalid(
+                "Auto is resolved to a kernel path before the backend op (SpectralImpl::resolve)".into(),
+            )),
+        }
+    }
+
     /// The kernel path `Auto` runs for a layer of `shapes` under `spec`, by a
     /// rule fitted to the benchmarks (benches/RESULTS.md, "Fused kernel"):
     /// the fused kernel in 1D with at most 64 channels in and out (forward and
@@ -243,6 +256,32 @@ impl SpectralShapes {
     /// True when the weight has more modes than this grid holds.
     pub fn crops_weight(&self, weight_modes: &[usize]) -> bool {
         self.modes[..] != weight_modes[..]
+    }
+
+    /// What the kernel paths (GPU and CPU) refuse of these shapes: a weight
+    /// not cropped to the grid's modes (`weight_modes`), and what
+    /// [`Self::check_resizes_last_dim_only`] refuses.
+    pub(crate) fn check_kernel_layout(&self, weight_modes: &[usize]) -> Result<(), SpectralError> {
+        if self.crops_weight(weight_modes) {
+            return Err(SpectralError::Invalid(
+                "the kernel path expects the weight cropped to the grid's modes".into(),
+            ));
+        }
+        self.check_resizes_last_dim_only()
+    }
+
+    /// What every kernel path, factorized chains too, refuses: neuraloperator's
+    /// crop/pad of a non-last dim's centred spectrum.
+    pub(crate) fn check_resizes_last_dim_only(&self) -> Result<(), SpectralError> {
+        let dims = self.spatial_dims();
+        if self.output[..dims - 1] != self.input[..dims - 1] {
+            return Err(SpectralError::Unsupported(
+                "changing the size of a non-last spatial dim on the kernel path (neuraloperator's crop/pad of \
+                 the centred spectrum); use Reference"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Where the bias goes in the contracted spectrum `[B, Cout, *modes]`: the

@@ -38,20 +38,28 @@ impl FftPlan {
 }
 
 thread_local! {
-    /// One rustfft planner per thread and float type: rustfft caches its plans
-    /// (twiddles included), so callers that run a plan many times (the data
-    /// generators' time steppers) plan each length once.
+    /// One planner per thread and planner type (rustfft's and realfft's, per
+    /// float type): they cache their plans, twiddles included, so callers that
+    /// run a plan many times (training steps, the data generators' time
+    /// steppers) plan each length once.
     static PLANNERS: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::new(HashMap::new());
 }
 
-fn rustfft_plan<T: FftNum>(n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
+/// `f` on the calling thread's planner of type `P`, made by `new` on first use.
+pub(super) fn with_planner<P: 'static, R>(new: fn() -> P, f: impl FnOnce(&mut P) -> R) -> R {
     PLANNERS.with(|planners| {
         let mut planners = planners.borrow_mut();
         let planner = planners
-            .entry(TypeId::of::<T>())
-            .or_insert_with(|| Box::new(FftPlanner::<T>::new()))
-            .downcast_mut::<FftPlanner<T>>()
-            .expect("planners are keyed by their float type");
+            .entry(TypeId::of::<P>())
+            .or_insert_with(|| Box::new(new()))
+            .downcast_mut::<P>()
+            .expect("planners are keyed by their type");
+        f(planner)
+    })
+}
+
+pub(super) fn rustfft_plan<T: FftNum>(n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
+    with_planner(FftPlanner::<T>::new, |planner| {
         if inverse {
             planner.plan_fft_inverse(n)
         } else {

@@ -1,7 +1,7 @@
 //! A threaded CPU executor of an [`FftPlan`]: the oracle's steps
 //! ([`FftPlan::execute_cpu`]) with each axis's lines split over rayon's
 //! threads, real axes through realfft (half a complex FFT's work), the
-//! transforms planned once a call and the buffers once a thread.
+//! transforms planned once a thread (cached) and the buffers once a call and thread.
 
 use std::sync::Arc;
 
@@ -9,8 +9,9 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::num_traits::Float;
-use rustfft::{Fft, FftNum, FftPlanner};
+use rustfft::FftNum;
 
+use super::cpu::{rustfft_plan, with_planner};
 use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
 
 impl FftPlan {
@@ -127,11 +128,7 @@ fn load<V: Copy>(step: &AxisStep, line: &[V], buf: &mut [V], zero: V) {
 }
 
 fn complex<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex<T>], inverse: bool) -> Vec<Complex<T>> {
-    let fft: Arc<dyn Fft<T>> = if inverse {
-        FftPlanner::new().plan_fft_inverse(step.n)
-    } else {
-        FftPlanner::new().plan_fft_forward(step.n)
-    };
+    let fft = rustfft_plan::<T>(step.n, inverse);
     let zero = Complex::new(T::zero(), T::zero());
     let scale = T::from_f64(step.scale).expect("a float scale");
     let state = || (vec![zero; step.n], vec![zero; fft.get_inplace_scratch_len()]);
@@ -145,7 +142,7 @@ fn complex<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex<T>],
 }
 
 fn forward_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[T]) -> Vec<Complex<T>> {
-    let fft: Arc<dyn RealToComplex<T>> = RealFftPlanner::new().plan_fft_forward(step.n);
+    let fft: Arc<dyn RealToComplex<T>> = with_planner(RealFftPlanner::new, |p| p.plan_fft_forward(step.n));
     let zero = Complex::new(T::zero(), T::zero());
     let (bins, scale) = (step.n / 2 + 1, T::from_f64(step.scale).expect("a float scale"));
     let state = || (fft.make_input_vec(), fft.make_output_vec(), fft.make_scratch_vec());
@@ -166,7 +163,7 @@ fn forward_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[T]) -> 
 }
 
 fn inverse_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex<T>]) -> Vec<T> {
-    let fft: Arc<dyn ComplexToReal<T>> = RealFftPlanner::new().plan_fft_inverse(step.n);
+    let fft: Arc<dyn ComplexToReal<T>> = with_planner(RealFftPlanner::new, |p| p.plan_fft_inverse(step.n));
     let n = step.n;
     let scale = T::from_f64(step.scale).expect("a float scale");
     let state = || (fft.make_input_vec(), fft.make_output_vec(), fft.make_scratch_vec());

@@ -258,24 +258,11 @@ fn device_tensor<B: Backend>(
 /// What the CPU path runs: either kernel path (one CPU computation), no
 /// checksums, the weight cropped to the grid, non-last dims kept.
 fn check_supported(imp: SpectralImpl, shapes: &SpectralShapes, spec: &SpectralConvSpec) -> Result<(), SpectralError> {
-    let unsupported = |m: &str| Err(SpectralError::Unsupported(format!("{m} on the CPU; use Reference")));
-    match imp {
-        SpectralImpl::Unfused | SpectralImpl::Fused => {}
-        _ => return Err(SpectralError::Invalid(format!("{imp:?} is not a kernel path"))),
-    }
+    imp.check_kernel_path()?;
     if spec.fault_tolerance != FaultTolerance::Off {
-        return unsupported("checksums");
+        return Err(SpectralError::Unsupported("checksums on the CPU; use Reference".into()));
     }
-    let dims = shapes.spatial_dims();
-    if shapes.crops_weight(&spec.modes) {
-        return Err(SpectralError::Invalid(
-            "the kernel path expects the weight cropped to the grid's modes".into(),
-        ));
-    }
-    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
-        return unsupported("changing the size of a non-last spatial dim");
-    }
-    Ok(())
+    shapes.check_kernel_layout(&spec.modes)
 }
 
 /// [`SpectralConvBackend::spectral_conv_check`] on a CPU backend.

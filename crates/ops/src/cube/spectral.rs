@@ -59,19 +59,7 @@ fn check_supported(
     spec: &SpectralConvSpec,
     imp: SpectralImpl,
 ) -> Result<(), SpectralError> {
-    match imp {
-        SpectralImpl::Unfused | SpectralImpl::Fused => {}
-        SpectralImpl::Reference => {
-            return Err(SpectralError::Invalid(
-                "the reference path runs through Burn tensor ops, not the backend op".into(),
-            ))
-        }
-        SpectralImpl::Auto => {
-            return Err(SpectralError::Invalid(
-                "Auto is resolved to a kernel path before the backend op (SpectralImpl::resolve)".into(),
-            ))
-        }
-    }
+    imp.check_kernel_path()?;
     let precisions = [precision_of(x)?, precision_of(weight)?, spec.spectrum_precision];
     if imp == SpectralImpl::Fused && spec.fault_tolerance != FaultTolerance::Off {
         return Err(SpectralError::Unsupported(
@@ -83,18 +71,7 @@ fn check_supported(
             "the fused kernel runs in f32; half precision runs Unfused or Reference".into(),
         ));
     }
-    let dims = shapes.spatial_dims();
-    if shapes.crops_weight(&spec.modes) {
-        return Err(SpectralError::Invalid(
-            "the kernel path expects the weight cropped to the grid's modes".into(),
-        ));
-    }
-    if shapes.output[..dims - 1] != shapes.input[..dims - 1] {
-        return Err(SpectralError::Unsupported(
-            "changing the size of a non-last spatial dim on the kernel path (neuraloperator's crop/pad of the centred spectrum); use Reference".into(),
-        ));
-    }
-    Ok(())
+    shapes.check_kernel_layout(&spec.modes)
 }
 
 /// Everything the forward of `x` and `weight` (shapes, dtypes) can refuse on
