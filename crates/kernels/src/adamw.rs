@@ -11,6 +11,7 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::CubeElement;
+use rustfft::num_traits::Float as HostFloat;
 
 const THREADS: usize = 256;
 
@@ -220,29 +221,38 @@ fn step_tensor<F: Float>(
     }
 }
 
-/// The CPU oracle (f64): the new parameter and moments.
-pub fn adamw_cpu(
+/// The step on the CPU: the new parameter and moments, in `F`'s arithmetic
+/// (the oracle in f64; the CPU backends' step in f32).
+pub fn adamw_cpu<F: HostFloat>(
     step: &AdamWStep,
-    param: &[f64],
-    grad: &[f64],
-    moments: Option<(&[f64], &[f64])>,
-) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (b1, b2) = (step.beta_1 as f64, step.beta_2 as f64);
-    let (mut p, mut m, mut v) = (Vec::new(), Vec::new(), Vec::new());
-    let scale = step.grad_scale as f64;
-    for (i, &g) in grad.iter().enumerate() {
-        let g = g * scale;
+    param: &[F],
+    grad: &[F],
+    moments: Option<(&[F], &[F])>,
+) -> (Vec<F>, Vec<F>, Vec<F>) {
+    let float = |v: f64| F::from(v).expect("a float");
+    let (b1, b2) = (float(step.beta_1 as f64), float(step.beta_2 as f64));
+    let (one, zero) = (F::one(), F::zero());
+    let (step_size, decay, epsilon) = (float(step.step_size()), float(step.decay()), float(step.epsilon as f64));
+    let scale = float(step.grad_scale as f64);
+    let n = grad.len();
+    let (mut p, mut m, mut v) = (param.to_vec(), vec![zero; n], vec![zero; n]);
+    if let Some((m0, v0)) = moments {
+        m.copy_from_slice(m0);
+        v.copy_from_slice(v0);
+    }
+    // Written as slices zipped, so that the loop vectorises.
+    let out = p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut());
+    for (i, ((p, m), v)) in out.enumerate() {
+        let g = grad[i] * scale;
         let g2 = if step.pairs {
             let other = grad[i ^ 1] * scale;
             g * g + other * other
         } else {
             g * g
         };
-        let (m0, v0) = moments.map_or((0.0, 0.0), |(m, v)| (m[i], v[i]));
-        let (mi, vi) = (m0 * b1 + g * (1.0 - b1), v0 * b2 + g2 * (1.0 - b2));
-        p.push((param[i] - step.step_size() * mi / (vi.sqrt() + step.epsilon as f64)) * step.decay());
-        m.push(mi);
-        v.push(vi);
+        *m = *m * b1 + g * (one - b1);
+        *v = *v * b2 + g2 * (one - b2);
+        *p = (*p - step_size * *m / (v.sqrt() + epsilon)) * decay;
     }
     (p, m, v)
 }

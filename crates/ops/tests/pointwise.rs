@@ -21,8 +21,11 @@ fn to_vec<B: Backend, const D: usize>(t: Tensor<B, D>) -> Vec<f64> {
     t.into_data().convert::<f64>().to_vec::<f64>().unwrap()
 }
 
+/// `v` in `B`'s own float type (NdArray<f32> and NdArray<f64> share a device,
+/// whose default dtype the first run sets).
 fn tensor<B: Backend, const D: usize>(v: &[f64], shape: [usize; D]) -> Tensor<B, D> {
-    Tensor::from_data(TensorData::new(v.to_vec(), shape), &Default::default())
+    let dtype: burn::tensor::FloatDType = <B::FloatElem as burn::tensor::Element>::dtype().into();
+    Tensor::<B, D>::from_data(TensorData::new(v.to_vec(), shape), &Default::default()).cast(dtype)
 }
 
 /// Inputs of one case: x `[b, cin, s]`, weight `[cout, cin]`, bias `[cout]`, and
@@ -319,23 +322,34 @@ fn finished_convolutions_and_their_gradients_match_the_separate_ops() {
                 [false; 5],
             ),
         ] {
-            let (y, got) = case.finished::<Autodiff<Wgpu>>([&res, &gate], finish, tracked, true);
             let (want_y, want) = case.finished::<Autodiff<Exact>>([&res, &gate], finish, tracked, false);
-            let what = format!("{shape:?} {finish:?} {tracked:?} (seed {seed})");
-            let e = relative_l2(&y, &want_y);
-            assert!(e < 1e-6, "{what}: output {e:e}");
-            let names = ["x", "weight", "bias", "residual", "gate"];
-            let used = [true, true, true, finish.residual, finish.gated];
-            for (k, (got, want)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(
-                    got.is_some(),
-                    tracked[k] && used[k],
-                    "{what}: {} gradient present iff tracked",
-                    names[k]
-                );
-                if let (Some(got), Some(want)) = (got, want) {
-                    let e = relative_l2(got, want);
-                    assert!(e < 1e-5, "{what}: {} gradient {e:e}", names[k]);
+            // The GPU kernels, and the CPU's (NdArray f32: GEMMs and GELU on its threads).
+            for (device, (y, got)) in [
+                (
+                    "wgpu",
+                    case.finished::<Autodiff<Wgpu>>([&res, &gate], finish, tracked, true),
+                ),
+                (
+                    "cpu",
+                    case.finished::<Autodiff<NdArray<f32>>>([&res, &gate], finish, tracked, true),
+                ),
+            ] {
+                let what = format!("{device} {shape:?} {finish:?} {tracked:?} (seed {seed})");
+                let e = relative_l2(&y, &want_y);
+                assert!(e < 1e-6, "{what}: output {e:e}");
+                let names = ["x", "weight", "bias", "residual", "gate"];
+                let used = [true, true, true, finish.residual, finish.gated];
+                for (k, (got, want)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        got.is_some(),
+                        tracked[k] && used[k],
+                        "{what}: {} gradient present iff tracked",
+                        names[k]
+                    );
+                    if let (Some(got), Some(want)) = (got, want) {
+                        let e = relative_l2(got, want);
+                        assert!(e < 1e-5, "{what}: {} gradient {e:e}", names[k]);
+                    }
                 }
             }
         }
@@ -488,10 +502,15 @@ fn gelu_and_its_gradient_match_f64_and_central_differences() {
     let n = 2 * 3 * 5 * 7;
     let x: Vec<f64> = uniform(n, seed).iter().map(|v| 6.0 * v).collect();
     let r = uniform(n, seed + 1);
-    let (y, g) = gelu_and_grad::<Autodiff<Wgpu>>(&x, &r);
     let (want_y, want_g) = gelu_and_grad::<Autodiff<Exact>>(&x, &r);
-    assert!(relative_l2(&y, &want_y) < 1e-6, "gelu values (seed {seed})");
-    assert!(relative_l2(&g, &want_g) < 1e-6, "gelu gradient (seed {seed})");
+    // The GPU kernel, and the CPU's (NdArray f32: f32 erf on its threads).
+    for (device, (y, g)) in [
+        ("wgpu", gelu_and_grad::<Autodiff<Wgpu>>(&x, &r)),
+        ("cpu", gelu_and_grad::<Autodiff<NdArray<f32>>>(&x, &r)),
+    ] {
+        assert!(relative_l2(&y, &want_y) < 1e-6, "{device} gelu values (seed {seed})");
+        assert!(relative_l2(&g, &want_g) < 1e-6, "{device} gelu gradient (seed {seed})");
+    }
     // The f64 gradient itself against central differences of Σ r ⊙ gelu(x).
     let h = 1e-6;
     for i in [0, n / 2, n - 1] {

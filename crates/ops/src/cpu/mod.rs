@@ -1,26 +1,66 @@
 //! The CPU backends (NdArray, Candle): every op by its trait's defaults, built
-//! of Burn's ops, but the spectral convolution's kernel path, which runs on
-//! the CPU's threads ([`spectral`]).
+//! of Burn's ops, but the spectral convolution's kernel path ([`spectral`]),
+//! the 1×1 convolutions ([`conv`]), GELU and AdamW ([`pointwise`]), which run
+//! on the CPU's threads.
 #![allow(unused_imports)] // unused when no CPU backend feature is on
 
+mod conv;
+mod host;
+mod mode_gemm;
+mod pointwise;
 mod spectral;
+
+use host::{device_tensor, host};
 
 use burn::tensor::ops::FloatTensor;
 
 use crate::matmul::PreciseMatmulBackend;
 use crate::mode_mix::ModeMixBackend;
 use crate::nonuniform::NufftBackend;
-use crate::pointwise::PointwiseBackend;
+use crate::pointwise::{AdamWOperands, MatmulPrecision, PointwiseBackend};
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
 use crate::spectral::{Pass, SpectralConvBackend, SpectralGrads};
 use burn::tensor::DType;
+use fno_kernels::adamw::AdamWStep;
 use fno_kernels::precision::Precision;
 
 #[allow(unused_macros)] // unused when no CPU backend feature is on
 macro_rules! cpu_backend {
     ($ty:ty, $name:literal) => {
         impl PreciseMatmulBackend for $ty {}
-        impl PointwiseBackend for $ty {}
+        impl PointwiseBackend for $ty {
+            fn pointwise_conv(
+                x: FloatTensor<Self>,
+                weight: FloatTensor<Self>,
+                bias: Option<FloatTensor<Self>>,
+                _precision: MatmulPrecision,
+            ) -> FloatTensor<Self> {
+                conv::conv::<Self>(x, weight, bias)
+            }
+
+            fn pointwise_param_grads(
+                grad: FloatTensor<Self>,
+                x: FloatTensor<Self>,
+                with_bias: bool,
+            ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+                conv::param_grads::<Self>(grad, x, with_bias)
+            }
+
+            fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {
+                pointwise::gelu::<Self>(x)
+            }
+
+            fn exact_gelu_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+                pointwise::gelu_grad::<Self>(x, grad)
+            }
+
+            fn adamw_steps(
+                tensors: Vec<AdamWOperands<FloatTensor<Self>>>,
+                step: &AdamWStep,
+            ) -> Vec<[FloatTensor<Self>; 3]> {
+                pointwise::adamw_steps::<Self>(tensors, step)
+            }
+        }
         impl ModeMixBackend for $ty {}
         impl NufftBackend for $ty {}
         impl SpectralConvBackend for $ty {

@@ -1,8 +1,9 @@
 //! The spectral convolution's kernel path on the CPU, on f32 host values:
 //! the truncated rfftn and zero-padded irfftn through the shared FFT plan
-//! ([`FftPlan::execute_threaded`]), the per-mode contractions threaded over
-//! their output rows. The same plans, orders and norms as `cube::spectral`,
-//! so the same results; the backend layer moves values in and out.
+//! ([`FftPlan::execute_threaded`]), the per-mode contractions as complex
+//! GEMMs threaded over the modes ([`super::mode_gemm`]). The same plans,
+//! orders and norms as `cube::spectral`, so the same results; the backend
+//! layer moves values in and out.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
@@ -15,6 +16,8 @@ use fno_kernels::precision::Precision;
 use num_complex::Complex;
 use rayon::prelude::*;
 
+use super::mode_gemm::{per_mode, Operand, Strides};
+use super::{device_tensor, host};
 use crate::spec::{
     adjoint_norm, hermitian_weights, SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes, WeightLayout,
     FORWARD_ORDER,
@@ -88,11 +91,24 @@ fn interleaved(values: &[C32]) -> Vec<f32> {
     values.iter().flat_map(|c| [c.re, c.im]).collect()
 }
 
-/// The weight of input channel `i`, output channel `o` at mode `k`.
-fn weight_at(w: &[C32], layout: WeightLayout, (co, k): (usize, usize), (i, o, mode): (usize, usize, usize)) -> C32 {
-    match layout {
-        WeightLayout::PerMode => w[(i * co + o) * k + mode],
-        WeightLayout::Shared => w[i * co + o],
+/// A spectrum `[rows, channels, K]`'s per-mode matrices `rows × channels`.
+fn rows_of(channels: usize, k: usize) -> Strides {
+    Strides {
+        mode: 1,
+        row: channels * k,
+        col: k,
+    }
+}
+
+/// The weight's per-mode `[Cin, Cout]` matrices in `layout`, or (`transposed`) `[Cout, Cin]`.
+fn weight_strides(layout: WeightLayout, co: usize, k: usize, transposed: bool) -> Strides {
+    let (mode, i, o) = match layout {
+        WeightLayout::PerMode => (1, co * k, k),
+        WeightLayout::Shared => (0, co, 1),
+    };
+    match transposed {
+        false => Strides { mode, row: i, col: o },
+        true => Strides { mode, row: o, col: i },
     }
 }
 
@@ -118,18 +134,27 @@ pub fn forward(
     let (xs, w) = (complex(&x_hat), complex(weight));
     let mode_bias = shapes.dc_bias(spec.norm);
     let mut y_hat = vec![C32::new(0.0, 0.0); b * co * k];
-    y_hat.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
-        let (s, o) = (row / co, row % co);
-        for i in 0..ci {
-            let x_row = &xs[(s * ci + i) * k..(s * ci + i + 1) * k];
-            for (mode, (y, x)) in out.iter_mut().zip(x_row).enumerate() {
-                *y += x * weight_at(&w, spec.weights, (co, k), (i, o, mode));
-            }
+    per_mode(
+        k,
+        (b, ci, co),
+        (&mut y_hat, rows_of(co, k)),
+        Operand {
+            values: &xs,
+            at: rows_of(ci, k),
+            conj: false,
+        },
+        Operand {
+            values: &w,
+            at: weight_strides(spec.weights, co, k, false),
+            conj: false,
+        },
+        |_| 1.0,
+    );
+    if let (Some(bias), Some(ModeBias { mode, factor })) = (bias, mode_bias) {
+        for (row, out) in y_hat.chunks_exact_mut(k).enumerate() {
+            out[mode].re += bias[row % co] * factor;
         }
-        if let (Some(bias), Some(ModeBias { mode, factor })) = (bias, mode_bias) {
-            out[mode].re += bias[o] * factor;
-        }
-    });
+    }
     let mut y = to_grid(
         &held.round(&interleaved(&y_hat)),
         &[b, co],
@@ -177,18 +202,22 @@ pub fn backward(
     let (xs, w) = (complex(x_hat), complex(weight));
 
     let mut gx_hat = vec![C32::new(0.0, 0.0); b * ci * k];
-    gx_hat.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
-        let (s, i) = (row / ci, row % ci);
-        for o in 0..co {
-            let g_row = &g_hat[(s * co + o) * k..(s * co + o + 1) * k];
-            for (mode, (gx, g)) in out.iter_mut().zip(g_row).enumerate() {
-                *gx += g * weight_at(&w, spec.weights, (co, k), (i, o, mode)).conj();
-            }
-        }
-        for (mode, gx) in out.iter_mut().enumerate() {
-            *gx *= out_bins[mode % m_last] / in_bins[mode % m_last];
-        }
-    });
+    per_mode(
+        k,
+        (b, co, ci),
+        (&mut gx_hat, rows_of(ci, k)),
+        Operand {
+            values: &g_hat,
+            at: rows_of(co, k),
+            conj: false,
+        },
+        Operand {
+            values: &w,
+            at: weight_strides(spec.weights, co, k, true),
+            conj: true,
+        },
+        |mode| out_bins[mode % m_last] / in_bins[mode % m_last],
+    );
     let x = to_grid(
         &held.round(&interleaved(&gx_hat)),
         &[b, ci],
@@ -198,18 +227,26 @@ pub fn backward(
     )?;
 
     let mut gw = vec![C32::new(0.0, 0.0); ci * co * k];
-    gw.par_chunks_mut(k).enumerate().for_each(|(row, out)| {
-        let (i, o) = (row / co, row % co);
-        for s in 0..b {
-            let (x_row, g_row) = (&xs[(s * ci + i) * k..][..k], &g_hat[(s * co + o) * k..][..k]);
-            for ((gw, x), g) in out.iter_mut().zip(x_row).zip(g_row) {
-                *gw += x.conj() * g;
-            }
-        }
-        for (mode, gw) in out.iter_mut().enumerate() {
-            *gw *= out_bins[mode % m_last];
-        }
-    });
+    per_mode(
+        k,
+        (ci, b, co),
+        (&mut gw, rows_of(co, k)),
+        Operand {
+            values: &xs,
+            at: Strides {
+                mode: 1,
+                row: k,
+                col: ci * k,
+            },
+            conj: true,
+        },
+        Operand {
+            values: &g_hat,
+            at: rows_of(co, k),
+            conj: false,
+        },
+        |mode| out_bins[mode % m_last],
+    );
     let weight = match spec.weights {
         WeightLayout::PerMode => interleaved(&gw),
         WeightLayout::Shared => interleaved(&gw.chunks_exact(k).map(|m| m.iter().sum()).collect::<Vec<C32>>()),
@@ -231,28 +268,6 @@ fn bias_grad(g_hat: &[C32], grad_out: &[f32], shapes: &SpectralShapes, spec: &Sp
                 .sum(),
         })
         .collect()
-}
-
-/// A backend's float tensor as f32 host values, and its shape.
-fn host<B: Backend>(t: FloatTensor<B>) -> (Vec<f32>, Vec<usize>) {
-    let shape = t.shape().to_vec();
-    let n: usize = shape.iter().product();
-    let flat = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(B::float_reshape(t, Shape::from([n]))));
-    (
-        flat.into_data().convert::<f32>().to_vec::<f32>().expect("f32 values"),
-        shape,
-    )
-}
-
-/// Host values back as a float tensor of `shape` and `dtype` on `device`.
-fn device_tensor<B: Backend>(
-    values: Vec<f32>,
-    shape: &[usize],
-    (device, dtype): (&B::Device, DType),
-) -> FloatTensor<B> {
-    let n = values.len();
-    let flat = Tensor::<B, 1>::from_data(TensorData::new(values, [n]), device).cast(dtype);
-    B::float_reshape(flat.into_primitive().tensor(), Shape::from(shape.to_vec()))
 }
 
 /// What the CPU path runs: either kernel path (one CPU computation), no

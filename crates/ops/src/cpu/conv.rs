@@ -1,0 +1,197 @@
+//! The 1×1 convolutions on the CPU for f32 tensors: one GEMM a sample
+//! (`W [Cout, Cin] · x_b [Cin, S]`) through the `gemm` crate, the samples over
+//! rayon's threads, and the weight gradient's per-sample products summed.
+//! Other dtypes run by Burn's ops.
+
+use burn::tensor::backend::Backend;
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::{DType, TensorMetadata};
+use gemm::{gemm, Parallelism};
+use rayon::prelude::*;
+
+use super::{device_tensor, host};
+use crate::matmul::PreciseMatmulBackend;
+use crate::reference::pointwise::{pointwise_conv_by_ops, pointwise_param_grads_by_ops};
+
+/// `dst [m, n] = lhs [m, k] · rhs [k, n]` (row-major, dense), or `+=` with `accumulate`.
+fn matmul(dst: &mut [f32], lhs: &[f32], rhs: &[f32], (m, k, n): (usize, usize, usize), accumulate: bool) {
+    assert!(
+        dst.len() == m * n && lhs.len() == m * k && rhs.len() == k * n,
+        "matmul operands"
+    );
+    // SAFETY: the three slices hold dense row-major matrices of these sizes (checked above).
+    unsafe {
+        gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            accumulate,
+            lhs.as_ptr(),
+            1,
+            k as isize,
+            rhs.as_ptr(),
+            1,
+            n as isize,
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            Parallelism::None,
+        )
+    }
+}
+
+fn all_f32<B: Backend>(tensors: &[&FloatTensor<B>]) -> bool {
+    tensors.iter().all(|t| t.dtype() == DType::F32)
+}
+
+/// [`crate::PointwiseBackend::pointwise_conv`] on a CPU backend.
+pub(crate) fn conv<B: PreciseMatmulBackend>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: Option<FloatTensor<B>>,
+) -> FloatTensor<B> {
+    if !all_f32::<B>(&[&x, &weight]) || bias.as_ref().is_some_and(|b| b.dtype() != DType::F32) {
+        return pointwise_conv_by_ops::<B>(x, weight, bias);
+    }
+    let device = B::float_device(&x);
+    let ((x, shape), (w, w_shape)) = (host::<B>(x), host::<B>(weight));
+    let (batch, cin, s, cout) = (shape[0], shape[1], shape[2], w_shape[0]);
+    let bias = bias.map(|b| host::<B>(b).0);
+    let mut y = vec![0.0f32; batch * cout * s];
+    if s > 0 {
+        y.par_chunks_mut(cout * s)
+            .zip(x.par_chunks(cin * s).with_min_len(1))
+            .for_each(|(y, x)| {
+                if let Some(bias) = &bias {
+                    for (row, &b) in y.chunks_exact_mut(s).zip(bias) {
+                        row.fill(b);
+                    }
+                }
+                matmul(y, &w, x, (cout, cin, s), bias.is_some());
+            });
+    }
+    device_tensor::<B>(y, &[batch, cout, s], (&device, DType::F32))
+}
+
+/// [`crate::PointwiseBackend::pointwise_param_grads`] on a CPU backend.
+pub(crate) fn param_grads<B: PreciseMatmulBackend>(
+    grad: FloatTensor<B>,
+    x: FloatTensor<B>,
+    with_bias: bool,
+) -> (FloatTensor<B>, Option<FloatTensor<B>>) {
+    if !all_f32::<B>(&[&grad, &x]) {
+        return pointwise_param_grads_by_ops::<B>(grad, x, with_bias);
+    }
+    let device = B::float_device(&x);
+    let ((g, shape), (x, x_shape)) = (host::<B>(grad), host::<B>(x));
+    let (batch, cout, s, cin) = (shape[0], shape[1], shape[2], x_shape[1]);
+    // gW = Σ_b g_b [Cout, S] · x_bᵀ [S, Cin]; x_bᵀ as its transpose's strides.
+    let sample = |b: usize| {
+        let mut gw = vec![0.0f32; cout * cin];
+        let (g, x) = (&g[b * cout * s..][..cout * s], &x[b * cin * s..][..cin * s]);
+        // SAFETY: g is [Cout, S] and x [Cin, S], dense; gw is [Cout, Cin].
+        unsafe {
+            gemm(
+                cout,
+                cin,
+                s,
+                gw.as_mut_ptr(),
+                1,
+                cin as isize,
+                false,
+                g.as_ptr(),
+                1,
+                s as isize,
+                x.as_ptr(),
+                s as isize,
+                1,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                Parallelism::None,
+            )
+        }
+        gw
+    };
+    let add = |mut a: Vec<f32>, b: Vec<f32>| {
+        a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+        a
+    };
+    let gw = (0..batch)
+        .into_par_iter()
+        .map(sample)
+        .reduce(|| vec![0.0; cout * cin], add);
+    let gb = with_bias.then(|| {
+        let sums = (0..cout).map(|o| {
+            (0..batch)
+                .map(|b| g[(b * cout + o) * s..][..s].iter().sum::<f32>())
+                .sum()
+        });
+        device_tensor::<B>(sums.collect(), &[cout], (&device, DType::F32))
+    });
+    (device_tensor::<B>(gw, &[cout, cin], (&device, DType::F32)), gb)
+}
+
+#[cfg(all(test, feature = "ndarray"))]
+mod tests {
+    use burn::backend::NdArray;
+    use burn::tensor::ops::{FloatTensor, FloatTensorOps};
+    use burn::tensor::{Tensor, TensorData, TensorPrimitive};
+    use fno_kernels::testing::{fresh_seed, relative_l2_f32, uniform_f32};
+
+    use crate::reference::pointwise::{pointwise_conv_by_ops, pointwise_param_grads_by_ops};
+
+    type B = NdArray<f32>;
+
+    fn tensor<const D: usize>(shape: [usize; D], seed: u64) -> FloatTensor<B> {
+        let n = shape.iter().product();
+        let t = Tensor::<B, D>::from_data(TensorData::new(uniform_f32(n, seed), shape), &Default::default());
+        t.into_primitive().tensor()
+    }
+
+    /// The relative L2 distance of two tensors' values.
+    fn distance(got: FloatTensor<B>, want: FloatTensor<B>) -> f64 {
+        let values = |t| {
+            let t = Tensor::<B, 1>::from_primitive(TensorPrimitive::Float(t));
+            t.into_data().to_vec::<f32>().unwrap()
+        };
+        let flat = |t: FloatTensor<B>| {
+            let n = burn::tensor::TensorMetadata::shape(&t).num_elements();
+            B::float_reshape(t, [n].into())
+        };
+        relative_l2_f32(&values(flat(got)), &values(flat(want)))
+    }
+
+    /// The GEMMs against Burn's ops: outputs with and without bias, from a
+    /// transposed (strided) weight, and both parameter gradients.
+    #[test]
+    fn one_by_one_convolutions_match_burns_ops() {
+        let seed = fresh_seed();
+        println!("seed {seed}");
+        let (batch, cin, cout, s) = (3, 5, 4, 37);
+        let x = || tensor([batch, cin, s], seed);
+        let w = || tensor([cout, cin], seed + 1);
+        let b = || tensor([cout], seed + 2);
+        let wt = || B::float_transpose(tensor([cin, cout], seed + 3));
+        for (weight, bias) in [(w(), Some(b())), (w(), None), (wt(), Some(b()))] {
+            let with_bias = bias.is_some();
+            let want = pointwise_conv_by_ops::<B>(x(), weight.clone(), bias.clone());
+            let e = distance(super::conv::<B>(x(), weight, bias), want);
+            assert!(e <= 1e-6, "conv (bias {with_bias}): {e:e}");
+        }
+        let g = || tensor([batch, cout, s], seed + 4);
+        let (gw, gb) = super::param_grads::<B>(g(), x(), true);
+        let (want_w, want_b) = pointwise_param_grads_by_ops::<B>(g(), x(), true);
+        let e = distance(gw, want_w);
+        assert!(e <= 1e-6, "weight gradient: {e:e}");
+        let e = distance(gb.unwrap(), want_b.unwrap());
+        assert!(e <= 1e-6, "bias gradient: {e:e}");
+    }
+}
