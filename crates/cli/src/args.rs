@@ -224,6 +224,39 @@ pub struct ModelDevice {
     /// [default: balanced; `fno train`: the configuration's run.memory].
     #[arg(long, value_parser = str::parse::<MemoryMode>)]
     pub memory: Option<MemoryMode>,
+    /// The CPU's threads, on which the cpu backend's kernels, GEMMs and
+    /// element-wise steps run (and the Candle engine's on the CPU)
+    /// [default: every core].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Sizes rayon's pool, on which the CPU paths run, to `threads` (else every core).
+pub fn set_threads(threads: Option<usize>) -> Result<(), String> {
+    match threads {
+        None => Ok(()),
+        Some(0) => Err("--threads must be positive".into()),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| format!("--threads {n}: {e}")),
+    }
+}
+
+/// `backend` as the first lines name it: the CPU with its thread count.
+pub fn backend_label(backend: Backend) -> String {
+    match backend {
+        Backend::Cpu => format!("{backend}, {}", threads_label()),
+        _ => backend.to_string(),
+    }
+}
+
+/// How many threads rayon's pool has, as "N threads".
+pub fn threads_label() -> String {
+    match rayon::current_num_threads() {
+        1 => "1 thread".into(),
+        n => format!("{n} threads"),
+    }
 }
 
 /// Whether Burn fuses element-wise ops on a GPU, and who runs GELU, the
@@ -240,6 +273,7 @@ impl ModelDevice {
     /// implementation (auto on a GPU, unfused on the CPU, unless asked).
     pub fn resolve(&self) -> Result<(Backend, SpectralImpl), String> {
         let backend = self.backend.resolve()?;
+        set_threads(self.threads)?;
         fno_ops::set_fft_planning(self.fft_planning.into());
         let imp = match self.imp {
             Some(imp) => imp.into(),

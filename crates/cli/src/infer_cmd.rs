@@ -97,7 +97,12 @@ pub fn run(args: InferArgs) -> Result<(), String> {
         on_cpu: backend == Backend::Cpu,
     };
     let (output, denormalised) = run_on(backend, args.device.burn_fusion, Some(args.device.memory.into()), job)?;
-    write_output(&args.output, output, denormalised, &format!("{backend}, {imp:?}"))
+    write_output(
+        &args.output,
+        output,
+        denormalised,
+        &format!("{}, {imp:?}", crate::args::backend_label(backend)),
+    )
 }
 
 fn write_output(path: &PathBuf, output: Array, denormalised: bool, ran_on: &str) -> Result<(), String> {
@@ -164,6 +169,7 @@ fn run_candle(
             "{flag} sets the Burn engine; --engine candle runs the Candle model in f32 on the CPU or CUDA"
         ));
     }
+    crate::args::set_threads(device.threads)?;
     let (candle_device, device_name) = candle_device(device.backend)?;
     let model = fno_candle::Fno::load(checkpoint, config, candle_core::DType::F32, &candle_device)
         .map_err(|e| format!("{label}: {}", one_line(e)))?;
@@ -181,7 +187,16 @@ fn run_candle(
     .map_err(|e| e.to_string())?;
     bar.finish_with_rate();
     let denormalised = input_normalizer.is_some() || output_normalizer.is_some();
-    write_output(&args.output, output, denormalised, &format!("Candle, {device_name}"))
+    let threads = match device_name {
+        "cpu" => format!(", {}", crate::args::threads_label()),
+        _ => String::new(),
+    };
+    write_output(
+        &args.output,
+        output,
+        denormalised,
+        &format!("Candle, {device_name}{threads}"),
+    )
 }
 
 /// Candle's device for `--backend`: CUDA when asked (or, for `auto`, when

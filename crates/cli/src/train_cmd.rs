@@ -235,10 +235,11 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         widest: crate::memory::widest_activation_bytes(&cfg.model, batch, points),
     };
     eprintln!(
-        "training a {}-D FNO on {} samples {:?} ({backend}, {imp:?}, {:?} 1×1 products, {} spectral blocks); {} epochs, batch {}, {} loss",
+        "training a {}-D FNO on {} samples {:?} ({}, {imp:?}, {:?} 1×1 products, {} spectral blocks); {} epochs, batch {}, {} loss",
         cfg.model.dims(),
         data.train.len(),
         data.train.grid(),
+        crate::args::backend_label(backend),
         cfg.run.matmul_precision,
         cfg.run.precision,
         cfg.optim.epochs,

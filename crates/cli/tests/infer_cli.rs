@@ -115,6 +115,10 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
             "complex",
         ),
         (
+            vec!["--checkpoint", &model, "--input", &x, "--threads", "0"],
+            "--threads must be positive",
+        ),
+        (
             vec!["--checkpoint", &model, "--input", &x, "--fault-tolerance", "detect"],
             "unfused kernel path",
         ),
@@ -380,21 +384,25 @@ fn a_gpu_trained_neuralop_model_scores_no_worse_than_on_the_gpu() {
     let recorded = |key: &str| errors[key].as_f64().unwrap_or_else(|| panic!("errors.json: no {key}"));
     let (checkpoint, x) = (torch(case, "gpu_fno_state_dict.pt"), torch(case, "x.npy"));
     let want = npy::read(torch(case, "y.npy")).unwrap();
-    for imp in ["unfused", "reference"] {
+    // The kernel path on every core, the reference path on one (`--threads`, named in the report).
+    for (imp, threads) in [("unfused", None), ("reference", Some("1"))] {
         let out = scratch(&format!("gpu-trained-{imp}.npy"));
-        let run = infer(&[
+        let mut args = vec![
             "--checkpoint",
             &checkpoint,
             "--input",
             &x,
             "--output",
             out.to_str().unwrap(),
-            "--backend",
-            "cpu",
-            "--impl",
-            imp,
-        ]);
-        assert!(run.status.success(), "{imp}: {}", String::from_utf8_lossy(&run.stderr));
+        ];
+        args.extend(["--backend", "cpu", "--impl", imp]);
+        args.extend(threads.map(|n| ["--threads", n]).into_iter().flatten());
+        let run = infer(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{imp}: {stderr}");
+        if threads.is_some() {
+            assert!(stderr.contains("(cpu, 1 thread, Reference)"), "{stderr}");
+        }
         let got = npy::read(&out).unwrap();
         assert_eq!(got.shape, want.shape);
         let samples = want.shape[0];
