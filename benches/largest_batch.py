@@ -13,6 +13,7 @@ process of its own.
 
     python3 largest_batch.py --fno ./fno --out OUT [--cases cube64,square1024]
                              [--memory balanced,fast] [--limit 512] [--budget-s 500] [--start 1]
+                             [--without-neuralop]
 
 Writes OUT/largest_batch.jsonl and OUT/largest_batch.md.
 """
@@ -112,6 +113,7 @@ def main():
     ap.add_argument("--limit", type=int, default=512, help="the largest batch tried")
     ap.add_argument("--budget-s", type=float, default=500, help="stop starting trials after this long")
     ap.add_argument("--start", type=int, default=1, help="the first batch tried (a known floor saves trials)")
+    ap.add_argument("--without-neuralop", action="store_true", help="search ours alone")
     args = ap.parse_args()
     work = os.path.abspath(args.out)
     os.makedirs(work, exist_ok=True)
@@ -120,7 +122,7 @@ def main():
     rows = []
     for name in args.cases.split(","):
         case = CASES[name]
-        trainers = [("neuraloperator", lambda b: trial_neuralop(case, b, work))]
+        trainers = [] if args.without_neuralop else [("neuraloperator", lambda b: trial_neuralop(case, b, work))]
         trainers += [(f"ours ({m})", lambda b, m=m: trial_ours(fno, name, case, b, m, work))
                      for m in args.memory.split(",")]
         for label, trial in trainers:
