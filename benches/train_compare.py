@@ -174,7 +174,8 @@ def neuralop_data(files, dev):
     return arrays, norm.to(dev)
 
 
-def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
+def run_neuralop(name, case, files, epochs, seed, precision, tfno=None, dev="cuda"):
+    """neuraloperator's training of one case on `dev` (cuda, or cpu for cpu_compare.py)."""
     import torch
     tf32, mixed = precision == "tf32", precision in ("mixed", "half")
     torch.backends.cudnn.allow_tf32 = tf32
@@ -183,7 +184,7 @@ def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
     from neuralop.models import FNO
     from neuralop.training import AdamW
 
-    dev = "cuda"
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     torch.manual_seed(seed)
     (xtr, ytr, xte, yte), norm = neuralop_data(files, dev)
     d = xtr.ndim - 2
@@ -191,18 +192,19 @@ def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
                 projection_channel_ratio=2, n_layers=4,
                 fno_block_precision=precision if mixed else "full",
                 **(dict(factorization=tfno[0], rank=tfno[1]) if tfno else {})).to(dev)
-    scaler = torch.amp.GradScaler("cuda", enabled=mixed)
-    autocast = lambda: torch.autocast("cuda", dtype=torch.float16, enabled=mixed)
+    scaler = torch.amp.GradScaler(dev, enabled=mixed)
+    autocast = lambda: torch.autocast(dev, dtype=torch.float16, enabled=mixed)
     anchor = case.get("anchor", False)
     opt = AdamW(model.parameters(), lr=5e-3 if anchor else 1e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=max(1, epochs // 5), gamma=0.5) if anchor else None
     loss_fn = H1Loss(d=d) if anchor else LpLoss(d=d, p=2)
     l2 = LpLoss(d=d, p=2)
     batch, n = case["batch"], xtr.shape[0]
-    torch.cuda.reset_peak_memory_stats()
+    if dev == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     times = []
     for ep in range(epochs):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         model.train()
         order = torch.randperm(n)
@@ -218,10 +220,10 @@ def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
                 scaler.update()
             except RuntimeError as e:  # a scaler that cannot unscale complex gradients: train unscaled
                 print(f"GradScaler: {e}; this step skipped, the rest unscaled", file=sys.stderr)
-                scaler = torch.amp.GradScaler("cuda", enabled=False)
+                scaler = torch.amp.GradScaler(dev, enabled=False)
         if sched:
             sched.step()
-        torch.cuda.synchronize()
+        sync()
         times.append(time.perf_counter() - t0)
     model.eval()
     err = 0.0
@@ -232,7 +234,7 @@ def run_neuralop(name, case, files, epochs, seed, precision, tfno=None):
                 out = model(x).float()
             err += l2(norm.inverse_transform(out), y).item()
     return dict(first_epoch_s=times[0], epoch_s=statistics.median(times[1:] or times),
-                torch_peak_mib=torch.cuda.max_memory_allocated() / 2 ** 20,
+                torch_peak_mib=torch.cuda.max_memory_allocated() / 2 ** 20 if dev == "cuda" else None,
                 test_l2=err / xte.shape[0])
 
 

@@ -136,7 +136,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         ));
     }
     check_fits_transform(&input.shape, &axes, lengths.as_deref())?;
-    let data = precision.round(&data);
+    let data = precision.round(data);
     let mut desc = FftDesc::new(&input.shape, &axes, kind, direction)
         .norm(norm)
         .precision(precision);
@@ -160,7 +160,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
             let wide: Vec<f64> = data.iter().map(|&v| v as f64).collect();
             let out = plan.execute_cpu(&wide).map_err(|e| e.to_string())?;
             let out: Vec<f32> = out.into_iter().map(|v| v as f32).collect();
-            precision.round(&out)
+            precision.round(out)
         }
         #[cfg(feature = "cuda")]
         Backend::Cuda => {

@@ -229,30 +229,49 @@ pub fn adamw_cpu<F: HostFloat>(
     grad: &[F],
     moments: Option<(&[F], &[F])>,
 ) -> (Vec<F>, Vec<F>, Vec<F>) {
-    let float = |v: f64| F::from(v).expect("a float");
-    let (b1, b2) = (float(step.beta_1 as f64), float(step.beta_2 as f64));
-    let (one, zero) = (F::one(), F::zero());
-    let (step_size, decay, epsilon) = (float(step.step_size()), float(step.decay()), float(step.epsilon as f64));
-    let scale = float(step.grad_scale as f64);
     let n = grad.len();
-    let (mut p, mut m, mut v) = (param.to_vec(), vec![zero; n], vec![zero; n]);
+    let (mut p, mut m, mut v) = (param.to_vec(), vec![F::zero(); n], vec![F::zero(); n]);
     if let Some((m0, v0)) = moments {
         m.copy_from_slice(m0);
         v.copy_from_slice(v0);
     }
-    // Written as slices zipped, so that the loop vectorises.
-    let out = p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut());
-    for (i, ((p, m), v)) in out.enumerate() {
-        let g = grad[i] * scale;
-        let g2 = if step.pairs {
-            let other = grad[i ^ 1] * scale;
-            g * g + other * other
-        } else {
-            g * g
-        };
+    adamw_in_place(step, grad, (&mut p, &mut m, &mut v));
+    (p, m, v)
+}
+
+/// [`adamw_cpu`] in place: the parameter and moments (zeros before the first
+/// step) updated from `grad`.
+pub fn adamw_in_place<F: HostFloat>(step: &AdamWStep, grad: &[F], (p, m, v): (&mut [F], &mut [F], &mut [F])) {
+    let n = grad.len();
+    assert!(
+        p.len() == n && m.len() == n && v.len() == n,
+        "AdamW operands of {n} values"
+    );
+    assert!(!step.pairs || n % 2 == 0, "complex pairs of {n} values");
+    let float = |v: f64| F::from(v).expect("a float");
+    let (b1, b2) = (float(step.beta_1 as f64), float(step.beta_2 as f64));
+    let one = F::one();
+    let (step_size, decay, epsilon) = (float(step.step_size()), float(step.decay()), float(step.epsilon as f64));
+    let scale = float(step.grad_scale as f64);
+    let update = |p: &mut F, m: &mut F, v: &mut F, g: F, g2: F| {
         *m = *m * b1 + g * (one - b1);
         *v = *v * b2 + g2 * (one - b2);
         *p = (*p - step_size * *m / (v.sqrt() + epsilon)) * decay;
+    };
+    // Written as slices zipped, so that the loops vectorise.
+    let width = if step.pairs { 2 } else { 1 };
+    let operands = p
+        .chunks_exact_mut(width)
+        .zip(m.chunks_exact_mut(width))
+        .zip(v.chunks_exact_mut(width));
+    for (((p, m), v), g) in operands.zip(grad.chunks_exact(width)) {
+        // A complex value's moment is of its squared modulus.
+        let g2 = g
+            .iter()
+            .map(|&g| (g * scale) * (g * scale))
+            .fold(F::zero(), |a, b| a + b);
+        for i in 0..width {
+            update(&mut p[i], &mut m[i], &mut v[i], g[i] * scale, g2);
+        }
     }
-    (p, m, v)
 }

@@ -33,14 +33,15 @@ impl Precision {
         }
     }
 
-    /// `values` rounded to this precision (to nearest, ties to even).
-    pub fn round(self, values: &[f32]) -> Vec<f32> {
+    /// `values` rounded to this precision (to nearest, ties to even); f32
+    /// values come back as they are, without a copy.
+    pub fn round(self, values: Vec<f32>) -> Vec<f32> {
         let stored = match self {
-            Precision::F32 => return values.to_vec(),
+            Precision::F32 => return values,
             Precision::F16 => Stored::F16,
             Precision::BF16 => Stored::BF16,
         };
-        stored.round(values)
+        stored.round(&values)
     }
 
     /// How `client`'s device stores values of this precision: natively where

@@ -13,13 +13,41 @@ use super::{device_tensor, host};
 use crate::matmul::PreciseMatmulBackend;
 use crate::reference::pointwise::{pointwise_conv_by_ops, pointwise_param_grads_by_ops};
 
-/// `dst [m, n] = lhs [m, k] · rhs [k, n]` (row-major, dense), or `+=` with `accumulate`.
-fn matmul(dst: &mut [f32], lhs: &[f32], rhs: &[f32], (m, k, n): (usize, usize, usize), accumulate: bool) {
-    assert!(
-        dst.len() == m * n && lhs.len() == m * k && rhs.len() == k * n,
-        "matmul operands"
-    );
-    // SAFETY: the three slices hold dense row-major matrices of these sizes (checked above).
+/// A matrix read in place: element `(r, c)` at `values[r·row + c·col]`.
+#[derive(Clone, Copy)]
+struct Strided<'a> {
+    values: &'a [f32],
+    row: usize,
+    col: usize,
+}
+
+impl<'a> Strided<'a> {
+    /// A dense row-major matrix with `cols` columns.
+    fn dense(values: &'a [f32], cols: usize) -> Self {
+        Self {
+            values,
+            row: cols,
+            col: 1,
+        }
+    }
+
+    /// Panics unless every element of a `rows × cols` matrix lies in the values.
+    fn check(&self, (rows, cols): (usize, usize), what: &str) {
+        let last = (rows.max(1) - 1) * self.row + (cols.max(1) - 1) * self.col;
+        assert!(
+            rows == 0 || cols == 0 || last < self.values.len(),
+            "{what}: element {last} of {}",
+            self.values.len()
+        );
+    }
+}
+
+/// `dst [m, n] = lhs [m, k] · rhs [k, n]` (dst dense row-major), or `+=` with `accumulate`.
+fn matmul(dst: &mut [f32], lhs: Strided<'_>, rhs: Strided<'_>, (m, k, n): (usize, usize, usize), accumulate: bool) {
+    assert_eq!(dst.len(), m * n, "matmul destination");
+    lhs.check((m, k), "matmul left operand");
+    rhs.check((k, n), "matmul right operand");
+    // SAFETY: every element the product reads or writes lies in its slice (checked above).
     unsafe {
         gemm(
             m,
@@ -29,12 +57,12 @@ fn matmul(dst: &mut [f32], lhs: &[f32], rhs: &[f32], (m, k, n): (usize, usize, u
             1,
             n as isize,
             accumulate,
-            lhs.as_ptr(),
-            1,
-            k as isize,
-            rhs.as_ptr(),
-            1,
-            n as isize,
+            lhs.values.as_ptr(),
+            lhs.col as isize,
+            lhs.row as isize,
+            rhs.values.as_ptr(),
+            rhs.col as isize,
+            rhs.row as isize,
             1.0,
             1.0,
             false,
@@ -59,20 +87,21 @@ pub(crate) fn conv<B: PreciseMatmulBackend>(
         return pointwise_conv_by_ops::<B>(x, weight, bias);
     }
     let device = B::float_device(&x);
-    let ((x, shape), (w, w_shape)) = (host::<B>(x), host::<B>(weight));
-    let (batch, cin, s, cout) = (shape[0], shape[1], shape[2], w_shape[0]);
-    let bias = bias.map(|b| host::<B>(b).0);
+    let (x, w) = (host::<B>(x), host::<B>(weight));
+    let (batch, cin, s, cout) = (x.shape[0], x.shape[1], x.shape[2], w.shape[0]);
+    let bias = bias.map(host::<B>);
     let mut y = vec![0.0f32; batch * cout * s];
     if s > 0 {
         y.par_chunks_mut(cout * s)
-            .zip(x.par_chunks(cin * s).with_min_len(1))
+            .zip(x.par_chunks(cin * s))
             .for_each(|(y, x)| {
                 if let Some(bias) = &bias {
-                    for (row, &b) in y.chunks_exact_mut(s).zip(bias) {
+                    for (row, &b) in y.chunks_exact_mut(s).zip(bias.iter()) {
                         row.fill(b);
                     }
                 }
-                matmul(y, &w, x, (cout, cin, s), bias.is_some());
+                let (w, x) = (Strided::dense(&w, cin), Strided::dense(x, s));
+                matmul(y, w, x, (cout, cin, s), bias.is_some());
             });
     }
     device_tensor::<B>(y, &[batch, cout, s], (&device, DType::F32))
@@ -88,36 +117,18 @@ pub(crate) fn param_grads<B: PreciseMatmulBackend>(
         return pointwise_param_grads_by_ops::<B>(grad, x, with_bias);
     }
     let device = B::float_device(&x);
-    let ((g, shape), (x, x_shape)) = (host::<B>(grad), host::<B>(x));
-    let (batch, cout, s, cin) = (shape[0], shape[1], shape[2], x_shape[1]);
-    // gW = Σ_b g_b [Cout, S] · x_bᵀ [S, Cin]; x_bᵀ as its transpose's strides.
+    let (g, x) = (host::<B>(grad), host::<B>(x));
+    let (batch, cout, s, cin) = (g.shape[0], g.shape[1], g.shape[2], x.shape[1]);
+    // gW = Σ_b g_b [Cout, S] · x_bᵀ [S, Cin]; x_bᵀ read through its transpose's strides.
     let sample = |b: usize| {
         let mut gw = vec![0.0f32; cout * cin];
         let (g, x) = (&g[b * cout * s..][..cout * s], &x[b * cin * s..][..cin * s]);
-        // SAFETY: g is [Cout, S] and x [Cin, S], dense; gw is [Cout, Cin].
-        unsafe {
-            gemm(
-                cout,
-                cin,
-                s,
-                gw.as_mut_ptr(),
-                1,
-                cin as isize,
-                false,
-                g.as_ptr(),
-                1,
-                s as isize,
-                x.as_ptr(),
-                s as isize,
-                1,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                Parallelism::None,
-            )
-        }
+        let xt = Strided {
+            values: x,
+            row: 1,
+            col: s,
+        };
+        matmul(&mut gw, Strided::dense(g, s), xt, (cout, s, cin), false);
         gw
     };
     let add = |mut a: Vec<f32>, b: Vec<f32>| {

@@ -7,6 +7,7 @@
 mod conv;
 mod host;
 mod mode_gemm;
+mod normal;
 mod pointwise;
 mod spectral;
 

@@ -130,7 +130,7 @@ pub fn forward(
     let x_shape = [&[b, ci][..], &shapes.input].concat();
     // Spectra are held in the spec's precision, as the kernels store them.
     let held = spec.spectrum_precision;
-    let x_hat = held.round(&retained(x, &x_shape, &shapes.modes, (spec.norm, FORWARD_ORDER))?);
+    let x_hat = held.round(retained(x, &x_shape, &shapes.modes, (spec.norm, FORWARD_ORDER))?);
     let (xs, w) = (complex(&x_hat), complex(weight));
     let mode_bias = shapes.dc_bias(spec.norm);
     let mut y_hat = vec![C32::new(0.0, 0.0); b * co * k];
@@ -156,7 +156,7 @@ pub fn forward(
         }
     }
     let mut y = to_grid(
-        &held.round(&interleaved(&y_hat)),
+        &held.round(interleaved(&y_hat)),
         &[b, co],
         &shapes.modes,
         &shapes.output,
@@ -196,7 +196,7 @@ pub fn backward(
     let g_shape = [&[b, co][..], &shapes.output].concat();
     let held = spec.spectrum_precision;
     let g_hat = retained(grad_out, &g_shape, &shapes.modes, (adjoint, spec.inverse_order()))?;
-    let g_hat = complex(&held.round(&g_hat));
+    let g_hat = complex(&held.round(g_hat));
     let out_bins = hermitian_weights(m_last, shapes.output[dims - 1]);
     let in_bins = hermitian_weights(m_last, shapes.input[dims - 1]);
     let (xs, w) = (complex(x_hat), complex(weight));
@@ -219,7 +219,7 @@ pub fn backward(
         |mode| out_bins[mode % m_last] / in_bins[mode % m_last],
     );
     let x = to_grid(
-        &held.round(&interleaved(&gx_hat)),
+        &held.round(interleaved(&gx_hat)),
         &[b, ci],
         &shapes.modes,
         &shapes.input,
@@ -306,9 +306,9 @@ pub(crate) fn backend_forward<B: Backend>(
     keep_saved: bool,
 ) -> Result<(FloatTensor<B>, Option<FloatTensor<B>>), SpectralError> {
     let (device, dtype) = (B::float_device(&x), x.dtype());
-    let ((x, x_shape), (w, w_shape)) = (host::<B>(x), host::<B>(weight));
-    let shapes = check(&x_shape, &w_shape, spec, imp)?;
-    let bias = bias.map(|b| host::<B>(b).0);
+    let (x, w) = (host::<B>(x), host::<B>(weight));
+    let shapes = check(&x.shape, &w.shape, spec, imp)?;
+    let bias = bias.map(host::<B>);
     let out = forward(&x, &w, bias.as_deref(), &shapes, spec)?;
     let y_shape = [&[shapes.batch, shapes.out_channels][..], &shapes.output].concat();
     let saved_shape = [shapes.batch, shapes.in_channels, shapes.mode_count(), 2];
@@ -332,12 +332,12 @@ pub(crate) fn backend_backward<B: Backend>(
 ) -> Result<SpectralGrads<B>, SpectralError> {
     let device = B::float_device(&grad_out);
     let (x_dtype, w_dtype) = (grad_out.dtype(), weight.dtype());
-    let ((x_hat, _), (w, w_shape), (g, _)) = (host::<B>(saved_x), host::<B>(weight), host::<B>(grad_out));
-    let shapes = check(x_shape, &w_shape, spec, imp)?;
+    let (x_hat, w, g) = (host::<B>(saved_x), host::<B>(weight), host::<B>(grad_out));
+    let shapes = check(x_shape, &w.shape, spec, imp)?;
     let grads = backward(&x_hat, &w, &g, with_bias, &shapes, spec)?;
     Ok(SpectralGrads {
         x: device_tensor::<B>(grads.x, x_shape, (&device, x_dtype)),
-        weight: device_tensor::<B>(grads.weight, &w_shape, (&device, w_dtype)),
+        weight: device_tensor::<B>(grads.weight, &w.shape, (&device, w_dtype)),
         bias: grads
             .bias
             .map(|b| device_tensor::<B>(b, &[shapes.out_channels], (&device, w_dtype))),
@@ -364,7 +364,8 @@ pub(crate) fn backend_retained<B: Backend>(
     pass: Pass,
 ) -> Result<FloatTensor<B>, SpectralError> {
     let (device, dtype) = (B::float_device(&x), x.dtype());
-    let (x, shape) = host::<B>(x);
+    let x = host::<B>(x);
+    let shape = x.shape.clone();
     check_retained(&shape, spec)?;
     let transform = match pass {
         Pass::Forward => (spec.norm, FORWARD_ORDER),
@@ -372,7 +373,7 @@ pub(crate) fn backend_retained<B: Backend>(
     };
     let mut s = spec
         .spectrum_precision
-        .round(&retained(&x, &shape, &spec.modes, transform)?);
+        .round(retained(&x, &shape, &spec.modes, transform)?);
     if pass == Pass::Adjoint {
         weigh_bins(&mut s, &spec.bin_weights(&shape[2..]), false);
     }
@@ -392,8 +393,10 @@ pub(crate) fn backend_to_grid<B: Backend>(
     precision: Precision,
 ) -> Result<FloatTensor<B>, SpectralError> {
     let (device, dtype) = (B::float_device(&s), s.dtype());
-    let (mut s, shape) = host::<B>(s);
+    let s = host::<B>(s);
+    let shape = s.shape.clone();
     check_to_grid(&shape, grid, spec)?;
+    let mut s = s.into_vec();
     let transform = match pass {
         Pass::Forward => (spec.norm, spec.inverse_order()),
         Pass::Adjoint | Pass::AdjointUnweighted => (adjoint_norm(spec.norm), FORWARD_ORDER),
@@ -401,7 +404,7 @@ pub(crate) fn backend_to_grid<B: Backend>(
     if pass == Pass::Adjoint {
         weigh_bins(&mut s, &spec.bin_weights(grid), true);
     }
-    let y = precision.round(&to_grid(&s, &shape[..2], &spec.modes, grid, transform)?);
+    let y = precision.round(to_grid(&s, &shape[..2], &spec.modes, grid, transform)?);
     Ok(device_tensor::<B>(y, &[&shape[..2], grid].concat(), (&device, dtype)))
 }
 
