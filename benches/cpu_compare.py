@@ -47,13 +47,25 @@ INFER = {
 
 
 def measured(cmd, log):
-    """Runs `cmd` with its output in `log`; its exit status, wall seconds and peak RSS (MiB)."""
+    """Runs `cmd` with its output in `log`; its exit status, wall seconds and
+    peak RSS (MiB): the kernel's high-water mark of the process's own memory
+    (VmHWM), sampled every 20 ms. (A child's `ru_maxrss` would not do: Linux
+    carries the parent's RSS at the fork into it.)"""
     with open(log, "w") as f:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, time.perf_counter() - start, usage.ru_maxrss / 1024
+        peak_kib = 0
+        while True:
+            try:
+                with open(f"/proc/{proc.pid}/status") as status:
+                    hwm = [int(line.split()[1]) for line in status if line.startswith("VmHWM:")]
+                peak_kib = max([peak_kib] + hwm)
+            except OSError:
+                pass
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+    return proc.returncode, time.perf_counter() - start, peak_kib / 1024
 
 
 def failure(what, log):
@@ -110,8 +122,8 @@ def ours_infer(fno, d, batch, engine, threads):
     log = os.path.join(d, f"infer-{engine}.log")
     code, _, rss = measured([fno, "infer", "--checkpoint", os.path.join(d, "model.safetensors"), "--config",
                              os.path.join(d, "config.json"), "--input", os.path.join(d, "x.npy"), "--output", out,
-                             "--batch-size", str(batch), "--backend", "cpu", "--impl", "unfused", "--engine", engine,
-                             "--threads", str(threads)], log)
+                             "--batch-size", str(batch), "--backend", "cpu", "--engine", engine,
+                             "--threads", str(threads), *(["--impl", "unfused"] if engine == "burn" else [])], log)
     if code != 0:
         raise failure(f"fno infer ({engine})", log)
     with open(log) as f:

@@ -32,15 +32,18 @@ pub(crate) fn erf(x: f32) -> f32 {
 /// e^x for x in [-87, 0] (the callers' range), within 2 units in the last place.
 #[inline(always)]
 fn exp_nonpositive(x: f32) -> f32 {
-    // Round x·log2(e) to the nearest integer by the 1.5·2²³ trick (no call to roundf).
+    // Round x·log2(e) to the nearest integer n by the 1.5·2²³ trick (no call
+    // to roundf): t's low mantissa bits then hold n, so 2ⁿ's exponent field is
+    // built from them by integer lanes (an `as i32` would not vectorise).
     const ROUND: f32 = 12_582_912.0;
-    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
     let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
     let mut p = 1.987_569_1e-4f32;
     for c in [1.398_2e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5] {
         p = p * r + c;
     }
-    let two_n = f32::from_bits(((n as i32 + 127) << 23) as u32);
+    let two_n = f32::from_bits(t.to_bits().wrapping_add(127) << 23);
     (p * r * r + r + 1.0) * two_n
 }
 
