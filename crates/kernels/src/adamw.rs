@@ -247,7 +247,7 @@ pub fn adamw_in_place<F: HostFloat>(step: &AdamWStep, grad: &[F], (p, m, v): (&m
         p.len() == n && m.len() == n && v.len() == n,
         "AdamW operands of {n} values"
     );
-    assert!(!step.pairs || n % 2 == 0, "complex pairs of {n} values");
+    assert!(!step.pairs || n.is_multiple_of(2), "complex pairs of {n} values");
     let float = |v: f64| F::from(v).expect("a float");
     let (b1, b2) = (float(step.beta_1 as f64), float(step.beta_2 as f64));
     let one = F::one();

@@ -76,7 +76,7 @@ mod tests {
         for x in xs {
             let xd = x as f64;
             erf_err = erf_err.max((erf(x) as f64 - libm::erf(xd)).abs());
-            let t = -0.5 * xd.min(12.0).max(-12.0).powi(2);
+            let t = -0.5 * xd.clamp(-12.0, 12.0).powi(2);
             let e = exp_nonpositive(t as f32) as f64;
             exp_err = exp_err.max((e - (t as f32 as f64).exp()).abs() / (t as f32 as f64).exp());
             let exact = 0.5 * (1.0 + libm::erf(xd / 2f64.sqrt()))
