@@ -9,8 +9,10 @@ use burn::tensor::{DType, TensorMetadata};
 use gemm::{gemm, Parallelism};
 use rayon::prelude::*;
 
+use super::normal::cdf;
 use super::{device_tensor, host};
 use crate::matmul::PreciseMatmulBackend;
+use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
 use crate::reference::pointwise::{pointwise_conv_by_ops, pointwise_param_grads_by_ops};
 
 /// A matrix read in place: element `(r, c)` at `values[r·row + c·col]`.
@@ -78,7 +80,7 @@ fn all_f32<B: Backend>(tensors: &[&FloatTensor<B>]) -> bool {
 }
 
 /// [`crate::PointwiseBackend::pointwise_conv`] on a CPU backend.
-pub(crate) fn conv<B: PreciseMatmulBackend>(
+pub(crate) fn conv<B: PointwiseBackend>(
     x: FloatTensor<B>,
     weight: FloatTensor<B>,
     bias: Option<FloatTensor<B>>,
@@ -86,25 +88,74 @@ pub(crate) fn conv<B: PreciseMatmulBackend>(
     if !all_f32::<B>(&[&x, &weight]) || bias.as_ref().is_some_and(|b| b.dtype() != DType::F32) {
         return pointwise_conv_by_ops::<B>(x, weight, bias);
     }
+    conv_finished::<B>(x, weight, bias, None, false, false).0
+}
+
+/// [`crate::PointwiseBackend::pointwise_conv_finished`] on a CPU backend:
+/// per sample the GEMM, then the gated residual and GELU while its rows are
+/// in cache, on rayon's threads (where Burn's ops would take a pass each on
+/// one thread).
+pub(crate) fn conv_finished<B: PointwiseBackend>(
+    x: FloatTensor<B>,
+    weight: FloatTensor<B>,
+    bias: Option<FloatTensor<B>>,
+    residual: Option<Residual<FloatTensor<B>>>,
+    gelu: bool,
+    keep_pre: bool,
+) -> (FloatTensor<B>, Option<FloatTensor<B>>) {
+    let mut operands = vec![&x, &weight];
+    operands.extend(bias.as_ref());
+    operands.extend(
+        residual
+            .iter()
+            .flat_map(|r| std::iter::once(&r.values).chain(r.gate.as_ref())),
+    );
+    if !all_f32::<B>(&operands) {
+        let precision = MatmulPrecision::F32;
+        return conv_finished_by_ops::<B>(x, weight, bias, residual, gelu, keep_pre, precision);
+    }
     let device = B::float_device(&x);
     let (x, w) = (host::<B>(x), host::<B>(weight));
     let (batch, cin, s, cout) = (x.shape[0], x.shape[1], x.shape[2], w.shape[0]);
     let bias = bias.map(host::<B>);
+    let residual = residual.map(|r| (host::<B>(r.values), r.gate.map(host::<B>)));
+    let keep_pre = gelu && keep_pre;
     let mut y = vec![0.0f32; batch * cout * s];
-    if s > 0 {
-        y.par_chunks_mut(cout * s)
-            .zip(x.par_chunks(cin * s))
-            .for_each(|(y, x)| {
-                if let Some(bias) = &bias {
-                    for (row, &b) in y.chunks_exact_mut(s).zip(bias.iter()) {
-                        row.fill(b);
-                    }
-                }
-                let (w, x) = (Strided::dense(&w, cin), Strided::dense(x, s));
-                matmul(y, w, x, (cout, cin, s), bias.is_some());
-            });
+    let mut pre = vec![0.0f32; if keep_pre { y.len() } else { 0 }];
+    let sample = cout * s;
+    let finish = |b: usize, y: &mut [f32], pre: Option<&mut [f32]>| {
+        if let Some(bias) = &bias {
+            for (row, &v) in y.chunks_exact_mut(s).zip(bias.iter()) {
+                row.fill(v);
+            }
+        }
+        let (w, x) = (Strided::dense(&w, cin), Strided::dense(&x[b * cin * s..][..cin * s], s));
+        matmul(y, w, x, (cout, cin, s), bias.is_some());
+        if let Some((r, gate)) = &residual {
+            let rows = y.chunks_exact_mut(s).zip(r[b * sample..][..sample].chunks_exact(s));
+            for (o, (row, r)) in rows.enumerate() {
+                let g = gate.as_ref().map_or(1.0, |g| g[o]);
+                row.iter_mut().zip(r).for_each(|(y, &r)| *y += g * r);
+            }
+        }
+        if let Some(pre) = pre {
+            pre.copy_from_slice(y);
+        }
+        if gelu {
+            y.iter_mut().for_each(|v| *v *= cdf(*v));
+        }
+    };
+    if sample > 0 && keep_pre {
+        let samples = y.par_chunks_mut(sample).zip(pre.par_chunks_mut(sample));
+        samples.enumerate().for_each(|(b, (y, pre))| finish(b, y, Some(pre)));
+    } else if sample > 0 {
+        y.par_chunks_mut(sample)
+            .enumerate()
+            .for_each(|(b, y)| finish(b, y, None));
     }
-    device_tensor::<B>(y, &[batch, cout, s], (&device, DType::F32))
+    let shape = [batch, cout, s];
+    let pre = keep_pre.then(|| device_tensor::<B>(pre, &shape, (&device, DType::F32)));
+    (device_tensor::<B>(y, &shape, (&device, DType::F32)), pre)
 }
 
 /// [`crate::PointwiseBackend::pointwise_param_grads`] on a CPU backend.

@@ -1,7 +1,7 @@
 //! The CPU backends (NdArray, Candle): every op by its trait's defaults, built
 //! of Burn's ops, but the spectral convolution's kernel path ([`spectral`]),
-//! the 1×1 convolutions ([`conv`]), GELU and AdamW ([`pointwise`]), which run
-//! on the CPU's threads.
+//! the 1×1 convolutions with their residuals and GELU ([`conv`]), GELU and
+//! AdamW ([`pointwise`]), which run on the CPU's threads.
 #![allow(unused_imports)] // unused when no CPU backend feature is on
 
 mod conv;
@@ -18,7 +18,7 @@ use burn::tensor::ops::FloatTensor;
 use crate::matmul::PreciseMatmulBackend;
 use crate::mode_mix::ModeMixBackend;
 use crate::nonuniform::NufftBackend;
-use crate::pointwise::{AdamWOperands, MatmulPrecision, PointwiseBackend};
+use crate::pointwise::{AdamWOperands, MatmulPrecision, PointwiseBackend, Residual};
 use crate::spec::{SpectralConvSpec, SpectralError, SpectralImpl, SpectralShapes};
 use crate::spectral::{Pass, SpectralConvBackend, SpectralGrads};
 use burn::tensor::DType;
@@ -37,6 +37,18 @@ macro_rules! cpu_backend {
                 _precision: MatmulPrecision,
             ) -> FloatTensor<Self> {
                 conv::conv::<Self>(x, weight, bias)
+            }
+
+            fn pointwise_conv_finished(
+                x: FloatTensor<Self>,
+                weight: FloatTensor<Self>,
+                bias: Option<FloatTensor<Self>>,
+                residual: Option<Residual<FloatTensor<Self>>>,
+                gelu: bool,
+                keep_pre: bool,
+                _precision: MatmulPrecision,
+            ) -> (FloatTensor<Self>, Option<FloatTensor<Self>>) {
+                conv::conv_finished::<Self>(x, weight, bias, residual, gelu, keep_pre)
             }
 
             fn pointwise_param_grads(
