@@ -1,7 +1,6 @@
 //! Moving a CPU backend's tensors to f32 host values and back. On NdArray's
-//! f32 tensors both directions share the array's buffer instead of copying it
-//! (the copies were an eighth of a training step); other backends and dtypes
-//! go through `TensorData`.
+//! f32 tensors both directions share the array's buffer instead of copying
+//! it; other backends and dtypes go through `TensorData`.
 
 use std::any::Any;
 use std::ops::Deref;

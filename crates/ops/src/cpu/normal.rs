@@ -1,7 +1,7 @@
 //! The standard normal's CDF and density in f32, branch-free so that loops
-//! over slices vectorise (libm's `erff` branches per value and took a sixth of
-//! a CPU training step). `erf` is the rational approximation Eigen and XLA use
-//! for f32, `exp` Cephes' polynomial after a power-of-two reduction.
+//! over slices vectorise (libm's `erff` branches per value). `erf` is the
+//! rational approximation Eigen and XLA use for f32, `exp` Cephes' polynomial
+//! after a power-of-two reduction.
 
 const FRAC_1_SQRT_2: f32 = std::f32::consts::FRAC_1_SQRT_2;
 const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
