@@ -10,6 +10,7 @@ pub mod fault;
 pub mod fft;
 pub mod fused;
 mod grid;
+pub mod host_buffers;
 pub mod nufft;
 mod pairs;
 pub mod pointwise_conv;

@@ -17,7 +17,7 @@
 //! sums and applies GELU in the same kernel, before they are stored.
 
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::Tensor;
+use burn::tensor::{DType, Tensor};
 use fno_kernels::adamw::AdamWStep;
 use serde::{Deserialize, Serialize};
 
@@ -25,8 +25,8 @@ use crate::matmul::PreciseMatmulBackend;
 use crate::reference::loss::{loss_norms_by_ops, loss_norms_grad_by_ops};
 pub use crate::reference::pointwise::row_sums;
 use crate::reference::pointwise::{
-    adamw_by_ops, channel_scale_by_ops, gelu_by_ops, gelu_grad_by_ops, pointwise_conv_by_ops,
-    pointwise_param_grads_by_ops, unwrap, wrap,
+    adamw_by_ops, channel_scale_by_ops, channel_scale_grad_by_ops, gelu_by_ops, gelu_grad_by_ops,
+    pointwise_conv_by_ops, pointwise_param_grads_by_ops, unwrap, wrap,
 };
 
 /// How the 1×1 convolutions and their input gradients multiply: in f32
@@ -155,6 +155,13 @@ pub trait PointwiseBackend: PreciseMatmulBackend {
     /// `x [B, C, S]` scaled per channel by `scale [C]`.
     fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
         channel_scale_by_ops::<Self>(x, scale)
+    }
+
+    /// The scale's gradient of [`channel_scale`](Self::channel_scale):
+    /// `Σ grad·x` over the batch and points (`[C]`), summed in f32 and
+    /// returned in `scale_dtype`.
+    fn channel_scale_grad(grad: FloatTensor<Self>, x: FloatTensor<Self>, scale_dtype: DType) -> FloatTensor<Self> {
+        channel_scale_grad_by_ops::<Self>(grad, x, scale_dtype)
     }
 
     /// PyTorch's exact GELU, `x·Φ(x)` through erf, of any shape. Written out

@@ -426,14 +426,26 @@ fn channel_scale_and_its_gradients_match_f64() {
             uniform(b * c * s, seed + 2),
         );
         for tracked in [[true, true], [true, false], [false, true]] {
-            let (y, got) = scaled::<Autodiff<Wgpu>>(&x, &scale, &r, shape, tracked, true);
             let (want_y, want) = scaled::<Autodiff<Exact>>(&x, &scale, &r, shape, tracked, false);
-            assert!(relative_l2(&y, &want_y) < 1e-6, "{shape:?}: output (seed {seed})");
-            for (k, name) in ["x", "scale"].into_iter().enumerate() {
-                assert_eq!(got[k].is_some(), tracked[k], "{name} gradient present iff tracked");
-                if let (Some(got), Some(want)) = (&got[k], &want[k]) {
-                    let e = relative_l2(got, want);
-                    assert!(e < 1e-5, "{shape:?} {tracked:?}: {name} gradient {e:e} (seed {seed})");
+            // The GPU kernel, and the CPU's (NdArray f32: rows and dot products on its threads).
+            for (device, (y, got)) in [
+                ("wgpu", scaled::<Autodiff<Wgpu>>(&x, &scale, &r, shape, tracked, true)),
+                (
+                    "cpu",
+                    scaled::<Autodiff<NdArray<f32>>>(&x, &scale, &r, shape, tracked, true),
+                ),
+            ] {
+                let e = relative_l2(&y, &want_y);
+                assert!(e < 1e-6, "{device} {shape:?}: output {e:e} (seed {seed})");
+                for (k, name) in ["x", "scale"].into_iter().enumerate() {
+                    assert_eq!(got[k].is_some(), tracked[k], "{name} gradient present iff tracked");
+                    if let (Some(got), Some(want)) = (&got[k], &want[k]) {
+                        let e = relative_l2(got, want);
+                        assert!(
+                            e < 1e-5,
+                            "{device} {shape:?} {tracked:?}: {name} gradient {e:e} (seed {seed})"
+                        );
+                    }
                 }
             }
         }

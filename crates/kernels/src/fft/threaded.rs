@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use num_complex::Complex;
-use rayon::prelude::*;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::num_traits::Float;
 use rustfft::FftNum;
 
 use super::cpu::{rustfft_plan, with_planner};
 use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
+use super::window::Window;
+use crate::host_buffers::par_build;
 
 impl FftPlan {
     /// Runs the plan on the CPU's threads; the same contract and results as
@@ -79,7 +80,8 @@ fn interleaved<T: Float>(values: &[T]) -> Vec<Complex<T>> {
 }
 
 /// Runs `transform(state, line in, line out)` on every line, the outer blocks
-/// over the threads; `state` is made once a thread.
+/// over the threads; `state` is made once a thread. Lines of the last axis
+/// (`inner` 1) are read and written in place; others go through a copy.
 fn each_line<I, O, S>(
     input: &[I],
     e: Extents,
@@ -91,15 +93,17 @@ where
     I: Copy + Send + Sync,
     O: Copy + Send + Sync,
 {
-    let mut out = vec![zero; e.outer * e.out_len * e.inner];
-    if out.is_empty() {
-        return out;
-    }
     let init = || (state(), vec![in_zero; e.in_len], vec![zero; e.out_len]);
-    out.par_chunks_mut(e.out_len * e.inner).enumerate().for_each_init(
+    let block_len = e.out_len * e.inner;
+    par_build(
+        (e.outer * block_len, block_len),
+        zero,
         init,
-        |(state, line_in, line_out), (o, block)| {
+        |(state, line_in, line_out), o, block| {
             let source = &input[o * e.in_len * e.inner..(o + 1) * e.in_len * e.inner];
+            if e.inner == 1 {
+                return transform(state, source, block);
+            }
             for i in 0..e.inner {
                 for (j, v) in line_in.iter_mut().enumerate() {
                     *v = source[j * e.inner + i];
@@ -110,20 +114,31 @@ where
                 }
             }
         },
-    );
-    out
+    )
 }
 
-/// Places a line's held values at the sequence indices `step.load` gives, in
-/// `buf` of the transform's length (zero elsewhere; indices past it dropped).
-fn load<V: Copy>(step: &AxisStep, line: &[V], buf: &mut [V], zero: V) {
+/// A window's sequence index for each dense position `0..len`, in a sequence
+/// of `n` (looked up once a call rather than once a value).
+fn indices(window: Window, len: usize, n: usize) -> Vec<usize> {
+    (0..len).map(|j| window.index(j, n)).collect()
+}
+
+/// Places a line's held values at the sequence indices `at` (from the step's
+/// load window) in `buf` of the transform's length: zero elsewhere, indices
+/// past it dropped.
+fn load<V: Copy>(at: &[usize], line: &[V], buf: &mut [V], zero: V) {
     buf.fill(zero);
-    let n = buf.len();
-    for (j, &v) in line.iter().enumerate() {
-        let k = step.load.index(j, n);
-        if k < n {
-            buf[k] = v;
+    for (&k, &v) in at.iter().zip(line) {
+        if let Some(b) = buf.get_mut(k) {
+            *b = v;
         }
+    }
+}
+
+/// A line's output: the values at `at` (from the step's store window), scaled.
+fn store<V: Copy + std::ops::Mul<T, Output = V>, T: Copy>(at: &[usize], values: &[V], scale: T, out: &mut [V]) {
+    for (o, &k) in out.iter_mut().zip(at) {
+        *o = values[k] * scale;
     }
 }
 
@@ -132,12 +147,14 @@ fn complex<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex<T>],
     let zero = Complex::new(T::zero(), T::zero());
     let scale = T::from_f64(step.scale).expect("a float scale");
     let state = || (vec![zero; step.n], vec![zero; fft.get_inplace_scratch_len()]);
+    let (at_load, at_store) = (
+        indices(step.load, step.in_len, step.n),
+        indices(step.store, step.out_len, step.n),
+    );
     each_line(input, e, (zero, zero), state, |(buf, scratch), line, out| {
-        load(step, line, buf, zero);
+        load(&at_load, line, buf, zero);
         fft.process_with_scratch(buf, scratch);
-        for (j, v) in out.iter_mut().enumerate() {
-            *v = buf[step.store.index(j, step.n)] * scale;
-        }
+        store(&at_store, buf, scale, out);
     })
 }
 
@@ -146,18 +163,20 @@ fn forward_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[T]) -> 
     let zero = Complex::new(T::zero(), T::zero());
     let (bins, scale) = (step.n / 2 + 1, T::from_f64(step.scale).expect("a float scale"));
     let state = || (fft.make_input_vec(), fft.make_output_vec(), fft.make_scratch_vec());
+    let (at_load, at_store) = (
+        indices(step.load, step.in_len, step.n),
+        indices(step.store, step.out_len, bins),
+    );
     each_line(
         input,
         e,
         (T::zero(), zero),
         state,
         |(signal, spectrum, scratch), line, out| {
-            load(step, line, signal, T::zero());
+            load(&at_load, line, signal, T::zero());
             fft.process_with_scratch(signal, spectrum, scratch)
                 .expect("buffers of the plan's lengths");
-            for (j, v) in out.iter_mut().enumerate() {
-                *v = spectrum[step.store.index(j, bins)] * scale;
-            }
+            store(&at_store, spectrum, scale, out);
         },
     )
 }
@@ -168,13 +187,17 @@ fn inverse_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex
     let scale = T::from_f64(step.scale).expect("a float scale");
     let state = || (fft.make_input_vec(), fft.make_output_vec(), fft.make_scratch_vec());
     let zero = Complex::new(T::zero(), T::zero());
+    let (at_load, at_store) = (
+        indices(step.load, step.in_len, n / 2 + 1),
+        indices(step.store, step.out_len, n),
+    );
     each_line(
         input,
         e,
         (zero, T::zero()),
         state,
         |(spectrum, signal, scratch), line, out| {
-            load(step, line, spectrum, zero);
+            load(&at_load, line, spectrum, zero);
             // The Hermitian projection: DC and (even lengths) Nyquist are real.
             spectrum[0].im = T::zero();
             if n.is_multiple_of(2) {
@@ -182,9 +205,7 @@ fn inverse_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex
             }
             fft.process_with_scratch(spectrum, signal, scratch)
                 .expect("buffers of the plan's lengths, real DC and Nyquist");
-            for (j, v) in out.iter_mut().enumerate() {
-                *v = signal[step.store.index(j, n)] * scale;
-            }
+            store(&at_store, signal, scale, out);
         },
     )
 }

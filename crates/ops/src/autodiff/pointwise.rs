@@ -9,11 +9,11 @@ use burn::backend::autodiff::ops::{Backward, Ops};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::{DType, Tensor, TensorMetadata};
+use burn::tensor::{DType, TensorMetadata};
 
 use super::record;
 use crate::pointwise::{MatmulPrecision, PointwiseBackend, Residual};
-use crate::reference::pointwise::{channel_sums, unwrap, wrap};
+use crate::reference::pointwise::{unwrap, wrap};
 
 /// GELU's node: its input, kept for the derivative.
 #[derive(Debug)]
@@ -83,22 +83,9 @@ impl<B: PointwiseBackend> Backward<B, 2> for ChannelScaleBackward {
         }
         if let (Some(node), Some(x)) = (node_scale, x_state) {
             let x = checkpointer.retrieve_node_output(x);
-            grads.register::<B>(node.id, scale_grad::<B>(grad, x, scale_dtype));
+            grads.register::<B>(node.id, B::channel_scale_grad(unwrap(grad), x, scale_dtype));
         }
     }
-}
-
-/// A channel scale's gradient, `Σ grad·x` over the batch and points: summed
-/// in f32 (half products over a batch's points overflow f16, more so under a
-/// loss scale), returned in the scale's dtype.
-fn scale_grad<B: PointwiseBackend>(grad: Tensor<B, 3>, x: FloatTensor<B>, scale_dtype: DType) -> FloatTensor<B> {
-    let f32_of = |t: Tensor<B, 3>| if t.dtype() == DType::F32 { t } else { t.cast(DType::F32) };
-    let sums = channel_sums(f32_of(grad) * f32_of(wrap(x)));
-    unwrap(if scale_dtype == DType::F32 {
-        sums
-    } else {
-        sums.cast(scale_dtype)
-    })
 }
 
 /// Which optional parents a finished convolution's node has, after (x, weight):
@@ -155,7 +142,7 @@ impl<B: PointwiseBackend, const N: usize> Backward<B, N> for ConvFinishedBackwar
         }
         if let (Some(node), Some(r), Some((_, dtype))) = (gate, state.residual, state.gate) {
             let r = checkpointer.retrieve_node_output(r);
-            grads.register::<B>(node, scale_grad::<B>(wrap(grad.clone()), r, dtype));
+            grads.register::<B>(node, B::channel_scale_grad(grad.clone(), r, dtype));
         }
         if let (Some(node), Some(w)) = (parents[0], state.weight) {
             let w: FloatTensor<B> = checkpointer.retrieve_node_output(w);

@@ -6,10 +6,12 @@
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{DType, TensorMetadata};
+use fno_kernels::host_buffers::{par_build, par_build_pair};
 use gemm::{gemm, Parallelism};
 use rayon::prelude::*;
 
 use super::normal::cdf;
+use super::pointwise::lanes_sum;
 use super::{device_tensor, host};
 use crate::matmul::PreciseMatmulBackend;
 use crate::pointwise::{conv_finished_by_ops, MatmulPrecision, PointwiseBackend, Residual};
@@ -120,8 +122,6 @@ pub(crate) fn conv_finished<B: PointwiseBackend>(
     let bias = bias.map(host::<B>);
     let residual = residual.map(|r| (host::<B>(r.values), r.gate.map(host::<B>)));
     let keep_pre = gelu && keep_pre;
-    let mut y = vec![0.0f32; batch * cout * s];
-    let mut pre = vec![0.0f32; if keep_pre { y.len() } else { 0 }];
     let sample = cout * s;
     let finish = |b: usize, y: &mut [f32], pre: Option<&mut [f32]>| {
         if let Some(bias) = &bias {
@@ -145,16 +145,15 @@ pub(crate) fn conv_finished<B: PointwiseBackend>(
             y.iter_mut().for_each(|v| *v *= cdf(*v));
         }
     };
-    if sample > 0 && keep_pre {
-        let samples = y.par_chunks_mut(sample).zip(pre.par_chunks_mut(sample));
-        samples.enumerate().for_each(|(b, (y, pre))| finish(b, y, Some(pre)));
-    } else if sample > 0 {
-        y.par_chunks_mut(sample)
-            .enumerate()
-            .for_each(|(b, y)| finish(b, y, None));
-    }
+    let sizes = (batch * sample, sample);
+    let (y, pre) = if keep_pre {
+        let (y, pre) = par_build_pair(sizes, 0.0, |b, y, pre| finish(b, y, Some(pre)));
+        (y, Some(pre))
+    } else {
+        (par_build(sizes, 0.0, || (), |_, b, y| finish(b, y, None)), None)
+    };
     let shape = [batch, cout, s];
-    let pre = keep_pre.then(|| device_tensor::<B>(pre, &shape, (&device, DType::F32)));
+    let pre = pre.map(|pre| device_tensor::<B>(pre, &shape, (&device, DType::F32)));
     (device_tensor::<B>(y, &shape, (&device, DType::F32)), pre)
 }
 
@@ -170,34 +169,35 @@ pub(crate) fn param_grads<B: PreciseMatmulBackend>(
     let device = B::float_device(&x);
     let (g, x) = (host::<B>(grad), host::<B>(x));
     let (batch, cout, s, cin) = (g.shape[0], g.shape[1], g.shape[2], x.shape[1]);
-    // gW = Σ_b g_b [Cout, S] · x_bᵀ [S, Cin]; x_bᵀ read through its transpose's strides.
+    // gW = Σ_b g_b [Cout, S] · x_bᵀ [S, Cin]; x_bᵀ read through its transpose's
+    // strides. The bias gradient's per-sample row sums follow, then both are summed.
     let sample = |b: usize| {
-        let mut gw = vec![0.0f32; cout * cin];
+        let mut sums = vec![0.0f32; cout * cin + cout];
+        let (gw, gb) = sums.split_at_mut(cout * cin);
         let (g, x) = (&g[b * cout * s..][..cout * s], &x[b * cin * s..][..cin * s]);
         let xt = Strided {
             values: x,
             row: 1,
             col: s,
         };
-        matmul(&mut gw, Strided::dense(g, s), xt, (cout, s, cin), false);
-        gw
+        matmul(gw, Strided::dense(g, s), xt, (cout, s, cin), false);
+        if with_bias {
+            gb.iter_mut()
+                .zip(g.chunks_exact(s.max(1)))
+                .for_each(|(gb, row)| *gb = lanes_sum(row));
+        }
+        sums
     };
     let add = |mut a: Vec<f32>, b: Vec<f32>| {
         a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
         a
     };
-    let gw = (0..batch)
+    let mut gw = (0..batch)
         .into_par_iter()
         .map(sample)
-        .reduce(|| vec![0.0; cout * cin], add);
-    let gb = with_bias.then(|| {
-        let sums = (0..cout).map(|o| {
-            (0..batch)
-                .map(|b| g[(b * cout + o) * s..][..s].iter().sum::<f32>())
-                .sum()
-        });
-        device_tensor::<B>(sums.collect(), &[cout], (&device, DType::F32))
-    });
+        .reduce(|| vec![0.0; cout * cin + cout], add);
+    let gb = gw.split_off(cout * cin);
+    let gb = with_bias.then(|| device_tensor::<B>(gb, &[cout], (&device, DType::F32)));
     (device_tensor::<B>(gw, &[cout, cin], (&device, DType::F32)), gb)
 }
 

@@ -132,3 +132,41 @@ fn ndarray_tensor<B: Backend>(values: Vec<f32>, shape: &[usize], dtype: DType) -
         .and_then(Option::take)
         .expect("B's float tensor is NdArray's"))
 }
+
+#[cfg(all(test, feature = "ndarray"))]
+mod tests {
+    use burn::backend::NdArray;
+    use burn::tensor::ops::FloatTensorOps;
+    use burn::tensor::{Shape, Tensor, TensorData};
+
+    use super::{device_tensor, host};
+
+    type B = NdArray<f32>;
+
+    /// NdArray's f32 buffers are read in place, handed back without a copy,
+    /// and a row-major reshape keeps them (the vendored burn-ndarray's patch).
+    #[test]
+    fn buffers_are_shared_not_copied() {
+        let device = burn::backend::ndarray::NdArrayDevice::default();
+        let values: Vec<f32> = (0..24).map(|v| v as f32 * 0.5).collect();
+        let t = Tensor::<B, 3>::from_data(TensorData::new(values.clone(), [2, 3, 4]), &device);
+        let t = t.into_primitive().tensor();
+        let at = |t| host::<B>(t).as_ptr();
+        let first = at(t.clone());
+        assert_eq!(
+            at(B::float_reshape(t.clone(), Shape::new([6, 4]))),
+            first,
+            "reshape copied"
+        );
+        let back = host::<B>(t);
+        assert_eq!(&back[..], &values[..]);
+        let v = back.into_vec();
+        let ptr = v.as_ptr();
+        let t = device_tensor::<B>(v, &[4, 6], (&device, burn::tensor::DType::F32));
+        assert_eq!(at(t.clone()), ptr, "device_tensor copied");
+        // A transposed view is not row-major: read as a row-major copy.
+        let tt = host::<B>(B::float_swap_dims(t, 0, 1));
+        assert_eq!(tt.shape, [6, 4]);
+        assert_eq!(tt[1], values[6]);
+    }
+}

@@ -59,6 +59,18 @@ macro_rules! cpu_backend {
                 conv::param_grads::<Self>(grad, x, with_bias)
             }
 
+            fn channel_scale(x: FloatTensor<Self>, scale: FloatTensor<Self>) -> FloatTensor<Self> {
+                pointwise::channel_scale::<Self>(x, scale)
+            }
+
+            fn channel_scale_grad(
+                grad: FloatTensor<Self>,
+                x: FloatTensor<Self>,
+                scale_dtype: DType,
+            ) -> FloatTensor<Self> {
+                pointwise::channel_scale_grad::<Self>(grad, x, scale_dtype)
+            }
+
             fn exact_gelu(x: FloatTensor<Self>) -> FloatTensor<Self> {
                 pointwise::gelu::<Self>(x)
             }

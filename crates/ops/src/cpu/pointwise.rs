@@ -8,12 +8,13 @@ use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{DType, TensorMetadata};
 use fno_kernels::adamw::{adamw_in_place, AdamWStep};
+use fno_kernels::host_buffers::par_build;
 use rayon::prelude::*;
 
 use super::normal::{cdf, gelu_derivative};
 use super::{device_tensor, host};
 use crate::pointwise::{adamw_steps_by_ops, AdamWOperands};
-use crate::reference::pointwise::{gelu_by_ops, gelu_grad_by_ops};
+use crate::reference::pointwise::{channel_scale_by_ops, channel_scale_grad_by_ops, gelu_by_ops, gelu_grad_by_ops};
 
 /// Values a task: small enough to spread a 16² batch's activations over the cores.
 const CHUNK: usize = 1 << 14;
@@ -25,12 +26,16 @@ pub(crate) fn gelu<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
     }
     let device = B::float_device(&x);
     let x = host::<B>(x);
-    let mut y = vec![0.0f32; x.len()];
-    y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(y, x)| {
-        for (y, &x) in y.iter_mut().zip(x) {
-            *y = x * cdf(x);
-        }
-    });
+    let y = par_build(
+        (x.len(), CHUNK),
+        0.0,
+        || (),
+        |_, i, y| {
+            for (y, &x) in y.iter_mut().zip(&x[i * CHUNK..]) {
+                *y = x * cdf(x);
+            }
+        },
+    );
     device_tensor::<B>(y, &x.shape, (&device, DType::F32))
 }
 
@@ -48,6 +53,80 @@ pub(crate) fn gelu_grad<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> 
         }
     });
     device_tensor::<B>(g, &x.shape, (&device, DType::F32))
+}
+
+/// `Σ a·b` in eight interleaved partial sums (vectorised, and each sum over
+/// an eighth of the terms).
+pub(crate) fn lanes_dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(&a, &b)| a * b).sum();
+    for (a, b) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += a[l] * b[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// `Σ a` in eight interleaved partial sums.
+pub(crate) fn lanes_sum(a: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = a.chunks_exact(8);
+    let tail: f32 = chunks.remainder().iter().sum();
+    for a in chunks {
+        for l in 0..8 {
+            acc[l] += a[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// [`crate::PointwiseBackend::channel_scale`] on a CPU backend: `x [B, C, S]`
+/// times `scale [C]`, rows over the threads.
+pub(crate) fn channel_scale<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>) -> FloatTensor<B> {
+    if x.dtype() != DType::F32 || scale.dtype() != DType::F32 {
+        return channel_scale_by_ops::<B>(x, scale);
+    }
+    let device = B::float_device(&x);
+    let (x, scale) = (host::<B>(x), host::<B>(scale));
+    let s = x.shape[2];
+    let y = par_build(
+        (x.len(), s),
+        0.0,
+        || (),
+        |_, row, y| {
+            let k = scale[row % scale.len()];
+            y.iter_mut().zip(&x[row * s..]).for_each(|(y, &x)| *y = k * x);
+        },
+    );
+    device_tensor::<B>(y, &x.shape, (&device, DType::F32))
+}
+
+/// [`crate::PointwiseBackend::channel_scale_grad`] on a CPU backend: a dot
+/// product a row of `[B·C, S]` on the threads, then the batch summed.
+pub(crate) fn channel_scale_grad<B: Backend>(
+    grad: FloatTensor<B>,
+    x: FloatTensor<B>,
+    scale_dtype: DType,
+) -> FloatTensor<B> {
+    if grad.dtype() != DType::F32 || x.dtype() != DType::F32 || scale_dtype != DType::F32 {
+        return channel_scale_grad_by_ops::<B>(grad, x, scale_dtype);
+    }
+    let device = B::float_device(&x);
+    let (g, x) = (host::<B>(grad), host::<B>(x));
+    let (c, s) = (x.shape[1], x.shape[2]);
+    let dots = par_build(
+        (x.len() / s.max(1), 1),
+        0.0f64,
+        || (),
+        |_, row, dot| {
+            let (g, x) = (&g[row * s..][..s], &x[row * s..][..s]);
+            dot[0] = lanes_dot(g, x) as f64;
+        },
+    );
+    let sums = (0..c).map(|o| dots.iter().skip(o).step_by(c).sum::<f64>() as f32);
+    device_tensor::<B>(sums.collect(), &[c], (&device, DType::F32))
 }
 
 /// [`crate::PointwiseBackend::adamw_steps`] on a CPU backend.

@@ -3,7 +3,7 @@
 
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
-use burn::tensor::{Shape, Tensor, TensorMetadata, TensorPrimitive};
+use burn::tensor::{DType, Shape, Tensor, TensorMetadata, TensorPrimitive};
 use fno_kernels::adamw::AdamWStep;
 
 use crate::matmul::{precise_matmul, PreciseMatmulBackend};
@@ -62,6 +62,23 @@ pub(crate) fn channel_scale_by_ops<B: Backend>(x: FloatTensor<B>, scale: FloatTe
     // An f32 scale of half activations multiplies in their dtype, as the kernel does.
     let scale = in_dtype(wrap::<B, 1>(scale), x.dtype());
     unwrap(x * scale.reshape([1, c, 1]))
+}
+
+/// A channel scale's gradient, `Σ grad·x` over the batch and points: summed
+/// in f32 (half products over a batch's points overflow f16, more so under a
+/// loss scale), returned in the scale's dtype.
+pub(crate) fn channel_scale_grad_by_ops<B: Backend>(
+    grad: FloatTensor<B>,
+    x: FloatTensor<B>,
+    scale_dtype: DType,
+) -> FloatTensor<B> {
+    let f32_of = |t: Tensor<B, 3>| if t.dtype() == DType::F32 { t } else { t.cast(DType::F32) };
+    let sums = channel_sums(f32_of(wrap(grad)) * f32_of(wrap(x)));
+    unwrap(if scale_dtype == DType::F32 {
+        sums
+    } else {
+        sums.cast(scale_dtype)
+    })
 }
 
 pub(crate) fn gelu_by_ops<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
