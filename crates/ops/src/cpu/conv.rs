@@ -10,7 +10,7 @@ use fno_kernels::host_buffers::{par_build, par_build_pair};
 use gemm::{gemm, Parallelism};
 use rayon::prelude::*;
 
-use super::normal::cdf;
+use super::normal::{cdf, vectorized};
 use super::pointwise::lanes_sum;
 use super::{device_tensor, host};
 use crate::matmul::PreciseMatmulBackend;
@@ -131,19 +131,21 @@ pub(crate) fn conv_finished<B: PointwiseBackend>(
         }
         let (w, x) = (Strided::dense(&w, cin), Strided::dense(&x[b * cin * s..][..cin * s], s));
         matmul(y, w, x, (cout, cin, s), bias.is_some());
-        if let Some((r, gate)) = &residual {
-            let rows = y.chunks_exact_mut(s).zip(r[b * sample..][..sample].chunks_exact(s));
-            for (o, (row, r)) in rows.enumerate() {
-                let g = gate.as_ref().map_or(1.0, |g| g[o]);
-                row.iter_mut().zip(r).for_each(|(y, &r)| *y += g * r);
+        vectorized(|| {
+            if let Some((r, gate)) = &residual {
+                let rows = y.chunks_exact_mut(s).zip(r[b * sample..][..sample].chunks_exact(s));
+                for (o, (row, r)) in rows.enumerate() {
+                    let g = gate.as_ref().map_or(1.0, |g| g[o]);
+                    row.iter_mut().zip(r).for_each(|(y, &r)| *y += g * r);
+                }
             }
-        }
-        if let Some(pre) = pre {
-            pre.copy_from_slice(y);
-        }
-        if gelu {
-            y.iter_mut().for_each(|v| *v *= cdf(*v));
-        }
+            if let Some(pre) = pre {
+                pre.copy_from_slice(y);
+            }
+            if gelu {
+                y.iter_mut().for_each(|v| *v *= cdf(*v));
+            }
+        })
     };
     let sizes = (batch * sample, sample);
     let (y, pre) = if keep_pre {
@@ -184,7 +186,7 @@ pub(crate) fn param_grads<B: PreciseMatmulBackend>(
         if with_bias {
             gb.iter_mut()
                 .zip(g.chunks_exact(s.max(1)))
-                .for_each(|(gb, row)| *gb = lanes_sum(row));
+                .for_each(|(gb, row)| *gb = vectorized(|| lanes_sum(row)));
         }
         sums
     };

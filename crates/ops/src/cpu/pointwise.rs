@@ -11,7 +11,7 @@ use fno_kernels::adamw::{adamw_in_place, AdamWStep};
 use fno_kernels::host_buffers::par_build;
 use rayon::prelude::*;
 
-use super::normal::{cdf, gelu_derivative};
+use super::normal::{cdf, gelu_derivative, vectorized};
 use super::{device_tensor, host};
 use crate::pointwise::{adamw_steps_by_ops, AdamWOperands};
 use crate::reference::pointwise::{channel_scale_by_ops, channel_scale_grad_by_ops, gelu_by_ops, gelu_grad_by_ops};
@@ -31,9 +31,11 @@ pub(crate) fn gelu<B: Backend>(x: FloatTensor<B>) -> FloatTensor<B> {
         0.0,
         || (),
         |_, i, y| {
-            for (y, &x) in y.iter_mut().zip(&x[i * CHUNK..]) {
-                *y = x * cdf(x);
-            }
+            vectorized(|| {
+                for (y, &x) in y.iter_mut().zip(&x[i * CHUNK..]) {
+                    *y = x * cdf(x);
+                }
+            })
         },
     );
     device_tensor::<B>(y, &x.shape, (&device, DType::F32))
@@ -48,15 +50,18 @@ pub(crate) fn gelu_grad<B: Backend>(x: FloatTensor<B>, grad: FloatTensor<B>) -> 
     let x = host::<B>(x);
     let mut g = host::<B>(grad).into_vec();
     g.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(g, x)| {
-        for (g, &x) in g.iter_mut().zip(x) {
-            *g *= gelu_derivative(x);
-        }
+        vectorized(|| {
+            for (g, &x) in g.iter_mut().zip(x) {
+                *g *= gelu_derivative(x);
+            }
+        })
     });
     device_tensor::<B>(g, &x.shape, (&device, DType::F32))
 }
 
 /// `Σ a·b` in eight interleaved partial sums (vectorised, and each sum over
 /// an eighth of the terms).
+#[inline(always)]
 pub(crate) fn lanes_dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -70,6 +75,7 @@ pub(crate) fn lanes_dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// `Σ a` in eight interleaved partial sums.
+#[inline(always)]
 pub(crate) fn lanes_sum(a: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let chunks = a.chunks_exact(8);
@@ -97,7 +103,7 @@ pub(crate) fn channel_scale<B: Backend>(x: FloatTensor<B>, scale: FloatTensor<B>
         || (),
         |_, row, y| {
             let k = scale[row % scale.len()];
-            y.iter_mut().zip(&x[row * s..]).for_each(|(y, &x)| *y = k * x);
+            vectorized(|| y.iter_mut().zip(&x[row * s..]).for_each(|(y, &x)| *y = k * x));
         },
     );
     device_tensor::<B>(y, &x.shape, (&device, DType::F32))
@@ -122,7 +128,7 @@ pub(crate) fn channel_scale_grad<B: Backend>(
         || (),
         |_, row, dot| {
             let (g, x) = (&g[row * s..][..s], &x[row * s..][..s]);
-            dot[0] = lanes_dot(g, x) as f64;
+            dot[0] = vectorized(|| lanes_dot(g, x)) as f64;
         },
     );
     let sums = (0..c).map(|o| dots.iter().skip(o).step_by(c).sum::<f64>() as f32);
