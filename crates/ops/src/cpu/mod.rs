@@ -1,7 +1,7 @@
 //! The CPU backends (NdArray, Candle): every op by its trait's defaults, built
 //! of Burn's ops, but the spectral convolution's kernel path ([`spectral`]),
-//! the 1×1 convolutions with their residuals and GELU ([`conv`]), GELU and
-//! AdamW ([`pointwise`]), which run on the CPU's threads.
+//! the 1×1 convolutions with their residuals and GELU ([`conv`]), GELU, the
+//! channel scale and AdamW ([`pointwise`]), which run on the CPU's threads.
 #![allow(unused_imports)] // unused when no CPU backend feature is on
 
 mod conv;
