@@ -4,7 +4,8 @@
 //! op's backward is the other's adjoint, so Candle's autograd runs through
 //! them. These are the passes of `fno_ops::spectral` on Burn, with the same
 //! mode orders and norms. On the CPU they run the shared FFT plan through
-//! [`FftPlan::execute_cpu`], in the tensor's own float type (f32 or f64); on
+//! [`FftPlan::execute_threaded`] (real-input transforms on rayon's threads),
+//! in the tensor's own float type (f32 or f64); on
 //! Candle's CUDA device (feature `cuda`), through our CubeCL kernels.
 
 use candle_core::backend::BackendStorage;
@@ -168,9 +169,9 @@ fn norm_and_order(pass: Pass, norm: Norm, forward_order: ModeOrder, adjoint_orde
     }
 }
 
-/// `fft` on the CPU, in the values' own float type.
+/// `fft` on the CPU's threads, in the values' own float type.
 fn run<T: FftNum + Float>(fft: &FftPlan, values: &[T]) -> Result<Vec<T>> {
-    fft.execute_cpu(values).map_err(candle_core::Error::wrap)
+    fft.execute_threaded(values).map_err(candle_core::Error::wrap)
 }
 
 /// The contiguous values of a float storage, as `f(values)` of their type.
