@@ -122,15 +122,10 @@ pub(crate) fn channel_scale_grad<B: Backend>(
     let device = B::float_device(&x);
     let (g, x) = (host::<B>(grad), host::<B>(x));
     let (c, s) = (x.shape[1], x.shape[2]);
-    let dots = par_build(
-        (x.len() / s.max(1), 1),
-        0.0f64,
-        || (),
-        |_, row, dot| {
-            let (g, x) = (&g[row * s..][..s], &x[row * s..][..s]);
-            dot[0] = vectorized(|| lanes_dot(g, x)) as f64;
-        },
-    );
+    let dots: Vec<f64> = (0..x.len() / s.max(1))
+        .into_par_iter()
+        .map(|row| vectorized(|| lanes_dot(&g[row * s..][..s], &x[row * s..][..s])) as f64)
+        .collect();
     let sums = (0..c).map(|o| dots.iter().skip(o).step_by(c).sum::<f64>() as f32);
     device_tensor::<B>(sums.collect(), &[c], (&device, DType::F32))
 }
