@@ -10,33 +10,6 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor, TensorData};
 use fno_ops::{Factorization, WeightForm};
 
-use crate::config::FnoConfig;
-use crate::rank::{cp_rank, tt_ranks, tucker_ranks};
-
-/// The form of every spectral weight of `cfg` (its factorization already
-/// validated), or why its rank does not fit the weight.
-pub(crate) fn weight_form(cfg: &FnoConfig) -> Result<WeightForm, String> {
-    let h = cfg.hidden_channels;
-    let mut shape = if cfg.separable { vec![h] } else { vec![h, h] };
-    shape.extend(cfg.weight_modes());
-    let factorization = Factorization::parse(cfg.factorization.as_deref())
-        .ok_or_else(|| format!("unknown factorization {:?}", cfg.factorization))?;
-    // neuraloperator's `fixed_rank_modes=True` keeps the first dim at full rank.
-    let fixed: &[usize] = if cfg.fixed_rank_modes { &[0] } else { &[] };
-    let ranks = match factorization {
-        Factorization::Dense => vec![],
-        Factorization::Tucker => tucker_ranks(&shape, &cfg.rank, fixed)?,
-        Factorization::Cp => vec![cp_rank(&shape, &cfg.rank)?],
-        Factorization::TensorTrain => tt_ranks(&shape, &cfg.rank)?,
-    };
-    Ok(WeightForm {
-        factorization,
-        separable: cfg.separable,
-        shape,
-        ranks,
-    })
-}
-
 /// Per stored tensor, the standard deviation of each of its real and
 /// imaginary parts at initialisation, or `None` for CP's weights (all one).
 /// tltorch's `normal_(0, std)` with neuraloperator's `std = sqrt(2 / (Cin +
@@ -88,19 +61,11 @@ pub(crate) fn stored_tensor<B: Backend>(flat: Tensor<B, 1>, shape: &[usize]) -> 
     flat.reshape(WeightForm::storage_shape(shape))
 }
 
-/// The state-dict key and stored shape (complex, trailing 2) of each tensor
-/// of a weight of `form` under `prefix` (`fno_blocks.convs.{i}.weight`).
-pub(crate) fn keys(form: &WeightForm, prefix: &str) -> Vec<(String, Vec<usize>)> {
-    form.tensors()
-        .into_iter()
-        .map(|(name, shape)| (format!("{prefix}.{name}"), [&shape[..], &[2]].concat()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rank::Rank;
+    use crate::FnoConfig;
 
     fn form(factorization: &str, rank: f64) -> WeightForm {
         let cfg = FnoConfig {
@@ -111,7 +76,7 @@ mod tests {
             )
             .unwrap()
         };
-        weight_form(&cfg).unwrap()
+        cfg.weight_form().unwrap()
     }
 
     #[test]
@@ -135,7 +100,7 @@ mod tests {
         let tt = part_stds(&form("tt", 0.1), std);
         assert!((tt[2].unwrap() - (std / (37.0 * 23.0 * 7.0)).powf(0.25) / 2f64.sqrt()).abs() < 1e-15);
 
-        let k = keys(&tucker, "fno_blocks.convs.0.weight");
+        let k = tucker.keys("fno_blocks.convs.0.weight");
         assert_eq!(k[0], ("fno_blocks.convs.0.weight.core".into(), vec![35, 35, 9, 5, 2]));
         assert_eq!(
             k[4],

@@ -5,14 +5,13 @@
 //! implementation ([`fno_ops::SpectralImpl`]) is chosen per model.
 
 pub mod checkpoint;
-pub mod config;
 mod factorized;
 pub mod fno;
 pub mod infer;
-pub mod neuralop_files;
 pub mod point_cloud;
-pub mod rank;
 pub mod recompute;
+
+pub use fno_core::{config, neuralop_files, rank, ModelError};
 
 pub use config::{BlockPrecision, FnoConfig};
 pub use fno::Fno;
@@ -20,15 +19,3 @@ pub use infer::infer;
 pub use point_cloud::{NonUniformSpectralConv, PointFno, PointFnoConfig};
 pub use rank::Rank;
 pub use recompute::Recompute;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    #[error("{0}")]
-    Config(String),
-    #[error("{0}")]
-    Checkpoint(String),
-    #[error("{0}")]
-    Input(String),
-    #[error(transparent)]
-    Spectral(#[from] fno_ops::SpectralError),
-}

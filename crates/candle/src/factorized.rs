@@ -1,13 +1,13 @@
 //! Factorized spectral weights (tensorly-torch's Tucker, CP and tensor-train
 //! forms, dense or separable) rebuilt into the dense `[Cin, Cout, *modes]`
 //! complex weight the Candle FNO contracts with. The stored tensors are read
-//! as [`fno_ops::WeightForm`] names and shapes them. The Burn model contracts
+//! as [`fno_core::WeightForm`] names and shapes them. The Burn model contracts
 //! through the factors instead (`fno_ops::factorized`). This is not Burn's
 //! `FactorizedWeight::dense` on NdArray: Burn's NdArray backends share one
 //! device whose default float dtype the first user fixes for the process.
 
 use candle_core::{Device, Result, Tensor, D};
-use fno_ops::{Factorization, WeightForm};
+use fno_core::{Factorization, WeightForm};
 
 /// A complex tensor as its real and imaginary parts.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 //!   tensors, differentiable by Candle's autograd. Its FFTs are custom ops
 //!   ([`transform`]) whose backward passes are each other's adjoints.
 //! - [`Fno`]: neuraloperator 2.0's FNO as a candle-nn model, built from
-//!   `fno_models::FnoConfig` through a `VarBuilder`. It loads the same
+//!   `fno_core::FnoConfig` through a `VarBuilder`. It loads the same
 //!   safetensors checkpoints as the Burn model (ours and neuraloperator
 //!   exports) and trains with candle-nn's optimisers.
 //!

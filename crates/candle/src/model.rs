@@ -16,10 +16,10 @@ use std::collections::HashMap;
 use candle_core::{DType, Device, Result, Tensor};
 use candle_nn::{Init, VarBuilder};
 use fno_kernels::fft::Norm;
-use fno_models::checkpoint::{checked_tensors, spectral_tensor_name, SafeTensorsFile, StoredTensor};
-use fno_models::config::{NormKind, SkipKind};
-use fno_models::FnoConfig;
-use fno_ops::{Factorization, SpectralConvSpec};
+use fno_core::checkpoint::{checked_tensors, spectral_tensor_name};
+use fno_core::safetensors_file::{SafeTensorsFile, StoredTensor};
+use fno_core::config::{NormKind, SkipKind};
+use fno_core::{Factorization, FnoConfig, SpectralConvSpec};
 
 use crate::factorized::dense_weight;
 use crate::spectral::spectral_conv;
@@ -478,8 +478,8 @@ pub fn infer(
     (dtype, device): (DType, &Device),
     progress: impl FnMut(usize, usize),
 ) -> Result<Vec<f32>> {
-    fno_models::infer::check_input(model.config(), x, shape, batch_size).map_err(candle_core::Error::wrap)?;
-    fno_models::infer::in_batches(x, shape, batch_size, progress, |chunk, batch_shape| {
+    fno_core::input::check_input(model.config(), x, shape, batch_size).map_err(candle_core::Error::wrap)?;
+    fno_core::input::in_batches(x, shape, batch_size, progress, |chunk, batch_shape| {
         let x = Tensor::from_slice(chunk, batch_shape, device)?.to_dtype(dtype)?;
         model
             .forward(&x, false)?

@@ -8,7 +8,7 @@
 //! computes, as for the Burn op.
 
 use candle_core::{Result, Tensor, D};
-use fno_ops::{FaultTolerance, Precision, SpectralConvSpec, SpectralShapes, WeightLayout};
+use fno_core::{FaultTolerance, Precision, SpectralConvSpec, SpectralShapes, WeightLayout};
 
 use crate::transform::{retained_spectrum, spectrum_to_grid};
 

@@ -13,7 +13,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::CudaStorage;
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
-use fno_ops::spec::{adjoint_norm, hermitian_weights, InverseShift, FORWARD_ORDER};
+use fno_core::spec::{adjoint_norm, hermitian_weights, InverseShift, FORWARD_ORDER};
 use rustfft::num_traits::Float;
 use rustfft::FftNum;
 

@@ -29,8 +29,9 @@ pub mod nonuniform;
 pub mod pointwise;
 pub mod reference;
 pub mod rounding;
-pub mod spec;
 pub mod spectral;
+
+pub use fno_core::spec;
 
 mod autodiff;
 mod cpu;

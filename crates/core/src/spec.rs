@@ -56,7 +56,7 @@ const AUTO_FUSED_CHANNELS: usize = 64;
 
 impl SpectralImpl {
     /// Ok for the kernel paths a backend op runs; Reference and Auto never reach one.
-    pub(crate) fn check_kernel_path(self) -> Result<(), SpectralError> {
+    pub fn check_kernel_path(self) -> Result<(), SpectralError> {
         match self {
             SpectralImpl::Unfused | SpectralImpl::Fused => Ok(()),
             SpectralImpl::Reference => Err(SpectralError::Invalid(
@@ -151,10 +151,8 @@ pub struct SpectralConvSpec {
     pub spectrum_precision: Precision,
     /// Checksums on the unfused kernel path (docs/abft.md): every FFT stage
     /// and every contraction checks its result, counting faults in the
-    /// device's record ([`SpectralConvBackend::fault_counts`]) and, under
-    /// `Correct`, computing faulty signals and rows again.
-    ///
-    /// [`SpectralConvBackend::fault_counts`]: crate::SpectralConvBackend::fault_counts
+    /// device's record (fno-ops' `SpectralConvBackend::fault_counts`) and,
+    /// under `Correct`, computing faulty signals and rows again.
     pub fault_tolerance: FaultTolerance,
     pub inverse_shift: InverseShift,
 }
@@ -261,7 +259,7 @@ impl SpectralShapes {
     /// What the kernel paths (GPU and CPU) refuse of these shapes: a weight
     /// not cropped to the grid's modes (`weight_modes`), and what
     /// [`Self::check_resizes_last_dim_only`] refuses.
-    pub(crate) fn check_kernel_layout(&self, weight_modes: &[usize]) -> Result<(), SpectralError> {
+    pub fn check_kernel_layout(&self, weight_modes: &[usize]) -> Result<(), SpectralError> {
         if self.crops_weight(weight_modes) {
             return Err(SpectralError::Invalid(
                 "the kernel path expects the weight cropped to the grid's modes".into(),
@@ -272,7 +270,7 @@ impl SpectralShapes {
 
     /// What every kernel path, factorized chains too, refuses: neuraloperator's
     /// crop/pad of a non-last dim's centred spectrum.
-    pub(crate) fn check_resizes_last_dim_only(&self) -> Result<(), SpectralError> {
+    pub fn check_resizes_last_dim_only(&self) -> Result<(), SpectralError> {
         let dims = self.spatial_dims();
         if self.output[..dims - 1] != self.input[..dims - 1] {
             return Err(SpectralError::Unsupported(

@@ -8,10 +8,10 @@
 use fno_formats::torch::{self, Tensor, Value};
 use fno_formats::torch_write;
 
-use crate::checkpoint::{SafeTensorsFile, StoredTensor};
 use crate::config::FnoConfig;
-use crate::ModelError;
-use fno_ops::InverseShift;
+use crate::error::ModelError;
+use crate::safetensors_file::{SafeTensorsFile, StoredTensor};
+use crate::spec::InverseShift;
 
 fn bad(m: impl Into<String>) -> ModelError {
     ModelError::Checkpoint(m.into())
@@ -135,7 +135,7 @@ fn json(value: &Value) -> Result<serde_json::Value, String> {
 }
 
 /// neuraloperator's `save_checkpoint` files of a model with these tensors
-/// (as [`crate::Fno::state_dict`] gives them) and configuration:
+/// (as fno-models' `Fno::state_dict` gives them) and configuration:
 /// `NAME_state_dict.pt` (the tensors, the init kwargs as `_metadata`) and
 /// `NAME_metadata.pkl` (the init kwargs), which `FNO.from_checkpoint(dir,
 /// NAME)` loads.

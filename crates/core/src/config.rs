@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use fno_ops::{Factorization, InverseShift, WeightForm};
-
+use crate::error::ModelError;
+use crate::factorization::{Factorization, WeightForm};
 use crate::rank::Rank;
-use crate::ModelError;
+use crate::spec::InverseShift;
 
 /// The largest sizes a configuration may ask for: a checkpoint's metadata or
 /// a configuration file is input, and a model is only built within these.
@@ -210,10 +210,10 @@ impl BlockPrecision {
     }
 
     /// What the spectra hold.
-    pub fn spectrum(self) -> fno_ops::Precision {
+    pub fn spectrum(self) -> fno_kernels::precision::Precision {
         match self {
-            BlockPrecision::F32 => fno_ops::Precision::F32,
-            BlockPrecision::Mixed | BlockPrecision::Half => fno_ops::Precision::F16,
+            BlockPrecision::F32 => fno_kernels::precision::Precision::F32,
+            BlockPrecision::Mixed | BlockPrecision::Half => fno_kernels::precision::Precision::F16,
         }
     }
 }
@@ -496,7 +496,13 @@ impl FnoConfig {
     /// The form of the spectral weights: dense or factorized, with their
     /// ranks (an error where the rank does not fit the weight).
     pub fn weight_form(&self) -> Result<WeightForm, ModelError> {
-        crate::factorized::weight_form(self).map_err(|e| ModelError::Config(format!("rank: {e}")))
+        let h = self.hidden_channels;
+        let mut shape = if self.separable { vec![h] } else { vec![h, h] };
+        shape.extend(self.weight_modes());
+        let factorization = Factorization::parse(self.factorization.as_deref())
+            .ok_or_else(|| ModelError::Config(format!("unknown factorization {:?}", self.factorization)))?;
+        WeightForm::of(factorization, self.separable, shape, &self.rank, self.fixed_rank_modes)
+            .map_err(|e| ModelError::Config(format!("rank: {e}")))
     }
 
     /// Real parameters of the model (each complex value of the spectral
