@@ -31,7 +31,7 @@ use hdf5_reader::group::Group;
 use hdf5_reader::{ByteOrder, Dataset, Datatype, H5Type, Hdf5File, OpenOptions, SliceInfo, SliceInfoElem};
 
 use crate::dataset::{Array, PdeDataset};
-use crate::load::LoadOptions;
+use crate::options::{LoadOptions, LAYOUT_CHANNELS, LAYOUT_KEY};
 use crate::{DataError, StoredTensor, Tensors};
 
 /// The most one read may produce: 4 GiB of f32 (selected elements × 4 bytes).
@@ -486,7 +486,7 @@ pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<PdeDataset,
     let has = |k: &str| datasets.iter().any(|n| n == k);
     let (t_in, t_out) = (options.time.map(|t| t.0), options.time.map(|t| t.1));
     let metadata = file.metadata();
-    let ours = metadata.get(crate::load::LAYOUT_KEY).map(String::as_str) == Some(crate::load::LAYOUT_CHANNELS);
+    let ours = metadata.get(LAYOUT_KEY).map(String::as_str) == Some(LAYOUT_CHANNELS);
     let keys = match (&options.input_key, &options.output_key) {
         (None, None) if ours => (Some("x".to_string()), Some("y".to_string())),
         (x, y) => (x.clone(), y.clone()),

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::dataset::PdeDataset;
-use crate::load::LoadOptions;
+use crate::options::LoadOptions;
 use crate::{DataError, Tensors};
 
 /// The error every HDF5 entry point returns in this build.

@@ -15,6 +15,7 @@ pub mod load;
 pub mod mat_file;
 pub mod normalize;
 pub mod npy;
+pub mod options;
 pub mod output;
 pub mod safetensors_file;
 pub mod torch;

@@ -5,13 +5,15 @@
 //! of them (for `fno data info`).
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::Path;
 
 use fno_formats::budget::Budget;
 
 use crate::dataset::{Array, PdeDataset};
 use crate::{hdf5_file, mat_file, npy, safetensors_file, torch, DataError, StoredTensor, Tensors};
+
+// Kept at their old paths (`fno_datasets::load::LoadOptions`, …).
+pub use crate::options::{LoadOptions, LAYOUT_CHANNELS, LAYOUT_KEY};
 
 fn err(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::File {
@@ -20,44 +22,8 @@ fn err(path: &Path, reason: impl Into<String>) -> DataError {
     }
 }
 
-/// Which tensors to read and how much of them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LoadOptions {
-    /// Input key; default: the first of `x`, `a`, `coeff`, `input`, `inputs` present.
-    pub input_key: Option<String>,
-    /// Output key; default: the first of `y`, `u`, `output`, `outputs`, `sol` present.
-    pub output_key: Option<String>,
-    /// Samples to keep (default all).
-    pub samples: Option<Range<usize>>,
-    /// Keep every `stride`-th grid point of each spatial dim.
-    pub stride: usize,
-    /// Whether dim 1 of the stored tensors is the channel dim; default: yes for
-    /// our safetensors files (they say so in their metadata), no otherwise
-    /// (neuraloperator's and most published files store `[N, *grid]`).
-    pub channel_dim: Option<bool>,
-    /// Input and output time steps of files that store trajectories (HDF5
-    /// PDEBench files); default the first and the last.
-    pub time: Option<(usize, usize)>,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions {
-            input_key: None,
-            output_key: None,
-            samples: None,
-            stride: 1,
-            channel_dim: None,
-            time: None,
-        }
-    }
-}
-
 const INPUT_KEYS: [&str; 5] = ["x", "a", "coeff", "input", "inputs"];
 const OUTPUT_KEYS: [&str; 5] = ["y", "u", "output", "outputs", "sol"];
-/// Metadata key our writers set: `[N, C, *grid]` tensors.
-pub const LAYOUT_KEY: &str = "layout";
-pub const LAYOUT_CHANNELS: &str = "samples,channels,grid";
 
 fn extension(path: &Path) -> String {
     path.extension()
