@@ -10,11 +10,13 @@ pub mod checkpoint;
 pub mod config;
 pub mod data;
 pub mod data_parallel;
+mod exchange;
 pub mod inference;
 pub mod loss;
 mod memory;
 pub mod optim;
 pub mod plot;
+pub mod run;
 pub mod schedule;
 pub mod trainer;
 
@@ -22,7 +24,8 @@ pub use config::TrainConfig;
 pub use data::PreparedData;
 pub use data_parallel::{train_data_parallel, Replicas};
 pub use inference::{checkpoint_normalizers, predict_with, Predictor};
-pub use trainer::{check_start, run_files, train, RunOptions, Start, TrainObserver, TrainSummary};
+pub use run::{RunOptions, Start, TrainObserver, TrainSummary};
+pub use trainer::{check_start, run_files, train};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {

@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use burn::collective::PeerId;
 use burn::data::dataloader::batcher::Batcher;
 use burn::module::{AutodiffModule, Module};
 use burn::optim::grad_clipping::GradientClippingConfig;
@@ -17,70 +16,25 @@ use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_kernels::pools::MemoryMode;
 use fno_models::{BlockPrecision, Fno};
-use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend, SpectralImpl};
+use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend};
 
 use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
-use crate::data_parallel::{broadcast_parameters, collective, shard, sum_gradients, sum_values};
+use crate::exchange::{broadcast_parameters, collective, shard, sum_gradients, sum_values, Replica};
 use crate::loss::Loss;
 use crate::memory::{self, Peaks};
 use crate::optim::{gradients_poison, FusedAdamW, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
+// Kept at their old paths (`fno_training::trainer::RunOptions`, …).
+pub use crate::run::{RunOptions, Start, TrainObserver, TrainSummary};
+
 static INITIALISING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Steps between reads of the training loss (see the training loop).
 const LOSS_READS_EVERY: usize = 16;
-
-/// What a run reports as it goes.
-pub trait TrainObserver {
-    /// After batch `done` of `total`: `loss` is the mean loss per sample of
-    /// the batches since the last report (reports come every few batches).
-    fn batch(&mut self, epoch: usize, epochs: usize, done: usize, total: usize, loss: f64);
-    fn epoch(&mut self, metrics: &EpochMetrics);
-    fn message(&mut self, text: &str);
-}
-
-/// Where a finished run left its files, and its last metrics.
-#[derive(Debug)]
-pub struct TrainSummary {
-    pub out_dir: PathBuf,
-    pub last_checkpoint: PathBuf,
-    pub best_checkpoint: Option<PathBuf>,
-    pub metrics: PathBuf,
-    pub plot: Option<PathBuf>,
-    pub history: Vec<EpochMetrics>,
-    /// What the checked kernels counted this invocation (`None` with fault
-    /// tolerance off).
-    pub faults: Option<FaultCounts>,
-}
-
-/// How a run treats the output directory's earlier run (its `last.state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Start {
-    /// A new run; refused where the directory already holds one.
-    Fresh,
-    /// Continue the run the directory holds; refused where it holds none.
-    Resume,
-    /// A new run in place of the one the directory holds, whose files go.
-    Overwrite,
-}
-
-/// Options of one invocation (not part of the configuration).
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub spectral_impl: SpectralImpl,
-    /// Checksums in the spectral convolutions (unfused path; docs/abft.md).
-    pub fault_tolerance: FaultTolerance,
-    pub start: Start,
-    /// Stop after this many epochs of this invocation (tests; a killed run).
-    pub stop_after: Option<usize>,
-    /// A checkpoint (any `Fno::load_checkpoint` reads) whose weights a fresh
-    /// run starts from; the configuration's model must be its architecture.
-    pub init_from: Option<Vec<u8>>,
-}
 
 /// The files a run writes into its directory.
 const RUN_FILES: [&str; 6] = [
@@ -141,15 +95,6 @@ where
     B::InnerBackend: SpectralConvBackend,
 {
     train_replica::<B>(cfg, data, options, device, None, observer)
-}
-
-/// One replica of data-parallel training ([`crate::data_parallel`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Replica {
-    pub peer: PeerId,
-    /// Its place among all replicas: 0 evaluates and writes the run's files.
-    pub rank: usize,
-    pub world: usize,
 }
 
 /// [`train`] as `replica` where given, registered with burn-collective.
