@@ -10,7 +10,6 @@
 //! missing, unexpected and mis-shaped keys are all reported together, and
 //! nothing is loaded unless all match.
 
-
 use std::collections::HashMap;
 
 use burn::module::Param;

@@ -5,7 +5,7 @@
 use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use fno_kernels::fft::Norm;
+use fno_kernels::fft::{Norm, Planning};
 use fno_ops::rounding::round_to;
 use fno_ops::{
     channel_scale, factorized_spectral_conv, gelu, pointwise_conv, pointwise_conv_finished, FactorizedWeight,
@@ -231,6 +231,18 @@ pub(crate) struct Layout {
     padding: Vec<usize>,
 }
 
+/// How a model runs beyond its parameters: its 1×1 products' precision, what
+/// its spectral convolutions hold (where given; else its configuration's) and
+/// their fault tolerance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub matmul: MatmulPrecision,
+    pub block: Option<BlockPrecision>,
+    pub fault_tolerance: FaultTolerance,
+    /// How the kernel path lowers its FFT plans ([`SpectralConvSpec::fft_planning`]).
+    pub fft_planning: Planning,
+}
+
 /// neuraloperator 2.0's FNO as a Burn module.
 #[derive(Module, Debug)]
 pub struct Fno<B: Backend> {
@@ -241,8 +253,8 @@ pub struct Fno<B: Backend> {
     weight_form: WeightForm,
     spectral_impl: SpectralImpl,
     matmul_precision: MatmulPrecision,
-    block_precision: BlockPrecision,
     fault_tolerance: FaultTolerance,
+    fft_planning: Planning,
 }
 
 /// `[B, C, *spatial]` → `[B, C, S]`.
@@ -308,8 +320,8 @@ impl<B: SpectralConvBackend> Fno<B> {
             weight_form,
             spectral_impl: SpectralImpl::Reference,
             matmul_precision: MatmulPrecision::F32,
-            block_precision: config.block_precision(),
             fault_tolerance: FaultTolerance::Off,
+            fft_planning: Planning::Rules,
         })
     }
 
@@ -353,14 +365,16 @@ impl<B: SpectralConvBackend> Fno<B> {
         self
     }
 
+    /// What the spectral convolutions hold: the configuration's
+    /// `fno_block_precision`.
     pub fn block_precision(&self) -> BlockPrecision {
-        self.block_precision
+        self.config.fno_block_precision
     }
 
-    /// Chooses what the spectral convolutions hold (any time; a new model
-    /// takes its configuration's `fno_block_precision`).
+    /// Chooses what the spectral convolutions hold (any time): sets the
+    /// configuration's `fno_block_precision`, which checkpoints record.
     pub fn with_block_precision(mut self, precision: BlockPrecision) -> Self {
-        self.block_precision = precision;
+        self.config.fno_block_precision = precision;
         self
     }
 
@@ -375,6 +389,29 @@ impl<B: SpectralConvBackend> Fno<B> {
     pub fn with_fault_tolerance(mut self, tolerance: FaultTolerance) -> Self {
         self.fault_tolerance = tolerance;
         self
+    }
+
+    pub fn fft_planning(&self) -> Planning {
+        self.fft_planning
+    }
+
+    /// Chooses how the kernel path lowers its FFT plans (any time; plans
+    /// already built keep their lowering, and both compute the same transform).
+    pub fn with_fft_planning(mut self, planning: Planning) -> Self {
+        self.fft_planning = planning;
+        self
+    }
+
+    /// Every setting of [`ModelSettings`] at once (the block precision where given).
+    pub fn with_settings(self, settings: ModelSettings) -> Self {
+        let model = self
+            .with_matmul_precision(settings.matmul)
+            .with_fault_tolerance(settings.fault_tolerance)
+            .with_fft_planning(settings.fft_planning);
+        match settings.block {
+            Some(block) => model.with_block_precision(block),
+            None => model,
+        }
     }
 
     /// `x: [B, in_channels, *grid]` (any grid: the FNO is discretisation
@@ -465,7 +502,7 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// device with f16 tensors (elsewhere, the CPU's backends and the
     /// reference path, `half` rounds the spectral blocks' inputs and outputs).
     fn half_activations(&self, device: &B::Device) -> bool {
-        self.block_precision == BlockPrecision::Half
+        self.block_precision() == BlockPrecision::Half
             && self.spectral_impl != SpectralImpl::Reference
             && B::supports_dtype(device, burn::tensor::DType::F16)
     }
@@ -577,12 +614,13 @@ impl<B: SpectralConvBackend> Fno<B> {
     }
 
     fn spectral<const D: usize>(&self, block: &FnoBlock<B>, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
-        let precision = self.block_precision;
+        let precision = self.block_precision();
         let spec = SpectralConvSpec::new(&self.config.weight_modes())
             .norm(Norm::Forward)
             .inverse_shift(self.config.inverse_shift())
             .spectrum_precision(precision.spectrum())
-            .fault_tolerance(self.fault_tolerance);
+            .fault_tolerance(self.fault_tolerance)
+            .fft_planning(self.fft_planning);
         // "half" on the reference path: the block's input and output rounded to f16.
         let rounded = precision == BlockPrecision::Half && !self.half_activations(&x.device());
         let x = if rounded { round_to(x, Precision::F16) } else { x };

@@ -14,7 +14,7 @@ pub mod recompute;
 pub use fno_core::{config, neuralop_files, rank, ModelError};
 
 pub use config::{BlockPrecision, FnoConfig};
-pub use fno::Fno;
+pub use fno::{Fno, ModelSettings};
 pub use infer::infer;
 pub use point_cloud::{NonUniformSpectralConv, PointFno, PointFnoConfig};
 pub use rank::Rank;

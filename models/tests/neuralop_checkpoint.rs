@@ -88,7 +88,7 @@ fn fixture_runs_in_half_precision_blocks() {
     let bytes = read("model.safetensors");
     for precision in [BlockPrecision::Mixed, BlockPrecision::Half] {
         let mut cfg = config();
-        cfg.fno_block_precision = precision.neuralop_name().into();
+        cfg.fno_block_precision = precision;
         let reference = Fno::<NdArray>::load_checkpoint(&bytes, Some(&cfg), &Default::default()).unwrap();
         assert_eq!(reference.block_precision(), precision);
         let kernels = Fno::<Wgpu>::load_checkpoint(&bytes, Some(&config()), &Default::default())

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Result, Tensor};
 use candle_nn::{Init, VarBuilder};
-use fno_kernels::fft::Norm;
 use fno_core::checkpoint::{checked_tensors, spectral_tensor_name};
-use fno_core::safetensors_file::{SafeTensorsFile, StoredTensor};
 use fno_core::config::{NormKind, SkipKind};
+use fno_core::safetensors_file::{SafeTensorsFile, StoredTensor};
 use fno_core::{Factorization, FnoConfig, SpectralConvSpec};
+use fno_kernels::fft::Norm;
 
 use crate::factorized::dense_weight;
 use crate::spectral::spectral_conv;

@@ -12,8 +12,8 @@ use candle_core::backend::BackendStorage;
 #[cfg(feature = "cuda")]
 use candle_core::CudaStorage;
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
-use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use fno_core::spec::{adjoint_norm, hermitian_weights, InverseShift, FORWARD_ORDER};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use rustfft::num_traits::Float;
 use rustfft::FftNum;
 

@@ -5,211 +5,37 @@ use burn::backend::NdArray;
 use clap::{Args, ValueEnum};
 use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fault::{FaultCounts, FaultTolerance};
-use fno_kernels::fft::{Norm, Planning};
+use fno_kernels::fft::Planning;
 use fno_kernels::pools::MemoryMode;
-use fno_kernels::precision::Precision;
-use fno_models::BlockPrecision;
+use fno_models::{BlockPrecision, ModelSettings};
 use fno_ops::fusion::ElementWise;
 use fno_ops::{MatmulPrecision, SpectralConvBackend, SpectralImpl};
-
-/// Where to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// CUDA, then a wgpu adapter that is a real GPU, then the CPU.
-    Auto,
-    Cuda,
-    /// Vulkan/Metal/DX12, software adapters (lavapipe) included.
-    Wgpu,
-    Cpu,
-}
-
-impl BackendArg {
-    /// The backend this machine offers for the choice, or why it has none.
-    pub fn resolve(self) -> Result<Backend, String> {
-        match self {
-            BackendArg::Auto => BackendChoice::Auto,
-            BackendArg::Cuda => BackendChoice::Cuda,
-            BackendArg::Wgpu => BackendChoice::Wgpu,
-            BackendArg::Cpu => BackendChoice::Cpu,
-        }
-        .resolve()
-    }
-}
-
-/// The spectral convolution's implementation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ImplArg {
-    /// Burn tensor ops, on any backend.
-    Reference,
-    /// Truncated FFT, per-mode CGEMM and zero-padded inverse kernels (on
-    /// the CPU, the same steps on its threads).
-    Unfused,
-    /// The first axis as one fused FFT–CGEMM–iFFT kernel (GPU backends; the
-    /// CPU runs unfused).
-    Fused,
-    /// Per layer, the faster of fused and unfused for its shape (GPU backends).
-    Auto,
-}
-
-impl From<ImplArg> for SpectralImpl {
-    fn from(arg: ImplArg) -> Self {
-        match arg {
-            ImplArg::Reference => SpectralImpl::Reference,
-            ImplArg::Unfused => SpectralImpl::Unfused,
-            ImplArg::Fused => SpectralImpl::Fused,
-            ImplArg::Auto => SpectralImpl::Auto,
-        }
-    }
-}
-
-/// How the 1×1 convolutions multiply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PrecisionArg {
-    /// f32 products and sums.
-    F32,
-    /// Operands rounded to TF32 on tensor cores where the device has them
-    /// (CUDA, Ampere and later), sums in f32; f32 elsewhere.
-    Tf32,
-}
-
-impl From<PrecisionArg> for MatmulPrecision {
-    fn from(arg: PrecisionArg) -> Self {
-        match arg {
-            PrecisionArg::F32 => MatmulPrecision::F32,
-            PrecisionArg::Tf32 => MatmulPrecision::Tf32,
-        }
-    }
-}
-
-/// What the FNO blocks' spectral convolutions hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BlockPrecisionArg {
-    /// f32 throughout.
-    F32,
-    /// Spectra and their contraction in f16, sums in f32 (neuraloperator's "mixed").
-    Mixed,
-    /// As mixed, with every activation in f16 on the cuda and wgpu backends
-    /// (weights, sums and normalisation in f32, dynamic loss scaling); on the
-    /// cpu backend the blocks' inputs and outputs rounded to f16
-    /// (neuraloperator's "half").
-    Half,
-}
-
-impl From<BlockPrecisionArg> for BlockPrecision {
-    fn from(arg: BlockPrecisionArg) -> Self {
-        match arg {
-            BlockPrecisionArg::F32 => BlockPrecision::F32,
-            BlockPrecisionArg::Mixed => BlockPrecision::Mixed,
-            BlockPrecisionArg::Half => BlockPrecision::Half,
-        }
-    }
-}
-
-/// How the kernel path lowers its FFT plans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PlanningArg {
-    /// The planner's rules.
-    Rules,
-    /// Times each plan's candidate lowerings once per shape and keeps the
-    /// fastest (same results; seconds of compilation per shape).
-    Measured,
-}
-
-impl From<PlanningArg> for Planning {
-    fn from(arg: PlanningArg) -> Self {
-        match arg {
-            PlanningArg::Rules => Planning::Rules,
-            PlanningArg::Measured => Planning::Measured,
-        }
-    }
-}
-
-/// What an FFT's buffers hold (`fno fft --precision`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FftPrecisionArg {
-    F32,
-    /// IEEE half precision.
-    F16,
-    /// bfloat16.
-    Bf16,
-}
-
-impl From<FftPrecisionArg> for Precision {
-    fn from(arg: FftPrecisionArg) -> Self {
-        match arg {
-            FftPrecisionArg::F32 => Precision::F32,
-            FftPrecisionArg::F16 => Precision::F16,
-            FftPrecisionArg::Bf16 => Precision::BF16,
-        }
-    }
-}
-
-/// numpy's FFT normalisation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NormArg {
-    /// Forward unscaled, inverse scaled by 1/n.
-    Backward,
-    /// Forward scaled by 1/n, inverse unscaled.
-    Forward,
-    /// Both scaled by 1/sqrt(n).
-    Ortho,
-}
-
-impl From<NormArg> for Norm {
-    fn from(arg: NormArg) -> Self {
-        match arg {
-            NormArg::Backward => Norm::Backward,
-            NormArg::Forward => Norm::Forward,
-            NormArg::Ortho => Norm::Ortho,
-        }
-    }
-}
-
-/// Checksums in the FFT and contraction kernels (docs/abft.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FaultToleranceArg {
-    Off,
-    /// Count signals and rows whose checksums disagree.
-    Detect,
-    /// Count them and compute each again.
-    Correct,
-}
-
-impl From<FaultToleranceArg> for FaultTolerance {
-    fn from(arg: FaultToleranceArg) -> Self {
-        match arg {
-            FaultToleranceArg::Off => FaultTolerance::Off,
-            FaultToleranceArg::Detect => FaultTolerance::Detect,
-            FaultToleranceArg::Correct => FaultTolerance::Correct,
-        }
-    }
-}
 
 /// Where and how a model runs: `--backend`, `--impl`, `--fft-planning`,
 /// `--matmul-precision`, `--precision`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelDevice {
     /// Where to run.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// Spectral convolution [default: auto on a GPU, unfused on the CPU].
     #[arg(long = "impl", value_enum, value_name = "IMPL")]
-    pub imp: Option<ImplArg>,
+    pub imp: Option<SpectralImpl>,
     /// How the kernel path lowers its FFT plans.
-    #[arg(long, value_enum, default_value_t = PlanningArg::Rules)]
-    pub fft_planning: PlanningArg,
+    #[arg(long, value_enum, default_value_t = Planning::Rules)]
+    pub fft_planning: Planning,
     /// The 1×1 convolutions' products [default: f32; `fno train`: the
     /// configuration's run.matmul_precision].
     #[arg(long, value_enum)]
-    pub matmul_precision: Option<PrecisionArg>,
+    pub matmul_precision: Option<MatmulPrecision>,
     /// What the spectral convolutions hold [default: the model's
     /// fno_block_precision; `fno train`: the configuration's run.precision].
     #[arg(long, value_enum)]
-    pub precision: Option<BlockPrecisionArg>,
+    pub precision: Option<BlockPrecision>,
     /// Checksums in the spectral convolutions (unfused kernel path): count
     /// faults, or count them and compute again what they corrupted.
-    #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
-    pub fault_tolerance: FaultToleranceArg,
+    #[arg(long, value_enum, default_value_t = FaultTolerance::Off)]
+    pub fault_tolerance: FaultTolerance,
     /// On a GPU, Burn's fusion backend, which merges the element-wise ops
     /// around our kernels (`on`; `on-burn-ops` runs GELU, the channel scale
     /// and AdamW there as Burn's ops for it to merge, instead of our
@@ -269,20 +95,19 @@ pub enum BurnFusionArg {
 }
 
 impl ModelDevice {
-    /// Resolves the backend, sets the FFT planning, and picks the
+    /// Resolves the backend and picks the
     /// implementation (auto on a GPU, unfused on the CPU, unless asked).
     pub fn resolve(&self) -> Result<(Backend, SpectralImpl), String> {
         let backend = self.backend.resolve()?;
         set_threads(self.threads)?;
-        fno_ops::set_fft_planning(self.fft_planning.into());
         let imp = match self.imp {
-            Some(imp) => imp.into(),
+            Some(imp) => imp,
             None if backend == Backend::Cpu => SpectralImpl::Unfused,
             None => SpectralImpl::Auto,
         };
         // Auto runs checked layers unfused.
         let checkable = matches!(imp, SpectralImpl::Unfused | SpectralImpl::Auto) && backend != Backend::Cpu;
-        if self.fault_tolerance != FaultToleranceArg::Off && !checkable {
+        if self.fault_tolerance != FaultTolerance::Off && !checkable {
             return Err(format!(
                 "--fault-tolerance runs on the unfused kernel path (a GPU or wgpu backend with --impl unfused), not {}",
                 match (backend, imp) {
@@ -296,23 +121,14 @@ impl ModelDevice {
     }
 }
 
-/// How a model runs beyond its parameters: its 1×1 products' precision,
-/// where given its spectral convolutions' (else the model's own), and their
-/// fault tolerance.
-#[derive(Clone, Copy, Debug)]
-pub struct ModelSettings {
-    pub matmul: MatmulPrecision,
-    pub block: Option<BlockPrecision>,
-    pub fault_tolerance: FaultTolerance,
-}
-
 impl ModelDevice {
     /// The settings asked for on the command line.
     pub fn settings(&self) -> ModelSettings {
         ModelSettings {
-            matmul: self.matmul_precision.map(Into::into).unwrap_or_default(),
-            block: self.precision.map(Into::into),
-            fault_tolerance: self.fault_tolerance.into(),
+            matmul: self.matmul_precision.unwrap_or_default(),
+            block: self.precision,
+            fault_tolerance: self.fault_tolerance,
+            fft_planning: self.fft_planning,
         }
     }
 }
@@ -327,13 +143,7 @@ pub fn with_settings<B: SpectralConvBackend>(
     if let Some(why) = settings.matmul.unavailable_on::<B>(device) {
         eprintln!("{why}");
     }
-    let model = model
-        .with_matmul_precision(settings.matmul)
-        .with_fault_tolerance(settings.fault_tolerance);
-    match settings.block {
-        Some(block) => model.with_block_precision(block),
-        None => model,
-    }
+    model.with_settings(settings)
 }
 
 /// What the spectral convolution's checks count: FFT signals and

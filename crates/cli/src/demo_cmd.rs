@@ -5,17 +5,15 @@ use std::time::Instant;
 
 use clap::Args;
 use cubecl::prelude::*;
-use fno_kernels::backend::Backend;
+use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
-
-use crate::args::BackendArg;
 
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct DemoArgs {
     /// Where to run.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
     /// Grid size of the embedded 2D field (a power of two).
     #[arg(long, default_value_t = 128)]
     size: usize,

@@ -6,11 +6,11 @@ use clap::Args;
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::output::{check_output_path, refuse_same_file};
-use fno_kernels::backend::Backend;
+use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::{Direction, FaultInjection, FaultSite, FaultTolerance, FftDesc, FftKind, FftPlan, Norm};
 use fno_kernels::precision::Precision;
 
-use crate::args::{report_faults, BackendArg, FaultToleranceArg, FftPrecisionArg, NormArg};
+use crate::args::report_faults;
 
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
@@ -43,21 +43,21 @@ pub struct FftArgs {
     #[arg(long)]
     n: Option<String>,
     /// Normalisation, as numpy's `norm`.
-    #[arg(long, value_enum, default_value_t = NormArg::Backward)]
-    norm: NormArg,
+    #[arg(long, value_enum, default_value_t = Norm::Backward)]
+    norm: Norm,
     /// What the transform's buffers hold; it computes in f32 (f64 on the
     /// CPU). f16: float16 in and out (complex output as float16 with a last
     /// axis of 2, numpy having no complex float16); bf16: float32/complex64
     /// files, values rounded to bfloat16 on load and on output.
-    #[arg(long, value_enum, default_value_t = FftPrecisionArg::F32)]
-    precision: FftPrecisionArg,
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    precision: Precision,
     /// Where to run.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
     /// Checksums in the device kernels (algorithm-based fault tolerance):
     /// detect silent faults, or detect and correct them; counts go to stderr.
-    #[arg(long, value_enum, default_value_t = FaultToleranceArg::Off)]
-    fault_tolerance: FaultToleranceArg,
+    #[arg(long, value_enum, default_value_t = FaultTolerance::Off)]
+    fault_tolerance: FaultTolerance,
     /// Flip one random bit, drawn from SEED, inside the transform's kernels
     /// (needs --fault-tolerance detect or correct): to watch the checks work.
     #[arg(long, value_name = "SEED")]
@@ -102,8 +102,8 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         .map(|m| parse_list::<usize>("modes", m))
         .transpose()?;
     let lengths = args.n.as_deref().map(|n| parse_list::<usize>("n", n)).transpose()?;
-    let norm: Norm = args.norm.into();
-    let precision: Precision = args.precision.into();
+    let norm = args.norm;
+    let precision = args.precision;
 
     let mut input = npy::read(&args.input).map_err(|e| e.to_string())?;
     if let Some(warning) = integer_warning(input.stored, precision) {
@@ -142,7 +142,7 @@ pub fn run(args: FftArgs) -> Result<(), String> {
         .precision(precision);
     desc.modes = modes;
     desc.lengths = lengths;
-    desc.fault_tolerance = args.fault_tolerance.into();
+    desc.fault_tolerance = args.fault_tolerance;
     if args.inject_fault.is_some() && desc.fault_tolerance == FaultTolerance::Off {
         return Err(
             "--inject-fault needs --fault-tolerance detect or correct (unchecked, a fault would go unseen)".into(),

@@ -8,15 +8,13 @@ use clap::{Args, ValueEnum};
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_datasets::Array;
-use fno_kernels::backend::Backend;
-use fno_models::{FnoConfig, ModelError};
+use fno_kernels::backend::{Backend, BackendChoice};
+use fno_kernels::fault::FaultTolerance;
+use fno_models::{FnoConfig, ModelError, ModelSettings};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::{checkpoint_normalizers, predict_with, Predictor, TrainError};
 
-use crate::args::{
-    report_faults, run_on, with_settings, BackendArg, BackendJob, BurnFusionArg, FaultToleranceArg, ModelDevice,
-    ModelSettings, SPECTRAL_UNITS,
-};
+use crate::args::{report_faults, run_on, with_settings, BackendJob, BurnFusionArg, ModelDevice, SPECTRAL_UNITS};
 use crate::model_files::ShiftArg;
 use crate::progress::Progress;
 
@@ -155,13 +153,16 @@ fn run_candle(
     let device = &args.device;
     let burn_only = [
         (
-            !matches!(device.backend, BackendArg::Auto | BackendArg::Cpu | BackendArg::Cuda),
+            !matches!(
+                device.backend,
+                BackendChoice::Auto | BackendChoice::Cpu | BackendChoice::Cuda
+            ),
             "--backend",
         ),
         (device.imp.is_some(), "--impl"),
         (device.matmul_precision.is_some(), "--matmul-precision"),
         (device.precision.is_some(), "--precision"),
-        (device.fault_tolerance != FaultToleranceArg::Off, "--fault-tolerance"),
+        (device.fault_tolerance != FaultTolerance::Off, "--fault-tolerance"),
         (device.burn_fusion != BurnFusionArg::Off, "--burn-fusion"),
     ];
     if let Some((_, flag)) = burn_only.iter().find(|(given, _)| *given) {
@@ -201,15 +202,15 @@ fn run_candle(
 
 /// Candle's device for `--backend`: CUDA when asked (or, for `auto`, when
 /// this build has Candle's CUDA device and a GPU answers), else the CPU.
-fn candle_device(backend: BackendArg) -> Result<(candle_core::Device, &'static str), String> {
+fn candle_device(backend: BackendChoice) -> Result<(candle_core::Device, &'static str), String> {
     let cuda = if cfg!(feature = "candle-cuda") {
         candle_core::Device::new_cuda(0).map_err(one_line)
     } else {
         Err("this fno was built without the candle-cuda feature (docs/candle.md)".into())
     };
     match (backend, cuda) {
-        (BackendArg::Cuda, Err(e)) => Err(format!("--engine candle --backend cuda: {e}")),
-        (BackendArg::Cuda | BackendArg::Auto, Ok(gpu)) => Ok((gpu, "cuda")),
+        (BackendChoice::Cuda, Err(e)) => Err(format!("--engine candle --backend cuda: {e}")),
+        (BackendChoice::Cuda | BackendChoice::Auto, Ok(gpu)) => Ok((gpu, "cuda")),
         _ => Ok((candle_core::Device::Cpu, "cpu")),
     }
 }

@@ -8,11 +8,9 @@ use clap::{Args, ValueEnum};
 use cubecl::prelude::*;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::output::{check_output_path, refuse_same_file};
-use fno_kernels::backend::Backend;
+use fno_kernels::backend::{Backend, BackendChoice};
 use fno_kernels::fft::ModeOrder;
 use fno_kernels::nufft::{NufftDesc, NufftType};
-
-use crate::args::BackendArg;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum TypeArg {
@@ -67,8 +65,8 @@ pub struct NufftArgs {
     #[arg(long)]
     output: PathBuf,
     /// Where to run (cpu: the same algorithm in f64).
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
 }
 
 pub fn run(args: NufftArgs) -> Result<(), String> {

@@ -7,6 +7,7 @@ use clap::Args;
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_datasets::output::{check_output_path, refuse_same_file};
 use fno_kernels::backend::Backend;
+use fno_models::ModelSettings;
 use fno_ops::{SpectralConvBackend, SpectralImpl};
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::{DataSource, DeviceCount};
@@ -18,9 +19,7 @@ use fno_training::{
     TrainObserver, TrainSummary,
 };
 
-use crate::args::{
-    report_faults, run_on, with_settings, BackendJob, ModelDevice, ModelSettings, Pools, SPECTRAL_UNITS,
-};
+use crate::args::{report_faults, run_on, with_settings, BackendJob, ModelDevice, Pools, SPECTRAL_UNITS};
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
@@ -168,10 +167,10 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         cfg.run.out_dir = out.clone();
     }
     if let Some(precision) = args.device.matmul_precision {
-        cfg.run.matmul_precision = precision.into();
+        cfg.run.matmul_precision = precision;
     }
     if let Some(precision) = args.device.precision {
-        cfg.run.precision = precision.into();
+        cfg.run.precision = precision;
     }
     if let Some(devices) = args.devices {
         cfg.run.devices = devices;

@@ -18,7 +18,6 @@ fn bad(m: impl Into<String>) -> ModelError {
     ModelError::Checkpoint(m.into())
 }
 
-
 fn spectral_weight_prefix(layer: usize) -> String {
     format!("fno_blocks.convs.{layer}.weight")
 }

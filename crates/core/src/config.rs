@@ -80,8 +80,9 @@ pub struct FnoConfig {
     pub resolution_scaling_factor: Option<serde_json::Value>,
     #[serde(default)]
     pub domain_padding: Option<DomainPadding>,
-    #[serde(default = "defaults::full")]
-    pub fno_block_precision: String,
+    /// Under neuraloperator's names (`"full"`, `"mixed"`, `"half"`).
+    #[serde(default, with = "neuralop_precision")]
+    pub fno_block_precision: BlockPrecision,
     /// None or `"tanh"` (applied to the spectral convolution's input).
     #[serde(default)]
     pub stabilizer: Option<String>,
@@ -154,9 +155,6 @@ mod defaults {
     pub fn linear() -> Option<String> {
         Some("linear".into())
     }
-    pub fn full() -> String {
-        "full".into()
-    }
     pub fn factorized() -> String {
         "factorized".into()
     }
@@ -174,10 +172,10 @@ pub enum SkipKind {
 
 /// What the FNO blocks' spectral convolutions hold (neuraloperator's
 /// `fno_block_precision`, named `f32`, `mixed` and `half` in training
-/// configurations and on the command line). Transforms and contractions
-/// compute in f32 in every case (docs/half_precision.md).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// configurations and on the command line; `full` is `f32`). Transforms and
+/// contractions compute in f32 in every case (docs/half_precision.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BlockPrecision {
     /// f32 throughout (neuraloperator's `"full"`).
     #[default]
@@ -203,18 +201,53 @@ impl BlockPrecision {
         }
     }
 
-    pub fn from_neuralop(name: &str) -> Option<Self> {
-        [BlockPrecision::F32, BlockPrecision::Mixed, BlockPrecision::Half]
-            .into_iter()
-            .find(|p| p.neuralop_name() == name)
-    }
-
     /// What the spectra hold.
     pub fn spectrum(self) -> fno_kernels::precision::Precision {
         match self {
             BlockPrecision::F32 => fno_kernels::precision::Precision::F32,
             BlockPrecision::Mixed | BlockPrecision::Half => fno_kernels::precision::Precision::F16,
         }
+    }
+}
+
+impl std::str::FromStr for BlockPrecision {
+    type Err = String;
+    /// Our names or neuraloperator's.
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "f32" | "full" => Ok(BlockPrecision::F32),
+            "mixed" => Ok(BlockPrecision::Mixed),
+            "half" => Ok(BlockPrecision::Half),
+            other => Err(format!(
+                "block precision {other:?}: expected \"f32\" (neuraloperator's \"full\"), \"mixed\" or \"half\""
+            )),
+        }
+    }
+}
+
+impl Serialize for BlockPrecision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for BlockPrecision {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// [`FnoConfig::fno_block_precision`] written under neuraloperator's names.
+mod neuralop_precision {
+    use super::BlockPrecision;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(p: &BlockPrecision, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(p.neuralop_name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BlockPrecision, D::Error> {
+        BlockPrecision::deserialize(d)
     }
 }
 
@@ -345,7 +378,7 @@ impl FnoConfig {
     }
 
     pub fn block_precision(&self) -> BlockPrecision {
-        BlockPrecision::from_neuralop(&self.fno_block_precision).expect("validated")
+        self.fno_block_precision
     }
 
     pub fn norm_kind(&self) -> Option<NormKind> {
@@ -607,12 +640,6 @@ impl FnoConfig {
         ];
         if let Some((name, _)) = unsupported.iter().find(|(_, on)| *on) {
             return bad(format!("{name}: only neuraloperator's default is implemented"));
-        }
-        if BlockPrecision::from_neuralop(&self.fno_block_precision).is_none() {
-            return bad(format!(
-                "fno_block_precision = {:?}: expected \"full\", \"mixed\" or \"half\"",
-                self.fno_block_precision
-            ));
         }
         if Factorization::parse(self.factorization.as_deref()).is_none() {
             return bad(format!(

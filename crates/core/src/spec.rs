@@ -2,7 +2,7 @@
 
 use fno_kernels::cgemm::ModeBias;
 use fno_kernels::fault::FaultTolerance;
-use fno_kernels::fft::{ModeOrder, Norm, Window};
+use fno_kernels::fft::{ModeOrder, Norm, Planning, Window};
 use fno_kernels::precision::Precision;
 
 /// Where neuraloperator takes the modes of the non-last dims from the input's
@@ -35,6 +35,7 @@ impl InverseShift {
 
 /// Which implementation runs the spectral convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SpectralImpl {
     /// Burn tensor ops only (truncated DFTs as matmuls): any backend, any size,
     /// autodiff from Burn.
@@ -155,6 +156,11 @@ pub struct SpectralConvSpec {
     /// under `Correct`, computing faulty signals and rows again.
     pub fault_tolerance: FaultTolerance,
     pub inverse_shift: InverseShift,
+    /// How the kernel path lowers its FFT plans: by the planner's rules, or
+    /// [`Planning::Measured`], timing each plan's candidate lowerings on the
+    /// device the first time a shape runs (seconds of compilation per shape on
+    /// CUDA, the fastest lowering after). Both compute the same transform.
+    pub fft_planning: Planning,
 }
 
 impl SpectralConvSpec {
@@ -167,7 +173,13 @@ impl SpectralConvSpec {
             spectrum_precision: Precision::F32,
             fault_tolerance: FaultTolerance::Off,
             inverse_shift: InverseShift::Fftshift,
+            fft_planning: Planning::Rules,
         }
+    }
+
+    pub fn fft_planning(mut self, planning: Planning) -> Self {
+        self.fft_planning = planning;
+        self
     }
 
     pub fn inverse_shift(mut self, shift: InverseShift) -> Self {

@@ -9,9 +9,12 @@ use std::fmt;
 use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BackendChoice {
+    /// CUDA, then a wgpu adapter that is a real GPU, then the CPU.
     Auto,
     Cuda,
+    /// Vulkan/Metal/DX12, software adapters (lavapipe) included.
     Wgpu,
     Cpu,
 }

@@ -10,6 +10,7 @@ use cubecl::server::Handle;
 
 /// Whether kernels check their results by checksums.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum FaultTolerance {
     #[default]
     Off,

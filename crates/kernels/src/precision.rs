@@ -12,6 +12,7 @@ use half::{bf16, f16};
 
 /// The precision a transform's inputs, outputs and intermediate buffers hold.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
     #[default]
     F32,

@@ -37,7 +37,7 @@ mod autodiff;
 mod cpu;
 mod cube;
 
-pub use cube::{fft_planning, inject_contraction_fault, set_fft_planning};
+pub use cube::inject_contraction_fault;
 pub use factorized::{factorized_spectral_conv, Factorization, FactorizedWeight, WeightForm};
 pub use fno_kernels::adamw::AdamWStep;
 pub use fno_kernels::fault::{FaultCounts, FaultTolerance};

@@ -36,9 +36,13 @@ use crate::reference::pointwise::{
 /// sums over every point) always run in f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MatmulPrecision {
+    /// f32 products and sums.
     #[default]
     F32,
+    /// Operands rounded to TF32 on tensor cores where the device has them
+    /// (CUDA, Ampere and later), sums in f32; f32 elsewhere.
     Tf32,
 }
 

@@ -26,6 +26,7 @@ pub enum Direction {
 
 /// Normalisation, as numpy's `norm` argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Norm {
     /// Forward unscaled, inverse scaled by 1/n.
     #[default]

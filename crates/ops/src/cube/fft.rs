@@ -7,7 +7,7 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
 use fno_kernels::fault::FaultTolerance;
-use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm};
+use fno_kernels::fft::{DeviceFft, Direction, FftDesc, FftKind, ModeOrder, Norm, Planning};
 use fno_kernels::precision::Precision;
 
 use super::plan_cache::device_fft;
@@ -19,8 +19,12 @@ fn fft_error(e: fno_kernels::fft::FftError) -> SpectralError {
     SpectralError::Unsupported(e.to_string())
 }
 
-fn run_plan<R: CubeRuntime>(desc: FftDesc, input: &CubeTensor<R>) -> Result<CubeTensor<R>, SpectralError> {
-    let fft = device_fft(&input.client, &input.device, desc)?;
+fn run_plan<R: CubeRuntime>(
+    desc: FftDesc,
+    planning: Planning,
+    input: &CubeTensor<R>,
+) -> Result<CubeTensor<R>, SpectralError> {
+    let fft = device_fft(&input.client, &input.device, desc, planning)?;
     execute(&fft, input)
 }
 
@@ -74,7 +78,7 @@ pub(super) fn truncated_rfft<R: CubeRuntime>(
     norm: Norm,
     order: ModeOrder,
     spectrum: Precision,
-    tolerance: FaultTolerance,
+    (tolerance, planning): (FaultTolerance, Planning),
 ) -> Result<CubeTensor<R>, SpectralError> {
     let precisions = (precision_of(x.dtype)?, spectrum);
     let desc = |stored: &[usize], grid: &[usize]| {
@@ -83,13 +87,13 @@ pub(super) fn truncated_rfft<R: CubeRuntime>(
     let shape = x.meta.shape().to_vec();
     let grid = &shape[shape.len() - modes.len()..];
     if let Some(stored) = row_pitched_shape(&x) {
-        let fft = device_fft(&x.client, &x.device, desc(&stored, grid))?;
+        let fft = device_fft(&x.client, &x.device, desc(&stored, grid), planning)?;
         // A view may end at its last row's end rather than its pitch's.
         if fft.plan().input_extent() * x.dtype.size() <= x.handle.size_in_used() as usize {
             return execute(&fft, &x);
         }
     }
-    run_plan(desc(&shape, grid), &into_contiguous(x))
+    run_plan(desc(&shape, grid), planning, &into_contiguous(x))
 }
 
 /// Zero-padded irfftn of `[.., *modes, 2]` (non-last dims' modes in `order`)
@@ -101,12 +105,13 @@ pub(super) fn padded_irfft<R: CubeRuntime>(
     norm: Norm,
     order: ModeOrder,
     precisions: (Precision, Precision),
-    tolerance: FaultTolerance,
+    (tolerance, planning): (FaultTolerance, Planning),
 ) -> Result<CubeTensor<R>, SpectralError> {
     let shape = s.meta.shape().to_vec();
     let logical = &shape[..shape.len() - 1];
     run_plan(
         real_desc(FftKind::C2R, logical, grid, modes, (norm, order), precisions, tolerance),
+        planning,
         s,
     )
 }

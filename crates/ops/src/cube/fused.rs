@@ -9,7 +9,7 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::CubeRuntime;
 use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fault::FaultTolerance;
-use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm, Planning};
 use fno_kernels::fused::{FusedBuffers, PencilStrides};
 use fno_kernels::precision::Precision;
 
@@ -29,6 +29,8 @@ pub(super) struct FusedPass<'a> {
     pub(super) out_grid: &'a [usize],
     pub(super) norm: Norm,
     pub(super) orders: (ModeOrder, ModeOrder),
+    /// How the later axes' transforms are lowered.
+    pub(super) planning: Planning,
     pub(super) mode_scale: Vec<f32>,
     pub(super) keep_spectrum: bool,
 }
@@ -85,6 +87,7 @@ fn fused_axis<R: CubeRuntime>(
         orders,
         mode_scale,
         keep_spectrum,
+        ..
     } = pass;
     let shape = input.meta.shape().to_vec();
     let real = modes.len() == 1;
@@ -150,11 +153,18 @@ pub(super) fn fused_all_axes<R: CubeRuntime>(
     pass: FusedPass<'_>,
 ) -> Result<(CubeTensor<R>, Option<CubeTensor<R>>), SpectralError> {
     let (later, out_later) = (&pass.modes[1..], &pass.out_grid[1..]);
-    let (norm, orders) = (pass.norm, pass.orders);
+    let (norm, orders, planning) = (pass.norm, pass.orders, pass.planning);
     let input = if later.is_empty() {
         input
     } else {
-        truncated_rfft(input, later, norm, orders.0, Precision::F32, FaultTolerance::Off)?
+        truncated_rfft(
+            input,
+            later,
+            norm,
+            orders.0,
+            Precision::F32,
+            (FaultTolerance::Off, planning),
+        )?
     };
     let (out, spectrum) = fused_axis(&input, weight, bias, pass)?;
     let out = if later.is_empty() {
@@ -167,7 +177,7 @@ pub(super) fn fused_all_axes<R: CubeRuntime>(
             norm,
             orders.1,
             (Precision::F32, Precision::F32),
-            FaultTolerance::Off,
+            (FaultTolerance::Off, planning),
         )?
     };
     Ok((out, spectrum))

@@ -16,4 +16,3 @@ mod spectral;
 mod tensor;
 
 pub use cgemm::inject_contraction_fault;
-pub use plan_cache::{fft_planning, set_fft_planning};

@@ -5,7 +5,6 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use burn_cubecl::CubeRuntime;
@@ -40,28 +39,6 @@ struct NufftKey {
     isign: i32,
 }
 
-static MEASURED: AtomicBool = AtomicBool::new(false);
-
-/// How the unfused kernel path lowers the FFT plans it builds from now on
-/// (default [`Planning::Rules`]). [`Planning::Measured`] times each plan's
-/// candidate lowerings on the device the first time a shape runs
-/// ([`FftPlan::on_device_measured`]): a few kernel compilations and dozens of
-/// executions once per shape (seconds on CUDA, nearly all of it NVRTC), for the
-/// fastest lowering after. Plans already built keep their lowering; both
-/// compute the same transform.
-pub fn set_fft_planning(planning: Planning) {
-    MEASURED.store(planning == Planning::Measured, Ordering::Relaxed);
-}
-
-/// The planning [`set_fft_planning`] last set.
-pub fn fft_planning() -> Planning {
-    if MEASURED.load(Ordering::Relaxed) {
-        Planning::Measured
-    } else {
-        Planning::Rules
-    }
-}
-
 type Key = (TypeId, String, Lowered);
 type Cache = Mutex<HashMap<Key, Arc<dyn Any + Send + Sync>>>;
 
@@ -88,14 +65,15 @@ fn cached<R: CubeRuntime, T: Send + Sync + 'static>(
     Ok(built)
 }
 
-/// The lowered plan of `desc` on `device`, built on first use as
-/// [`fft_planning`] says.
+/// The lowered plan of `desc` on `device`, built on first use as `planning`
+/// says ([`Planning::Measured`] times the candidate lowerings on the device
+/// the first time a shape runs).
 pub fn device_fft<R: CubeRuntime>(
     client: &ComputeClient<R>,
     device: &R::Device,
     desc: FftDesc,
+    planning: Planning,
 ) -> Result<Arc<DeviceFft<R>>, SpectralError> {
-    let planning = fft_planning();
     cached::<R, _>(device, Lowered::Fft(desc.clone(), planning), || {
         FftPlan::new(desc)
             .and_then(|plan| plan.on_device_planned(client, DeviceOptions::default(), planning))
@@ -196,17 +174,15 @@ mod tests {
         let device = WgpuDevice::default();
         let client = WgpuRuntime::client(&device);
         let desc = FftDesc::new(&[8, 211], &[-1], FftKind::C2C, Direction::Forward);
-        assert_eq!(fft_planning(), Planning::Rules);
-        let rules = device_fft::<WgpuRuntime>(&client, &device, desc.clone()).unwrap();
+        let plan = |planning| device_fft::<WgpuRuntime>(&client, &device, desc.clone(), planning);
+        let rules = plan(Planning::Rules).unwrap();
         assert!(rules.measurements().is_empty());
-        set_fft_planning(Planning::Measured);
-        let measured = device_fft::<WgpuRuntime>(&client, &device, desc.clone());
-        let again = device_fft::<WgpuRuntime>(&client, &device, desc.clone());
-        set_fft_planning(Planning::Rules);
+        let measured = plan(Planning::Measured);
+        let again = plan(Planning::Measured);
         let (measured, again) = (measured.unwrap(), again.unwrap());
         assert!(measured.measurements().len() >= 2, "{:?}", measured.measurements());
         assert!(Arc::ptr_eq(&measured, &again), "a measured plan is built once");
-        let rules_again = device_fft::<WgpuRuntime>(&client, &device, desc).unwrap();
+        let rules_again = plan(Planning::Rules).unwrap();
         assert!(Arc::ptr_eq(&rules, &rules_again));
     }
 }

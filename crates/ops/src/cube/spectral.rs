@@ -89,7 +89,7 @@ fn check_forward<R: CubeRuntime>(
     check_supported(x.1, weight.1, &shapes, spec, imp)?;
     let (b, ci, co) = (shapes.batch, shapes.in_channels, shapes.out_channels);
     let (modes, norm) = (&shapes.modes, spec.norm);
-    let plan = |desc| device_fft(client, device, desc).map(|_| ());
+    let plan = |desc| device_fft(client, device, desc, spec.fft_planning).map(|_| ());
     let spectrum_of = |channels: usize, first: &[usize], later: &[usize]| {
         let mut shape = vec![b, channels];
         shape.extend(first.iter().chain(later));
@@ -174,6 +174,7 @@ fn forward<R: CubeRuntime>(
             out_grid: &shapes.output,
             norm: spec.norm,
             orders,
+            planning: spec.fft_planning,
             mode_scale: Vec::new(),
             keep_spectrum,
         };
@@ -182,7 +183,8 @@ fn forward<R: CubeRuntime>(
 
     let (x_precision, spectrum) = (precision_of(x.dtype)?, spec.spectrum_precision);
     let tolerance = spec.fault_tolerance;
-    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER, spectrum, tolerance)?;
+    let checks = (tolerance, spec.fft_planning);
+    let x_hat = truncated_rfft(x, &shapes.modes, spec.norm, FORWARD_ORDER, spectrum, checks)?;
     let mut y_shape = vec![shapes.batch, shapes.out_channels];
     y_shape.extend(&shapes.modes);
     y_shape.push(2);
@@ -210,7 +212,7 @@ fn forward<R: CubeRuntime>(
         spec.norm,
         spec.inverse_order(),
         (spectrum, x_precision),
-        tolerance,
+        checks,
     )?;
     Ok((y, keep_spectrum.then_some(x_hat)))
 }
@@ -376,6 +378,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 out_grid: &shapes.input,
                 norm: adjoint,
                 orders: (spec.inverse_order(), FORWARD_ORDER),
+                planning: spec.fft_planning,
                 mode_scale: gx_scale,
                 keep_spectrum: true,
             };
@@ -388,7 +391,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 adjoint,
                 spec.inverse_order(),
                 spectrum,
-                tolerance,
+                (tolerance, spec.fft_planning),
             )?;
             let mut gx_shape = vec![b, ci];
             gx_shape.extend(&shapes.modes);
@@ -410,7 +413,7 @@ impl<R: CubeRuntime, F: FloatElement, I: IntElement, BT: BoolElement> SpectralCo
                 adjoint,
                 FORWARD_ORDER,
                 (spectrum, x_precision),
-                tolerance,
+                (tolerance, spec.fft_planning),
             )?;
             (grad_x, g_hat)
         };
@@ -486,7 +489,14 @@ fn cube_retained_spectrum<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Bo
     let grid = shape[2..].to_vec();
     let (norm, order) = retained_transform(spec, pass);
     let precision = spec.spectrum_precision;
-    let s = truncated_rfft(x, &spec.modes, norm, order, precision, FaultTolerance::Off)?;
+    let s = truncated_rfft(
+        x,
+        &spec.modes,
+        norm,
+        order,
+        precision,
+        (FaultTolerance::Off, spec.fft_planning),
+    )?;
     let s = match pass {
         Pass::Forward | Pass::AdjointUnweighted => s,
         Pass::Adjoint => scale_bins::<CubeBackend<R, F, I, BT>>(s, spec.bin_weights(&grid), false),
@@ -521,7 +531,7 @@ fn cube_spectrum_to_grid<R: CubeRuntime, F: FloatElement, I: IntElement, BT: Boo
         norm,
         order,
         (spectrum, precision),
-        FaultTolerance::Off,
+        (FaultTolerance::Off, spec.fft_planning),
     )
 }
 
@@ -571,7 +581,7 @@ fn check_retained_spectrum<R: CubeRuntime>(
         precisions,
         FaultTolerance::Off,
     );
-    device_fft(&R::client(device), device, desc).map(|_| ())
+    device_fft(&R::client(device), device, desc, spec.fft_planning).map(|_| ())
 }
 
 /// [`SpectralConvBackend::spectrum_to_grid_check`] on `device`: `s` is
@@ -604,5 +614,5 @@ fn check_spectrum_to_grid<R: CubeRuntime>(
         precisions,
         FaultTolerance::Off,
     );
-    device_fft(&R::client(device), device, desc).map(|_| ())
+    device_fft(&R::client(device), device, desc, spec.fft_planning).map(|_| ())
 }
