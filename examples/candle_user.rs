@@ -5,9 +5,7 @@
 //! with `--features candle-cuda` it runs on the first CUDA GPU when there is one.
 use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarBuilder, VarMap};
-use fno_candle::{spectral_conv, Fno};
-use fno_models::FnoConfig;
-use fno_ops::SpectralConvSpec;
+use fno_candle::{spectral_conv, Fno, FnoConfig, SpectralConvSpec};
 
 type Error = Box<dyn std::error::Error>;
 

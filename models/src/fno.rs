@@ -5,7 +5,7 @@
 use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use fno_kernels::fft::{Norm, Planning};
+use fno_kernels::fft::Planning;
 use fno_ops::rounding::round_to;
 use fno_ops::{
     channel_scale, factorized_spectral_conv, gelu, pointwise_conv, pointwise_conv_finished, FactorizedWeight,
@@ -23,6 +23,8 @@ fn add<B: SpectralConvBackend>(y: Tensor<B, 3>, r: Added<B>) -> Tensor<B, 3> {
         None => r.values,
     }
 }
+
+use fno_core::forward::{self, Step};
 
 use crate::config::{BlockPrecision, FnoConfig, NormKind, SkipKind};
 use crate::factorized::initial_tensors;
@@ -224,11 +226,10 @@ pub struct FnoBlock<B: Backend> {
     pub norms: Vec<Normalization<B>>,
 }
 
-/// The input's grid and the padding the blocks run on.
+/// The forward's steps for one input's grid ([`fno_core::forward::steps`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Layout {
-    grid: Vec<usize>,
-    padding: Vec<usize>,
+    steps: Vec<Step>,
 }
 
 /// How a model runs beyond its parameters: its 1×1 products' precision, what
@@ -281,41 +282,33 @@ impl<B: SpectralConvBackend> Fno<B> {
     pub fn new(config: &FnoConfig, device: &B::Device) -> Result<Self, ModelError> {
         config.validate()?;
         let h = config.hidden_channels;
-        let lifting = match config.lifting_channels() {
-            0 => vec![config.lifting_in_channels(), h],
-            l => vec![config.lifting_in_channels(), l, h],
-        };
         let weight_form = config.weight_form()?;
         let std = (2.0 / (2 * h) as f64).sqrt();
+        let mlp = |m: forward::Mlp| ChannelMlp::new(&m.channels, m.dropout, device);
+        let skip = |s: Option<forward::Skip>| s.map(|s| Skip::new(s.kind, h, device));
         let blocks = (0..config.n_layers)
-            .map(|_| FnoBlock {
-                spectral_weights: initial_tensors(&weight_form, h, device)
-                    .into_iter()
-                    .map(Param::from_tensor)
-                    .collect(),
-                spectral_bias: Param::from_tensor(Tensor::random([h], Distribution::Normal(0.0, std), device)),
-                fno_skip: config.fno_skip_kind().map(|k| Skip::new(k, h, device)),
-                channel_mlp: config.use_channel_mlp.then(|| {
-                    ChannelMlp::new(
-                        &[h, config.channel_mlp_channels(), h],
-                        config.channel_mlp_dropout,
-                        device,
-                    )
-                }),
-                channel_mlp_skip: config
-                    .channel_mlp_skip_kind()
-                    .filter(|_| config.use_channel_mlp)
-                    .map(|k| Skip::new(k, h, device)),
-                norms: config
-                    .norm_kind()
-                    .map(|k| (0..2).map(|_| Normalization::new(k, h, device)).collect())
-                    .unwrap_or_default(),
+            .map(|i| {
+                let step = forward::block(config, i);
+                FnoBlock {
+                    spectral_weights: initial_tensors(&weight_form, h, device)
+                        .into_iter()
+                        .map(Param::from_tensor)
+                        .collect(),
+                    spectral_bias: Param::from_tensor(Tensor::random([h], Distribution::Normal(0.0, std), device)),
+                    fno_skip: skip(step.fno_skip),
+                    channel_mlp: step.channel_mlp.map(mlp),
+                    channel_mlp_skip: skip(step.channel_mlp_skip),
+                    norms: step
+                        .norm
+                        .map(|k| (0..2).map(|_| Normalization::new(k, h, device)).collect())
+                        .unwrap_or_default(),
+                }
             })
             .collect();
         Ok(Fno {
-            lifting: ChannelMlp::new(&lifting, 0.0, device),
+            lifting: mlp(forward::lifting(config)),
             blocks,
-            projection: ChannelMlp::new(&[h, config.projection_channels(), config.out_channels], 0.0, device),
+            projection: mlp(forward::projection(config)),
             config: config.clone(),
             weight_form,
             spectral_impl: SpectralImpl::Reference,
@@ -421,7 +414,7 @@ impl<B: SpectralConvBackend> Fno<B> {
         for i in 0..self.blocks.len() {
             x = self.block(i, x)?;
         }
-        Ok(self.head(x, &layout))
+        self.head(x, &layout)
     }
 
     /// The input checked, embedded, lifted and padded: the first block's input.
@@ -466,11 +459,6 @@ impl<B: SpectralConvBackend> Fno<B> {
                 crate::config::limits::BATCH
             )));
         }
-        let x = if cfg.grid_embedding() {
-            Tensor::cat(vec![x.clone(), grid_embedding::<B, D>(dims[0], &grid, &x.device())], 1)
-        } else {
-            x
-        };
         // "half" on the kernel paths: f16 activations from the lifting's input
         // to the projection's output (f32 weights and sums in the kernels).
         let x = if self.half_activations(&x.device()) {
@@ -478,24 +466,45 @@ impl<B: SpectralConvBackend> Fno<B> {
         } else {
             x
         };
-        let x: Tensor<B, D> = unflatten(self.lifting.forward(flatten(x), self.matmul_precision), &grid);
-        Ok((pad(x, &padding), Layout { grid, padding }))
+        let steps = forward::steps(cfg, &grid);
+        let before_blocks = steps.iter().take_while(|s| !matches!(s, Step::Block(_)));
+        let x = before_blocks.into_iter().try_fold(x, |x, step| self.step(step, x))?;
+        Ok((x, Layout { steps }))
     }
 
     /// Block `i` of [`Self::blocks`] on its input.
     pub(crate) fn block<const D: usize>(&self, i: usize, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
-        self.block_forward(&self.blocks[i], x, i + 1 == self.blocks.len())
+        self.block_forward(&self.blocks[i], x, &forward::block(&self.config, i))
     }
 
     /// The last block's output unpadded and projected: the model's output.
-    pub(crate) fn head<const D: usize>(&self, x: Tensor<B, D>, layout: &Layout) -> Tensor<B, D> {
-        let x = unpad(x, &layout.padding);
-        let y = unflatten(self.projection.forward(flatten(x), self.matmul_precision), &layout.grid);
-        if self.half_activations(&y.device()) {
+    pub(crate) fn head<const D: usize>(&self, x: Tensor<B, D>, layout: &Layout) -> Result<Tensor<B, D>, ModelError> {
+        let last_block = layout.steps.iter().rposition(|s| matches!(s, Step::Block(_)));
+        let after_blocks = &layout.steps[last_block.map_or(0, |i| i + 1)..];
+        let y = after_blocks.iter().try_fold(x, |x, step| self.step(step, x))?;
+        Ok(if self.half_activations(&y.device()) {
             y.cast(FloatDType::F32)
         } else {
             y
-        }
+        })
+    }
+
+    /// One step of the forward on `[B, C, *grid]`.
+    fn step<const D: usize>(&self, step: &Step, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+        let dims = x.dims();
+        let mlp =
+            |m: &ChannelMlp<B>, x: Tensor<B, D>| unflatten(m.forward(flatten(x), self.matmul_precision), &dims[2..]);
+        Ok(match step {
+            Step::GridEmbedding => {
+                let embedding = grid_embedding::<B, D>(dims[0], &dims[2..], &x.device()).cast(x.dtype());
+                Tensor::cat(vec![x, embedding], 1)
+            }
+            Step::Lift(_) => mlp(&self.lifting, x),
+            Step::Pad(padding) => pad(x, padding),
+            Step::Block(block) => self.block_forward(&self.blocks[block.index], x, block)?,
+            Step::Unpad(padding) => unpad(x, padding),
+            Step::Project(_) => mlp(&self.projection, x),
+        })
     }
 
     /// Whether activations are f16 tensors: `half` on the kernel paths of a
@@ -512,35 +521,35 @@ impl<B: SpectralConvBackend> Fno<B> {
         &self,
         block: &FnoBlock<B>,
         x: Tensor<B, D>,
-        last: bool,
+        step: &forward::Block,
     ) -> Result<Tensor<B, D>, ModelError> {
-        if self.config.preactivation || !block.norms.is_empty() {
-            return self.normed_block_forward(block, x, last);
+        if step.preactivation || step.norm.is_some() {
+            return self.normed_block_forward(block, x, step);
         }
         // Post-activation without norms, neuraloperator's default: each skip
         // addition and GELU in the epilogue of a 1×1 convolution's kernel.
         let spatial = x.dims()[2..].to_vec();
         let flat = flatten(x.clone());
         let precision = self.matmul_precision;
-        let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
-        let spectral = flatten(self.spectral(block, input)?);
+        let input = if step.stabilizer { x.tanh() } else { x };
+        let spectral = flatten(self.spectral(block, input, &step.spectral)?);
         let y = match &block.fno_skip {
             Some(Skip { linear: Some(conv), .. }) => {
                 let residual = Residual {
                     values: spectral,
                     gate: None,
                 };
-                conv.forward_finished(flat.clone(), Some(residual), !last, precision)
+                conv.forward_finished(flat.clone(), Some(residual), step.activation, precision)
             }
             skip => {
                 let y = match skip {
                     Some(s) => add(spectral, s.residual(flat.clone(), precision)),
                     None => spectral,
                 };
-                if last {
-                    y
-                } else {
+                if step.activation {
                     gelu(y)
+                } else {
+                    y
                 }
             }
         };
@@ -548,10 +557,10 @@ impl<B: SpectralConvBackend> Fno<B> {
         let y = match &block.channel_mlp {
             Some(mlp) => {
                 let skip = block.channel_mlp_skip.as_ref().map(|s| s.residual(flat, precision));
-                mlp.forward_finished(y, skip, !last, precision)
+                mlp.forward_finished(y, skip, step.activation, precision)
             }
-            None if last => y,
-            None => gelu(y),
+            None if step.activation => gelu(y),
+            None => y,
         };
         Ok(unflatten(y, &spatial))
     }
@@ -561,10 +570,10 @@ impl<B: SpectralConvBackend> Fno<B> {
         &self,
         block: &FnoBlock<B>,
         x: Tensor<B, D>,
-        last: bool,
+        step: &forward::Block,
     ) -> Result<Tensor<B, D>, ModelError> {
         let spatial = x.dims()[2..].to_vec();
-        let pre = self.config.preactivation;
+        let pre = step.preactivation;
         // Pre-activation blocks activate (and normalise) before everything else.
         let x = if pre {
             let x = flatten(gelu(x));
@@ -582,15 +591,15 @@ impl<B: SpectralConvBackend> Fno<B> {
         let precision = self.matmul_precision;
         let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(flat.clone(), precision));
         let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(flat, precision));
-        let input = if self.config.stabilizer.is_some() { x.tanh() } else { x };
-        let mut y = flatten(self.spectral(block, input)?);
+        let input = if step.stabilizer { x.tanh() } else { x };
+        let mut y = flatten(self.spectral(block, input, &step.spectral)?);
         if let (false, Some(norm)) = (pre, block.norms.first()) {
             y = norm.forward(y);
         }
         if let Some(skip) = fno_skip {
             y = y + skip;
         }
-        if !last {
+        if step.activation {
             y = gelu(y);
         }
         if let (true, Some(norm)) = (pre, block.norms.get(1)) {
@@ -606,19 +615,22 @@ impl<B: SpectralConvBackend> Fno<B> {
             if let Some(norm) = block.norms.get(1) {
                 y = norm.forward(y);
             }
-            if !last {
+            if step.activation {
                 y = gelu(y);
             }
         }
         Ok(unflatten(y, &spatial))
     }
 
-    fn spectral<const D: usize>(&self, block: &FnoBlock<B>, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
+    fn spectral<const D: usize>(
+        &self,
+        block: &FnoBlock<B>,
+        x: Tensor<B, D>,
+        spec: &SpectralConvSpec,
+    ) -> Result<Tensor<B, D>, ModelError> {
         let precision = self.block_precision();
-        let spec = SpectralConvSpec::new(&self.config.weight_modes())
-            .norm(Norm::Forward)
-            .inverse_shift(self.config.inverse_shift())
-            .spectrum_precision(precision.spectrum())
+        let spec = spec
+            .clone()
             .fault_tolerance(self.fault_tolerance)
             .fft_planning(self.fft_planning);
         // "half" on the reference path: the block's input and output rounded to f16.
@@ -634,15 +646,9 @@ impl<B: SpectralConvBackend> Fno<B> {
     }
 }
 
-/// neuraloperator's `GridEmbeddingND` on `[0, 1]^d`: channel `d` holds `i_d / n_d`.
+/// neuraloperator's `GridEmbeddingND` ([`forward::grid_embedding`]) for a batch.
 fn grid_embedding<B: Backend, const D: usize>(batch: usize, grid: &[usize], device: &B::Device) -> Tensor<B, D> {
-    let total: usize = grid.iter().product();
-    let channels: Vec<f32> = (0..grid.len())
-        .flat_map(|d| {
-            let inner: usize = grid[d + 1..].iter().product();
-            (0..total).map(move |flat| ((flat / inner) % grid[d]) as f32 / grid[d] as f32)
-        })
-        .collect();
+    let channels = forward::grid_embedding(grid);
     let mut shape = [0usize; D];
     shape[0] = 1;
     shape[1] = grid.len();

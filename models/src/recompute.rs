@@ -50,7 +50,7 @@ where
             h = untracked.block(i, h)?;
         }
         let head = Tensor::from_inner(h).require_grad();
-        let y = self.head(head.clone(), &layout);
+        let y = self.head(head.clone(), &layout)?;
         Ok((
             y,
             Recompute {

@@ -17,9 +17,9 @@ use candle_core::{DType, Device, Result, Tensor};
 use candle_nn::{Init, VarBuilder};
 use fno_core::checkpoint::{checked_tensors, spectral_tensor_name};
 use fno_core::config::{NormKind, SkipKind};
+use fno_core::forward::{self, Step};
 use fno_core::safetensors_file::{SafeTensorsFile, StoredTensor};
-use fno_core::{Factorization, FnoConfig, SpectralConvSpec};
-use fno_kernels::fft::Norm;
+use fno_core::{Factorization, FnoConfig, Precision};
 
 use crate::factorized::dense_weight;
 use crate::spectral::spectral_conv;
@@ -254,15 +254,14 @@ impl Fno {
         };
         let h = config.hidden_channels;
         let dims = config.dims();
-        let lifting = match config.lifting_channels() {
-            0 => vec![config.lifting_in_channels(), h],
-            l => vec![config.lifting_in_channels(), l, h],
-        };
-        let lifting = ChannelMlp::new(&p, "lifting", &lifting, 0.0)?;
+        let mlp = |m: forward::Mlp| ChannelMlp::new(&p, &m.name, &m.channels, m.dropout);
+        let skip = |s: Option<forward::Skip>| s.map(|s| Skip::new(&p, &s.name, s.kind, h, dims)).transpose();
+        let lifting = mlp(forward::lifting(config))?;
         // neuraloperator's complex normal with std sqrt(2 / (Cin + Cout)): each part has that over √2.
         let std = (2.0 / (2 * h) as f64).sqrt();
         let mut blocks = Vec::with_capacity(config.n_layers);
         for i in 0..config.n_layers {
+            let step = forward::block(config, i);
             let mut weight_shape = vec![h, h];
             weight_shape.extend(config.weight_modes());
             weight_shape.push(2);
@@ -272,30 +271,15 @@ impl Fno {
             };
             let bias_shape = [&[h][..], &vec![1; dims]].concat();
             let bias_init = Init::Randn { mean: 0.0, stdev: std };
-            let skip =
-                |kind: Option<SkipKind>, prefix: String| kind.map(|k| Skip::new(&p, &prefix, k, h, dims)).transpose();
             blocks.push(Block {
                 spectral_weight: p.get(&weight_shape, dense_weight_name(i), part)?,
                 spectral_bias: p
                     .get(&bias_shape, format!("fno_blocks.convs.{i}.bias"), bias_init)?
                     .flatten_all()?,
-                fno_skip: skip(config.fno_skip_kind(), format!("fno_blocks.fno_skips.{i}"))?,
-                channel_mlp: config
-                    .use_channel_mlp
-                    .then(|| {
-                        ChannelMlp::new(
-                            &p,
-                            &format!("fno_blocks.channel_mlp.{i}"),
-                            &[h, config.channel_mlp_channels(), h],
-                            config.channel_mlp_dropout,
-                        )
-                    })
-                    .transpose()?,
-                channel_mlp_skip: skip(
-                    config.channel_mlp_skip_kind().filter(|_| config.use_channel_mlp),
-                    format!("fno_blocks.channel_mlp_skips.{i}"),
-                )?,
-                norms: match config.norm_kind() {
+                fno_skip: skip(step.fno_skip)?,
+                channel_mlp: step.channel_mlp.map(mlp).transpose()?,
+                channel_mlp_skip: skip(step.channel_mlp_skip)?,
+                norms: match step.norm {
                     Some(kind) => (0..2)
                         .map(|j| Normalization::new(&p, 2 * i + j, kind, h))
                         .collect::<Result<_>>()?,
@@ -303,12 +287,7 @@ impl Fno {
                 },
             });
         }
-        let projection = ChannelMlp::new(
-            &p,
-            "projection",
-            &[h, config.projection_channels(), config.out_channels],
-            0.0,
-        )?;
+        let projection = mlp(forward::projection(config))?;
         Ok(Fno {
             config: config.clone(),
             lifting,
@@ -335,31 +314,37 @@ impl Fno {
                 cfg.dims()
             );
         }
-        let grid = &dims[2..];
-        let x = if cfg.grid_embedding() {
-            Tensor::cat(&[x, &grid_embedding(dims[0], grid, x.dtype(), x.device())?], 1)?
-        } else {
-            x.clone()
-        };
-        let x = unflatten(&self.lifting.forward(&x.flatten_from(2)?, train)?, grid)?;
-        let padding = cfg.padding_for(grid);
-        let mut x = x;
-        for (d, &p) in padding.iter().enumerate() {
-            x = x.pad_with_zeros(d + 2, p, p)?;
+        let steps = forward::steps(cfg, &dims[2..]);
+        steps.iter().try_fold(x.clone(), |x, step| self.step(step, x, train))
+    }
+
+    /// One step of the forward on `[B, C, *grid]`.
+    fn step(&self, step: &Step, x: Tensor, train: bool) -> Result<Tensor> {
+        let dims = x.dims().to_vec();
+        let mlp = |m: &ChannelMlp, x: Tensor| unflatten(&m.forward(&x.flatten_from(2)?, train)?, &dims[2..]);
+        match step {
+            Step::GridEmbedding => {
+                let embedding = grid_embedding(dims[0], &dims[2..], x.dtype(), x.device())?;
+                Tensor::cat(&[&x, &embedding], 1)
+            }
+            Step::Lift(_) => mlp(&self.lifting, x),
+            Step::Pad(padding) => padding
+                .iter()
+                .enumerate()
+                .try_fold(x, |x, (d, &p)| x.pad_with_zeros(d + 2, p, p)),
+            Step::Block(block) => self.block_forward(&self.blocks[block.index], &x, block, train),
+            Step::Unpad(padding) => padding
+                .iter()
+                .enumerate()
+                .try_fold(x, |x, (d, &p)| x.narrow(d + 2, p, dims[d + 2] - 2 * p)),
+            Step::Project(_) => mlp(&self.projection, x),
         }
-        for (i, block) in self.blocks.iter().enumerate() {
-            x = self.block_forward(block, &x, i + 1 == self.blocks.len(), train)?;
-        }
-        for (d, &p) in padding.iter().enumerate() {
-            x = x.narrow(d + 2, p, grid[d])?;
-        }
-        unflatten(&self.projection.forward(&x.flatten_from(2)?, train)?, grid)
     }
 
     /// One block, post-activation (neuraloperator's default) or pre-activation.
-    fn block_forward(&self, block: &Block, x: &Tensor, last: bool, train: bool) -> Result<Tensor> {
+    fn block_forward(&self, block: &Block, x: &Tensor, step: &forward::Block, train: bool) -> Result<Tensor> {
         let spatial = x.dims()[2..].to_vec();
-        let pre = self.config.preactivation;
+        let pre = step.preactivation;
         let norm = |i: usize, y: Tensor| match block.norms.get(i) {
             Some(n) => n.forward(&y),
             None => Ok(y),
@@ -372,10 +357,9 @@ impl Fno {
         let flat = x.flatten_from(2)?;
         let fno_skip = block.fno_skip.as_ref().map(|s| s.forward(&flat)).transpose()?;
         let mlp_skip = block.channel_mlp_skip.as_ref().map(|s| s.forward(&flat)).transpose()?;
-        let input = if self.config.stabilizer.is_some() { x.tanh()? } else { x };
-        let spec = SpectralConvSpec::new(&self.config.weight_modes())
-            .norm(Norm::Forward)
-            .inverse_shift(self.config.inverse_shift());
+        let input = if step.stabilizer { x.tanh()? } else { x };
+        // Every block computes in the tensors' float type.
+        let spec = step.spectral.clone().spectrum_precision(Precision::F32);
         let mut y =
             spectral_conv(&input, &block.spectral_weight, Some(&block.spectral_bias), &spec)?.flatten_from(2)?;
         if !pre {
@@ -384,7 +368,7 @@ impl Fno {
         if let Some(skip) = fno_skip {
             y = (y + skip)?;
         }
-        if !last {
+        if step.activation {
             y = gelu(&y)?;
         }
         if pre {
@@ -398,7 +382,7 @@ impl Fno {
         }
         if !pre {
             y = norm(1, y)?;
-            if !last {
+            if step.activation {
                 y = gelu(&y)?;
             }
         }
@@ -439,15 +423,9 @@ impl Fno {
     }
 }
 
-/// neuraloperator's `GridEmbeddingND` on `[0, 1]^d`: channel `d` holds `i_d / n_d`.
+/// neuraloperator's `GridEmbeddingND` ([`forward::grid_embedding`]) for a batch.
 fn grid_embedding(batch: usize, grid: &[usize], dtype: DType, device: &Device) -> Result<Tensor> {
-    let total: usize = grid.iter().product();
-    let values: Vec<f32> = (0..grid.len())
-        .flat_map(|d| {
-            let inner: usize = grid[d + 1..].iter().product();
-            (0..total).map(move |flat| ((flat / inner) % grid[d]) as f32 / grid[d] as f32)
-        })
-        .collect();
+    let values = forward::grid_embedding(grid);
     let one = Tensor::from_vec(values, [&[1, grid.len()][..], grid].concat(), device)?.to_dtype(dtype)?;
     one.broadcast_as([&[batch, grid.len()][..], grid].concat())?
         .contiguous()

@@ -105,18 +105,13 @@ impl ModelDevice {
             None if backend == Backend::Cpu => SpectralImpl::Unfused,
             None => SpectralImpl::Auto,
         };
-        // Auto runs checked layers unfused.
-        let checkable = matches!(imp, SpectralImpl::Unfused | SpectralImpl::Auto) && backend != Backend::Cpu;
-        if self.fault_tolerance != FaultTolerance::Off && !checkable {
-            return Err(format!(
-                "--fault-tolerance runs on the unfused kernel path (a GPU or wgpu backend with --impl unfused), not {}",
-                match (backend, imp) {
-                    (Backend::Cpu, _) => "on the CPU",
-                    (_, SpectralImpl::Reference) => "the reference path",
-                    _ => "the fused kernel",
-                }
-            ));
+        if backend == Backend::Cpu && self.fault_tolerance != FaultTolerance::Off {
+            return Err(
+                "--fault-tolerance runs on the unfused kernel path of a GPU or wgpu backend, not on the CPU".into(),
+            );
         }
+        imp.check_fault_tolerance(self.fault_tolerance)
+            .map_err(|e| format!("--fault-tolerance: {e}"))?;
         Ok((backend, imp))
     }
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use crate::config::{FnoConfig, NormKind, SkipKind};
 use crate::error::ModelError;
+use crate::forward::{self, Mlp, Skip};
 use crate::neuralop_files;
 use crate::safetensors_file::{SafeTensorsFile, StoredTensor};
 
@@ -31,37 +32,26 @@ pub fn expected_keys(cfg: &FnoConfig) -> Result<Vec<ExpectedKey>, ModelError> {
     let ones = vec![1usize; cfg.dims()];
     let mut keys: Vec<ExpectedKey> = Vec::new();
     let spectral = cfg.weight_form()?;
-    let mlp = |prefix: &str, channels: &[usize], keys: &mut Vec<ExpectedKey>| {
-        for (i, w) in channels.windows(2).enumerate() {
-            keys.push((format!("{prefix}.fcs.{i}.weight"), vec![w[1], w[0], 1]));
-            keys.push((format!("{prefix}.fcs.{i}.bias"), vec![w[1]]));
+    let mlp = |mlp: &Mlp, keys: &mut Vec<ExpectedKey>| {
+        for (i, w) in mlp.channels.windows(2).enumerate() {
+            keys.push((format!("{}.fcs.{i}.weight", mlp.name), vec![w[1], w[0], 1]));
+            keys.push((format!("{}.fcs.{i}.bias", mlp.name), vec![w[1]]));
         }
     };
-    let lifting = match cfg.lifting_channels() {
-        0 => vec![cfg.lifting_in_channels(), h],
-        l => vec![cfg.lifting_in_channels(), l, h],
+    let skip = |skip: &Option<Skip>, keys: &mut Vec<ExpectedKey>| match skip.as_ref().map(|s| (&s.name, s.kind)) {
+        Some((name, SkipKind::Linear)) => keys.push((format!("{name}.conv.weight"), vec![h, h, 1])),
+        Some((name, SkipKind::SoftGating)) => keys.push((format!("{name}.weight"), [&[1, h][..], &ones].concat())),
+        Some((_, SkipKind::Identity)) | None => {}
     };
-    mlp("lifting", &lifting, &mut keys);
-    let skip = |prefix: String, kind: Option<SkipKind>, keys: &mut Vec<ExpectedKey>| match kind {
-        Some(SkipKind::Linear) => keys.push((format!("{prefix}.conv.weight"), vec![h, h, 1])),
-        Some(SkipKind::SoftGating) => keys.push((format!("{prefix}.weight"), [&[1, h][..], &ones].concat())),
-        Some(SkipKind::Identity) | None => {}
-    };
+    mlp(&forward::lifting(cfg), &mut keys);
     for i in 0..cfg.n_layers {
+        let block = forward::block(cfg, i);
         keys.extend(spectral.keys(&spectral_weight_prefix(i)));
         keys.push((format!("fno_blocks.convs.{i}.bias"), [&[h][..], &ones].concat()));
-        skip(format!("fno_blocks.fno_skips.{i}"), cfg.fno_skip_kind(), &mut keys);
-        if cfg.use_channel_mlp {
-            mlp(
-                &format!("fno_blocks.channel_mlp.{i}"),
-                &[h, cfg.channel_mlp_channels(), h],
-                &mut keys,
-            );
-            skip(
-                format!("fno_blocks.channel_mlp_skips.{i}"),
-                cfg.channel_mlp_skip_kind(),
-                &mut keys,
-            );
+        skip(&block.fno_skip, &mut keys);
+        if let Some(channel_mlp) = &block.channel_mlp {
+            mlp(channel_mlp, &mut keys);
+            skip(&block.channel_mlp_skip, &mut keys);
         }
     }
     if cfg.norm_kind() == Some(NormKind::Group) {
@@ -70,11 +60,7 @@ pub fn expected_keys(cfg: &FnoConfig) -> Result<Vec<ExpectedKey>, ModelError> {
             keys.push((format!("fno_blocks.norm.{k}.bias"), vec![h]));
         }
     }
-    mlp(
-        "projection",
-        &[h, cfg.projection_channels(), cfg.out_channels],
-        &mut keys,
-    );
+    mlp(&forward::projection(cfg), &mut keys);
     Ok(keys)
 }
 

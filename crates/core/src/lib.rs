@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod factorization;
+pub mod forward;
 pub mod input;
 pub mod neuralop_files;
 pub mod rank;

@@ -69,6 +69,21 @@ impl SpectralImpl {
         }
     }
 
+    /// Whether `tolerance` runs on this implementation: checksums are the
+    /// unfused kernel path's (`Auto` runs checked layers unfused); the
+    /// reference path and the fused kernel have none.
+    pub fn check_fault_tolerance(self, tolerance: FaultTolerance) -> Result<(), SpectralError> {
+        let path = match self {
+            _ if tolerance == FaultTolerance::Off => return Ok(()),
+            SpectralImpl::Unfused | SpectralImpl::Auto => return Ok(()),
+            SpectralImpl::Reference => "the reference path",
+            SpectralImpl::Fused => "the fused kernel",
+        };
+        Err(SpectralError::Unsupported(format!(
+            "fault tolerance runs on the unfused kernel path, not {path}"
+        )))
+    }
+
     /// The kernel path `Auto` runs for a layer of `shapes` under `spec`, by a
     /// rule fitted to the benchmarks (benches/RESULTS.md, "Fused kernel"):
     /// the fused kernel in 1D with at most 64 channels in and out (forward and

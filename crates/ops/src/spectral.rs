@@ -14,7 +14,7 @@
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{DType, Tensor, TensorPrimitive};
 use fno_kernels::cgemm::ModeBias;
-use fno_kernels::fault::{FaultCounts, FaultTolerance};
+use fno_kernels::fault::FaultCounts;
 use fno_kernels::precision::Precision;
 
 use crate::mode_mix::{ChainExtras, ModeMix, ModeMixBackend};
@@ -224,11 +224,7 @@ pub fn spectral_conv<B: SpectralConvBackend, const D: usize, const W: usize>(
     imp: SpectralImpl,
 ) -> Result<Tensor<B, D>, SpectralError> {
     if imp == SpectralImpl::Reference {
-        if spec.fault_tolerance != FaultTolerance::Off {
-            return Err(SpectralError::Unsupported(
-                "fault tolerance runs on the unfused kernel path, not the reference path".into(),
-            ));
-        }
+        imp.check_fault_tolerance(spec.fault_tolerance)?;
         return spectral_conv_reference(x, weight, bias, spec);
     }
     let shapes = spec.shapes(&x.dims(), &weight.dims())?;

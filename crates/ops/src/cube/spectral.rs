@@ -60,12 +60,8 @@ fn check_supported(
     imp: SpectralImpl,
 ) -> Result<(), SpectralError> {
     imp.check_kernel_path()?;
+    imp.check_fault_tolerance(spec.fault_tolerance)?;
     let precisions = [precision_of(x)?, precision_of(weight)?, spec.spectrum_precision];
-    if imp == SpectralImpl::Fused && spec.fault_tolerance != FaultTolerance::Off {
-        return Err(SpectralError::Unsupported(
-            "fault tolerance runs on the unfused path; the fused kernel has no checksums".into(),
-        ));
-    }
     if imp == SpectralImpl::Fused && precisions.iter().any(|&p| p != Precision::F32) {
         return Err(SpectralError::Unsupported(
             "the fused kernel runs in f32; half precision runs Unfused or Reference".into(),
