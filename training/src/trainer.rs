@@ -10,25 +10,27 @@ use burn::module::{AutodiffModule, Module};
 use burn::optim::grad_clipping::GradientClippingConfig;
 use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::Tensor;
 use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_kernels::pools::MemoryMode;
 use fno_models::{BlockPrecision, Fno};
-use fno_ops::{FaultCounts, FaultTolerance, PointwiseBackend, SpectralConvBackend};
+use fno_ops::{FaultCounts, PointwiseBackend, SpectralConvBackend};
 
 use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
 use crate::config::TrainConfig;
 use crate::data::PreparedData;
+use crate::evaluate::scalar;
 use crate::exchange::{broadcast_parameters, collective, shard, sum_gradients, sum_values, Replica};
-use crate::loss::Loss;
+use crate::faults::Faults;
 use crate::memory::{self, Peaks};
-use crate::optim::{gradients_poison, FusedAdamW, LossScaler};
+use crate::optim::{gradients_poison, FusedAdamW, FusedAdamWOptimizer, LossScaler};
 use crate::schedule::Scheduler;
 use crate::TrainError;
 
 // Kept at their old paths (`fno_training::trainer::RunOptions`, …).
+pub use crate::evaluate::{evaluate, predict, relative_errors};
 pub use crate::run::{RunOptions, Start, TrainObserver, TrainSummary};
 
 static INITIALISING: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -124,9 +126,73 @@ struct Run<'a, B: AutodiffBackend> {
     options: &'a RunOptions,
     device: &'a B::Device,
     out_dir: &'a Path,
+    metrics_path: PathBuf,
+    /// The training set's batches, normalised.
+    batcher: PdeBatcher,
     replica: Option<Replica>,
     /// Whether this replica evaluates and writes the run's files.
     root: bool,
+}
+
+/// What a run changes as it trains: the model, its optimiser, the state its
+/// checkpoints keep, and the dynamic loss scale of half-precision blocks.
+struct Training<B: AutodiffBackend>
+where
+    B::InnerBackend: PointwiseBackend,
+{
+    model: Fno<B>,
+    optimizer: FusedAdamWOptimizer<Fno<B>, B>,
+    state: TrainingState,
+    scaler: Option<LossScaler>,
+}
+
+/// Where a batch stands: its epoch, its index and the epoch's batch count.
+#[derive(Clone, Copy)]
+struct BatchAt {
+    epoch: usize,
+    index: usize,
+    count: usize,
+}
+
+impl BatchAt {
+    /// Whether the losses are read after this batch: every step with a loss
+    /// scaler (it decides on each step's gradients, whose finiteness travels
+    /// with the loss), else every `LOSS_READS_EVERY` steps and at the end.
+    fn reads(self, scaled: bool) -> bool {
+        scaled || (self.index + 1).is_multiple_of(LOSS_READS_EVERY) || self.index + 1 == self.count
+    }
+}
+
+/// Losses not yet read: their sum on the device, its samples, and the
+/// batches it holds before the latest.
+type Unread<B> = (Tensor<B, 1>, usize, usize);
+
+/// An epoch's running figures over its batches.
+struct EpochTally<B: Backend> {
+    /// The losses read so far, summed over samples.
+    loss_sum: f64,
+    unread: Option<Unread<B>>,
+    /// Steps the loss scaler skipped.
+    skipped: usize,
+    peaks: Peaks,
+}
+
+impl<B: Backend> EpochTally<B> {
+    /// Adds a step's `loss` (of `samples` samples) to the unread ones, and
+    /// takes them all out where `read`. The losses stay on the device until a
+    /// read, since a read waits for the device, which then idles while the
+    /// next step is launched.
+    fn add(&mut self, loss: Tensor<B, 1>, samples: usize, read: bool) -> Option<Unread<B>> {
+        let unread = match self.unread.take() {
+            Some((sum, before, earlier)) => (sum + loss, before + samples, earlier + 1),
+            None => (loss, samples, 0),
+        };
+        if read {
+            return Some(unread);
+        }
+        self.unread = Some(unread);
+        None
+    }
 }
 
 impl<'a, B> Run<'a, B>
@@ -150,6 +216,9 @@ where
             options,
             device,
             out_dir,
+            metrics_path: out_dir.join("metrics.jsonl"),
+            batcher: PdeBatcher::new(&data.train)
+                .normalized(data.input_normalizer.clone(), data.output_normalizer.clone()),
             replica,
             root,
         };
@@ -170,293 +239,335 @@ where
         Ok(run)
     }
 
+    /// Trains epoch after epoch until the last, or until `stop_after`.
     fn go<const D: usize>(self, observer: &mut dyn TrainObserver) -> Result<TrainSummary, TrainError> {
-        let (cfg, o) = (self.cfg, &self.cfg.optim);
-        let (precision, block_precision) = (cfg.run.matmul_precision, cfg.run.precision);
-        let checked = self.options.fault_tolerance != FaultTolerance::Off;
-        // Read only where something counts (a read is a device sync).
-        let faults_before = match checked {
-            true => B::fault_counts(self.device),
-            false => FaultCounts::default(),
-        };
-        let mut model = {
-            // Backends draw from one generator per process: each replica
-            // seeds it and draws its weights alone, so that the root's (which
-            // all replicas take) are those one device draws.
-            let _alone = INITIALISING.lock().unwrap_or_else(|e| e.into_inner());
-            B::seed(self.device, cfg.run.seed);
-            match &self.options.init_from {
-                Some(bytes) => Fno::<B>::load_checkpoint(bytes, Some(&cfg.model), self.device)?,
-                None => Fno::<B>::new(&cfg.model, self.device)?,
-            }
-        }
-        .with_spectral_impl(self.options.spectral_impl)
-        .with_fault_tolerance(self.options.fault_tolerance)
-        .with_matmul_precision(precision)
-        .with_block_precision(block_precision);
-        let mut optimizer = FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
-            .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32)));
-        let mut state = TrainingState {
-            epoch: 0,
-            scheduler: Scheduler::new(o.schedule.clone(), o.lr),
-            best: None,
-            input_normalizer: self.data.input_normalizer.as_ref().map(NormalizerState::of),
-            output_normalizer: self.data.output_normalizer.as_ref().map(NormalizerState::of),
-            history: Vec::new(),
-            config: cfg.clone(),
-        };
-        let last = checkpoint::state_path(self.out_dir, "last");
-        if self.options.start == Start::Resume {
-            let (saved, model_bytes, optim_bytes) = checkpoint::read_state(&last)?;
-            check_resumable(&saved, &state)?;
-            (model, optimizer) = checkpoint::restore(model, optimizer, model_bytes, optim_bytes, self.device)?;
-            model = model
-                .with_spectral_impl(self.options.spectral_impl)
-                .with_fault_tolerance(self.options.fault_tolerance)
-                .with_matmul_precision(precision)
-                .with_block_precision(block_precision);
-            observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
-            state = TrainingState {
-                config: cfg.clone(),
-                ..saved
-            };
-        }
-        if let Some(replica) = self.replica {
-            model = broadcast_parameters(model, replica.peer, self.root).map_err(collective)?;
-        }
-        let mut optimizer = optimizer.with_complex_params(model.complex_params());
-        observer.message(&format!("model: {} parameters", model.num_params()));
-        if let Some(why) = precision.unavailable_on::<B>(self.device) {
-            observer.message(why);
-        }
-        let metrics_path = self.out_dir.join("metrics.jsonl");
-        if self.root {
-            self.rewrite_metrics(&metrics_path, &state.history)?;
-        }
-
-        let batcher = PdeBatcher::new(&self.data.train)
-            .normalized(self.data.input_normalizer.clone(), self.data.output_normalizer.clone());
-        let n = self.data.train.len();
-        let batches = n.div_ceil(o.batch_size);
-        // Half blocks take a dynamic loss scale: their f16 output gradients
-        // would lose small values (restarted on --resume).
-        let mut scaler = (block_precision == BlockPrecision::Half).then(LossScaler::new);
+        let mut faults = Faults::start::<B>(self.options.fault_tolerance, self.device);
+        let mut t = self.start(observer)?;
         let mut run_epochs = 0;
-        // Counted since the start: every replica's, and the others' at the last exchange.
-        let mut epoch_faults = FaultCounts::default();
-        let mut other_faults = FaultCounts::default();
-        while state.epoch < o.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
-            let epoch = state.epoch;
-            let started = Instant::now();
-            let lr = state.scheduler.lr;
-            let order = shuffled(n, cfg.run.seed, epoch);
-            let mut loss_sum = 0.0;
-            let mut pending = None;
-            let mut skipped = 0;
-            let mut peaks = Peaks::default();
-            for (b, chunk) in order.chunks(o.batch_size).enumerate() {
-                let read = scaler.is_some() || (b + 1) % LOSS_READS_EVERY == 0 || b + 1 == batches;
-                let (samples, weight) = self.share(chunk);
-                let items: Vec<PdeItem> = samples.iter().map(|&i| item(&self.data.train, i)).collect();
-                let batch: PdeBatch<B> = batcher.batch(items, self.device);
-                let input = batch.unflatten::<D>(batch.inputs.clone());
-                let (prediction, recompute) = match cfg.run.memory {
-                    MemoryMode::Small => {
-                        let (prediction, recompute) = model.forward_recomputed(input)?;
-                        (prediction, Some(recompute))
-                    }
-                    _ => (model.forward(input)?, None),
-                };
-                let mut loss = o.loss.compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
-                if weight != 1.0 {
-                    loss = loss * weight;
-                }
-                let scaled = match &scaler {
-                    Some(scaler) => loss.clone() * scaler.scale(),
-                    None => loss.clone(),
-                };
-                let sample = b < 2 || read;
-                if sample {
-                    peaks.sample::<B>(self.device);
-                }
-                let mut sample_peaks = || {
-                    if sample {
-                        peaks.sample::<B>(self.device);
-                    }
-                };
-                let backward = scaled.backward();
-                let mut grads = match recompute {
-                    Some(recompute) => recompute.backward(&model, backward, &mut sample_peaks)?,
-                    None => GradientsParams::from_grads(backward, &model),
-                };
-                sample_peaks();
-                let mut loss = loss.inner();
-                if let Some(replica) = self.replica {
-                    (grads, loss) = sum_gradients(grads, &model, replica.peer, loss).map_err(collective)?;
-                }
-                // The losses stay on the device, summed, until a read: every
-                // `LOSS_READS_EVERY` steps and at the epoch's end, since a read
-                // waits for the device, which then idles while the next step is
-                // launched. The loss scaler decides on each step's gradients:
-                // their finiteness travels with the loss, read every step.
-                let (unread, samples, earlier) = match pending.take() {
-                    Some((sum, samples, earlier)) => (sum + loss, samples + chunk.len(), earlier + 1),
-                    None => (loss, chunk.len(), 0),
-                };
-                let finite = if read {
-                    let poison = scaler.as_ref().and_then(|_| gradients_poison(&model, &grads));
-                    let (value, finite) = loss_and_finiteness(unread, poison);
-                    if !value.is_finite() {
-                        let which = match earlier {
-                            0 => format!("batch {}", b + 1),
-                            _ => format!("batches {} to {}", b + 1 - earlier, b + 1),
-                        };
-                        return Err(TrainError::Diverged(format!(
-                            "loss {value} at epoch {}, {which}",
-                            epoch + 1
-                        )));
-                    }
-                    loss_sum += value;
-                    observer.batch(epoch + 1, o.epochs, b + 1, batches, value / samples as f64);
-                    finite
-                } else {
-                    pending = Some((unread, samples, earlier));
-                    true
-                };
-                let apply = match &mut scaler {
-                    Some(scaler) => {
-                        optimizer.set_loss_scale(scaler.scale());
-                        scaler.update(finite)
-                    }
-                    None => true,
-                };
-                if apply {
-                    model = optimizer.step(lr, model, grads);
-                } else {
-                    skipped += 1;
-                }
-            }
-            if skipped > 0 {
-                let scale = scaler.as_ref().map_or(1.0, LossScaler::scale);
-                observer.message(&format!(
-                    "epoch {}: {skipped} steps skipped for inf/NaN gradients (loss scale now {scale})",
-                    epoch + 1
-                ));
-            }
-            memory::release::<B>(cfg.run.memory, self.device);
-            state.epoch += 1;
-            let mut metrics = EpochMetrics {
-                epoch: state.epoch,
-                lr,
-                train_loss: loss_sum / n as f64,
-                seconds: started.elapsed().as_secs_f64(),
-                tests: Vec::new(),
-                memory: None,
-            };
-            let own_faults = match checked {
-                true => B::fault_counts(self.device) - faults_before,
-                false => FaultCounts::default(),
-            };
-            let mut faults = own_faults;
-            match self.replica {
-                None => {
-                    self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, peaks, &metrics_path)?;
-                }
-                Some(replica) => {
-                    // The root evaluates and writes; one exchange then gives
-                    // every replica the scheduler's input and the fault
-                    // counts, and stops them all where the root failed.
-                    let closed = match self.root {
-                        true => {
-                            self.close_epoch::<D, _>(&model, &optimizer, &mut state, &mut metrics, peaks, &metrics_path)
-                        }
-                        false => Ok(0.0),
-                    };
-                    let own = [
-                        f64::from(closed.is_err()),
-                        *closed.as_ref().unwrap_or(&0.0),
-                        own_faults.detected as f64,
-                        own_faults.corrected as f64,
-                    ];
-                    let all = sum_values::<B::InnerBackend>(&own, replica.peer, self.device_inner())?;
-                    closed?;
-                    if all[0] != 0.0 {
-                        return Err(TrainError::Collective(
-                            "the replica that evaluates and writes the run's files failed".into(),
-                        ));
-                    }
-                    if !self.root {
-                        state.scheduler.step(all[1]);
-                        state.history.push(metrics.clone());
-                    }
-                    faults.detected = all[2] as u64;
-                    faults.corrected = all[3] as u64;
-                    other_faults = faults - own_faults;
-                }
-            }
-            if checked {
-                if faults.detected > epoch_faults.detected {
-                    observer.message(&format!(
-                        "epoch {}: {} faults detected by checksums, {} corrected",
-                        state.epoch,
-                        faults.detected - epoch_faults.detected,
-                        faults.corrected - epoch_faults.corrected
-                    ));
-                }
-                epoch_faults = faults;
-            }
-            observer.epoch(&metrics);
+        while t.state.epoch < self.cfg.optim.epochs && self.options.stop_after.is_none_or(|s| run_epochs < s) {
+            t = self.epoch::<D>(t, &mut faults, observer)?;
             run_epochs += 1;
         }
-        if self.root && !state.epoch.is_multiple_of(cfg.run.checkpoint_every) {
-            checkpoint::save(self.out_dir, "last", &model, &optimizer, &state)?;
-        }
-        let plot = if self.root && state.epoch == o.epochs && cfg.run.plot_samples > 0 {
-            let (_, test) = &self.data.tests[0];
-            let path = self.out_dir.join("predictions.png");
-            let count = cfg.run.plot_samples.min(test.len());
-            let shown = test.select(0..count, 1)?;
-            let predicted = predict::<B::InnerBackend>(&model.valid(), &shown, self.data, self.device_inner())?;
-            crate::plot::predictions(&path, &shown, &predicted)?;
-            Some(path)
-        } else {
-            None
+        self.finish(t, &faults)
+    }
+
+    /// The model, optimiser and state the run starts from (fresh, or resumed
+    /// from `last`), the same on every replica; the metrics file rewritten to
+    /// the state's history.
+    fn start(&self, observer: &mut dyn TrainObserver) -> Result<Training<B>, TrainError> {
+        let o = &self.cfg.optim;
+        let mut t = Training {
+            model: self.configured(self.initial_model()?),
+            optimizer: FusedAdamW::new(o.eps as f32, o.weight_decay as f32)
+                .init::<B, Fno<B>>(o.grad_clip_norm.map(|c| GradientClippingConfig::Norm(c as f32))),
+            state: TrainingState {
+                epoch: 0,
+                scheduler: Scheduler::new(o.schedule.clone(), o.lr),
+                best: None,
+                input_normalizer: self.data.input_normalizer.as_ref().map(NormalizerState::of),
+                output_normalizer: self.data.output_normalizer.as_ref().map(NormalizerState::of),
+                history: Vec::new(),
+                config: self.cfg.clone(),
+            },
+            // Half blocks take a dynamic loss scale: their f16 output gradients
+            // would lose small values (restarted on --resume).
+            scaler: (self.cfg.run.precision == BlockPrecision::Half).then(LossScaler::new),
         };
-        Ok(TrainSummary {
-            out_dir: self.out_dir.to_path_buf(),
-            last_checkpoint: checkpoint::model_path(self.out_dir, "last"),
-            best_checkpoint: state.best.map(|_| checkpoint::model_path(self.out_dir, "best")),
-            metrics: metrics_path,
-            plot,
-            history: state.history,
-            faults: checked.then(|| B::fault_counts(self.device) - faults_before + other_faults),
+        if self.options.start == Start::Resume {
+            t = self.resume(t, observer)?;
+        }
+        if let Some(replica) = self.replica {
+            t.model = broadcast_parameters(t.model, replica.peer, self.root).map_err(collective)?;
+        }
+        t.optimizer = t.optimizer.with_complex_params(t.model.complex_params());
+        observer.message(&format!("model: {} parameters", t.model.num_params()));
+        if let Some(why) = self.cfg.run.matmul_precision.unavailable_on::<B>(self.device) {
+            observer.message(why);
+        }
+        if self.root {
+            self.rewrite_metrics(&t.state.history)?;
+        }
+        Ok(t)
+    }
+
+    /// The weights a fresh run starts from: `init_from`'s, else drawn from
+    /// the run's seed.
+    fn initial_model(&self) -> Result<Fno<B>, TrainError> {
+        // Backends draw from one generator per process: each replica seeds it
+        // and draws its weights alone, so that the root's (which all replicas
+        // take) are those one device draws.
+        let _alone = INITIALISING.lock().unwrap_or_else(|e| e.into_inner());
+        B::seed(self.device, self.cfg.run.seed);
+        Ok(match &self.options.init_from {
+            Some(bytes) => Fno::<B>::load_checkpoint(bytes, Some(&self.cfg.model), self.device)?,
+            None => Fno::<B>::new(&self.cfg.model, self.device)?,
         })
+    }
+
+    /// `model` with this invocation's kernels and precisions.
+    fn configured(&self, model: Fno<B>) -> Fno<B> {
+        model
+            .with_spectral_impl(self.options.spectral_impl)
+            .with_fault_tolerance(self.options.fault_tolerance)
+            .with_matmul_precision(self.cfg.run.matmul_precision)
+            .with_block_precision(self.cfg.run.precision)
+    }
+
+    /// `fresh` continued from the directory's `last` checkpoint, once that is
+    /// found to be the same experiment.
+    fn resume(&self, fresh: Training<B>, observer: &mut dyn TrainObserver) -> Result<Training<B>, TrainError> {
+        let last = checkpoint::state_path(self.out_dir, "last");
+        let (saved, model_bytes, optim_bytes) = checkpoint::read_state(&last)?;
+        check_resumable(&saved, &fresh.state)?;
+        let (model, optimizer) =
+            checkpoint::restore(fresh.model, fresh.optimizer, model_bytes, optim_bytes, self.device)?;
+        let model = self.configured(model);
+        observer.message(&format!("resuming {} after epoch {}", last.display(), saved.epoch));
+        Ok(Training {
+            model,
+            optimizer,
+            state: TrainingState {
+                config: self.cfg.clone(),
+                ..saved
+            },
+            scaler: fresh.scaler,
+        })
+    }
+
+    /// One epoch: its batches, then its end (evaluation, schedule,
+    /// checkpoints, metrics; exchanged between replicas) and its report.
+    fn epoch<const D: usize>(
+        &self,
+        t: Training<B>,
+        faults: &mut Faults,
+        observer: &mut dyn TrainObserver,
+    ) -> Result<Training<B>, TrainError> {
+        let started = Instant::now();
+        let lr = t.state.scheduler.lr;
+        let (mut t, tally) = self.train_epoch::<D>(t, lr, observer)?;
+        memory::release::<B>(self.cfg.run.memory, self.device);
+        t.state.epoch += 1;
+        let mut metrics = EpochMetrics {
+            epoch: t.state.epoch,
+            lr,
+            train_loss: tally.loss_sum / self.data.train.len() as f64,
+            seconds: started.elapsed().as_secs_f64(),
+            tests: Vec::new(),
+            memory: None,
+        };
+        let own = faults.own::<B>(self.device);
+        let all = match self.replica {
+            None => {
+                self.close_epoch::<D>(&mut t, &mut metrics, tally.peaks)?;
+                own
+            }
+            Some(replica) => self.close_replicated_epoch::<D>(replica, &mut t, &mut metrics, tally.peaks, own)?,
+        };
+        faults.record(all, own, t.state.epoch, observer);
+        observer.epoch(&metrics);
+        Ok(t)
+    }
+
+    /// The epoch's batches in its shuffled order, with a message where the
+    /// loss scaler skipped steps.
+    fn train_epoch<const D: usize>(
+        &self,
+        mut t: Training<B>,
+        lr: f64,
+        observer: &mut dyn TrainObserver,
+    ) -> Result<(Training<B>, EpochTally<B::InnerBackend>), TrainError> {
+        let (n, batch_size) = (self.data.train.len(), self.cfg.optim.batch_size);
+        let epoch = t.state.epoch;
+        let order = shuffled(n, self.cfg.run.seed, epoch);
+        let mut tally = EpochTally {
+            loss_sum: 0.0,
+            unread: None,
+            skipped: 0,
+            peaks: Peaks::default(),
+        };
+        let count = n.div_ceil(batch_size);
+        for (index, chunk) in order.chunks(batch_size).enumerate() {
+            let at = BatchAt { epoch, index, count };
+            t = self.batch::<D>(t, chunk, at, lr, &mut tally, observer)?;
+        }
+        if tally.skipped > 0 {
+            let scale = t.scaler.as_ref().map_or(1.0, LossScaler::scale);
+            observer.message(&format!(
+                "epoch {}: {} steps skipped for inf/NaN gradients (loss scale now {scale})",
+                epoch + 1,
+                tally.skipped
+            ));
+        }
+        Ok((t, tally))
+    }
+
+    /// One step: this replica's share of `chunk` forward and back, the
+    /// gradients summed over replicas, the loss read when due, the update.
+    fn batch<const D: usize>(
+        &self,
+        mut t: Training<B>,
+        chunk: &[usize],
+        at: BatchAt,
+        lr: f64,
+        tally: &mut EpochTally<B::InnerBackend>,
+        observer: &mut dyn TrainObserver,
+    ) -> Result<Training<B>, TrainError> {
+        let read = at.reads(t.scaler.is_some());
+        let sample = at.index < 2 || read;
+        let (mut loss, mut grads) = self.gradients::<D>(&t, chunk, sample, &mut tally.peaks)?;
+        if let Some(replica) = self.replica {
+            (grads, loss) = sum_gradients(grads, &t.model, replica.peer, loss).map_err(collective)?;
+        }
+        let finite = match tally.add(loss, chunk.len(), read) {
+            Some(unread) => {
+                let (sum, finite) = self.read_loss(&t, &grads, unread, at, observer)?;
+                tally.loss_sum += sum;
+                finite
+            }
+            None => true,
+        };
+        let apply = match &mut t.scaler {
+            Some(scaler) => {
+                t.optimizer.set_loss_scale(scaler.scale());
+                scaler.update(finite)
+            }
+            None => true,
+        };
+        if apply {
+            t.model = t.optimizer.step(lr, t.model, grads);
+        } else {
+            tally.skipped += 1;
+        }
+        Ok(t)
+    }
+
+    /// This replica's share of `chunk` forward and back: its loss (weighted;
+    /// left on the device) and its gradients, memory peaks sampled where
+    /// `sample` says.
+    fn gradients<const D: usize>(
+        &self,
+        t: &Training<B>,
+        chunk: &[usize],
+        sample: bool,
+        peaks: &mut Peaks,
+    ) -> Result<(Tensor<B::InnerBackend, 1>, GradientsParams), TrainError> {
+        let (samples, weight) = self.share(chunk);
+        let items: Vec<PdeItem> = samples.iter().map(|&i| item(&self.data.train, i)).collect();
+        let batch: PdeBatch<B> = self.batcher.batch(items, self.device);
+        let input = batch.unflatten::<D>(batch.inputs.clone());
+        let (prediction, recompute) = match self.cfg.run.memory {
+            MemoryMode::Small => {
+                let (prediction, recompute) = t.model.forward_recomputed(input)?;
+                (prediction, Some(recompute))
+            }
+            _ => (t.model.forward(input)?, None),
+        };
+        let mut loss = self
+            .cfg
+            .optim
+            .loss
+            .compute(prediction, batch.unflatten::<D>(batch.outputs.clone()));
+        if weight != 1.0 {
+            loss = loss * weight;
+        }
+        let scaled = match &t.scaler {
+            Some(scaler) => loss.clone() * scaler.scale(),
+            None => loss.clone(),
+        };
+        let mut sample_peaks = || {
+            if sample {
+                peaks.sample::<B>(self.device);
+            }
+        };
+        sample_peaks();
+        let backward = scaled.backward();
+        let grads = match recompute {
+            Some(recompute) => recompute.backward(&t.model, backward, &mut sample_peaks)?,
+            None => GradientsParams::from_grads(backward, &t.model),
+        };
+        sample_peaks();
+        Ok((loss.inner(), grads))
+    }
+
+    /// Reads `unread` (see [`EpochTally::add`]), with the step's gradients'
+    /// finiteness where a loss scaler decides on it, and reports the mean;
+    /// fails where the loss is not finite. Returns the sum and the finiteness.
+    fn read_loss(
+        &self,
+        t: &Training<B>,
+        grads: &GradientsParams,
+        (unread, samples, earlier): Unread<B::InnerBackend>,
+        at: BatchAt,
+        observer: &mut dyn TrainObserver,
+    ) -> Result<(f64, bool), TrainError> {
+        let poison = t.scaler.as_ref().and_then(|_| gradients_poison(&t.model, grads));
+        let (value, finite) = loss_and_finiteness(unread, poison);
+        if !value.is_finite() {
+            let which = match earlier {
+                0 => format!("batch {}", at.index + 1),
+                _ => format!("batches {} to {}", at.index + 1 - earlier, at.index + 1),
+            };
+            return Err(TrainError::Diverged(format!(
+                "loss {value} at epoch {}, {which}",
+                at.epoch + 1
+            )));
+        }
+        let epochs = self.cfg.optim.epochs;
+        observer.batch(at.epoch + 1, epochs, at.index + 1, at.count, value / samples as f64);
+        Ok((value, finite))
+    }
+
+    /// The end of an epoch with replicas: the root closes it; one exchange
+    /// then gives every replica the scheduler's input and the fault counts,
+    /// and stops them all where the root failed. Returns every replica's
+    /// fault counts.
+    fn close_replicated_epoch<const D: usize>(
+        &self,
+        replica: Replica,
+        t: &mut Training<B>,
+        metrics: &mut EpochMetrics,
+        peaks: Peaks,
+        own_faults: FaultCounts,
+    ) -> Result<FaultCounts, TrainError> {
+        let closed = match self.root {
+            true => self.close_epoch::<D>(t, metrics, peaks),
+            false => Ok(0.0),
+        };
+        let own = [
+            f64::from(closed.is_err()),
+            *closed.as_ref().unwrap_or(&0.0),
+            own_faults.detected as f64,
+            own_faults.corrected as f64,
+        ];
+        let all = sum_values::<B::InnerBackend>(&own, replica.peer, self.device_inner())?;
+        closed?;
+        if all[0] != 0.0 {
+            return Err(TrainError::Collective(
+                "the replica that evaluates and writes the run's files failed".into(),
+            ));
+        }
+        if !self.root {
+            t.state.scheduler.step(all[1]);
+            t.state.history.push(metrics.clone());
+        }
+        let mut faults = own_faults;
+        faults.detected = all[2] as u64;
+        faults.corrected = all[3] as u64;
+        Ok(faults)
     }
 
     /// The root's end of an epoch: evaluation on every test set (when due),
     /// the schedule's step, and the epoch's checkpoints and metrics line.
     /// Returns what the schedule stepped on.
-    fn close_epoch<const D: usize, O: Optimizer<Fno<B>, B>>(
+    fn close_epoch<const D: usize>(
         &self,
-        model: &Fno<B>,
-        optimizer: &O,
-        state: &mut TrainingState,
+        t: &mut Training<B>,
         metrics: &mut EpochMetrics,
         peaks: Peaks,
-        metrics_path: &Path,
     ) -> Result<f64, TrainError> {
-        let finished = state.epoch == self.cfg.optim.epochs;
-        if state.epoch.is_multiple_of(self.cfg.run.eval_every) || finished {
-            let inner = model.valid();
-            for (name, data) in &self.data.tests {
-                metrics.tests.push(evaluate::<B::InnerBackend, D>(
-                    &inner,
-                    name,
-                    data,
-                    self.data,
-                    self.device_inner(),
-                )?);
-            }
+        let finished = t.state.epoch == self.cfg.optim.epochs;
+        if t.state.epoch.is_multiple_of(self.cfg.run.eval_every) || finished {
+            metrics.tests = self.evaluate_tests::<D>(&t.model)?;
         }
         memory::release::<B>(self.cfg.run.memory, self.device);
         metrics.memory = peaks.metrics(B::device_memory(self.device));
@@ -466,19 +577,73 @@ where
             // What the other replicas receive, through an f32 exchange.
             schedule_on = schedule_on as f32 as f64;
         }
-        state.scheduler.step(schedule_on);
-        state.history.push(metrics.clone());
+        t.state.scheduler.step(schedule_on);
+        t.state.history.push(metrics.clone());
+        self.save_checkpoints(t, validation, finished)?;
+        append_line(&self.metrics_path, metrics)?;
+        Ok(schedule_on)
+    }
+
+    /// The model's errors on every test set.
+    fn evaluate_tests<const D: usize>(&self, model: &Fno<B>) -> Result<Vec<TestMetrics>, TrainError> {
+        let inner = model.valid();
+        self.data
+            .tests
+            .iter()
+            .map(|(name, data)| evaluate::<B::InnerBackend, D>(&inner, name, data, self.data, self.device_inner()))
+            .collect()
+    }
+
+    /// `best` where the validation error is the lowest yet; `last` every
+    /// `checkpoint_every` epochs and after the last.
+    fn save_checkpoints(&self, t: &mut Training<B>, validation: Option<f64>, finished: bool) -> Result<(), TrainError> {
         if let Some(v) = validation {
-            if state.best.is_none_or(|best| v < best) {
-                state.best = Some(v);
-                checkpoint::save(self.out_dir, "best", model, optimizer, state)?;
+            if t.state.best.is_none_or(|best| v < best) {
+                t.state.best = Some(v);
+                self.save(t, "best")?;
             }
         }
-        if state.epoch.is_multiple_of(self.cfg.run.checkpoint_every) || finished {
-            checkpoint::save(self.out_dir, "last", model, optimizer, state)?;
+        if t.state.epoch.is_multiple_of(self.cfg.run.checkpoint_every) || finished {
+            self.save(t, "last")?;
         }
-        append_line(metrics_path, metrics)?;
-        Ok(schedule_on)
+        Ok(())
+    }
+
+    fn save(&self, t: &Training<B>, name: &str) -> Result<(), TrainError> {
+        checkpoint::save(self.out_dir, name, &t.model, &t.optimizer, &t.state)
+    }
+
+    /// The run's end: `last` saved where the epochs' checkpoints left it
+    /// behind (a stopped run), the prediction plot, and the summary.
+    fn finish(&self, t: Training<B>, faults: &Faults) -> Result<TrainSummary, TrainError> {
+        if self.root && !t.state.epoch.is_multiple_of(self.cfg.run.checkpoint_every) {
+            self.save(&t, "last")?;
+        }
+        let plot = self.plot(&t.model, t.state.epoch)?;
+        Ok(TrainSummary {
+            out_dir: self.out_dir.to_path_buf(),
+            last_checkpoint: checkpoint::model_path(self.out_dir, "last"),
+            best_checkpoint: t.state.best.map(|_| checkpoint::model_path(self.out_dir, "best")),
+            metrics: self.metrics_path.clone(),
+            plot,
+            history: t.state.history,
+            faults: faults.total::<B>(self.device),
+        })
+    }
+
+    /// After the last epoch, the root's plot of predictions on the first
+    /// test set's first samples (where the configuration asks for one).
+    fn plot(&self, model: &Fno<B>, epoch: usize) -> Result<Option<PathBuf>, TrainError> {
+        if !(self.root && epoch == self.cfg.optim.epochs && self.cfg.run.plot_samples > 0) {
+            return Ok(None);
+        }
+        let (_, test) = &self.data.tests[0];
+        let path = self.out_dir.join("predictions.png");
+        let count = self.cfg.run.plot_samples.min(test.len());
+        let shown = test.select(0..count, 1)?;
+        let predicted = predict::<B::InnerBackend>(&model.valid(), &shown, self.data, self.device_inner())?;
+        crate::plot::predictions(&path, &shown, &predicted)?;
+        Ok(Some(path))
     }
 
     /// This replica's samples of a batch and the weight of their loss: all
@@ -501,13 +666,13 @@ where
         self.device
     }
 
-    fn rewrite_metrics(&self, path: &Path, history: &[EpochMetrics]) -> Result<(), TrainError> {
+    fn rewrite_metrics(&self, history: &[EpochMetrics]) -> Result<(), TrainError> {
         let mut text = String::new();
         for m in history {
             text.push_str(&serde_json::to_string(m).expect("metrics serialise"));
             text.push('\n');
         }
-        checkpoint::write_atomic(path, text.as_bytes())
+        checkpoint::write_atomic(&self.metrics_path, text.as_bytes())
     }
 }
 
@@ -567,10 +732,6 @@ fn loss_and_finiteness<B: Backend>(loss: Tensor<B, 1>, poison: Option<Tensor<B, 
     (values[0], values[1].is_finite())
 }
 
-fn scalar<B: Backend>(t: Tensor<B, 1>) -> f64 {
-    t.into_data().convert::<f64>().to_vec::<f64>().expect("a scalar")[0]
-}
-
 fn append_line(path: &Path, metrics: &EpochMetrics) -> Result<(), TrainError> {
     let io = |e: std::io::Error| TrainError::Io(format!("{}: {e}", path.display()));
     let mut f = std::fs::OpenOptions::new()
@@ -579,70 +740,4 @@ fn append_line(path: &Path, metrics: &EpochMetrics) -> Result<(), TrainError> {
         .open(path)
         .map_err(io)?;
     writeln!(f, "{}", serde_json::to_string(metrics).expect("metrics serialise")).map_err(io)
-}
-
-/// Predictions for every sample of `data`, de-normalised: `[N, Cout, *grid]`.
-pub fn predict<B: SpectralConvBackend>(
-    model: &Fno<B>,
-    data: &PdeDataset,
-    prepared: &PreparedData,
-    device: &B::Device,
-) -> Result<fno_datasets::Array, TrainError> {
-    crate::inference::predict(
-        model,
-        &data.inputs,
-        prepared.input_normalizer.as_ref(),
-        prepared.output_normalizer.as_ref(),
-        EVAL_BATCH,
-        device,
-        |_, _| {},
-    )
-}
-
-/// Samples per forward pass in evaluation.
-const EVAL_BATCH: usize = 50;
-
-/// The errors per sample of the model's predictions on `data`.
-pub fn evaluate<B: SpectralConvBackend, const D: usize>(
-    model: &Fno<B>,
-    name: &str,
-    data: &PdeDataset,
-    prepared: &PreparedData,
-    device: &B::Device,
-) -> Result<TestMetrics, TrainError> {
-    let predicted = predict(model, data, prepared, device)?;
-    let (l2, h1) = relative_errors::<B, D>(&predicted, &data.outputs, device);
-    let l2_normalized = match &prepared.output_normalizer {
-        Some(n) => {
-            let (mut p, mut t) = (predicted, data.outputs.clone());
-            n.encode(&mut p)?;
-            n.encode(&mut t)?;
-            relative_errors::<B, D>(&p, &t, device).0
-        }
-        None => l2,
-    };
-    Ok(TestMetrics {
-        name: name.to_string(),
-        l2,
-        h1,
-        l2_normalized,
-    })
-}
-
-/// Relative L2 and H1 per sample of `predicted` against `truth`.
-pub fn relative_errors<B: PointwiseBackend, const D: usize>(
-    predicted: &fno_datasets::Array,
-    truth: &fno_datasets::Array,
-    device: &B::Device,
-) -> (f64, f64) {
-    let tensor = |a: &fno_datasets::Array| {
-        let shape: [usize; D] = a.shape.clone().try_into().expect("a D-dim array");
-        Tensor::<B, D>::from_data(TensorData::new(a.data.clone(), shape), device)
-    };
-    let n = truth.shape[0] as f64;
-    let (p, t) = (tensor(predicted), tensor(truth));
-    (
-        scalar(Loss::L2.compute(p.clone(), t.clone())) / n,
-        scalar(Loss::H1.compute(p, t)) / n,
-    )
 }
