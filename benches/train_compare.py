@@ -27,10 +27,10 @@ neuraloperator's 1×1 convolutions run in TF32 unless told), ours with
 too), ours with `matmul_precision = "tf32"` (the 1×1 forwards and input
 gradients; our spectral contraction and weight gradients stay f32). mixed:
 neuraloperator with `fno_block_precision="mixed"` under torch autocast (float16)
-with a GradScaler, TF32 off; ours with `run.precision = "mixed"` (spectra and
+with a GradScaler, TF32 off; ours with `fno_block_precision = "mixed"` (spectra and
 their contraction in f16, sums in f32) and f32 1×1 products. half:
 neuraloperator with `fno_block_precision="half"` under autocast; ours with
-`run.precision = "half"` (every activation in f16, f32 weights and sums).
+`fno_block_precision = "half"` (every activation in f16, f32 weights and sums).
 
 With `--seeds N` both trainers train each case N times, from seeds 0..N-1
 (torch's seed; our `[run] seed`): times and memory are the first run's, test
@@ -250,6 +250,7 @@ out_channels = 1
 hidden_channels = {case["hidden"]}
 n_layers = 4
 projection_channel_ratio = 2.0
+fno_block_precision = "{precision if precision in ("mixed", "half") else "full"}"
 {factorized}
 [data]
 encode_input = false
@@ -278,7 +279,6 @@ eval_every = {epochs}
 checkpoint_every = {epochs}
 plot_samples = 0
 matmul_precision = "{"tf32" if precision == "tf32" else "f32"}"
-precision = "{precision if precision in ("mixed", "half") else "f32"}"
 """
 
 

@@ -1,6 +1,7 @@
 //! The FNO: grid embedding, lifting channel-MLP, FNO blocks (spectral
 //! convolution + skip, GELU, channel-MLP + its skip), projection — the forward
-//! of neuraloperator 2.0's `FNO`, post- or pre-activation blocks.
+//! of neuraloperator 2.0's `FNO`, post- or pre-activation blocks, as
+//! `fno_core::forward` lists its steps, run with our Burn ops.
 
 use burn::module::{Module, Param, ParamId};
 use burn::tensor::backend::Backend;

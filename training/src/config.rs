@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use fno_datasets::generate::{GenerateSpec, Pde};
 use fno_kernels::pools::MemoryMode;
-use fno_models::{BlockPrecision, FnoConfig};
+use fno_models::FnoConfig;
 use fno_ops::MatmulPrecision;
 use serde::{Deserialize, Serialize};
 
@@ -118,9 +118,6 @@ pub struct RunConfig {
     /// `"f32"` or `"tf32"`: the 1×1 convolutions' products (see
     /// [`MatmulPrecision`]; TF32 only where the device has tensor cores for it).
     pub matmul_precision: MatmulPrecision,
-    /// `"f32"`, `"mixed"` or `"half"`: what the spectral convolutions hold
-    /// (neuraloperator's `fno_block_precision`, see [`BlockPrecision`]).
-    pub precision: BlockPrecision,
     /// Data-parallel replicas, one per device: a count or `"all"` (every
     /// device of the backend). The batch is split among them; the results
     /// are those of one device to round-off (docs/data_parallel.md).
@@ -220,7 +217,6 @@ impl Default for RunConfig {
             checkpoint_every: 1,
             plot_samples: 3,
             matmul_precision: MatmulPrecision::F32,
-            precision: BlockPrecision::F32,
             devices: DeviceCount::default(),
             memory: MemoryMode::default(),
         }
@@ -271,7 +267,7 @@ impl TrainConfig {
     pub fn from_file(path: &Path) -> Result<Self, TrainError> {
         let bad = |reason: String| TrainError::Config(format!("{}: {reason}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let mut cfg: TrainConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let mut cfg: TrainConfig = toml::from_str(&text).map_err(|e| bad(moved_keys(&text, e.to_string())))?;
         let base = path.parent().unwrap_or(Path::new(""));
         for source in std::iter::once(&mut cfg.data.train).chain(&mut cfg.data.tests) {
             if let Some(file) = &mut source.file {
@@ -291,13 +287,6 @@ impl TrainConfig {
     /// Checks everything that can be checked before any data are read.
     pub fn validate(&self) -> Result<(), String> {
         self.model.validate().map_err(|e| format!("model: {e}"))?;
-        let block = self.model.block_precision();
-        if block != BlockPrecision::F32 && block != self.run.precision {
-            return Err(format!(
-                "model.fno_block_precision = {:?} but run.precision = \"{}\": set run.precision (it decides)",
-                self.model.fno_block_precision, self.run.precision
-            ));
-        }
         if self.run.memory == MemoryMode::Small && self.model.channel_mlp_dropout > 0.0 {
             return Err(format!(
                 "run.memory = \"small\" reruns each block in the backward pass, which dropout's random masks \
@@ -361,5 +350,19 @@ impl DataSource {
             (None, Some(spec)) => spec.label(),
             (None, None) => "data".into(),
         }
+    }
+}
+
+/// A parse error, or where a key that moved lives now.
+fn moved_keys(text: &str, error: String) -> String {
+    let old_precision = toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("run")?.get("precision").cloned());
+    match old_precision {
+        Some(value) => format!(
+            "run.precision moved to the model: write fno_block_precision = {value} under [model] \
+             (\"f32\" or \"full\", \"mixed\", \"half\")"
+        ),
+        None => error,
     }
 }

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use fno_kernels::fft::Planning;
 use fno_ops::{FaultCounts, FaultTolerance, SpectralImpl};
 
 use crate::checkpoint::EpochMetrics;
@@ -48,6 +49,8 @@ pub struct RunOptions {
     pub spectral_impl: SpectralImpl,
     /// Checksums in the spectral convolutions (unfused path; docs/abft.md).
     pub fault_tolerance: FaultTolerance,
+    /// How the kernel path lowers its FFT plans.
+    pub fft_planning: Planning,
     pub start: Start,
     /// Stop after this many epochs of this invocation (tests; a killed run).
     pub stop_after: Option<usize>,

@@ -15,7 +15,7 @@ use fno_datasets::batch::{PdeBatch, PdeBatcher, PdeItem};
 use fno_datasets::generate::Rng;
 use fno_datasets::PdeDataset;
 use fno_kernels::pools::MemoryMode;
-use fno_models::{BlockPrecision, Fno};
+use fno_models::{BlockPrecision, Fno, ModelSettings};
 use fno_ops::{FaultCounts, PointwiseBackend, SpectralConvBackend};
 
 use crate::checkpoint::{self, EpochMetrics, NormalizerState, TestMetrics, TrainingState};
@@ -271,7 +271,7 @@ where
             },
             // Half blocks take a dynamic loss scale: their f16 output gradients
             // would lose small values (restarted on --resume).
-            scaler: (self.cfg.run.precision == BlockPrecision::Half).then(LossScaler::new),
+            scaler: (self.cfg.model.fno_block_precision == BlockPrecision::Half).then(LossScaler::new),
         };
         if self.options.start == Start::Resume {
             t = self.resume(t, observer)?;
@@ -304,13 +304,17 @@ where
         })
     }
 
-    /// `model` with this invocation's kernels and precisions.
+    /// `model` with this invocation's kernels and precisions (the block
+    /// precision the configuration's model says).
     fn configured(&self, model: Fno<B>) -> Fno<B> {
         model
             .with_spectral_impl(self.options.spectral_impl)
-            .with_fault_tolerance(self.options.fault_tolerance)
-            .with_matmul_precision(self.cfg.run.matmul_precision)
-            .with_block_precision(self.cfg.run.precision)
+            .with_settings(ModelSettings {
+                matmul: self.cfg.run.matmul_precision,
+                block: Some(self.cfg.model.fno_block_precision),
+                fault_tolerance: self.options.fault_tolerance,
+                fft_planning: self.options.fft_planning,
+            })
     }
 
     /// `fresh` continued from the directory's `last` checkpoint, once that is
@@ -681,13 +685,13 @@ fn check_resumable(saved: &TrainingState, now: &TrainingState) -> Result<(), Tra
     let mut same = saved.config.clone();
     same.optim.epochs = now.config.optim.epochs;
     same.run.matmul_precision = now.config.run.matmul_precision;
-    same.run.precision = now.config.run.precision;
+    same.model.fno_block_precision = now.config.model.fno_block_precision;
     same.run.devices = now.config.run.devices;
     same.run.memory = now.config.run.memory;
     if same != now.config {
         return Err(TrainError::Checkpoint(
             "the checkpoint was trained with a different configuration (only optim.epochs, \
-             run.matmul_precision, run.precision, run.devices and run.memory may change on --resume)"
+             run.matmul_precision, model.fno_block_precision, run.devices and run.memory may change on --resume)"
                 .into(),
         ));
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use burn::backend::{Autodiff, NdArray};
 use fno_datasets::generate::{GenerateSpec, Pde};
+use fno_kernels::fft::Planning;
 use fno_models::checkpoint::SafeTensorsFile;
 use fno_models::FnoConfig;
 use fno_ops::{FaultTolerance, SpectralImpl};
@@ -84,6 +85,7 @@ fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno
     let options = RunOptions {
         spectral_impl: SpectralImpl::Reference,
         fault_tolerance: FaultTolerance::Off,
+        fft_planning: Planning::Rules,
         start,
         stop_after,
         init_from: None,

@@ -29,7 +29,7 @@ pub struct ModelDevice {
     #[arg(long, value_enum)]
     pub matmul_precision: Option<MatmulPrecision>,
     /// What the spectral convolutions hold [default: the model's
-    /// fno_block_precision; `fno train`: the configuration's run.precision].
+    /// fno_block_precision].
     #[arg(long, value_enum)]
     pub precision: Option<BlockPrecision>,
     /// Checksums in the spectral convolutions (unfused kernel path): count

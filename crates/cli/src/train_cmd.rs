@@ -169,9 +169,6 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     if let Some(precision) = args.device.matmul_precision {
         cfg.run.matmul_precision = precision;
     }
-    if let Some(precision) = args.device.precision {
-        cfg.run.precision = precision;
-    }
     if let Some(devices) = args.devices {
         cfg.run.devices = devices;
     }
@@ -191,6 +188,9 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         None => None,
     };
     args.shift.apply(&mut cfg.model);
+    if let Some(precision) = args.device.precision {
+        cfg.model.fno_block_precision = precision;
+    }
     cfg.validate().map_err(|e| format!("configuration: {e}"))?;
     let start = match (args.resume, args.overwrite) {
         (true, _) => Start::Resume,
@@ -240,7 +240,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         data.train.grid(),
         crate::args::backend_label(backend),
         cfg.run.matmul_precision,
-        cfg.run.precision,
+        cfg.model.fno_block_precision,
         cfg.optim.epochs,
         cfg.optim.batch_size,
         cfg.optim.loss.name()
@@ -250,7 +250,8 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
         data: &data,
         options: RunOptions {
             spectral_impl: imp,
-            fault_tolerance: args.device.fault_tolerance.into(),
+            fault_tolerance: args.device.fault_tolerance,
+            fft_planning: args.device.fft_planning,
             start,
             stop_after: args.stop_after,
             init_from,
@@ -260,7 +261,7 @@ pub fn run_train(args: TrainArgs) -> Result<(), String> {
     };
     let summary = run_on(backend, args.device.burn_fusion, Some(pools), job)?;
     if let Some(counts) = summary.faults {
-        report_faults(args.device.fault_tolerance.into(), counts, SPECTRAL_UNITS)
+        report_faults(args.device.fault_tolerance, counts, SPECTRAL_UNITS)
             .map_err(|e| format!("{e}; the checkpoints may carry their effect"))?;
     }
     println!("checkpoint: {}", summary.last_checkpoint.display());

@@ -327,16 +327,12 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("quarter") && err.contains("\"mixed\""), "{err}");
-    // The model's precision and the run's disagree: the run's decides, so say so.
-    std::fs::write(
-        &config,
-        TINY.replace("n_layers = 2", "n_layers = 2\nfno_block_precision = \"half\""),
-    )
-    .unwrap();
+    // The block precision is the model's alone: the old run key says where it went.
+    std::fs::write(&config, TINY.replace("[run]\n", "[run]\nprecision = \"half\"\n")).unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("run.precision = \"f32\": set run.precision"), "{err}");
+    assert!(err.contains("fno_block_precision = \"half\" under [model]"), "{err}");
     std::fs::write(&config, TINY).unwrap();
     let nowhere = dir.join("never-trained");
     let out = fno(&[

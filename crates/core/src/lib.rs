@@ -8,6 +8,7 @@
 //! enums (precision, norms, mode orders, FFT planning, fault tolerance) and
 //! on fno-formats for neuraloperator's `torch.save` files.
 
+pub mod block_precision;
 pub mod checkpoint;
 pub mod config;
 pub mod error;
@@ -19,7 +20,8 @@ pub mod rank;
 pub mod safetensors_file;
 pub mod spec;
 
-pub use config::{BlockPrecision, FnoConfig};
+pub use block_precision::BlockPrecision;
+pub use config::FnoConfig;
 pub use error::ModelError;
 pub use factorization::{Factorization, WeightForm};
 pub use fno_kernels::fault::FaultTolerance;

@@ -48,7 +48,8 @@ pub enum SpectralImpl {
     /// convolution in 1D), truncated R2C / zero-padded C2R of the later axes
     /// around it (CubeCL backends; the CPU backends run Unfused's steps).
     Fused,
-    /// The faster kernel path for the layer's shape ([`SpectralImpl::resolve`]).
+    /// Per layer, the faster kernel path for its shape (the rule of
+    /// `SpectralImpl::resolve`).
     Auto,
 }
 

@@ -13,9 +13,11 @@ use std::str::FromStr;
 pub enum BackendChoice {
     /// CUDA, then a wgpu adapter that is a real GPU, then the CPU.
     Auto,
+    /// An NVIDIA GPU through CUDA.
     Cuda,
     /// Vulkan/Metal/DX12, software adapters (lavapipe) included.
     Wgpu,
+    /// The CPU's threads.
     Cpu,
 }
 
@@ -24,6 +26,7 @@ pub enum BackendChoice {
 pub enum Backend {
     Cuda,
     Wgpu,
+    /// The CPU's threads.
     Cpu,
 }
 

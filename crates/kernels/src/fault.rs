@@ -12,6 +12,7 @@ use cubecl::server::Handle;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum FaultTolerance {
+    /// No checksums.
     #[default]
     Off,
     /// Count results whose checksums disagree (outputs left as computed).

@@ -14,6 +14,7 @@ use half::{bf16, f16};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
+    /// IEEE single precision.
     #[default]
     F32,
     /// IEEE half: 11 significant bits, largest finite value 65504.
