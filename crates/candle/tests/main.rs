@@ -1,4 +1,5 @@
 #[cfg(feature = "cuda")]
 mod cuda;
+mod dependencies;
 mod model;
 mod spectral;

@@ -5,9 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use fno_kernels::precision::Precision;
 
-#[cfg(doc)]
-use crate::config::FnoConfig;
-
 /// What the FNO blocks' spectral convolutions hold (neuraloperator's
 /// `fno_block_precision`, named `f32`, `mixed` and `half` in training
 /// configurations and on the command line; `full` is `f32`). Transforms and
@@ -75,7 +72,7 @@ impl<'de> Deserialize<'de> for BlockPrecision {
     }
 }
 
-/// [`FnoConfig::fno_block_precision`] written under neuraloperator's names.
+/// [`crate::FnoConfig::fno_block_precision`] written under neuraloperator's names.
 pub(crate) mod neuralop_precision {
     use super::BlockPrecision;
     use serde::{Deserialize, Deserializer, Serializer};
