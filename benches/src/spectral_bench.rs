@@ -36,7 +36,8 @@ use burn_cubecl::{CubeBackend, CubeRuntime};
 use cubecl::prelude::*;
 use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
-use fno_kernels::fused::{CubeLimits, FusedBuffers, FusedConfig, FusedSpectralConv};
+use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv};
+use fno_kernels::limits::DeviceLimits;
 use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{InverseShift, FORWARD_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
@@ -188,8 +189,8 @@ fn time_cgemm<R: CubeRuntime>(device: &R::Device, problem: &CgemmProblem, reps: 
 /// and `r` chunks, within the device's shared memory (48 KiB at most) and 512
 /// threads. Few enough (at most 72) that NVRTC compiles them all within a
 /// couple of minutes on the device.
-fn sweep_configs(problem: &CgemmProblem, shared_limit: usize) -> Vec<CgemmConfig> {
-    let base = problem.config();
+fn sweep_configs(problem: &CgemmProblem, limits: &DeviceLimits) -> Vec<CgemmConfig> {
+    let (base, shared_limit) = (problem.config(limits), limits.shared_memory);
     let mut configs = Vec::new();
     for (tile_p, tile_q) in [(4, 4), (2, 4)] {
         for (threads_p, threads_q) in [(8, 8), (4, 8), (4, 4), (2, 8)] {
@@ -238,9 +239,9 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
         problem.launch(&buffers.client, &buffers.a, &buffers.b, &buffers.c);
         let want = buffers.output();
         let default_ms = buffers.time(reps, |s| problem.launch(&s.client, &s.a, &s.b, &s.c));
-        let mut best = (default_ms, problem.config());
-        let shared_limit = buffers.client.properties().hardware.max_shared_memory_size;
-        for cfg in sweep_configs(&problem, shared_limit) {
+        let limits = DeviceLimits::of(&buffers.client);
+        let mut best = (default_ms, problem.config(&limits));
+        for cfg in sweep_configs(&problem, &limits) {
             let run = |s: &CgemmBuffers<R>| problem.launch_with(cfg, &s.client, &s.a, &s.b, &s.c);
             run(&buffers);
             let err = rel_err(&buffers.output(), &want);
@@ -253,7 +254,7 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
         let gflop = 8.0 * (batch * channels * channels * modes) as f64 / 1e9;
         println!(
             "{{\"case\": \"cgemm_sweep\", \"dim\": {dim}, \"B\": {batch}, \"C\": {channels}, \"N\": {n}, \"modes\": {n_modes:?}, \"default\": \"{:?}\", \"default_ms\": {default_ms:.5}, \"default_tflops\": {:.2}, \"best\": \"{:?}\", \"best_ms\": {:.5}, \"best_tflops\": {:.2}}}",
-            problem.config(),
+            problem.config(&limits),
             gflop / default_ms,
             best.1,
             best.0,
@@ -304,12 +305,12 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
             spectrum: None,
             bias: None,
         };
-        let own = problem.config(false);
+        let limits = DeviceLimits::of(&client);
+        let own = problem.config(false, &limits);
         let launch = |cfg: &FusedConfig| problem.launch_with(cfg.clone(), &client, &tables, buffers);
         launch(&own);
         let want = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
         let default_ms = median_launch_ms(&client, opts.reps, || launch(&own));
-        let limits = CubeLimits::of(&client);
         let mut timed = [Vec::new(), Vec::new()];
         let time = |cfg: &FusedConfig| {
             launch(cfg);
@@ -331,7 +332,7 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
                 out_tile,
                 ..own.clone()
             };
-            if cfg.fits(CubeLimits::PORTABLE) {
+            if cfg.fits(&DeviceLimits::PORTABLE) {
                 let ms = time(&cfg);
                 timed[0].push(format!("[{batch_tile}, {out_tile}, {ms:.5}]"));
             }
@@ -339,14 +340,14 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
         for threads in [256, 512, 1024] {
             for (batch_tile, out_tile) in tiles(channels) {
                 let cfg = problem.resident_tiles(false, threads, batch_tile, out_tile);
-                if cfg.threads() == threads && cfg.fits(limits) {
+                if cfg.threads() == threads && cfg.fits(&limits) {
                     let ms = time(&cfg);
                     timed[1].push(format!("[{threads}, {batch_tile}, {out_tile}, {ms:.5}]"));
                 }
             }
         }
         let chosen = problem
-            .resident_config(false, limits)
+            .resident_config(false, &limits)
             .map(|cfg| {
                 let ms = median_launch_ms(&client, opts.reps, || launch(&cfg));
                 format!("[{}, {}, {}, {ms:.5}]", cfg.threads(), cfg.batch_tile, cfg.out_tile)

@@ -11,6 +11,7 @@ pub mod fft;
 pub mod fused;
 mod grid;
 pub mod host_buffers;
+pub mod limits;
 pub mod nufft;
 mod pairs;
 pub mod pointwise_conv;

@@ -9,6 +9,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::real::{self, MatrixStrides};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
+use fno_kernels::limits::DeviceLimits;
 use fno_kernels::precision::Precision;
 use fno_kernels::testing::uniform_f32;
 
@@ -105,9 +106,13 @@ fn spectral_contractions<R: Runtime>(client: &ComputeClient<R>) {
             };
             for problem in [problem, scaled, biased] {
                 let e = check(client, &problem, seed);
-                assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
+                assert!(
+                    e < 1e-5,
+                    "{problem:?} ({:?}): {e:e}",
+                    problem.config(&DeviceLimits::of(client))
+                );
                 worst = worst.max(e);
-                split |= problem.config().splits > 1;
+                split |= problem.config(&DeviceLimits::of(client)).splits > 1;
             }
         }
     }
@@ -175,7 +180,7 @@ fn mode_sums_match_the_summed_oracle() {
             }
             let e = (num / den).sqrt();
             assert!(e < 1e-5, "{problem:?} (seed {seed}): {e:e}");
-            split |= problem.config().splits > 1;
+            split |= problem.config(&DeviceLimits::of(&client)).splits > 1;
         }
     }
     assert!(split, "no case split its reduction");
@@ -205,7 +210,11 @@ fn real_matrix_products_match_the_oracle() {
             for (lt, rt) in [(false, false), (true, false), (false, true), (true, true)] {
                 let problem = real::matmul(batch, m, k, n, stack(lhs_batch, m, k, lt), stack(rhs_batch, k, n, rt));
                 let e = check(&client, &problem, 100 + seed as u64);
-                assert!(e < 1e-5, "{problem:?} ({:?}): {e:e}", problem.config());
+                assert!(
+                    e < 1e-5,
+                    "{problem:?} ({:?}): {e:e}",
+                    problem.config(&DeviceLimits::of(&client))
+                );
                 worst = worst.max(e);
             }
         }
@@ -261,7 +270,7 @@ pub(crate) fn half_contractions<R: Runtime>(client: &ComputeClient<R>) {
                     assert!(
                         e < bound,
                         "{half} {problem:?} ({:?}): {e:e} > {bound:e}",
-                        problem.config()
+                        problem.config(&DeviceLimits::of(client))
                     );
                     worst = worst.max(e);
                 }

@@ -12,8 +12,9 @@ use cubecl::prelude::*;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::cgemm::{ModeBias, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
-use fno_kernels::fused::{CubeLimits, FusedConfig, Schedule};
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
+use fno_kernels::fused::{FusedConfig, Schedule};
+use fno_kernels::limits::DeviceLimits;
 use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 
 struct Case {
@@ -239,7 +240,8 @@ fn fused_matches_the_oracle() {
     let indexed: Vec<(usize, &Case)> = cases.iter().enumerate().collect();
     let worsts = crate::spread(&crate::wgpu_clients(), &indexed, |client, &(i, case)| {
         let seed = seed + 10 * i as u64;
-        let chosen = case.problem().config(true);
+        let limits = DeviceLimits::of(client);
+        let chosen = case.problem().config(true, &limits);
         // The chosen tiles (whole channel chunks beyond these small problems'
         // channels), and large tiles cut short by these shapes on every side.
         let mut largest = FusedConfig {
@@ -253,9 +255,8 @@ fn fused_matches_the_oracle() {
         // The resident schedule as chosen for this device, and with odd
         // tiles where they fit (a cube of one thread has no two groups):
         // several output tiles, groups cut short, rounds of few modes.
-        let limits = CubeLimits::of(client);
         let problem = case.problem();
-        let resident = problem.resident_config(true, limits).expect("small problems fit");
+        let resident = problem.resident_config(true, &limits).expect("small problems fit");
         let odd = FusedConfig {
             batch_tile: 2,
             out_tile: 3,
@@ -270,9 +271,9 @@ fn fused_matches_the_oracle() {
         // lavapipe's 32 KiB of shared memory fits them only on small problems).
         let wide = problem.resident_tiles(true, 512, 2, resident.out_tile);
         // And as inference launches it: no spectrum written.
-        let inference = problem.chosen_config(false, limits);
+        let inference = problem.chosen_config(false, &limits);
         let mut configs = vec![chosen, largest, resident, inference];
-        configs.extend([odd, wide].into_iter().filter(|cfg| cfg.fits(limits)));
+        configs.extend([odd, wide].into_iter().filter(|cfg| cfg.fits(&limits)));
         let mut worst: f64 = 0.0;
         for cfg in configs {
             let (ey, es) = run(client, case, cfg.clone(), seed);
@@ -309,7 +310,7 @@ fn chosen_tiles_fit_every_benchmark_shape() {
         leading(8, 64, 421, 48, 25),
     ] {
         for spectrum in [false, true] {
-            let cfg = case.problem().config(spectrum);
+            let cfg = case.problem().config(spectrum, &DeviceLimits::H100);
             assert!(cfg.shared_bytes() <= 48 * 1024, "{cfg:?}");
             assert!(cfg.accumulators() <= 32, "{cfg:?}");
             assert!(cfg.threads() <= 1024, "{cfg:?}");

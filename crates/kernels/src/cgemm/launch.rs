@@ -4,6 +4,7 @@
 use super::config::{CgemmConfig, Staging};
 use super::kernel::cgemm_kernel;
 use super::problem::{span, CgemmProblem, ModeBias};
+use crate::limits::DeviceLimits;
 use crate::pairs::{holds_pairs, vector_size};
 use crate::precision::{with_storage, Storage, Stored};
 use crate::split_sum::SplitSumProblem;
@@ -16,7 +17,7 @@ impl CgemmProblem {
     /// the problem's [`precisions`](CgemmProblem::precisions), as
     /// [`Precision::stored_on`](crate::precision::Precision::stored_on) the device.
     pub fn launch<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
-        self.launch_with(self.config(), client, a, b, c)
+        self.launch_with(self.config(&DeviceLimits::of(client)), client, a, b, c)
     }
 
     /// [`launch`](Self::launch) of a problem with a [`ModeBias`], `bias`
@@ -29,7 +30,13 @@ impl CgemmProblem {
         c: &Handle,
         bias: &Handle,
     ) {
-        self.dispatch(self.config(), client, (a, b, c), Some(bias), false)
+        self.dispatch(
+            self.config(&DeviceLimits::of(client)),
+            client,
+            (a, b, c),
+            Some(bias),
+            false,
+        )
     }
 
     /// [`launch`](Self::launch) summing over the modes: `C[p, q] = Σ_k C_k[p, q]`
@@ -37,7 +44,7 @@ impl CgemmProblem {
     /// products land as partials and one pass sums them, the split's with the
     /// modes': a shared weight's gradient in one launch pair, in its own layout.
     pub fn launch_mode_sum<R: Runtime>(&self, client: &ComputeClient<R>, a: &Handle, b: &Handle, c: &Handle) {
-        self.dispatch(self.config(), client, (a, b, c), None, true)
+        self.dispatch(self.config(&DeviceLimits::of(client)), client, (a, b, c), None, true)
     }
 
     /// [`launch`](Self::launch) with a chosen block shape (for tuning); its

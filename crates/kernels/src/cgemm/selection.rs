@@ -3,6 +3,7 @@
 
 use super::config::CgemmConfig;
 use super::problem::CgemmProblem;
+use crate::limits::DeviceLimits;
 use crate::precision::Precision;
 
 /// Most threads a cube gets, most complex values it stages per `r` term, and
@@ -12,10 +13,6 @@ use crate::precision::Precision;
 const MAX_THREADS: usize = 256;
 const MAX_STAGED_PER_TERM: usize = 512;
 const CHUNK: usize = 4;
-/// Cubes wanted in flight: small problems trade register tiles, then modes per
-/// cube, for parallelism until the grid has this many (one per multiprocessor
-/// of a large GPU).
-const MIN_CUBES: usize = 132;
 /// Shortest slice of `r` a split cube sums.
 const MIN_SPLIT_TERMS: usize = 64;
 
@@ -38,8 +35,11 @@ fn prev_power_of_two(n: usize) -> usize {
 }
 
 impl CgemmProblem {
-    /// The block shape this problem launches with.
-    pub fn config(&self) -> CgemmConfig {
+    /// The block shape this problem launches with on `limits`' device: small
+    /// problems trade register tiles, then modes per cube, for parallelism
+    /// until the grid keeps the device busy.
+    pub fn config(&self, limits: &DeviceLimits) -> CgemmConfig {
+        let min_cubes = limits.cubes_in_flight();
         let (tile_p, tile_q) = (tile_for(self.p), tile_for(self.q));
         let threads_p = threads_for(self.p, tile_p).min(4);
         let threads_q = threads_for(self.q, tile_q);
@@ -68,13 +68,13 @@ impl CgemmProblem {
         // shrinking cubes that would each walk all of r. The partials are
         // added into an f32 output only.
         let busy = self.cubes(&cfg) * cfg.threads();
-        if busy < MIN_CUBES * MAX_THREADS && self.precisions.c == Precision::F32 {
-            cfg.splits = (MIN_CUBES * MAX_THREADS)
+        if busy < min_cubes * MAX_THREADS && self.precisions.c == Precision::F32 {
+            cfg.splits = (min_cubes * MAX_THREADS)
                 .div_ceil(busy)
                 .min(self.r / MIN_SPLIT_TERMS)
                 .max(1);
         }
-        while self.cubes(&cfg) < MIN_CUBES {
+        while self.cubes(&cfg) < min_cubes {
             if cfg.tile_q > 2 {
                 cfg.tile_q /= 2;
             } else if cfg.tile_p > 2 {

@@ -19,7 +19,7 @@ mod plan;
 mod plane;
 mod real;
 pub(crate) mod stage;
-mod tensor_core;
+pub(crate) mod tensor_core;
 mod threaded;
 mod window;
 

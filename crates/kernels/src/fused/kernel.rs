@@ -6,7 +6,7 @@
 use cubecl::prelude::*;
 use cubecl::CubeElement;
 
-use super::{FusedConfig, Schedule};
+use super::config::{FusedConfig, Schedule};
 use crate::fft::stage::{
     fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
     packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,

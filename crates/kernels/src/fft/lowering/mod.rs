@@ -28,19 +28,18 @@ pub use super::tensor_core::{MmaHalf, TensorCoreConfig};
 pub use plane::MIN_PLANE_THREADS;
 pub(crate) use single::{shared_stage, shared_stage_tables, CONVOLUTION_ROW_THREADS};
 
-use cubecl::prelude::*;
-
 use super::factor::{default_max_radix, has_radix_plan, radices, threads_per_signal, BUTTERFLY_PAIRS};
 use super::fault::{FaultTolerance, StageChecks};
 use super::options::{DeviceOptions, DirectDft, PlaneFusion, TensorCores};
 use super::plan::{AxisKind, AxisStep, FftError, FftPlan};
 use super::stage::{smem_stride_for, tile_slots};
 use super::window::Window;
+pub use crate::limits::DeviceLimits;
 use single::{convolution_for, COLUMN_SIGNALS};
 
 /// Shared memory every backend we target gives a cube: the least a caller may
 /// set as `DeviceOptions::shared_limit`.
-const PORTABLE_SHARED: usize = 48 * 1024;
+const PORTABLE_SHARED: usize = DeviceLimits::PORTABLE.shared_memory;
 
 /// Shared memory a stage's cube may take by default, where the device allows it
 /// (CUDA lets a cube opt in to more than 48 KiB; two such cubes fit an H100
@@ -48,54 +47,6 @@ const PORTABLE_SHARED: usize = 48 * 1024;
 /// would otherwise take a four-step FFT's two launches
 /// (benches/results/2026-11-24_composite_radices_h100.md).
 const SHARED_LIMIT: usize = 108 * 1024;
-
-/// What a device offers the lowering: its limits, as `ComputeClient::properties`
-/// gives them (tests build them by hand, e.g. [`DeviceLimits::H100`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceLimits {
-    /// Shared memory one cube may take, in bytes.
-    pub shared_memory: usize,
-    /// Threads one cube may hold.
-    pub cube_threads: usize,
-    /// Whether the device copies global to shared memory asynchronously.
-    pub async_copies: bool,
-    /// Streaming multiprocessors, where the device says.
-    pub multiprocessors: Option<usize>,
-    /// Whether the device multiplies f16 and bf16 tiles of `16×8×16` into f32
-    /// on tensor cores (CUDA on Ampere and later).
-    pub half_mma: bool,
-}
-
-impl DeviceLimits {
-    /// An NVIDIA H100 SXM under CUDA, where the planner's rules were tuned.
-    pub const H100: DeviceLimits = DeviceLimits {
-        shared_memory: 227 * 1024,
-        cube_threads: 1024,
-        async_copies: true,
-        multiprocessors: Some(132),
-        half_mma: true,
-    };
-
-    /// Mesa's lavapipe (Vulkan on the CPU) through wgpu, where CI runs the kernels.
-    pub const LAVAPIPE: DeviceLimits = DeviceLimits {
-        shared_memory: 32 * 1024,
-        cube_threads: 1024,
-        async_copies: false,
-        multiprocessors: None,
-        half_mma: false,
-    };
-
-    pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
-        let props = client.properties();
-        DeviceLimits {
-            shared_memory: props.hardware.max_shared_memory_size,
-            cube_threads: props.hardware.max_units_per_cube as usize,
-            async_copies: props.features.copy_async,
-            multiprocessors: props.hardware.num_streaming_multiprocessors.map(|n| n as usize),
-            half_mma: super::tensor_core::half_mma_supported(client),
-        }
-    }
-}
 
 /// Where a launch reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
