@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use burn::backend::NdArray;
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::relative_l2_f32;
 use fno_models::{infer, Fno, FnoConfig};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_testing::relative_l2_f32;
 
 fn main() {
     let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {

@@ -12,8 +12,8 @@ use anchors::{median_ms, median_ms_synced, stored_modes, Measured, CASES};
 use burn::backend::Autodiff;
 use burn::tensor::{Tensor as BurnTensor, TensorData};
 use candle_core::{Device, Tensor, Var};
-use fno_kernels::testing::{relative_l2_f32, uniform_f32};
 use fno_ops::{spectral_conv, Cuda, SpectralConvSpec, SpectralImpl};
+use fno_testing::{relative_l2_f32, uniform_f32};
 
 /// Forward and forward+backward times, and the output.
 struct Run {

@@ -22,6 +22,7 @@ use fno_ops::{
     factorized_spectral_conv, Factorization, FactorizedWeight, SpectralConvBackend, SpectralConvSpec, SpectralImpl,
     WeightForm,
 };
+use fno_testing::relative_l2_f32;
 
 /// TFNO's default rank and the one its examples train with.
 const RANKS: [f64; 2] = [0.1, 0.42];
@@ -112,12 +113,6 @@ fn gradients<R: CubeRuntime, const D: usize>(
     out
 }
 
-fn rel_err(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
-}
-
 fn bench_case<R: CubeRuntime, const D: usize>(
     (dim, batch, channels, n, n_modes): (usize, usize, usize, usize, &[usize]),
     reps: usize,
@@ -168,12 +163,12 @@ fn bench_case<R: CubeRuntime, const D: usize>(
             let grad_err = ours
                 .iter()
                 .zip(&reference)
-                .map(|(a, b)| rel_err(a, b))
+                .map(|(a, b)| relative_l2_f32(a, b))
                 .fold(0.0, f64::max);
             format!(
                 "{{\"rank\": {fraction}, \"ranks\": {ranks:?}, {}, \"vs_reference\": {:.2e}, \"grads_vs_reference\": {:.2e}}}",
                 times("", fwd, fwd_bwd),
-                rel_err(&sample, &want),
+                relative_l2_f32(&sample, &want),
                 grad_err
             )
         })

@@ -18,7 +18,7 @@
 
 use cubecl::prelude::*;
 use fno_kernels::fft::{DeviceFft, Direction, FaultInjection, FaultTolerance, FftDesc, FftKind, FftPlan};
-use fno_kernels::testing::{relative_l2_f32, uniform_f32, worst_signal_deviation};
+use fno_testing::{relative_l2_f32, uniform_f32, worst_signal_deviation};
 
 /// Relative L2 deviation from the fault-free output within which a result
 /// counts as the same transform (round-off).

@@ -54,7 +54,7 @@ use fno_kernels::fft::{
     Planning, PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
 };
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::uniform_f32;
+use fno_testing::uniform_f32;
 
 struct Case {
     name: &'static str,

@@ -14,8 +14,8 @@ use std::time::Instant;
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor, TensorData};
-use fno_kernels::testing::{relative_l2, uniform};
 use fno_ops::{nonuniform_spectral_conv, NufftBackend, PointCloud};
+use fno_testing::{relative_l2, uniform};
 
 type Inner = fno_ops::Cuda;
 type B = Autodiff<Inner>;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use cubecl::prelude::*;
 use fno_kernels::nufft::{nufft_direct, signed_mode, NufftDesc, NufftType};
-use fno_kernels::testing::{relative_l2, uniform, uniform_f32};
+use fno_testing::{relative_l2, uniform, uniform_f32};
 
 struct Case {
     kind: NufftType,

@@ -38,9 +38,9 @@ use fno_kernels::cgemm::{spectral, CgemmConfig, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::fused::{FusedBuffers, FusedConfig, FusedSpectralConv};
 use fno_kernels::limits::DeviceLimits;
-use fno_kernels::testing::uniform_f32;
 use fno_ops::spec::{InverseShift, FORWARD_ORDER};
 use fno_ops::{spectral_conv, FaultTolerance, SpectralConvBackend, SpectralConvSpec, SpectralImpl};
+use fno_testing::{relative_l2_f32, uniform_f32};
 
 /// TurboFNO's evaluation grid (its Figures 14–15), as real FNO layers: 1D FFT
 /// sizes 128 and 256 keeping 64 or 128 frequencies (TurboFNO truncates a C2C
@@ -244,7 +244,7 @@ fn cgemm_sweep<R: CubeRuntime>(opts: &Options) {
         for cfg in sweep_configs(&problem, &limits) {
             let run = |s: &CgemmBuffers<R>| problem.launch_with(cfg, &s.client, &s.a, &s.b, &s.c);
             run(&buffers);
-            let err = rel_err(&buffers.output(), &want);
+            let err = relative_l2_f32(&buffers.output(), &want);
             assert!(err < 1e-5, "{cfg:?} disagrees with the default block shape: {err:e}");
             let ms = buffers.time(reps, run);
             if ms < best.0 {
@@ -315,7 +315,7 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
         let time = |cfg: &FusedConfig| {
             launch(cfg);
             let got = f32::from_bytes(&client.read_one(y.clone()).unwrap()).to_vec();
-            let err = rel_err(&got, &want);
+            let err = relative_l2_f32(&got, &want);
             assert!(err < 1e-5, "{cfg:?} disagrees with the default tiles: {err:e}");
             median_launch_ms(&client, opts.reps, || launch(cfg))
         };
@@ -365,12 +365,6 @@ fn fused_sweep<R: CubeRuntime>(opts: &Options) {
     }
 }
 
-fn rel_err(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
-}
-
 fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
     case: (usize, usize, usize, usize, &[usize]),
     opts: &Options,
@@ -418,11 +412,11 @@ fn bench_case<R: CubeRuntime, const D: usize, const W: usize>(
         Err("not run".into())
     };
     let err = match (&unfused, &reference) {
-        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
+        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", relative_l2_f32(a, b)),
         _ => "null".into(),
     };
     let fused_err = match (&fused, &unfused) {
-        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", rel_err(a, b)),
+        (Ok((_, a)), Ok((_, b))) => format!("{:.2e}", relative_l2_f32(a, b)),
         _ => "null".into(),
     };
     let mut note = String::new();
@@ -481,7 +475,7 @@ fn fault_overhead<R: CubeRuntime, const D: usize, const W: usize>(
                             ", \"{name}_fwd_ratio\": {:.4}, \"{name}_fwd_bwd_ratio\": {:.4}, \"{name}_vs_off\": {:.2e}",
                             t.fwd.ms / base.fwd.ms,
                             t.fwd_bwd.ms / base.fwd_bwd.ms,
-                            rel_err(&sample, base_sample)
+                            relative_l2_f32(&sample, base_sample)
                         );
                     }
                 }
@@ -515,7 +509,7 @@ fn fault_overhead<R: CubeRuntime, const D: usize, const W: usize>(
             injected.injected,
             injected.detected,
             injected.corrected,
-            rel_err(&sample, base_sample)
+            relative_l2_f32(&sample, base_sample)
         );
     }
     println!(

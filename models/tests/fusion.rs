@@ -8,9 +8,9 @@ use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_models::{Fno, FnoConfig};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 use crate::neuralop_configurations::error_vs_pytorch;
 

@@ -11,10 +11,10 @@ use burn::backend::{Candle, NdArray};
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::relative_l2_f32 as rel_l2;
 use fno_models::checkpoint::SafeTensorsFile;
 use fno_models::{BlockPrecision, Fno, FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_testing::relative_l2_f32 as rel_l2;
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 
@@ -126,7 +126,7 @@ fn other_resolutions_agree_across_paths() {
     let kernels = Fno::<Wgpu>::load_checkpoint(&bytes, Some(&cfg), &Default::default()).unwrap();
     for grid in [[32usize, 32], [21, 30], [9, 12]] {
         let shape = [2, 1, grid[0], grid[1]];
-        let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 5 + grid[0] as u64);
+        let x = fno_testing::uniform_f32(shape.iter().product(), 5 + grid[0] as u64);
         let r = run(&reference, &shape, &x);
         assert!(r.iter().all(|v| v.is_finite()));
         for imp in [SpectralImpl::Unfused, SpectralImpl::Fused] {
@@ -174,7 +174,7 @@ fn every_configuration_kind_round_trips_and_runs() {
         assert_eq!(again.config(), &cfg);
         let mut shape = vec![2, cfg.in_channels];
         shape.extend([11, 9, 7].iter().take(cfg.dims()));
-        let x = fno_kernels::testing::uniform_f32(shape.iter().product(), 3);
+        let x = fno_testing::uniform_f32(shape.iter().product(), 3);
         let device = Default::default();
         let y = |m: &Fno<NdArray>| -> Vec<f32> {
             let out = match cfg.dims() {

@@ -13,9 +13,9 @@
 use burn::backend::NdArray;
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::relative_l2_f32;
 use fno_models::{infer, Fno};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_testing::relative_l2_f32;
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 

@@ -8,9 +8,9 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_models::{PointFno, PointFnoConfig};
 use fno_ops::PointCloud;
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 

@@ -7,10 +7,10 @@ use burn::module::{AutodiffModule, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_models::config::DomainPadding;
 use fno_models::{Fno, FnoConfig, ModelError};
 use fno_ops::{SpectralConvBackend, SpectralImpl};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 /// Every parameter's gradient, in the module's order.
 struct Collect<'a> {

@@ -7,10 +7,10 @@
 
 use burn::backend::NdArray;
 use burn::tensor::{Tensor, TensorData};
-use fno_kernels::testing::relative_l2_f32 as rel_l2;
 use fno_models::neuralop_files::{read_metadata, write_checkpoint};
 use fno_models::Fno;
 use fno_ops::{InverseShift, SpectralImpl};
+use fno_testing::relative_l2_f32 as rel_l2;
 
 fn dir(case: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -5,9 +5,9 @@
 use candle_core::{DType, Device, Tensor, Var};
 use fno_candle::transform::{retained_spectrum, spectrum_to_grid};
 use fno_kernels::fft::Norm;
-use fno_kernels::testing::{fresh_seed, relative_l2_f32, uniform_f32};
 use fno_models::FnoConfig;
 use fno_ops::{FaultTolerance, InverseShift, SpectralConvSpec};
+use fno_testing::{fresh_seed, relative_l2_f32, uniform_f32};
 
 /// Output and gradients (x, weight and, `with_bias`, the bias) of
 /// `Σ g·conv(x)` on `device`.

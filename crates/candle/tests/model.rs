@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use burn::backend::NdArray;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarBuilder, VarMap};
-use fno_kernels::testing::{fresh_seed, relative_l2, relative_l2_f32, uniform};
 use fno_models::FnoConfig;
+use fno_testing::{fresh_seed, relative_l2, relative_l2_f32, uniform};
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/tests/fixtures")

@@ -8,8 +8,8 @@ use burn::backend::{Autodiff, NdArray};
 use burn::tensor::{Tensor as BurnTensor, TensorData};
 use candle_core::{Device, Tensor, Var};
 use fno_kernels::fft::Norm;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{spectral_conv_reference, InverseShift, SpectralConvSpec};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 type Reference = Autodiff<NdArray<f64>>;
 

@@ -188,7 +188,7 @@ fn numeric_flags_end_in_success_or_one_error_line() {
     let seed: u64 = std::env::var("FNO_ARGS_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(fno_kernels::testing::fresh_seed);
+        .unwrap_or_else(fno_testing::fresh_seed);
     let cases: usize = std::env::var("FNO_ARGS_FUZZ_CASES")
         .ok()
         .and_then(|s| s.parse().ok())

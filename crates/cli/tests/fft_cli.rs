@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
-use fno_kernels::testing::uniform_f32;
+use fno_testing::uniform_f32;
 
 fn fno(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fno"))
@@ -222,7 +222,7 @@ fn complex_fft_axes_norm_and_length() {
 #[test]
 fn half_precision_transforms_read_and_write_their_files() {
     let shape = [4usize, 12, 20];
-    let x = fno_kernels::testing::normal_f32(shape.iter().product(), 5);
+    let x = fno_testing::normal_f32(shape.iter().product(), 5);
     let x16: Vec<f32> = x.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect();
     let xb: Vec<f32> = x.iter().map(|&v| half::bf16::from_f32(v).to_f32()).collect();
     let input16 = scratch("x16.npy");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
-use fno_kernels::testing::relative_l2_f32 as rel_l2;
+use fno_testing::relative_l2_f32 as rel_l2;
 
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType};
-use fno_kernels::testing::{relative_l2, uniform_f32};
+use fno_testing::{relative_l2, uniform_f32};
 
 fn fno(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fno"))

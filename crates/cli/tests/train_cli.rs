@@ -192,7 +192,7 @@ fn train_stops_resumes_and_eval_scores_the_checkpoint() {
     assert!(err.contains("Candle") && err.contains("de-normalised"), "{err}");
     let by_candle = npy::read(&by_candle).unwrap();
     assert_eq!(by_candle.shape, inferred.shape);
-    let e = fno_kernels::testing::relative_l2_f32(&by_candle.data, &inferred.data);
+    let e = fno_testing::relative_l2_f32(&by_candle.data, &inferred.data);
     assert!(e <= 1e-5, "Candle and Burn differ by {e:e}");
 
     // A fresh run does not train into a finished one's directory.

@@ -21,5 +21,4 @@ pub mod pools;
 pub mod precision;
 pub mod sobolev;
 pub mod split_sum;
-pub mod testing;
 mod tile;

@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::activation::{gelu, gelu_cpu, gelu_derivative_cpu, gelu_grad};
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::{fresh_seed, uniform_f32};
+use fno_testing::{fresh_seed, uniform_f32};
 
 #[test]
 fn gelu_and_its_gradient_match_the_oracle() {

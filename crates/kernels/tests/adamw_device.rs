@@ -7,7 +7,7 @@
 
 use cubecl::prelude::*;
 use fno_kernels::adamw::{adamw, adamw_cpu, AdamWBuffers, AdamWStep};
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 use crate::wgpu_client;
 

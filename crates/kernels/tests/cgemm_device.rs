@@ -11,7 +11,7 @@ use fno_kernels::cgemm::real::{self, MatrixStrides};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
 use fno_kernels::limits::DeviceLimits;
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::uniform_f32;
+use fno_testing::uniform_f32;
 
 /// Relative L2 error of `problem` on the device against its f64 oracle of
 /// the operands as stored (rounded to their precisions).
@@ -126,7 +126,7 @@ fn spectral_contractions<R: Runtime>(client: &ComputeClient<R>) {
 #[test]
 fn mode_sums_match_the_summed_oracle() {
     let client = WgpuRuntime::client(&WgpuDevice::default());
-    let seed = fno_kernels::testing::fresh_seed();
+    let seed = fno_testing::fresh_seed();
     println!("seed {seed}");
     let mut split = false;
     for (i, &(batch, cin, cout, modes)) in [(4, 5, 3, 7), (2, 17, 9, 33), (3000, 3, 2, 3), (1, 1, 1, 1)]

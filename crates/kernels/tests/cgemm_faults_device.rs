@@ -9,7 +9,7 @@ use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions};
 use fno_kernels::fault::{draw_below, FaultCounts, FaultRecord, FaultTolerance};
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2};
+use fno_testing::{fresh_seed, normal_f32, relative_l2};
 
 /// The spectral convolution's three contractions on one shape, plain,
 /// scaled per mode and with a bias at one mode.

@@ -8,7 +8,7 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::{ChainBuffers, ChainProblem, ChainStep, ModeBias, Strides};
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 /// `x·U₀ → ·C_k → ·U₁ᵀ` for `U₀: [c0, r0]`, `C: [r0, r1, K]`, `U₁: [c3, r1]`;
 /// `adjoint`: `g·conj(U₁) → ·C_kᴴ → ·U₀ᴴ` from `c3` channels back to `c0`.

@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::channel_scale::ChannelScaleProblem;
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
 fn channel_scales_match_the_oracle() {

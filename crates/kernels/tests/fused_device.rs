@@ -15,7 +15,7 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan, ModeOrder, Norm};
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_kernels::fused::{FusedConfig, Schedule};
 use fno_kernels::limits::DeviceLimits;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 struct Case {
     batch: usize,

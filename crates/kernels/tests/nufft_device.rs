@@ -17,7 +17,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::fft::ModeOrder;
 use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType, PointValues, Run, VectorSplit, C64};
-use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform};
+use fno_testing::{fresh_seed, normal_f32, relative_l2, uniform};
 
 #[derive(Clone, Copy, Debug)]
 enum Spread {

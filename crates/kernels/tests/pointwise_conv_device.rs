@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_conv::{Epilogue, PointwiseConvProblem};
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 /// A `[batch, m, k, points]` problem with the weight stored `[m, k]`, or
 /// `[k, m]` and read transposed (the input gradient's case).

@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_grad::PointwiseGradProblem;
 use fno_kernels::precision::Precision;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
 fn pointwise_gradients_match_the_oracle() {

@@ -5,7 +5,7 @@
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::precision::{load_value, store_value, Bf16InF32, Native, Precision, Storage, Stored};
-use fno_kernels::testing::{fresh_seed, normal_f32};
+use fno_testing::{fresh_seed, normal_f32};
 
 /// Stores each f32 as `S` holds it, and reads it back as f32.
 #[cube(launch_unchecked)]

@@ -5,7 +5,7 @@
 
 use cubecl::prelude::*;
 use fno_kernels::sobolev::SobolevProblem;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 use crate::wgpu_client;
 

@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::cgemm::Strides;
 use fno_kernels::split_sum::SplitSumProblem;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 #[test]
 fn split_sums_match_the_oracle_and_write_only_their_elements() {

@@ -10,11 +10,11 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{FloatDType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{
     factorized_spectral_conv, Factorization, FactorizedWeight, InverseShift, SpectralConvBackend, SpectralConvSpec,
     SpectralImpl, WeightForm,
 };
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 use crate::common::{spectral_conv_f64, unravel, Problem};
 

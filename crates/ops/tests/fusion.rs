@@ -14,7 +14,6 @@ use burn_fusion::Fusion;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::Norm;
 use fno_kernels::nufft::{NufftType, PointValues};
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::fusion::{custom_ops_registered, set_element_wise, ElementWise};
 use fno_ops::mode_mix_chain;
 use fno_ops::spectral::{retained_spectrum, spectrum_to_grid};
@@ -24,6 +23,7 @@ use fno_ops::{
     NufftBackend, NufftOp, PointCloud, PointwiseBackend, Precision, Residual, SpectralConvBackend, SpectralConvSpec,
     SpectralError, SpectralImpl,
 };
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 use crate::kernel_paths::{compare_in, injected_contraction_faults_are_detected_and_corrected, Case};
 

@@ -10,8 +10,8 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{loss_norms, PointwiseBackend};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;

@@ -13,8 +13,8 @@ use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
 use fno_kernels::fft::ModeOrder;
 use fno_kernels::nufft::signed_mode;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{nonuniform_spectral_conv, PointCloud};
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;

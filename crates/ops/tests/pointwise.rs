@@ -9,10 +9,10 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{DType, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::{fresh_seed, relative_l2, uniform};
 use fno_ops::{
     channel_scale, gelu, pointwise_conv, pointwise_conv_finished, MatmulPrecision, PointwiseBackend, Residual,
 };
+use fno_testing::{fresh_seed, relative_l2, uniform};
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;

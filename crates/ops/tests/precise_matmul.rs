@@ -9,8 +9,8 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use cubecl::wgpu::WgpuRuntime;
-use fno_kernels::testing::uniform_f32;
 use fno_ops::{precise_matmul, PreciseMatmulBackend};
+use fno_testing::uniform_f32;
 
 type Wgpu = CubeBackend<WgpuRuntime, f32, i32, u32>;
 type Exact = NdArray<f64>;

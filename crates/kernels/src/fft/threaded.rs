@@ -213,7 +213,7 @@ fn inverse_real<T: FftNum + Float>(step: &AxisStep, e: Extents, input: &[Complex
 #[cfg(test)]
 mod tests {
     use crate::fft::{Direction, FftDesc, FftKind, ModeOrder, Norm};
-    use crate::testing::{fresh_seed, uniform};
+    use fno_testing::{fresh_seed, uniform};
 
     /// Truncated forward and zero-padded inverse real transforms (1-D to 3-D,
     /// every mode order, crops and pads), complex ones both ways, every norm:
@@ -254,12 +254,12 @@ mod tests {
                 plan.execute_threaded(&input).unwrap(),
             );
             assert_eq!(got.len(), want.len());
-            let e = crate::testing::relative_l2(&got, &want);
+            let e = fno_testing::relative_l2(&got, &want);
             assert!(e < 1e-12, "{desc:?}: f64 {e:e}");
             let input: Vec<f32> = input.iter().map(|&v| v as f32).collect();
             let got = plan.execute_threaded(&input).unwrap();
             let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
-            let e = crate::testing::relative_l2(&got, &want);
+            let e = fno_testing::relative_l2(&got, &want);
             assert!(e < 1e-5, "{desc:?}: f32 {e:e}");
         }
         let plan = crate::fft::FftPlan::new(r2c(&[2, 8], &[3], ModeOrder::Fft)).unwrap();

@@ -110,7 +110,7 @@ impl NufftDesc {
 #[cfg(test)]
 mod tests {
     use crate::nufft::{nufft_direct, NufftDesc, NufftType};
-    use crate::testing::{relative_l2, uniform};
+    use fno_testing::{relative_l2, uniform};
 
     #[test]
     fn the_cpu_path_meets_the_tolerance() {

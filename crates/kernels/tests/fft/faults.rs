@@ -4,7 +4,7 @@
 //! and corrected by the repair launch.
 
 use fno_kernels::fft::{FaultCounts, FaultInjection, FaultSite, FaultTolerance};
-use fno_kernels::testing::worst_signal_deviation;
+use fno_testing::worst_signal_deviation;
 
 use super::*;
 

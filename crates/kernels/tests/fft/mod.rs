@@ -25,7 +25,7 @@ use fno_kernels::fft::{
     PrimeAlgorithm, SharedLayout, TensorCores, TilePrefetch, UnitStrides,
 };
 use fno_kernels::precision::{Precision, Stored};
-use fno_kernels::testing::{fresh_seed, normal_f32, relative_l2, uniform_f32};
+use fno_testing::{fresh_seed, normal_f32, relative_l2, uniform_f32};
 
 fn client() -> ComputeClient<WgpuRuntime> {
     crate::wgpu_client()

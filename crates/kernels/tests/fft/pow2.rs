@@ -2,7 +2,7 @@
 //! several axes at once, norms, random shapes, and a round trip.
 
 use super::*;
-use fno_kernels::testing::{relative_l2_f32, uniform};
+use fno_testing::{relative_l2_f32, uniform};
 
 #[test]
 fn every_power_of_two_1d() {

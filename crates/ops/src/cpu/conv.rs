@@ -208,7 +208,7 @@ mod tests {
     use burn::backend::NdArray;
     use burn::tensor::ops::{FloatTensor, FloatTensorOps};
     use burn::tensor::{Tensor, TensorData, TensorPrimitive};
-    use fno_kernels::testing::{fresh_seed, relative_l2_f32, uniform_f32};
+    use fno_testing::{fresh_seed, relative_l2_f32, uniform_f32};
 
     use crate::reference::pointwise::{pointwise_conv_by_ops, pointwise_param_grads_by_ops};
 

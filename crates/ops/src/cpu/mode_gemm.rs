@@ -89,7 +89,7 @@ pub fn per_mode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fno_kernels::testing::{fresh_seed, uniform};
+    use fno_testing::{fresh_seed, uniform};
 
     /// Every mode's product against the direct sum, with strided, conjugated
     /// and shared (mode stride 0) operands and a per-mode scale.

@@ -192,4 +192,4 @@ pub fn spectral_conv_f64(p: &Problem, x: &[f64], w: &[f64], bias: Option<&[f64]>
     y
 }
 
-pub use fno_kernels::testing::{fresh_seed, relative_l2 as rel_l2, uniform as random};
+pub use fno_testing::{fresh_seed, relative_l2 as rel_l2, uniform as random};
