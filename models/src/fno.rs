@@ -233,6 +233,16 @@ pub(crate) struct Layout {
     steps: Vec<Step>,
 }
 
+impl Layout {
+    /// The steps before the blocks, the blocks, and the steps after them.
+    fn parts(&self) -> [&[Step]; 3] {
+        let is_block = |s: &Step| matches!(s, Step::Block(_));
+        let first = self.steps.iter().position(is_block).unwrap_or(self.steps.len());
+        let end = self.steps.iter().rposition(is_block).map_or(first, |i| i + 1);
+        [&self.steps[..first], &self.steps[first..end], &self.steps[end..]]
+    }
+}
+
 /// How a model runs beyond its parameters: its 1×1 products' precision, what
 /// its spectral convolutions hold (where given; else its configuration's) and
 /// their fault tolerance.
@@ -411,10 +421,8 @@ impl<B: SpectralConvBackend> Fno<B> {
     /// `x: [B, in_channels, *grid]` (any grid: the FNO is discretisation
     /// invariant) → `[B, out_channels, *grid]`.
     pub fn forward<const D: usize>(&self, x: Tensor<B, D>) -> Result<Tensor<B, D>, ModelError> {
-        let (mut x, layout) = self.stem(x)?;
-        for i in 0..self.blocks.len() {
-            x = self.block(i, x)?;
-        }
+        let (x, layout) = self.stem(x)?;
+        let x = layout.parts()[1].iter().try_fold(x, |x, step| self.step(step, x))?;
         self.head(x, &layout)
     }
 
@@ -467,10 +475,11 @@ impl<B: SpectralConvBackend> Fno<B> {
         } else {
             x
         };
-        let steps = forward::steps(cfg, &grid);
-        let before_blocks = steps.iter().take_while(|s| !matches!(s, Step::Block(_)));
-        let x = before_blocks.into_iter().try_fold(x, |x, step| self.step(step, x))?;
-        Ok((x, Layout { steps }))
+        let layout = Layout {
+            steps: forward::steps(cfg, &grid),
+        };
+        let x = layout.parts()[0].iter().try_fold(x, |x, step| self.step(step, x))?;
+        Ok((x, layout))
     }
 
     /// Block `i` of [`Self::blocks`] on its input.
@@ -480,9 +489,7 @@ impl<B: SpectralConvBackend> Fno<B> {
 
     /// The last block's output unpadded and projected: the model's output.
     pub(crate) fn head<const D: usize>(&self, x: Tensor<B, D>, layout: &Layout) -> Result<Tensor<B, D>, ModelError> {
-        let last_block = layout.steps.iter().rposition(|s| matches!(s, Step::Block(_)));
-        let after_blocks = &layout.steps[last_block.map_or(0, |i| i + 1)..];
-        let y = after_blocks.iter().try_fold(x, |x, step| self.step(step, x))?;
+        let y = layout.parts()[2].iter().try_fold(x, |x, step| self.step(step, x))?;
         Ok(if self.half_activations(&y.device()) {
             y.cast(FloatDType::F32)
         } else {
