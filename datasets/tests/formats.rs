@@ -4,16 +4,10 @@
 //! sample ranges and strides, and the errors that name file and key.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use fno_datasets::safetensors_file::SafetensorsSamples;
 use fno_datasets::{load, read_tensors, save, Array, LoadOptions, PdeDataset};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno_formats_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use fno_testing::scratch_file;
 
 fn dataset() -> PdeDataset {
     let x = Array::new(vec![5, 2, 6, 4], (0..240).map(|v| (v as f32).sin()).collect()).unwrap();
@@ -27,7 +21,7 @@ fn dataset() -> PdeDataset {
 fn our_files_round_trip_with_metadata_ranges_and_strides() {
     let d = dataset();
     for ext in ["safetensors", "npz"] {
-        let path = scratch(&format!("round.{ext}"));
+        let path = scratch_file("formats", &format!("round.{ext}"));
         save(&path, &d).unwrap();
         let back = load(&path, &LoadOptions::default()).unwrap();
         assert_eq!((&back.inputs, &back.outputs), (&d.inputs, &d.outputs), "{ext}");
@@ -49,7 +43,7 @@ fn our_files_round_trip_with_metadata_ranges_and_strides() {
 #[test]
 fn safetensors_samples_are_read_on_demand() {
     let d = dataset();
-    let path = scratch("lazy.safetensors");
+    let path = scratch_file("formats", "lazy.safetensors");
     save(&path, &d).unwrap();
     let samples = SafetensorsSamples::open(&path).unwrap();
     assert_eq!(samples.len(), 5);
@@ -84,7 +78,7 @@ fn npy_f64(shape: &[usize], values: &[f64]) -> Vec<u8> {
 #[test]
 fn numpy_files_of_other_dtypes_and_compressed_archives() {
     let values: Vec<f64> = (0..24).map(|v| v as f64 * 0.25 - 1.0).collect();
-    let npy = scratch("a.npy");
+    let npy = scratch_file("formats", "a.npy");
     std::fs::write(&npy, npy_f64(&[2, 3, 4], &values)).unwrap();
     let (tensors, _) = read_tensors(&npy).unwrap();
     assert_eq!(tensors["a"].dtype, "float64");
@@ -97,7 +91,7 @@ fn numpy_files_of_other_dtypes_and_compressed_archives() {
         .all(|(a, b)| *a as f64 == *b));
 
     // np.savez_compressed: deflated entries; [N, *grid] arrays without channels.
-    let npz = scratch("compressed.npz");
+    let npz = scratch_file("formats", "compressed.npz");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&npz).unwrap());
     let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     for name in ["a", "u"] {
@@ -134,7 +128,7 @@ fn neuraloperator_pt_through_load() {
 #[test]
 fn bad_files_and_keys_are_named() {
     let d = dataset();
-    let path = scratch("bad.safetensors");
+    let path = scratch_file("formats", "bad.safetensors");
     save(&path, &d).unwrap();
     let e = load(
         &path,
@@ -150,11 +144,13 @@ fn bad_files_and_keys_are_named() {
         "{e}"
     );
     let bytes = std::fs::read(&path).unwrap();
-    let cut = scratch("cut.safetensors");
+    let cut = scratch_file("formats", "cut.safetensors");
     std::fs::write(&cut, &bytes[..bytes.len() - 7]).unwrap();
     let e = load(&cut, &LoadOptions::default()).unwrap_err().to_string();
     assert!(e.contains("cut.safetensors") && e.contains("truncated"), "{e}");
-    let e = load(scratch("x.csv"), &LoadOptions::default()).unwrap_err().to_string();
+    let e = load(scratch_file("formats", "x.csv"), &LoadOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("x.csv") && e.contains("format"), "{e}");
     let e = load(
         &path,
@@ -171,7 +167,7 @@ fn bad_files_and_keys_are_named() {
 #[test]
 fn our_safetensors_read_back_through_the_safetensors_crate() {
     let d = dataset();
-    let path = scratch("crate.safetensors");
+    let path = scratch_file("formats", "crate.safetensors");
     save(&path, &d).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
@@ -194,10 +190,10 @@ fn our_safetensors_read_back_through_the_safetensors_crate() {
 #[test]
 fn damaged_safetensors_are_errors_naming_the_file() {
     let d = dataset();
-    let path = scratch("whole.safetensors");
+    let path = scratch_file("formats", "whole.safetensors");
     save(&path, &d).unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let cut = scratch("truncated.safetensors");
+    let cut = scratch_file("formats", "truncated.safetensors");
     // Every length short of the whole: inside the length, the header, the data.
     for len in [0, 5, 8, 20, 100, bytes.len() / 2, bytes.len() - 1] {
         std::fs::write(&cut, &bytes[..len]).unwrap();
@@ -237,7 +233,7 @@ fn npy_files_written_by_npyz_read_as_f32_in_c_order() {
         .unwrap();
     w.extend(fortran.iter().copied()).unwrap();
     w.finish().unwrap();
-    let path = scratch("f64_fortran.npy");
+    let path = scratch_file("formats", "f64_fortran.npy");
     std::fs::write(&path, &bytes).unwrap();
     let want = vec![0.5f32, 1.5, 2.5, 10.5, 11.5, 12.5];
     let a = npy::read(&path).unwrap();
@@ -250,7 +246,7 @@ fn npy_files_written_by_npyz_read_as_f32_in_c_order() {
     );
 
     // What npy::write writes, npyz reads.
-    let ours = scratch("ours.npy");
+    let ours = scratch_file("formats", "ours.npy");
     npy::write(&ours, &npy::NpyArray::new(vec![2, 3], npy::DType::F32, want.clone())).unwrap();
     let ours = std::fs::read(&ours).unwrap();
     let file = npyz::NpyFile::new(&ours[..]).unwrap();
@@ -261,10 +257,10 @@ fn npy_files_written_by_npyz_read_as_f32_in_c_order() {
 #[test]
 fn damaged_npy_files_are_errors_naming_the_file() {
     use fno_datasets::npy;
-    let path = scratch("whole.npy");
+    let path = scratch_file("formats", "whole.npy");
     npy::write(&path, &npy::NpyArray::new(vec![4, 4], npy::DType::F32, vec![1.0; 16])).unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let cut = scratch("truncated.npy");
+    let cut = scratch_file("formats", "truncated.npy");
     for len in [0, 6, 9, 40, 127, 128, bytes.len() - 1] {
         std::fs::write(&cut, &bytes[..len]).unwrap();
         let e = npy::read(&cut).unwrap_err().to_string();
@@ -289,7 +285,7 @@ fn damaged_npy_files_are_errors_naming_the_file() {
         huge.extend((text.len() as u16).to_le_bytes());
         huge.extend(text.as_bytes());
         huge.extend(&bytes[data_start..]);
-        let big = scratch("huge.npy");
+        let big = scratch_file("formats", "huge.npy");
         std::fs::write(&big, &huge).unwrap();
         let e = npy::read(&big).unwrap_err().to_string();
         assert!(

@@ -8,15 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use fno_datasets::{load, read_tensors, save, Array, LoadOptions, PdeDataset};
+use fno_testing::scratch_file;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno_hdf5_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 /// The values of `shape` in C order, from a function of the index.
@@ -181,7 +176,7 @@ fn our_files_round_trip_and_unknown_layouts_are_named() {
     let mut d = PdeDataset::new(x, y).unwrap();
     d.metadata.insert("pde".into(), "darcy".into());
     d.metadata.insert("note".into(), "écrit \"quoted\"".into());
-    let path = scratch("ours.h5");
+    let path = scratch_file("hdf5", "ours.h5");
     std::fs::write(&path, b"an older file, replaced").unwrap();
     save(&path, &d).unwrap();
     let back = load(&path, &LoadOptions::default()).unwrap();
@@ -227,7 +222,7 @@ fn our_files_round_trip_and_unknown_layouts_are_named() {
     );
 
     // An HDF5 file (the v7.3 `.mat` fixture) with datasets `a` and `u` only.
-    let other = scratch("other.h5");
+    let other = scratch_file("hdf5", "other.h5");
     std::fs::copy(fixture("fno_v73.mat"), &other).unwrap();
     let e = load(&other, &LoadOptions::default()).unwrap_err().to_string();
     assert!(e.contains("other.h5") && e.contains("[\"a\", \"u\"]"), "{e}");
@@ -238,8 +233,8 @@ fn our_files_round_trip_and_unknown_layouts_are_named() {
     };
     let e = load(&other, &named).unwrap_err().to_string();
     assert!(e.contains("other.h5") && e.contains("no dataset 'missing'"), "{e}");
-    std::fs::write(scratch("junk.h5"), b"junk").unwrap();
-    let e = load(scratch("junk.h5"), &LoadOptions::default())
+    std::fs::write(scratch_file("hdf5", "junk.h5"), b"junk").unwrap();
+    let e = load(scratch_file("hdf5", "junk.h5"), &LoadOptions::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("junk.h5") && e.contains("HDF5"), "{e}");
@@ -269,7 +264,7 @@ fn corrupt_copies_fail_cleanly() {
         "ours_libhdf5.h5",
         "fno_v73.mat",
     ];
-    let path = scratch("corrupt.h5");
+    let path = scratch_file("hdf5", "corrupt.h5");
     // Whether `load` and `read_tensors` failed on `bytes`.
     let try_both = |bytes: &[u8]| -> (bool, bool) {
         std::fs::write(&path, bytes).unwrap();

@@ -6,13 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use fno_datasets::read_tensors;
-
-/// A fresh directory for one test's files.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno_hostile_{test}_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use fno_testing::scratch_dir;
 
 /// Checks that reading `path` fails with one line naming the file and holding
 /// every one of `parts`.
@@ -73,7 +67,7 @@ fn v5_fixture() -> (Vec<u8>, Vec<Vec<u8>>) {
 
 #[test]
 fn hostile_mat_files_are_named_errors() {
-    let dir = scratch("mat");
+    let dir = scratch_dir("hostile-mat");
     let (header, arrays) = v5_fixture();
     assert_eq!(arrays.len(), 2);
     // The arrays uncompressed (each padded to 8 bytes) read as the fixture does.
@@ -200,7 +194,7 @@ fn pt_file(path: PathBuf, pickle: &[u8], floats: &[f32]) -> PathBuf {
 
 #[test]
 fn hostile_pt_files_are_named_errors() {
-    let dir = scratch("pt");
+    let dir = scratch_dir("hostile-pt");
     let floats = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
     // The pickle writer is right: a Fortran-ordered [2, 3] view reads in C order.
     let good = pt_file(dir.join("good.pt"), &pickle::float_tensor(6, &[2, 3], &[1, 2]), &floats);
@@ -283,7 +277,7 @@ fn hostile_pt_files_are_named_errors() {
 fn npz_zip_bombs_are_named_errors() {
     // An entry inflating to 256 MiB from a 260 kB file: the read stops past
     // the file's budget, whatever size the zip declares.
-    let dir = scratch("npz");
+    let dir = scratch_dir("hostile-npz");
     let path = dir.join("bomb.npz");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);

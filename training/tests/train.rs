@@ -3,7 +3,7 @@
 //! the uninterrupted one does; bad configurations, data and checkpoints are
 //! errors that name what is wrong.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use burn::backend::{Autodiff, NdArray};
 use fno_datasets::generate::{GenerateSpec, Pde};
@@ -11,6 +11,7 @@ use fno_kernels::fft::Planning;
 use fno_models::checkpoint::SafeTensorsFile;
 use fno_models::FnoConfig;
 use fno_ops::{FaultTolerance, SpectralImpl};
+use fno_testing::scratch_dir;
 use fno_training::checkpoint::EpochMetrics;
 use fno_training::config::DataSource;
 use fno_training::config::DeviceCount;
@@ -35,12 +36,6 @@ impl TrainObserver for Quiet {
 impl DataProgress for Quiet {
     fn generating(&mut self, _: &str, _: usize, _: usize) {}
     fn message(&mut self, _: &str) {}
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 fn generated(n: usize, res: usize, seed: u64) -> DataSource {
@@ -105,7 +100,7 @@ fn run(cfg: &TrainConfig, start: Start, stop_after: Option<usize>) -> Result<fno
 
 #[test]
 fn loss_falls_and_every_file_is_written() {
-    let dir = scratch("falls");
+    let dir = scratch_dir("train-falls");
     let cfg = tiny(&dir, 8);
     let summary = run(&cfg, Start::Fresh, None).unwrap();
     let h = &summary.history;
@@ -166,7 +161,7 @@ fn replicas_train_as_one_device_and_resume_on_another_count() {
     // 48 samples in batches of 9: the last batch (3 samples) leaves one of
     // four replicas none; a plateau schedule steps on the root's test error.
     let config = |name: &str, devices: usize| {
-        let mut cfg = tiny(&scratch(name), 3);
+        let mut cfg = tiny(&scratch_dir(&format!("train-{name}")), 3);
         cfg.optim.batch_size = 9;
         cfg.optim.schedule = Schedule::Plateau {
             factor: 0.5,
@@ -212,9 +207,9 @@ fn replicas_train_as_one_device_and_resume_on_another_count() {
 
 #[test]
 fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
-    let straight = tiny(&scratch("straight"), 3);
+    let straight = tiny(&scratch_dir("train-straight"), 3);
     let a = run(&straight, Start::Fresh, None).unwrap();
-    let interrupted = tiny(&scratch("interrupted"), 3);
+    let interrupted = tiny(&scratch_dir("train-interrupted"), 3);
     let first = run(&interrupted, Start::Fresh, Some(1)).unwrap();
     assert_eq!(first.history.len(), 1);
     let b = run(&interrupted, Start::Resume, None).unwrap();
@@ -240,7 +235,7 @@ fn a_resumed_run_ends_where_the_uninterrupted_one_does() {
     assert_eq!(again.history.len(), 1);
     let metrics = std::fs::read_to_string(&again.metrics).unwrap();
     assert_eq!(metrics.lines().count(), 1, "{metrics}");
-    let err = run(&tiny(&scratch("never-ran"), 1), Start::Resume, None)
+    let err = run(&tiny(&scratch_dir("train-never-ran"), 1), Start::Resume, None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("nothing to resume") && err.contains("last.state"), "{err}");
@@ -256,7 +251,7 @@ fn factorized_models_train_save_their_factors_and_resume() {
         cfg.model.rank = fno_models::Rank::Fraction(0.5);
         cfg
     };
-    let a = run(&tucker(&scratch("tucker"), 6), Start::Fresh, None).unwrap();
+    let a = run(&tucker(&scratch_dir("train-tucker"), 6), Start::Fresh, None).unwrap();
     let h = &a.history;
     assert!(h[5].train_loss < 0.85 * h[0].train_loss, "{h:?}");
     assert!(h[5].tests[0].l2 < h[0].tests[0].l2, "{h:?}");
@@ -270,8 +265,8 @@ fn factorized_models_train_save_their_factors_and_resume() {
     );
     assert!(!file.tensors.keys().any(|k| k.ends_with(".weight.tensor")));
 
-    let straight = run(&tucker(&scratch("tucker-straight"), 3), Start::Fresh, None).unwrap();
-    let interrupted = tucker(&scratch("tucker-interrupted"), 3);
+    let straight = run(&tucker(&scratch_dir("train-tucker-straight"), 3), Start::Fresh, None).unwrap();
+    let interrupted = tucker(&scratch_dir("train-tucker-interrupted"), 3);
     run(&interrupted, Start::Fresh, Some(1)).unwrap();
     let resumed = run(&interrupted, Start::Resume, None).unwrap();
     same_training(&straight, &resumed, "tucker resumed");
@@ -279,8 +274,7 @@ fn factorized_models_train_save_their_factors_and_resume() {
 
 #[test]
 fn partial_tables_take_defaults_and_factorized_models_name_bad_ranks() {
-    let dir = scratch("partial");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("train-partial");
     let path = dir.join("partial.toml");
     let model = "[model]\nn_modes = [4, 4]\nin_channels = 1\nout_channels = 1\nhidden_channels = 6\n";
     let data = "[data.train]\nfile = \"a.npz\"\n[[data.tests]]\nfile = \"b.npz\"\n";
@@ -319,8 +313,7 @@ fn partial_tables_take_defaults_and_factorized_models_name_bad_ranks() {
 
 #[test]
 fn bad_configurations_data_and_checkpoints_are_named() {
-    let dir = scratch("bad");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("train-bad");
     let path = dir.join("bad.toml");
     let base = tiny(&dir, 1).to_toml();
     for (text, expected) in [

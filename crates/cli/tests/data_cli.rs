@@ -2,6 +2,7 @@
 //! shapes, ranges) and on a file it cannot read (one error line naming it,
 //! exit code 2).
 
+use fno_testing::scratch_file;
 use std::process::Command;
 
 fn fno(args: &[&str]) -> std::process::Output {
@@ -42,10 +43,6 @@ fn unreadable_files_are_one_line_errors() {
     std::fs::remove_file(&path).unwrap();
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("fno-data-cli-{}-{name}", std::process::id()))
-}
-
 #[test]
 fn generate_writes_a_loadable_data_set_with_progress() {
     for (args, out, x_shape, y_shape) in [
@@ -80,7 +77,7 @@ fn generate_writes_a_loadable_data_set_with_progress() {
             vec![3, 2, 8, 8],
         ),
     ] {
-        let path = scratch(out);
+        let path = scratch_file("data-cli", out);
         let mut all = vec!["data", "generate"];
         all.extend(args);
         all.extend(["--n", "3", "--seed", "2", "--out", path.to_str().unwrap()]);

@@ -2,10 +2,11 @@
 //! here (independent of rustfft and of the plan), on the CPU and wgpu backends,
 //! and the error contract (one line, exit code 2, nothing written).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
+use fno_testing::scratch_file;
 use fno_testing::uniform_f32;
 
 fn fno(args: &[&str]) -> std::process::Output {
@@ -14,12 +15,6 @@ fn fno(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 type C = (f64, f64);
@@ -93,7 +88,7 @@ fn path(p: &Path) -> &str {
 fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
     let shape = [2usize, 16, 32];
     let x = uniform_f32(shape.iter().product(), 7);
-    let input = scratch("x.npy");
+    let input = scratch_file("fft-cli", "x.npy");
     npy::write(&input, &NpyArray::new(shape.to_vec(), DType::F32, x.clone())).unwrap();
 
     // Expected: full 2D DFT, then the centred window of 6 rows and the first 5 bins.
@@ -104,7 +99,7 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
     let want: Vec<f64> = spec.iter().flat_map(|c| [c.0, c.1]).collect();
 
     for backend in ["cpu", "wgpu"] {
-        let out = scratch(&format!("spec-{backend}.npy"));
+        let out = scratch_file("fft-cli", &format!("spec-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&input),
@@ -124,7 +119,7 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
         assert!(e < 1e-5, "{backend}: rfftn error {e}");
 
         // Inverse with zero-padding back to 16 x 32 (backward norm: 1/(16·32)).
-        let back = scratch(&format!("back-{backend}.npy"));
+        let back = scratch_file("fft-cli", &format!("back-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&out),
@@ -170,7 +165,7 @@ fn rfftn_with_modes_and_irfftn_with_padding_match_naive_dft() {
 fn complex_fft_axes_norm_and_length() {
     let shape = [3usize, 8, 4];
     let x = uniform_f32(2 * shape.iter().product::<usize>(), 11);
-    let input = scratch("c.npy");
+    let input = scratch_file("fft-cli", "c.npy");
     npy::write(&input, &NpyArray::new(shape.to_vec(), DType::C64, x.clone())).unwrap();
     let xc: Vec<C> = x.chunks(2).map(|c| (c[0] as f64, c[1] as f64)).collect();
     // ifft over axis 1 (given negatively), ortho norm.
@@ -181,7 +176,7 @@ fn complex_fft_axes_norm_and_length() {
     let g = dft_axis(&cropped, &cs, 2, -1.0);
     let want_crop: Vec<f64> = g.iter().flat_map(|c| [c.0, c.1]).collect();
     for backend in ["cpu", "wgpu"] {
-        let out = scratch(&format!("ifft-{backend}.npy"));
+        let out = scratch_file("fft-cli", &format!("ifft-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&input),
@@ -197,7 +192,7 @@ fn complex_fft_axes_norm_and_length() {
         ]);
         let e = rel_err(&npy::read(&out).unwrap().data, &want);
         assert!(e < 1e-5, "{backend}: ifft error {e}");
-        let out = scratch(&format!("crop-{backend}.npy"));
+        let out = scratch_file("fft-cli", &format!("crop-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&input),
@@ -225,9 +220,9 @@ fn half_precision_transforms_read_and_write_their_files() {
     let x = fno_testing::normal_f32(shape.iter().product(), 5);
     let x16: Vec<f32> = x.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect();
     let xb: Vec<f32> = x.iter().map(|&v| half::bf16::from_f32(v).to_f32()).collect();
-    let input16 = scratch("x16.npy");
+    let input16 = scratch_file("fft-cli", "x16.npy");
     npy::write(&input16, &NpyArray::new(shape.to_vec(), DType::F16, x16.clone())).unwrap();
-    let input32 = scratch("x32.npy");
+    let input32 = scratch_file("fft-cli", "x32.npy");
     npy::write(&input32, &NpyArray::new(shape.to_vec(), DType::F32, x.clone())).unwrap();
     let rfft2 = |x: &[f32]| {
         let xc: Vec<C> = x.iter().map(|&v| (v as f64, 0.0)).collect();
@@ -236,7 +231,7 @@ fn half_precision_transforms_read_and_write_their_files() {
         f.iter().flat_map(|c| [c.0, c.1]).collect::<Vec<f64>>()
     };
     for backend in ["cpu", "wgpu"] {
-        let spec = scratch(&format!("spec16-{backend}.npy"));
+        let spec = scratch_file("fft-cli", &format!("spec16-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&input16),
@@ -255,7 +250,7 @@ fn half_precision_transforms_read_and_write_their_files() {
         assert!(e < 1e-3, "{backend}: f16 rfft2 error {e}");
 
         // The float16 pairs read back as the complex spectrum they hold.
-        let back = scratch(&format!("back16-{backend}.npy"));
+        let back = scratch_file("fft-cli", &format!("back16-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&spec),
@@ -278,7 +273,7 @@ fn half_precision_transforms_read_and_write_their_files() {
         assert!(e < 2e-3, "{backend}: f16 round trip error {e}");
 
         // bf16: float32 files, the input rounded on load, the output rounded.
-        let spec = scratch(&format!("specb-{backend}.npy"));
+        let spec = scratch_file("fft-cli", &format!("specb-{backend}.npy"));
         run_ok(&[
             "--input",
             path(&input32),
@@ -305,7 +300,7 @@ fn half_precision_transforms_read_and_write_their_files() {
         "--input",
         path(&input16),
         "--output",
-        path(&scratch("never.npy")),
+        path(&scratch_file("fft-cli", "never.npy")),
         "--precision",
         "f16",
         "--backend",
@@ -314,20 +309,20 @@ fn half_precision_transforms_read_and_write_their_files() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("(re, im) pairs on a last axis of length 2"), "{err}");
-    assert!(!scratch("never.npy").exists());
+    assert!(!scratch_file("fft-cli", "never.npy").exists());
 }
 
 #[test]
 fn bad_input_is_one_error_line_exit_2_and_no_output() {
-    let good = scratch("good.npy");
+    let good = scratch_file("fft-cli", "good.npy");
     npy::write(&good, &NpyArray::new(vec![4, 8], DType::F32, uniform_f32(32, 3))).unwrap();
-    let complex = scratch("complex.npy");
+    let complex = scratch_file("fft-cli", "complex.npy");
     npy::write(&complex, &NpyArray::new(vec![4, 8], DType::C64, uniform_f32(64, 5))).unwrap();
-    let corrupt = scratch("corrupt.npy");
+    let corrupt = scratch_file("fft-cli", "corrupt.npy");
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&corrupt, &bytes[..bytes.len() - 3]).unwrap();
     // Unicode strings (4 bytes each, as float32): a dtype no transform takes.
-    let text_file = scratch("text.npy");
+    let text_file = scratch_file("fft-cli", "text.npy");
     let mut b = bytes.clone();
     let at = b.windows(3).position(|w| w == b"<f4").unwrap();
     b[at..at + 3].copy_from_slice(b"<U1");
@@ -356,7 +351,7 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
         ),
     ];
     for (args, expected) in cases {
-        let out_path = scratch("must-not-exist.npy");
+        let out_path = scratch_file("fft-cli", "must-not-exist.npy");
         let _ = std::fs::remove_file(&out_path);
         let mut all = args.clone();
         all.extend(["--output", path(&out_path)]);
@@ -394,15 +389,15 @@ fn bad_input_is_one_error_line_exit_2_and_no_output() {
 /// unchecked transform's; `detect` reports without correcting.
 #[test]
 fn injected_faults_are_reported_and_corrected() {
-    let x = scratch("faults_x.npy");
+    let x = scratch_file("fft-cli", "faults_x.npy");
     npy::write(&x, &NpyArray::new(vec![16, 256], DType::C64, uniform_f32(16 * 512, 11))).unwrap();
-    let plain = scratch("faults_plain.npy");
+    let plain = scratch_file("fft-cli", "faults_plain.npy");
     run_ok(&["--input", path(&x), "--output", path(&plain), "--backend", "wgpu"]);
     let want = npy::read(&plain).unwrap().data;
     let mut corrected = 0;
     for seed in 0..12u64 {
         let seed = seed.to_string();
-        let y = scratch("faults_y.npy");
+        let y = scratch_file("fft-cli", "faults_y.npy");
         let common = [
             "--input",
             path(&x),
@@ -465,7 +460,10 @@ fn demo_runs_and_matches_the_oracle() {
 
 #[test]
 fn integer_input_is_transformed_with_a_warning_of_rounding() {
-    let (x, y) = (scratch("ints.npy"), scratch("ints_fft.npy"));
+    let (x, y) = (
+        scratch_file("fft-cli", "ints.npy"),
+        scratch_file("fft-cli", "ints_fft.npy"),
+    );
     let ints: Vec<u8> = [1i64, 2, 3, 5001].iter().flat_map(|v| v.to_le_bytes()).collect();
     crate::write_raw_npy(&x, "<i8", &[4], &ints);
     for (precision, name, exact) in [("f16", "float16", "2048"), ("f32", "float32", "16777216")] {

@@ -5,11 +5,11 @@
 //! exit code 2, nothing written; clap's own usage errors list the accepted
 //! values). Checkpoints of `fno train` are covered in train_cli.rs.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_testing::relative_l2_f32 as rel_l2;
+use fno_testing::scratch_file;
 
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,12 +27,6 @@ fn torch(case: &str, name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-infer-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 fn infer(args: &[&str]) -> std::process::Output {
@@ -62,7 +56,10 @@ fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
         ("model.safetensors", "cpu", "candle", "3", "off", "on"),
         ("model_real.safetensors", "cpu", "candle", "16", "off", "on"),
     ] {
-        let out = scratch(&format!("y-{backend}-{imp}-{tolerance}-{fusion}-{checkpoint}.npy"));
+        let out = scratch_file(
+            "infer-cli",
+            &format!("y-{backend}-{imp}-{tolerance}-{fusion}-{checkpoint}.npy"),
+        );
         let (checkpoint_path, config, x) = (fixture(checkpoint), fixture("config.json"), fixture("x.npy"));
         let mut args = vec!["--checkpoint", &checkpoint_path, "--config", &config, "--input", &x];
         args.extend(["--output", out.to_str().unwrap(), "--batch-size", batch]);
@@ -90,13 +87,13 @@ fn fixture_output_reproduced_on_cpu_wgpu_and_candle() {
 
 #[test]
 fn bad_requests_are_one_error_line_exit_2_and_no_output() {
-    let two_channels = scratch("two-channels.npy");
+    let two_channels = scratch_file("infer-cli", "two-channels.npy");
     npy::write(
         &two_channels,
         &NpyArray::new(vec![1, 2, 8, 8], DType::F32, vec![0.0; 128]),
     )
     .unwrap();
-    let complex = scratch("complex.npy");
+    let complex = scratch_file("infer-cli", "complex.npy");
     npy::write(&complex, &NpyArray::new(vec![1, 1, 8, 8], DType::C64, vec![0.0; 128])).unwrap();
     let (model, config, x) = (fixture("model.safetensors"), fixture("config.json"), fixture("x.npy"));
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -187,7 +184,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         ),
     ];
     for (args, expected) in cases {
-        let out_path = scratch("must-not-exist.npy");
+        let out_path = scratch_file("infer-cli", "must-not-exist.npy");
         let _ = std::fs::remove_file(&out_path);
         let mut all = args.clone();
         all.extend(["--output", out_path.to_str().unwrap()]);
@@ -215,9 +212,9 @@ fn write_f64_npy(path: &std::path::Path, shape: &[usize], values: &[f32]) {
 fn float64_inputs_without_a_channel_dim_are_read() {
     let x = npy::read(fixture("x.npy")).unwrap();
     let want = npy::read(fixture("y.npy")).unwrap();
-    let wide = scratch("x-f64.npy");
+    let wide = scratch_file("infer-cli", "x-f64.npy");
     write_f64_npy(&wide, &[x.shape[0], x.shape[2], x.shape[3]], &x.data);
-    let out = scratch("y-from-f64.npy");
+    let out = scratch_file("infer-cli", "y-from-f64.npy");
     let run = infer(&[
         "--checkpoint",
         &fixture("model.safetensors"),
@@ -262,7 +259,7 @@ fn enum_flags_list_their_values() {
 /// address-space cap) are refused before the forward, naming the batch.
 #[test]
 fn batches_past_the_cpus_memory_are_refused_first() {
-    let x = scratch("big.npy");
+    let x = scratch_file("infer-cli", "big.npy");
     let side = 1024;
     npy::write(
         &x,
@@ -272,7 +269,7 @@ fn batches_past_the_cpus_memory_are_refused_first() {
     let (model, config, y) = (
         fixture("model.safetensors"),
         fixture("config.json"),
-        scratch("big-y.npy"),
+        scratch_file("infer-cli", "big-y.npy"),
     );
     let out = Command::new("sh")
         .args([
@@ -326,7 +323,7 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
         ("main2d_odd", "main_fno_state_dict.pt", ["--backend", "wgpu"]),
         ("main2d_odd", "main_fno_state_dict.pt", ["--engine", "candle"]),
     ] {
-        let out = scratch(&format!("torch-{case}-{}.npy", engine[1]));
+        let out = scratch_file("infer-cli", &format!("torch-{case}-{}.npy", engine[1]));
         let (path, x) = (torch(case, checkpoint), torch(case, "x.npy"));
         let mut args = vec!["--checkpoint", path.trim_end_matches('/'), "--input", &x];
         args.extend(["--output", out.to_str().unwrap()]);
@@ -346,17 +343,17 @@ fn neuralop_state_dicts_and_trainer_directories_need_no_config() {
         assert!(e <= 1e-4, "{case} {engine:?}: {e:e}");
     }
     // A truncated state dict and a directory without a model: one line each, nothing written.
-    let truncated = scratch("truncated_state_dict.pt");
+    let truncated = scratch_file("infer-cli", "truncated_state_dict.pt");
     let bytes = std::fs::read(torch("dense2d", "darcy_fno_state_dict.pt")).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 3]).unwrap();
-    let empty = scratch("empty-trainer-dir");
+    let empty = scratch_file("infer-cli", "empty-trainer-dir");
     std::fs::create_dir_all(&empty).unwrap();
     let x = torch("dense2d", "x.npy");
     for (checkpoint, says) in [
         (&truncated, "not a torch.save zip archive"),
         (&empty, "without best_model_state_dict.pt or model_state_dict.pt"),
     ] {
-        let out = scratch("never.npy");
+        let out = scratch_file("infer-cli", "never.npy");
         let args = ["--checkpoint", checkpoint.to_str().unwrap(), "--input", &x];
         let run = infer(&[&args[..], &["--output", out.to_str().unwrap()]].concat());
         let stderr = String::from_utf8_lossy(&run.stderr);
@@ -386,7 +383,7 @@ fn a_gpu_trained_neuralop_model_scores_no_worse_than_on_the_gpu() {
     let want = npy::read(torch(case, "y.npy")).unwrap();
     // The kernel path on every core, the reference path on one (`--threads`, named in the report).
     for (imp, threads) in [("unfused", None), ("reference", Some("1"))] {
-        let out = scratch(&format!("gpu-trained-{imp}.npy"));
+        let out = scratch_file("infer-cli", &format!("gpu-trained-{imp}.npy"));
         let mut args = vec![
             "--checkpoint",
             &checkpoint,
@@ -462,7 +459,7 @@ fn inverse_shift_picks_the_other_neuraloperator() {
     for (case, name, other, engine) in cases {
         let (checkpoint, x) = (torch(case, &format!("{name}_state_dict.pt")), torch(case, "x.npy"));
         let want = npy::read(torch(case, "y.npy")).unwrap().data;
-        let out = scratch(&format!("shift-{case}-{}.npy", engine[1]));
+        let out = scratch_file("infer-cli", &format!("shift-{case}-{}.npy", engine[1]));
         let got = run_infer(
             &checkpoint,
             &x,
@@ -471,7 +468,7 @@ fn inverse_shift_picks_the_other_neuraloperator() {
         );
         let e = rel_l2(&got, &want);
         assert!(e > 1e-2, "{case} read with {other} is as near PyTorch ({e:e})");
-        let dir = scratch(&format!("shift-export-{case}-{}", engine[1]));
+        let dir = scratch_file("infer-cli", &format!("shift-export-{case}-{}", engine[1]));
         let _ = std::fs::remove_dir_all(&dir);
         let export = Command::new(env!("CARGO_BIN_EXE_fno"))
             .args([
@@ -490,7 +487,7 @@ fn inverse_shift_picks_the_other_neuraloperator() {
         assert!(rel_l2(&again, &got) <= 1e-6, "{case}: the export lost {other}");
     }
     let x = torch("main2d_odd", "x.npy");
-    let out = scratch("shift-never.npy");
+    let out = scratch_file("infer-cli", "shift-never.npy");
     let args = [
         "--checkpoint",
         &torch("main2d_odd", "main_fno_state_dict.pt"),
@@ -522,7 +519,7 @@ fn exports_in_both_formats_infer_like_the_original() {
     let torch = |name: &str| torch("tucker2d_odd", name);
     let fno = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap();
     let (source, x) = (torch("tfno_state_dict.pt"), torch("x.npy"));
-    let dir = scratch("export");
+    let dir = scratch_file("infer-cli", "export");
     let _ = std::fs::remove_dir_all(&dir);
     let (neuralop, safetensors) = (dir.join("neuralop"), dir.join("model.safetensors"));
     for (format, out) in [("neuraloperator", &neuralop), ("safetensors", &safetensors)] {

@@ -2,11 +2,12 @@
 //! the direct-summation oracle, batched and unbatched shapes, a non-default
 //! sign, and the error contract (one line, exit code 2, nothing written).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use fno_datasets::npy::{self, DType, NpyArray};
 use fno_kernels::nufft::{nufft_direct, NufftDesc, NufftType};
+use fno_testing::scratch_file;
 use fno_testing::{relative_l2, uniform_f32};
 
 fn fno(args: &[&str]) -> std::process::Output {
@@ -15,12 +16,6 @@ fn fno(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-nufft-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 fn path(p: &Path) -> &str {
@@ -42,24 +37,24 @@ fn wide(values: &[f32]) -> Vec<f64> {
 #[test]
 fn both_types_match_the_oracle_on_cpu_and_wgpu() {
     let (m, modes) = (300, [12usize, 10]);
-    let points = scratch("points.npy");
+    let points = scratch_file("nufft-cli", "points.npy");
     let x: Vec<f32> = uniform_f32(m * 2, 11).iter().map(|v| v * 3.0).collect();
     npy::write(&points, &NpyArray::new(vec![m, 2], DType::F32, x.clone())).unwrap();
     let x64 = wide(&x);
     // Type 1 of two vectors ([2, M] values).
     let c = uniform_f32(2 * m * 2, 12);
-    let values1 = scratch("values1.npy");
+    let values1 = scratch_file("nufft-cli", "values1.npy");
     npy::write(&values1, &NpyArray::new(vec![2, m], DType::C64, c.clone())).unwrap();
     let desc1 = NufftDesc::new(NufftType::One, &modes, 1e-5).batch(2);
     let want1 = flat(&nufft_direct(&desc1, &x64, &pairs(&c)));
     // Type 2 of one vector ([N1, N2] modes), sign +1.
     let f = uniform_f32(modes[0] * modes[1] * 2, 13);
-    let values2 = scratch("values2.npy");
+    let values2 = scratch_file("nufft-cli", "values2.npy");
     npy::write(&values2, &NpyArray::new(modes.to_vec(), DType::C64, f.clone())).unwrap();
     let desc2 = NufftDesc::new(NufftType::Two, &modes, 1e-4).isign(1);
     let want2 = flat(&nufft_direct(&desc2, &x64, &pairs(&f)));
     for backend in ["cpu", "wgpu"] {
-        let out1 = scratch(&format!("modes-{backend}.npy"));
+        let out1 = scratch_file("nufft-cli", &format!("modes-{backend}.npy"));
         let run = fno(&[
             "--type",
             "1",
@@ -82,7 +77,7 @@ fn both_types_match_the_oracle_on_cpu_and_wgpu() {
         let e = relative_l2(&wide(&got.data), &want1);
         assert!(e < 3e-5, "{backend}: type 1 error {e:e}");
 
-        let out2 = scratch(&format!("points-{backend}.npy"));
+        let out2 = scratch_file("nufft-cli", &format!("points-{backend}.npy"));
         let run = fno(&[
             "--type",
             "2",
@@ -111,17 +106,17 @@ fn both_types_match_the_oracle_on_cpu_and_wgpu() {
 
 #[test]
 fn bad_requests_are_one_error_line_exit_2_and_no_output() {
-    let points = scratch("p.npy");
+    let points = scratch_file("nufft-cli", "p.npy");
     npy::write(&points, &NpyArray::new(vec![20, 2], DType::F32, uniform_f32(40, 1))).unwrap();
-    let points_1d = scratch("p1.npy");
+    let points_1d = scratch_file("nufft-cli", "p1.npy");
     npy::write(&points_1d, &NpyArray::new(vec![20], DType::F32, uniform_f32(20, 1))).unwrap();
-    let values = scratch("v.npy");
+    let values = scratch_file("nufft-cli", "v.npy");
     npy::write(&values, &NpyArray::new(vec![20], DType::C64, uniform_f32(40, 2))).unwrap();
-    let modes = scratch("f.npy");
+    let modes = scratch_file("nufft-cli", "f.npy");
     npy::write(&modes, &NpyArray::new(vec![8, 6], DType::C64, uniform_f32(96, 3))).unwrap();
     let mut bad_points = uniform_f32(40, 1);
     bad_points[7] = f32::NAN;
-    let nan_points = scratch("nan.npy");
+    let nan_points = scratch_file("nufft-cli", "nan.npy");
     npy::write(&nan_points, &NpyArray::new(vec![20, 2], DType::F32, bad_points)).unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
@@ -261,7 +256,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
     ];
     // Modes whose fine grid overflows (once a hang, once a capacity panic) or
     // would not fit (once an abort): refused before anything is allocated.
-    let values_1d = scratch("v1.npy");
+    let values_1d = scratch_file("nufft-cli", "v1.npy");
     npy::write(&values_1d, &NpyArray::new(vec![20], DType::C64, uniform_f32(40, 2))).unwrap();
     let huge = ["18446744073709551615", "4611686018427387904", "10000000000"];
     let cases = cases.into_iter().chain(huge.iter().map(|&n| {
@@ -278,7 +273,7 @@ fn bad_requests_are_one_error_line_exit_2_and_no_output() {
         (args, "GB on the CPU")
     }));
     for (args, expected) in cases {
-        let out_path = scratch("must-not-exist.npy");
+        let out_path = scratch_file("nufft-cli", "must-not-exist.npy");
         let _ = std::fs::remove_file(&out_path);
         let mut all = args.clone();
         all.extend(["--output", path(&out_path), "--backend", "cpu"]);

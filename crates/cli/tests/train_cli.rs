@@ -9,16 +9,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use fno_datasets::npy;
+use fno_testing::scratch_dir;
 
 fn fno(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fno")).args(args).output().unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-train-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 const TINY: &str = r#"
@@ -62,7 +56,7 @@ fn text(out: &Output) -> (String, String) {
 
 #[test]
 fn train_stops_resumes_and_eval_scores_the_checkpoint() {
-    let dir = scratch("run");
+    let dir = scratch_dir("train-cli-run");
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let cfg = config.to_str().unwrap();
@@ -212,7 +206,7 @@ fn weights(path: &std::path::Path) -> Vec<(String, Vec<f32>)> {
 /// reaches, to f32 rounding; bad device counts are one-line errors.
 #[test]
 fn data_parallel_training_reaches_one_devices_weights() {
-    let dir = scratch("replicas");
+    let dir = scratch_dir("train-cli-replicas");
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let cfg = config.to_str().unwrap();
@@ -268,7 +262,7 @@ fn data_parallel_training_reaches_one_devices_weights() {
 
 #[test]
 fn bad_configurations_and_checkpoints_are_one_line_errors() {
-    let dir = scratch("bad");
+    let dir = scratch_dir("train-cli-bad");
     let config = dir.join("bad.toml");
     std::fs::write(&config, TINY.replace("n_layers = 2", "n_layers = 2\nlayers = 3")).unwrap();
     let out = fno(&["train", "--config", config.to_str().unwrap(), "--backend", "cpu"]);
@@ -371,7 +365,7 @@ fn bad_configurations_and_checkpoints_are_one_line_errors() {
 /// on a fault-free run).
 #[test]
 fn a_wgpu_run_reports_device_memory_each_epoch() {
-    let dir = scratch("wgpu");
+    let dir = scratch_dir("train-cli-wgpu");
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY.replace("epochs = 3", "epochs = 1")).unwrap();
     let run = dir.join("run");
@@ -483,7 +477,7 @@ fn memory_of(run: &std::path::Path) -> (f64, f64, f64) {
 /// by the epoch's end; an unknown mode is a one-line error.
 #[test]
 fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
-    let dir = scratch("memory");
+    let dir = scratch_dir("train-cli-memory");
     let config = dir.join("wide.toml");
     std::fs::write(&config, WIDE).unwrap();
     let mut figures = Vec::new();
@@ -535,7 +529,7 @@ fn the_balanced_memory_mode_holds_less_than_the_fast_one() {
 /// the peak; with dropout, whose masks a rerun would change, it is refused.
 #[test]
 fn the_small_memory_mode_trains_alike_with_fewer_live_bytes() {
-    let dir = scratch("memory-small");
+    let dir = scratch_dir("train-cli-memory-small");
     let config = dir.join("deep.toml");
     std::fs::write(&config, WIDE.replace("n_layers = 2", "n_layers = 4")).unwrap();
     let mut runs = Vec::new();
@@ -583,7 +577,7 @@ fn the_small_memory_mode_trains_alike_with_fewer_live_bytes() {
 /// whose ops refuse operands of two dtypes where CubeBackend's do not.
 #[test]
 fn half_precision_training_tracks_mixed_on_wgpu() {
-    let dir = scratch("half");
+    let dir = scratch_dir("train-cli-half");
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let losses = |precision: &str| -> Vec<f64> {
@@ -639,7 +633,7 @@ fn init_from_fine_tunes_a_neuraloperator_checkpoint() {
             .to_string_lossy()
             .into_owned()
     };
-    let dir = scratch("init-from");
+    let dir = scratch_dir("train-cli-init-from");
     let config = dir.join("tiny.toml");
     let still = TINY
         .replace("lr = 1e-2", "lr = 1e-12")
