@@ -37,6 +37,7 @@ mod autodiff;
 mod cpu;
 mod cube;
 
+#[cfg(feature = "fault-injection")]
 pub use cube::inject_contraction_fault;
 pub use factorized::{factorized_spectral_conv, Factorization, FactorizedWeight, WeightForm};
 pub use fno_kernels::adamw::AdamWStep;

@@ -15,4 +15,5 @@ mod pointwise;
 mod spectral;
 mod tensor;
 
+#[cfg(feature = "fault-injection")]
 pub use cgemm::inject_contraction_fault;
