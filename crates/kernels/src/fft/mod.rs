@@ -6,6 +6,7 @@
 //! device ([`FftPlan::on_device`]) or on the CPU through rustfft
 //! ([`FftPlan::execute_cpu`], the oracle the kernels are tested against).
 
+mod algorithm;
 mod banks;
 mod cpu;
 mod device;

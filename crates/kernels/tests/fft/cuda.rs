@@ -3,13 +3,13 @@
 //! machine with `--ignored`. Their plans under an H100's limits are asserted
 //! on the CPU in `planner.rs`.
 
+use super::bluestein::BLUESTEIN;
 use super::precision::{check_half_on, mixed_cases};
-use super::primes::{rader_cases, BLUESTEIN};
+use super::rader::rader_cases;
 use super::real::{check_odd_real, cuda_twinned_cases};
 use super::resident::{check_resident, resident_cases, RESIDENT};
 use super::windows::any_length_window_cases;
 use super::*;
-use fno_kernels::fft::{TensorCores, TENSOR_CORE_LEN};
 
 /// The same as `resident_cubes_fill_the_next_tile` on CUDA, whose resident
 /// cubes fill tiles by asynchronous copies (wgpu has none), with the
@@ -138,59 +138,4 @@ fn mixed_precisions_on_cuda() {
         let name = format!("mixed_precisions_on_cuda {half}");
         check_all_on(&client, &name, seed, mixed_cases(half), &[DeviceOptions::default()]);
     }
-}
-
-/// Half-precision C2C signals of 256 points with their radix-16 butterflies
-/// on tensor cores (`m16n8k16` MMAs), against the oracle: forward and
-/// inverse (orthonormal), f16 and bf16, half buffers or f32 on one side,
-/// batches that leave a cube's warps idle or fill several cubes, and a 2D
-/// transform whose contiguous axis takes them. Each plan is asserted to take
-/// the tensor cores, and the stage kernels' error on the same case is printed beside.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn tensor_core_butterflies_on_cuda() {
-    let client = crate::cuda_client_with_async_copies();
-    let seed = drawn_seed();
-    let never = DeviceOptions {
-        tensor_cores: TensorCores::Never,
-        ..DeviceOptions::default()
-    };
-    let precisions = [
-        (Precision::F16, Precision::F16),
-        (Precision::BF16, Precision::BF16),
-        (Precision::F32, Precision::F16),
-        (Precision::F16, Precision::F32),
-    ];
-    let n = TENSOR_CORE_LEN;
-    let shapes: [&[usize]; 3] = [&[3, n], &[37, n], &[2, 3, 67, n]];
-    let mut errors = Vec::new();
-    let mut case_seed = seed;
-    for shape in shapes {
-        for direction in [Direction::Forward, Direction::Inverse] {
-            for (from, to) in precisions {
-                let axes: &[isize] = if shape.len() == 4 { &[-2, -1] } else { &[-1] };
-                let norm = if direction == Direction::Inverse {
-                    Norm::Ortho
-                } else {
-                    Norm::Backward
-                };
-                let desc = FftDesc::new(shape, axes, FftKind::C2C, direction)
-                    .norm(norm)
-                    .precisions(from, to);
-                let device = device_with(&client, &desc, DeviceOptions::default());
-                assert_eq!(
-                    device.recipe().tensor_cores().count(),
-                    1,
-                    "{desc:?}: not on tensor cores"
-                );
-                let e = error_of(&client, &device, case_seed);
-                let stages = error_of(&client, &device_with(&client, &desc, never), case_seed);
-                println!("C2C {shape:?} {direction:?} {from}→{to}: tensor cores {e:.2e}, stage kernels {stages:.2e}");
-                assert!(e <= bound(&desc), "{desc:?} (seed {case_seed}): {e:.3e}");
-                errors.push((format!("{desc:?}"), e));
-                case_seed = case_seed.wrapping_add(1);
-            }
-        }
-    }
-    report("tensor_core_butterflies_on_cuda", &errors);
 }

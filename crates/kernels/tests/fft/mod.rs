@@ -1,10 +1,13 @@
 //! FFT kernels on a real CubeCL device (wgpu; lavapipe in CI) against the f64
-//! CPU oracle of the same plan, one file per kind of transform; `planner.rs`
-//! checks the lowering's decisions on the CPU, without a device.
+//! CPU oracle of the same plan, one file per kind of transform or algorithm
+//! (`rader.rs`, `bluestein.rs`, `direct_dft.rs`, `tensor_core.rs`);
+//! `planner.rs` checks the lowering's other decisions on the CPU, without a device.
 
 mod any_length;
+mod bluestein;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod direct_dft;
 mod faults;
 mod measured;
 mod plane;
@@ -12,8 +15,10 @@ mod planner;
 mod pow2;
 mod precision;
 mod primes;
+mod rader;
 mod real;
 mod resident;
+mod tensor_core;
 mod tiles;
 mod windows;
 

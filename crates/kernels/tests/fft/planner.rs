@@ -5,16 +5,13 @@
 
 use super::any_length::ragged_plans;
 use super::plane::{plane_cases, thin_plane_cases};
-use super::primes::{
-    in_planes, large_prime_cases, layout_cases, layout_planes, rader_cases, BLUESTEIN, PLAIN, RADER_ROWS,
-};
+use super::primes::{in_planes, large_prime_cases, layout_cases, layout_planes, PLAIN};
 use super::real::{cuda_twinned_cases, twinned_cases, widened_cases, TWINS, WIDEN};
 use super::resident::{resident_cases, staged_plans, RESIDENT};
 use super::tiles::{column_cases, one_row_cases};
-use super::windows::crossover_cases;
 use super::*;
 use fno_kernels::fft::lowering::{Kernel, PlaneConfig};
-use fno_kernels::fft::{FftError, MmaHalf, MIN_PLANE_THREADS, TENSOR_CORE_LEN};
+use fno_kernels::fft::{FftError, MIN_PLANE_THREADS};
 
 #[test]
 fn invalid_device_options_are_errors() {
@@ -110,66 +107,6 @@ fn large_primes_run_as_radices() {
     }
 }
 
-/// `rader_and_bluestein_primes`: Rader's algorithm by default, Bluestein's
-/// when asked; each of a convolution's threads over rows takes one butterfly
-/// of its smallest radix (where it runs in one launch: 2017 is a four-step
-/// under lavapipe's limits), before the shared layout may add idle lanes.
-#[test]
-fn rader_and_bluestein_primes() {
-    let max_threads = DeviceLimits::LAVAPIPE.cube_threads.min(1024);
-    for desc in rader_cases() {
-        assert!(
-            rader_stages(&lowered(&desc, &DeviceLimits::LAVAPIPE, FFT_ONLY)) >= 1,
-            "{desc:?} does not run through Rader's algorithm"
-        );
-        assert_eq!(
-            rader_stages(&lowered(&desc, &DeviceLimits::LAVAPIPE, BLUESTEIN)),
-            0,
-            "{desc:?}"
-        );
-        if desc.axes != [-1] {
-            continue;
-        }
-        for options in [FFT_ONLY, BLUESTEIN] {
-            let plain = DeviceOptions {
-                shared_layout: SharedLayout::Plain,
-                ..options
-            };
-            let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, plain);
-            if recipe.launches.len() > 1 {
-                continue;
-            }
-            for (radices, threads) in stage_radices(&recipe).iter().zip(stage_threads(&recipe)) {
-                let pass_len: usize = radices.iter().product();
-                let smallest = radices.iter().min().unwrap();
-                assert_eq!(threads, (pass_len / smallest).min(max_threads), "{desc:?} {radices:?}");
-            }
-        }
-    }
-}
-
-/// `rader_rows_run_in_two_balanced_passes`: the two radices, the smaller
-/// first (the larger first for R2C's twins), in cubes of at most 128 threads;
-/// 541 keeps three passes, 211 its 15·14.
-#[test]
-fn rader_rows_run_in_two_balanced_passes() {
-    for (n, two_pass) in RADER_ROWS {
-        for desc in every_kind(n) {
-            let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, FFT_ONLY);
-            assert_eq!(rader_stages(&recipe), 1, "{desc:?}");
-            let radices = &stage_radices(&recipe)[0];
-            match two_pass {
-                Some([small, large]) if desc.kind == FftKind::R2C => assert_eq!(radices, &[large, small], "{desc:?}"),
-                Some(pair) => assert_eq!(radices, &pair, "{desc:?}"),
-                None if n == 211 => assert_eq!(radices, &[15, 14], "{desc:?}"),
-                None => assert_eq!(radices.len(), 3, "{desc:?}: {radices:?}"),
-            }
-            let threads = stage_threads(&recipe)[0] * stage_tiles(&recipe)[0];
-            assert!(threads <= 128, "{desc:?}: {threads} threads a cube");
-        }
-    }
-}
-
 /// `one_row_of_tiles_takes_coordinates_without_division`: which stages take
 /// their tiles' coordinates without a division.
 #[test]
@@ -192,17 +129,6 @@ fn column_tiles_take_whole_rows() {
         } else {
             assert!(tiles.iter().all(|&t| t < columns), "{desc:?}: {tiles:?}");
         }
-    }
-}
-
-/// `direct_dft_crossover_prices_the_convolution`: Rader's algorithm, a direct
-/// DFT (no stage launch) or a radix plan, as the crossover prices them.
-#[test]
-fn direct_dft_crossover_prices_the_convolution() {
-    for (desc, options, rader, direct) in crossover_cases() {
-        let recipe = lowered(&desc, &DeviceLimits::LAVAPIPE, options);
-        assert_eq!(rader_stages(&recipe) > 0, rader, "{desc:?} under {options:?}");
-        assert_eq!(recipe.stages().next().is_none(), direct, "{desc:?} under {options:?}");
     }
 }
 
@@ -363,7 +289,7 @@ fn launches_fit_the_cube_threads() {
     let cases = super::windows::window_cases()
         .into_iter()
         .chain(super::windows::any_length_window_cases())
-        .chain(super::primes::rader_cases())
+        .chain(super::rader::rader_cases())
         .chain(super::resident::resident_cases(true))
         .chain(
             [85, 141, 211, 212, 421, 1000, 4099, 12288]
@@ -395,57 +321,4 @@ fn launches_fit_the_cube_threads() {
     let recipe = lowered(&split, &DeviceLimits::H100, DeviceOptions::default());
     let last = recipe.stages().last().unwrap();
     assert_eq!((last.radices.clone(), last.butterfly_pairs), (vec![53, 4], 6));
-}
-
-/// Half-precision C2C axes of 256 contiguous points go to the tensor cores
-/// where the device has half-precision MMA (bf16 operands where a buffer is
-/// bf16), unless asked not to; f32 plans, other lengths, truncated or column
-/// axes, and lavapipe keep the stage kernels.
-#[test]
-fn tensor_cores_take_contiguous_half_c2c_axes() {
-    let c2c = |shape: &[usize], axes: &[isize], direction| FftDesc::new(shape, axes, FftKind::C2C, direction);
-    let configs = |desc: &FftDesc, limits: &DeviceLimits, options| -> Vec<(bool, MmaHalf)> {
-        lowered(desc, limits, options)
-            .tensor_cores()
-            .map(|cfg| (cfg.inverse, cfg.mma))
-            .collect()
-    };
-    let h100 = |desc: &FftDesc| configs(desc, &DeviceLimits::H100, DeviceOptions::default());
-    let n = TENSOR_CORE_LEN;
-    let forward = c2c(&[3, n], &[-1], Direction::Forward);
-    assert_eq!(
-        h100(&forward.clone().precision(Precision::F16)),
-        [(false, MmaHalf::F16)]
-    );
-    assert_eq!(
-        h100(&forward.clone().precision(Precision::BF16)),
-        [(false, MmaHalf::BF16)]
-    );
-    let inverse = c2c(&[3, n], &[-1], Direction::Inverse).precisions(Precision::F16, Precision::F32);
-    assert_eq!(h100(&inverse), [(true, MmaHalf::F16)]);
-    assert!(h100(&forward).is_empty(), "f32 plan");
-    let never = DeviceOptions {
-        tensor_cores: TensorCores::Never,
-        ..DeviceOptions::default()
-    };
-    let half = forward.precision(Precision::F16);
-    assert!(configs(&half, &DeviceLimits::H100, never).is_empty(), "asked for none");
-    assert!(configs(&half, &DeviceLimits::LAVAPIPE, DeviceOptions::default()).is_empty());
-    let others = [
-        c2c(&[3, 128], &[-1], Direction::Forward),
-        c2c(&[3, 512], &[-1], Direction::Forward),
-        c2c(&[3, n], &[-1], Direction::Forward).modes(&[64]),
-        c2c(&[n, 3], &[0], Direction::Forward),
-        FftDesc::new(&[3, 2 * n], &[-1], FftKind::R2C, Direction::Forward),
-    ];
-    for desc in others {
-        assert!(h100(&desc.clone().precision(Precision::F16)).is_empty(), "{desc:?}");
-    }
-    // A 2D half C2C: the contiguous axis on tensor cores, the column axis not.
-    let plane = c2c(&[2, 64, n], &[-2, -1], Direction::Forward).precision(Precision::F16);
-    let no_plane = DeviceOptions {
-        plane: PlaneFusion::Never,
-        ..DeviceOptions::default()
-    };
-    assert_eq!(configs(&plane, &DeviceLimits::H100, no_plane), [(false, MmaHalf::F16)]);
 }

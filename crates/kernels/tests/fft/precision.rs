@@ -3,7 +3,8 @@
 //! stored, N(0, 1) inputs; relative L2 within 1e-3 (f16) and 1e-2 (bf16).
 //! lavapipe has no bf16 buffers: bf16 runs there as f32 rounded to bf16.
 
-use super::primes::{rader_cases, BLUESTEIN};
+use super::bluestein::BLUESTEIN;
+use super::rader::rader_cases;
 use super::resident::{resident_cases, RESIDENT};
 use super::windows::{any_length_window_cases, window_cases};
 use super::*;

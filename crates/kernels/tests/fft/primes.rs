@@ -1,5 +1,5 @@
-//! Prime factors above 7: mixed-radix passes of one butterfly per prime up to
-//! `MAX_PRIME_RADIX`, Rader's and Bluestein's convolutions beyond, and the
+//! Prime factors above 7 up to `MAX_PRIME_RADIX`: mixed-radix passes of one
+//! butterfly per prime (larger ones: `rader.rs`, `bluestein.rs`), and the
 //! shared-memory layouts of the stages they bind. The planner's choices for
 //! these cases are asserted in `planner.rs`.
 
@@ -51,93 +51,6 @@ fn large_prime_radices() {
         drawn_seed(),
         large_prime_cases(),
         &[SEPARATE_FFTS, plane, four_pairs, unsplit],
-    );
-}
-
-/// The default options with Bluestein's algorithm for Rader's primes.
-pub(super) const BLUESTEIN: DeviceOptions = DeviceOptions {
-    primes: PrimeAlgorithm::Bluestein,
-    ..FFT_ONLY
-};
-
-/// Primes above `MAX_PRIME_RADIX` with a 7-smooth predecessor: every kind,
-/// rows and columns, windows and numpy's lengths.
-pub(super) fn rader_cases() -> Vec<FftDesc> {
-    let mut cases: Vec<FftDesc> = [71usize, 109, 211, 2017].into_iter().flat_map(every_kind).collect();
-    cases.extend([
-        // Columns (signals side by side in the tile) and a 2D transform.
-        FftDesc::new(&[2, 97, 5], &[1], FftKind::C2C, Direction::Forward),
-        FftDesc::new(&[2, 73, 3], &[1], FftKind::C2C, Direction::Inverse),
-        FftDesc::new(&[2, 71, 73], &[-2, -1], FftKind::R2C, Direction::Forward),
-        // Truncation and zero-padding windows, mode orders, crop and pad.
-        FftDesc::new(&[3, 421], &[-1], FftKind::C2C, Direction::Forward).modes(&[101]),
-        FftDesc::new(&[3, 101], &[-1], FftKind::C2C, Direction::Inverse)
-            .modes(&[101])
-            .lengths(&[421])
-            .mode_order(ModeOrder::Shifted),
-        FftDesc::new(&[3, 97], &[-1], FftKind::R2C, Direction::Forward).modes(&[20]),
-        FftDesc::new(&[3, 20], &[-1], FftKind::C2R, Direction::Inverse)
-            .modes(&[20])
-            .lengths(&[97]),
-        FftDesc::new(&[3, 50], &[-1], FftKind::C2C, Direction::Forward).lengths(&[73]),
-        FftDesc::new(&[3, 70], &[-1], FftKind::C2C, Direction::Forward)
-            .lengths(&[71])
-            .norm(Norm::Ortho),
-    ]);
-    cases
-}
-
-/// Primes above `MAX_PRIME_RADIX` whose predecessor is 7-smooth run through
-/// Rader's algorithm by default (a convolution of length p − 1 in one cube) and through Bluestein's
-/// when asked: every kind, rows and columns, windows and numpy's lengths, both
-/// against the oracle, and the planner's choice asserted.
-#[test]
-fn rader_and_bluestein_primes() {
-    let cases = rader_cases();
-    // Each case really runs Rader's algorithm, and Bluestein's when asked.
-    let limits = DeviceLimits::of(&client());
-    for desc in &cases {
-        assert!(
-            rader_stages(&lowered(desc, &limits, FFT_ONLY)) >= 1,
-            "{desc:?}: no Rader stage"
-        );
-        assert_eq!(rader_stages(&lowered(desc, &limits, BLUESTEIN)), 0, "{desc:?}");
-    }
-    check_all(
-        "rader_and_bluestein_primes",
-        drawn_seed(),
-        cases,
-        &[FFT_ONLY, BLUESTEIN],
-    );
-}
-
-/// Rader's row lengths of [`rader_rows_run_in_two_balanced_passes`] and the
-/// two radices of their convolution where it splits into two up to 24.
-pub(super) const RADER_ROWS: [(usize, Option<[usize; 2]>); 6] = [
-    (193, Some([12, 16])),
-    (257, Some([16, 16])),
-    (421, Some([20, 21])),
-    (577, Some([24, 24])),
-    (541, None),
-    (211, None),
-];
-
-/// Rader's rows whose convolution splits into two radices up to 24 run in
-/// those two passes, the smaller first (the larger first for R2C's twins),
-/// in cubes of at most 128 threads; 541 (540 = 20·27) and 211 (15·14
-/// already) keep their plans, and every plan matches the oracle.
-#[test]
-fn rader_rows_run_in_two_balanced_passes() {
-    let cases: Vec<FftDesc> = RADER_ROWS.iter().flat_map(|&(n, _)| every_kind(n)).collect();
-    let limits = DeviceLimits::of(&client());
-    for desc in &cases {
-        assert_eq!(rader_stages(&lowered(desc, &limits, FFT_ONLY)), 1, "{desc:?}");
-    }
-    check_all(
-        "rader_rows_run_in_two_balanced_passes",
-        drawn_seed(),
-        cases,
-        &[FFT_ONLY],
     );
 }
 

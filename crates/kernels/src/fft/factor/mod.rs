@@ -6,8 +6,8 @@ mod primes;
 mod radices;
 mod threads;
 
-pub use primes::{bluestein_length, four_step_split, is_rader_prime, is_smooth, primitive_root};
-pub(crate) use primes::{dft_split, gcd, DftSplit};
+pub(crate) use primes::{dft_split, gcd, prime_factors, DftSplit};
+pub use primes::{four_step_split, is_smooth};
 pub use radices::{
     balanced_two_passes, default_max_radix, has_radix_plan, radices, radices_within, smooth_plans, MAX_PRIME_RADIX,
 };

@@ -1,5 +1,6 @@
-//! Number theory for the other lengths: primes, primitive roots, Rader's and
-//! Bluestein's lengths, in-register DFT splits, and the four-step split.
+//! Number theory for the other lengths: smooth numbers, prime factors,
+//! in-register DFT splits, and the four-step split (Rader's and Bluestein's
+//! lengths: `algorithm/`).
 
 /// True when `n` has no prime factor above 7.
 pub fn is_smooth(n: usize) -> bool {
@@ -38,17 +39,8 @@ impl SmoothFactors {
     }
 }
 
-/// The convolution length of Bluestein's algorithm for a length-`n` transform:
-/// the smallest 7-smooth length that holds the linear convolution of `n` chirp
-/// samples with `2n - 1` kernel samples without wrap-around.
-pub fn bluestein_length(n: usize) -> usize {
-    (2 * n - 1..)
-        .find(|&m| is_smooth(m))
-        .expect("7-smooth numbers are unbounded")
-}
-
 /// The distinct prime factors of `n`.
-pub(super) fn prime_factors(mut n: usize) -> Vec<usize> {
+pub(crate) fn prime_factors(mut n: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut p = 2;
     while p * p <= n {
@@ -64,14 +56,6 @@ pub(super) fn prime_factors(mut n: usize) -> Vec<usize> {
         out.push(n);
     }
     out
-}
-
-/// True for a prime `n` whose `n − 1` is 7-smooth (11, 13, 29, …, 211, 421, …):
-/// Rader's algorithm turns its transform into a cyclic convolution of length
-/// `n − 1`, which runs on the mixed-radix passes, against Bluestein's of
-/// length at least `2n − 1`.
-pub fn is_rader_prime(n: usize) -> bool {
-    n > 7 && prime_factors(n) == [n] && is_smooth(n - 1)
 }
 
 /// Greatest common divisor.
@@ -151,28 +135,6 @@ pub(crate) fn dft_split(r: usize) -> Option<DftSplit> {
 /// `x⁻¹ mod m` for `x` coprime to `m` (small moduli: a search).
 fn inverse_mod(x: usize, m: usize) -> usize {
     (1..=m).find(|y| x * y % m == 1 % m).expect("x is coprime to m")
-}
-
-/// The smallest primitive root modulo the prime `p`: its powers run through
-/// every non-zero residue.
-pub fn primitive_root(p: usize) -> usize {
-    let order = p - 1;
-    let factors = prime_factors(order);
-    let pow_mod = |mut base: u128, mut e: usize| {
-        let mut acc = 1u128;
-        base %= p as u128;
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = acc * base % p as u128;
-            }
-            base = base * base % p as u128;
-            e >>= 1;
-        }
-        acc
-    };
-    (2..p)
-        .find(|&g| factors.iter().all(|&q| pow_mod(g as u128, order / q) != 1))
-        .unwrap_or(1)
 }
 
 /// Splits `n` into `(n1, n2)` with `n1 · n2 = n` for a four-step FFT: the most
@@ -281,40 +243,6 @@ mod tests {
                 assert_eq!(x * inverse_mod(x, m) % m, 1);
             }
         }
-    }
-
-    #[test]
-    fn rader_primes_and_their_primitive_roots() {
-        let rader: Vec<usize> = (2..200).filter(|&n| is_rader_prime(n)).collect();
-        // Primes above 7 whose predecessor has no prime factor above 7.
-        assert_eq!(
-            rader,
-            [11, 13, 17, 19, 29, 31, 37, 41, 43, 61, 71, 73, 97, 101, 109, 113, 127, 151, 163, 181, 193, 197]
-        );
-        assert!(is_rader_prime(211) && is_rader_prime(421) && is_rader_prime(4201));
-        assert!(!is_rader_prime(4099) && !is_rader_prime(47) && !is_rader_prime(141));
-        for p in rader.into_iter().chain([211, 421, 4201]) {
-            let g = primitive_root(p);
-            let mut seen = vec![false; p];
-            let mut x = 1;
-            for _ in 0..p - 1 {
-                assert!(!seen[x], "{g} is not a primitive root of {p}");
-                seen[x] = true;
-                x = x * g % p;
-            }
-        }
-        assert_eq!(primitive_root(211), 2);
-        assert_eq!(primitive_root(421), 2);
-    }
-
-    #[test]
-    fn bluestein_lengths_are_smooth_and_long_enough() {
-        for n in [2usize, 3, 11, 85, 141, 211, 421, 4099, 65537] {
-            let m = bluestein_length(n);
-            assert!(m >= 2 * n - 1 && is_smooth(m), "{n} -> {m}");
-            assert!((2 * n - 1..m).all(|x| !is_smooth(x)));
-        }
-        assert_eq!(bluestein_length(421), 864);
     }
 
     #[test]

@@ -18,8 +18,8 @@ const MIN_SPLIT_RADIX: usize = 17;
 /// computes at most `pairs` of its `(r−1)/2` output pairs; 1 for other
 /// radices or where `pairs` is 0. A split thread streams the input pairs
 /// `(x_j, x_{r-j})` through its accumulators instead of holding the whole
-/// butterfly (radix 47 took 128 registers a thread unsplit). Smaller odd
-/// radices such as 15 lose by splitting
+/// butterfly, which would spill. Smaller odd radices such as 15 lose by
+/// splitting
 /// (benches/results/2026-11-25_split_butterflies_h100.md).
 pub fn butterfly_split(r: usize, pairs: usize) -> usize {
     if pairs == 0 || r.is_multiple_of(2) || r < MIN_SPLIT_RADIX {

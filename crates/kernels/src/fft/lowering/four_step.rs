@@ -2,13 +2,14 @@
 //! long real transforms' fold and untangle passes, and Bluestein's
 //! convolution of long lengths through two four-step FFTs.
 
-use super::super::factor::{bluestein_length, four_step_split, has_radix_plan};
+use super::super::algorithm::bluestein::{self, bluestein_length};
+use super::super::factor::{four_step_split, has_radix_plan};
 use super::super::plan::{AxisStep, FftError};
 use super::super::real::HalfSpectrumConfig;
 use super::super::stage::{AxisFold, InputForm, OutputForm, PostTwiddle, StageLayout};
 use super::super::window::Window;
 use super::single::COLUMN_SIGNALS;
-use super::tables::{bluestein_kernel_spectrum, chirp, interleave, twiddle_table};
+use super::tables::twiddle_table;
 use super::{Batch, Buf, Kernel, Lowering, Sink, Source, Transform};
 
 /// A contiguous complex scratch sequence of length `len`, read or written whole.
@@ -87,11 +88,11 @@ impl Lowering {
             // chirp applied on the first load and the last store, the kernel's
             // spectrum on the store between them.
             Some(m) => {
-                let chirp = chirp(n, t.inverse);
-                let w = interleave(&chirp);
+                let chirp = bluestein::chirp(n, t.inverse);
+                let w = bluestein::interleave(&chirp);
                 let padded = (self.temp(complex_floats(m)), complex_floats(m));
                 let mut forward_sink = scratch_sink(padded, m);
-                forward_sink.factor = Some(bluestein_kernel_spectrum(&chirp, m));
+                forward_sink.factor = Some(bluestein::kernel_spectrum(&chirp, m));
                 self.four_step(
                     m,
                     false,

@@ -2,10 +2,12 @@
 //! its signals per cube and shared layout, real signals paired as twins, and
 //! the stage the fused spectral kernel embeds.
 
+use super::super::algorithm::bluestein::bluestein_length;
+use super::super::algorithm::rader::is_rader_prime;
 use super::super::banks::{shared_layout, Lanes};
 use super::super::factor::{
-    balanced_two_passes, bluestein_length, default_max_radix, first_pass_in_whole_rounds, has_radix_plan,
-    is_rader_prime, is_smooth, largest_first_pass_last,
+    balanced_two_passes, default_max_radix, first_pass_in_whole_rounds, has_radix_plan, is_smooth,
+    largest_first_pass_last,
 };
 use super::super::fault::checksum_table;
 use super::super::options::{OddReal, PrimeAlgorithm, SharedLayout, UnitStrides};
@@ -102,13 +104,9 @@ impl Lowering {
         );
         let free_plan = self.options.max_radix.is_none();
         if convolution == Some(Convolution::Rader) && !column && free_plan && cfg.radices.len() > 2 {
-            // Rader's rows in two passes, the most even split with radices up
-            // to CONVOLUTION_COMPOSITE, smaller radix first (forward real
-            // twins: larger first): three-pass plans are bound by their
-            // instructions. The order is measured, not modelled (the bank model
-            // counts both alike;
-            // benches/results/2026-11-26_rader_two_passes_h100.md). A caller's
-            // radix cap keeps the capped plan.
+            // Rader's rows in two passes (the most even split, smaller radix
+            // first; forward real twins larger first): three-pass plans are
+            // bound by their instructions. A caller's radix cap keeps its plan.
             if let Some([small, large]) = balanced_two_passes(cfg.pass_len(), CONVOLUTION_COMPOSITE) {
                 cfg.radices = if forms.0 == InputForm::RealTwins {
                     vec![large, small]
@@ -120,12 +118,9 @@ impl Lowering {
             }
         }
         if convolution.is_some() && !column {
-            // A convolution's passes over rows run one butterfly of their
-            // smallest radix per thread: two transforms, the permutations and
-            // the kernel's product keep more values live than a plain FFT, and
-            // more threads with fewer registers each hide them better. Column
-            // tiles keep the fewest threads: wider ones ran slower
-            // (benches/results/2026-11-25_odd_real_twins_h100.md).
+            // A convolution's row passes run one butterfly of their smallest
+            // radix per thread: they keep many values live, and more, lighter
+            // threads hide them better. Column tiles keep the fewest threads.
             let smallest = cfg.radices.iter().copied().min().unwrap_or(1);
             cfg.threads_per_signal = (cfg.pass_len() / smallest).clamp(1, self.max_threads);
         }
@@ -205,11 +200,8 @@ impl Lowering {
             cfg.with_layout(&layout, self.options.unit_strides == UnitStrides::Compiled),
             &layout,
         );
-        // Rows whose first pass reads global memory, on the passes' own threads
-        // (a convolution's rows take more), start with a pass in whole rounds.
-        // Resident cubes read a staged tile, and column tiles walk signals
-        // fastest: there that reorder lost, and a larger first pass runs last
-        // instead (benches/results/2026-11-26_first_pass_rounds_h100.md).
+        // Rows whose first pass reads global memory start with a pass in whole
+        // rounds; staged and column tiles run a larger first pass last instead.
         if cfg.convolution.is_none() {
             let staged = cfg.prefetch.is_some() || cfg.load_signals_fastest;
             cfg.radices = if staged {
