@@ -1,9 +1,8 @@
 //! Data-parallel training over burn-collective: one model replica per
 //! device, each taking a share of every batch, their gradients summed by one
-//! all-reduce a step over all parameters packed in one buffer. Its cost per
-//! call is fixed (about 0.15 ms on CUDA whatever the size up to 32 MiB:
-//! benches/results/2026-11-29_collective_probe_h200.md), so reducing
-//! parameter by parameter would cost a step's time. The losses are sums over
+//! all-reduce a step over all parameters packed in one buffer: a call's cost
+//! hardly depends on its size (benches/results/2026-11-29_collective_probe_h200.md),
+//! so reducing parameter by parameter would cost a step's time. The losses are sums over
 //! samples, so the summed gradients of shards are the whole batch's, and the
 //! replicas train as one device would on the whole batch (docs/data_parallel.md).
 

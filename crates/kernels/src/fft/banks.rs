@@ -306,7 +306,8 @@ pub(crate) enum Lanes {
 /// that signals sit in aligned lane groups), whether slots are padded, and
 /// the distance between signals. `signals_for(cfg)` gives the signals a cube
 /// of that layout would hold, each of `slots` complex values. The
-/// configuration as given is one candidate, kept on ties.
+/// configuration as given is one candidate, kept on ties
+/// (benches/results/2026-11-25_shared_layout_h100.md).
 pub(crate) fn shared_layout(
     cfg: &StageConfig,
     slots: usize,
@@ -318,11 +319,8 @@ pub(crate) fn shared_layout(
     if lanes == Lanes::PowerOfTwo && !cfg.load_signals_fastest && own < WARP && !own.is_power_of_two() {
         candidates.push(own.next_power_of_two());
     }
-    // Idle lanes cost their share of every other instruction of the stage (the
-    // global loads and stores, the butterflies' arithmetic): per signal,
-    // wavefronts scaled by the lanes a signal takes over its threads. Without
-    // that charge the model gave C2C 192 (3·8·8) 32 lanes for its 24 threads,
-    // which ran slower (benches/results/2026-11-25_shared_layout_h100.md).
+    // Idle lanes cost their share of the stage's other instructions (global
+    // loads and stores, arithmetic): wavefronts scaled by the lanes a signal takes.
     let cost = |c: &StageConfig| {
         let per_signal = tile_traffic(c).wavefronts as f64 / c.signals_per_cube as f64;
         per_signal * c.threads_per_signal as f64 / own as f64
