@@ -151,9 +151,24 @@ impl ChainProblem {
                 CubeDim::new_1d(THREADS as u32),
                 complex(buffers.x, dense(c[0])),
                 ChainDimsLaunch::new(self.batch, self.modes, c[0], c[1], c[2], c[3]),
-                ChainWeightLaunch::new(complex(buffers.weights[0], self.weight_extent(0)), s1.row, s1.col, s1.mode),
-                ChainWeightLaunch::new(complex(buffers.weights[1], self.weight_extent(1)), s2.row, s2.col, s2.mode),
-                ChainWeightLaunch::new(complex(buffers.weights[2], self.weight_extent(2)), s3.row, s3.col, s3.mode),
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[0], self.weight_extent(0)),
+                    s1.row,
+                    s1.col,
+                    s1.mode,
+                ),
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[1], self.weight_extent(1)),
+                    s2.row,
+                    s2.col,
+                    s2.mode,
+                ),
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[2], self.weight_extent(2)),
+                    s3.row,
+                    s3.col,
+                    s3.mode,
+                ),
                 AtModeLaunch::new(
                     ArrayArg::from_raw_parts(buffers.bias.clone(), if self.bias.is_some() { c[3] } else { 1 }),
                     bias.mode,

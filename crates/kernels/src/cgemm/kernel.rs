@@ -407,12 +407,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
                 slice_a,
                 slice_b,
                 0,
-                ChunkSpan {
-                    r0,
-                    r_end,
-                    k0,
-                    k_len,
-                },
+                ChunkSpan { r0, r_end, k0, k_len },
                 cfg,
                 staging,
             );

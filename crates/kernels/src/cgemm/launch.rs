@@ -2,7 +2,9 @@
 //! staging its operands allow, and a split's partials added.
 
 use super::config::{CgemmConfig, Staging};
-use super::kernel::{cgemm_kernel, AtModeLaunch, CgemmDimsLaunch, CgemmStridesLaunch, OperandStridesLaunch, RSplitLaunch};
+use super::kernel::{
+    cgemm_kernel, AtModeLaunch, CgemmDimsLaunch, CgemmStridesLaunch, OperandStridesLaunch, RSplitLaunch,
+};
 use super::problem::{span, CgemmProblem, ModeBias};
 use crate::limits::DeviceLimits;
 use crate::pairs::{holds_pairs, vector_size};
