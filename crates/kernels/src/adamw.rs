@@ -106,19 +106,16 @@ fn launch_group<R: Runtime>(client: &ComputeClient<R>, step: &AdamWStep, tensors
             client,
             CubeCount::new_1d(longest.div_ceil(THREADS).min(MAX_CUBES) as u32),
             CubeDim::new_1d(THREADS as u32),
-            param,
-            grad,
-            m,
-            v,
-            param_out,
-            m_out,
-            v_out,
-            step.step_size() as f32,
-            step.beta_1,
-            step.beta_2,
-            step.epsilon,
-            step.decay() as f32,
-            step.grad_scale,
+            AdamWOperandsLaunch::new(param, grad, m, v),
+            AdamWResultsLaunch::new(param_out, m_out, v_out),
+            StepScalarsLaunch::new(
+                step.step_size() as f32,
+                step.beta_1,
+                step.beta_2,
+                step.epsilon,
+                step.decay() as f32,
+                step.grad_scale,
+            ),
             tensors.len(),
             first,
             step.pairs,
@@ -126,9 +123,27 @@ fn launch_group<R: Runtime>(client: &ComputeClient<R>, step: &AdamWStep, tensors
     }
 }
 
+/// What a launch reads, one array per tensor: the parameters, their
+/// gradients and moments (the gradients again, never read, before the first step).
+#[derive(CubeLaunch, CubeType)]
+struct AdamWOperands<F: Float> {
+    param: Sequence<Array<F>>,
+    grad: Sequence<Array<F>>,
+    moment_1: Sequence<Array<F>>,
+    moment_2: Sequence<Array<F>>,
+}
+
+/// What a launch writes, one array per tensor: the new parameters and moments.
+#[derive(CubeLaunch, CubeType)]
+struct AdamWResults<F: Float> {
+    param: Sequence<Array<F>>,
+    moment_1: Sequence<Array<F>>,
+    moment_2: Sequence<Array<F>>,
+}
+
 /// The step's scalars as the kernel reads them.
-#[derive(CubeType, Clone, Copy)]
-struct Scalars<F: Float> {
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+struct StepScalars<F: Float + CubeElement> {
     step_size: F,
     beta_1: F,
     beta_2: F,
@@ -138,43 +153,24 @@ struct Scalars<F: Float> {
 }
 
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 fn adamw_kernel<F: Float + CubeElement>(
-    param: &Sequence<Array<F>>,
-    grad: &Sequence<Array<F>>,
-    moment_1: &Sequence<Array<F>>,
-    moment_2: &Sequence<Array<F>>,
-    param_out: &mut Sequence<Array<F>>,
-    moment_1_out: &mut Sequence<Array<F>>,
-    moment_2_out: &mut Sequence<Array<F>>,
-    step_size: F,
-    beta_1: F,
-    beta_2: F,
-    epsilon: F,
-    decay: F,
-    grad_scale: F,
+    operands: &AdamWOperands<F>,
+    results: &mut AdamWResults<F>,
+    s: StepScalars<F>,
     #[comptime] count: usize,
     #[comptime] first: bool,
     #[comptime] pairs: bool,
 ) {
-    let s = Scalars::<F> {
-        step_size,
-        beta_1,
-        beta_2,
-        epsilon,
-        decay,
-        grad_scale,
-    };
     #[unroll]
     for j in 0..count {
         step_tensor::<F>(
-            param.index(j),
-            grad.index(j),
-            moment_1.index(j),
-            moment_2.index(j),
-            param_out.index_mut(j),
-            moment_1_out.index_mut(j),
-            moment_2_out.index_mut(j),
+            operands.param.index(j),
+            operands.grad.index(j),
+            operands.moment_1.index(j),
+            operands.moment_2.index(j),
+            results.param.index_mut(j),
+            results.moment_1.index_mut(j),
+            results.moment_2.index_mut(j),
             s,
             first,
             pairs,
@@ -185,7 +181,7 @@ fn adamw_kernel<F: Float + CubeElement>(
 /// One tensor's step, the launch's threads striding over it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn step_tensor<F: Float>(
+fn step_tensor<F: Float + CubeElement>(
     param: &Array<F>,
     grad: &Array<F>,
     moment_1: &Array<F>,
@@ -193,7 +189,7 @@ fn step_tensor<F: Float>(
     param_out: &mut Array<F>,
     moment_1_out: &mut Array<F>,
     moment_2_out: &mut Array<F>,
-    s: Scalars<F>,
+    s: StepScalars<F>,
     #[comptime] first: bool,
     #[comptime] pairs: bool,
 ) {

@@ -200,17 +200,15 @@ fn launch_typed<R: Runtime, S: Storage>(
                 None => arr(a, 1),
             },
             arr(y, out_len),
-            arr(epilogue.residual.unwrap_or(y), out_len),
-            match epilogue.gate {
-                Some(h) => arr(h, p.m),
-                None => arr(a, 1),
-            },
+            EpilogueInputsLaunch::new(
+                arr(epilogue.residual.unwrap_or(y), out_len),
+                match epilogue.gate {
+                    Some(h) => arr(h, p.m),
+                    None => arr(a, 1),
+                },
+            ),
             arr(epilogue.pre.unwrap_or(y), out_len),
-            p.m,
-            p.k,
-            p.points,
-            p.a_row,
-            p.a_col,
+            PointwiseDimsLaunch::new(p.m, p.k, p.points, p.a_row, p.a_col),
             cfg,
             p.bias,
             epilogue.config(),
@@ -270,25 +268,41 @@ fn point_of(tx: usize, #[comptime] j: usize, #[comptime] width: usize) -> usize 
     comptime![(j / width) * POINT_THREADS * width + j % width] + width * tx
 }
 
+/// The sizes of a 1×1 convolution (`m` outputs of `k` inputs at each of
+/// `points` points) and `A`'s strides along its rows and columns.
+#[derive(CubeLaunch, CubeType)]
+pub(crate) struct PointwiseDims {
+    pub m_len: usize,
+    pub k_len: usize,
+    pub points: usize,
+    pub a_row: usize,
+    pub a_col: usize,
+}
+
+/// What the epilogue reads: the residual it adds and the per-row gate that
+/// scales it (either any array where the epilogue has none).
+#[derive(CubeLaunch, CubeType)]
+struct EpilogueInputs<F: Float, S: Storage, NX: Size> {
+    residual: Array<Vector<S::Elem, NX>>,
+    gate: Array<F>,
+}
+
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 fn pointwise_conv_kernel<F: Float, S: Storage, NA: Size, NX: Size>(
     a: &Array<F>,
     x: &Array<Vector<S::Elem, NX>>,
     bias: &Array<F>,
     y: &mut Array<Vector<S::Elem, NX>>,
-    residual: &Array<Vector<S::Elem, NX>>,
-    gate: &Array<F>,
+    epilogue_in: &EpilogueInputs<F, S, NX>,
     pre: &mut Array<Vector<S::Elem, NX>>,
-    m_len: usize,
-    k_len: usize,
-    points: usize,
-    a_row: usize,
-    a_col: usize,
+    dims: &PointwiseDims,
     #[comptime] cfg: PointwiseConvConfig,
     #[comptime] biased: bool,
     #[comptime] epilogue: EpilogueConfig,
 ) {
+    let (residual, gate) = (&epilogue_in.residual, &epilogue_in.gate);
+    let (m_len, k_len, points) = (dims.m_len, dims.k_len, dims.points);
+    let (a_row, a_col) = (dims.a_row, dims.a_col);
     let tm = comptime![cfg.tile_m];
     let bm = comptime![cfg.block_m()];
     let (wa, wx) = comptime![(cfg.a_width, cfg.x_width)];

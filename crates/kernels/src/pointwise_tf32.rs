@@ -17,7 +17,7 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use crate::pointwise_conv::PointwiseConvProblem;
+use crate::pointwise_conv::{PointwiseConvProblem, PointwiseDims, PointwiseDimsLaunch};
 
 /// The tensor-core tile: `FRAG × FRAG` outputs, `K_STEP` terms.
 const FRAG: usize = 16;
@@ -99,11 +99,7 @@ impl PointwiseConvProblem {
                     None => arr(a, 1),
                 },
                 arr(y, self.batch * self.m * self.points),
-                self.m,
-                self.k,
-                self.points,
-                self.a_row,
-                self.a_col,
+                PointwiseDimsLaunch::new(self.m, self.k, self.points, self.a_row, self.a_col),
                 self.bias,
             );
         }
@@ -131,7 +127,6 @@ fn rounded<T: Float>(v: f32) -> T {
 /// terms, `X`'s CHUNK terms by 128 points (consecutive threads load
 /// consecutive values); zeros outside the problem.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn load_chunk(
     a: &Array<f32>,
     x: &Array<f32>,
@@ -142,12 +137,10 @@ fn load_chunk(
     m0: usize,
     s0: usize,
     x_base: usize,
-    m_len: usize,
-    k_len: usize,
-    points: usize,
-    a_row: usize,
-    a_col: usize,
+    dims: &PointwiseDims,
 ) {
+    let (m_len, k_len, points) = (dims.m_len, dims.k_len, dims.points);
+    let (a_row, a_col) = (dims.a_row, dims.a_col);
     // Thread t loads term `t % CHUNK` of rows `t / CHUNK + (THREADS / CHUNK)·j`,
     // and point `t % BLOCK_S` of terms `t / BLOCK_S + (THREADS / BLOCK_S)·j`.
     let c = thread % CHUNK;
@@ -171,19 +164,15 @@ fn load_chunk(
 }
 
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 fn pointwise_conv_tf32_kernel(
     a: &Array<f32>,
     x: &Array<f32>,
     bias: &Array<f32>,
     y: &mut Array<f32>,
-    m_len: usize,
-    k_len: usize,
-    points: usize,
-    a_row: usize,
-    a_col: usize,
+    dims: &PointwiseDims,
     #[comptime] biased: bool,
 ) {
+    let (m_len, k_len, points) = (dims.m_len, dims.k_len, dims.points);
     let lane = UNIT_POS_X as usize;
     let plane = UNIT_POS_Y as usize;
     let thread = plane * PLANE + lane;
@@ -215,22 +204,7 @@ fn pointwise_conv_tf32_kernel(
     let mut a_next = Array::<f32>::new(BLOCK_M * CHUNK / THREADS);
     let mut x_next = Array::<f32>::new(CHUNK * BLOCK_S / THREADS);
     let (row0, col0) = ((plane / PLANE_COLS) * PLANE_M, (plane % PLANE_COLS) * PLANE_S);
-    load_chunk(
-        a,
-        x,
-        &mut a_next,
-        &mut x_next,
-        thread,
-        0,
-        m0,
-        s0,
-        x_base,
-        m_len,
-        k_len,
-        points,
-        a_row,
-        a_col,
-    );
+    load_chunk(a, x, &mut a_next, &mut x_next, thread, 0, m0, s0, x_base, dims);
     let mut k0 = 0;
     while k0 < k_len {
         #[unroll]
@@ -246,22 +220,7 @@ fn pointwise_conv_tf32_kernel(
         sync_cube();
         if k0 + CHUNK < k_len {
             let k1 = k0 + CHUNK;
-            load_chunk(
-                a,
-                x,
-                &mut a_next,
-                &mut x_next,
-                thread,
-                k1,
-                m0,
-                s0,
-                x_base,
-                m_len,
-                k_len,
-                points,
-                a_row,
-                a_col,
-            );
+            load_chunk(a, x, &mut a_next, &mut x_next, thread, k1, m0, s0, x_base, dims);
         }
         #[unroll]
         for kk in 0..CHUNK / K_STEP {

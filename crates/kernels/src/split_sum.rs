@@ -75,13 +75,15 @@ impl SplitSumProblem {
                 CubeDim::new_1d(THREADS as u32),
                 ArrayArg::from_raw_parts(partial.clone(), (self.splits * values).max(1)),
                 ArrayArg::from_raw_parts(c.clone(), self.width * self.c_extent()),
-                self.q,
-                self.k,
-                self.strides.row,
-                self.strides.col,
-                self.strides.mode,
-                values,
-                self.splits,
+                SplitSumLayoutLaunch::new(
+                    self.q,
+                    self.k,
+                    self.strides.row,
+                    self.strides.col,
+                    self.strides.mode,
+                    values,
+                    self.splits,
+                ),
                 self.width,
                 cfg,
             );
@@ -102,11 +104,10 @@ impl SplitSumProblem {
     }
 }
 
-#[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
-fn split_sum_kernel<F: Float>(
-    partial: &Array<F>,
-    c: &mut Array<F>,
+/// What a sum walks: `C`'s `q × k` elements a row at strides `c_p, c_q, c_k`,
+/// and the partials, `values` floats each of `splits` splits.
+#[derive(CubeLaunch, CubeType)]
+struct SplitSumLayout {
     q_len: usize,
     k_len: usize,
     c_p: usize,
@@ -114,9 +115,18 @@ fn split_sum_kernel<F: Float>(
     c_k: usize,
     values: usize,
     splits: usize,
+}
+
+#[cube(launch_unchecked)]
+fn split_sum_kernel<F: Float>(
+    partial: &Array<F>,
+    c: &mut Array<F>,
+    layout: &SplitSumLayout,
     #[comptime] width: usize,
     #[comptime] cfg: SplitSumConfig,
 ) {
+    let (q_len, k_len, values, splits) = (layout.q_len, layout.k_len, layout.values, layout.splits);
+    let (c_p, c_q, c_k) = (layout.c_p, layout.c_q, layout.c_k);
     let (rows, cols) = comptime![(cfg.rows, cfg.cols)];
     let lane = UNIT_POS as usize;
     let (col, row) = (lane % cols, lane / cols);

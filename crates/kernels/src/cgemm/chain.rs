@@ -21,6 +21,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubecl::CubeElement;
 
+use super::kernel::{AtMode, AtModeLaunch};
 use super::{span, ModeBias, Strides};
 
 /// Consecutive modes per cube, one per lane.
@@ -149,40 +150,47 @@ impl ChainProblem {
                 CubeCount::Static(self.modes.div_ceil(MODES) as u32, self.tiles() as u32, 1),
                 CubeDim::new_1d(THREADS as u32),
                 complex(buffers.x, dense(c[0])),
-                complex(buffers.weights[0], self.weight_extent(0)),
-                complex(buffers.weights[1], self.weight_extent(1)),
-                complex(buffers.weights[2], self.weight_extent(2)),
-                ArrayArg::from_raw_parts(buffers.bias.clone(), if self.bias.is_some() { c[3] } else { 1 }),
-                complex(buffers.y, dense(c[3])),
-                complex(buffers.kept[0], kept(1)),
-                complex(buffers.kept[1], kept(2)),
-                ArrayArg::from_raw_parts(
-                    buffers.input_sum.clone(),
-                    if self.input_sum.is_some() {
-                        self.tiles() * c[0]
-                    } else {
-                        1
-                    },
+                ChainDimsLaunch::new(self.batch, self.modes, c[0], c[1], c[2], c[3]),
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[0], self.weight_extent(0)),
+                    s1.row,
+                    s1.col,
+                    s1.mode,
                 ),
-                self.batch,
-                self.modes,
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                s1.row,
-                s1.col,
-                s1.mode,
-                s2.row,
-                s2.col,
-                s2.mode,
-                s3.row,
-                s3.col,
-                s3.mode,
-                bias.mode,
-                bias.factor,
-                sum.mode,
-                sum.factor,
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[1], self.weight_extent(1)),
+                    s2.row,
+                    s2.col,
+                    s2.mode,
+                ),
+                ChainWeightLaunch::new(
+                    complex(buffers.weights[2], self.weight_extent(2)),
+                    s3.row,
+                    s3.col,
+                    s3.mode,
+                ),
+                AtModeLaunch::new(
+                    ArrayArg::from_raw_parts(buffers.bias.clone(), if self.bias.is_some() { c[3] } else { 1 }),
+                    bias.mode,
+                    bias.factor,
+                ),
+                ChainResultsLaunch::new(
+                    complex(buffers.y, dense(c[3])),
+                    complex(buffers.kept[0], kept(1)),
+                    complex(buffers.kept[1], kept(2)),
+                ),
+                AtModeLaunch::new(
+                    ArrayArg::from_raw_parts(
+                        buffers.input_sum.clone(),
+                        if self.input_sum.is_some() {
+                            self.tiles() * c[0]
+                        } else {
+                            1
+                        },
+                    ),
+                    sum.mode,
+                    sum.factor,
+                ),
                 cfg,
             );
         }
@@ -252,6 +260,55 @@ pub struct ChainBuffers<'a> {
     pub input_sum: &'a Handle,
 }
 
+/// The chain's sizes: batch rows, modes, and the channels into and out of each step.
+#[derive(CubeLaunch, CubeType)]
+struct ChainDims {
+    batch: usize,
+    modes: usize,
+    c0: usize,
+    c1: usize,
+    c2: usize,
+    c3: usize,
+}
+
+/// One step's weight (complex pairs) with its strides along rows, columns
+/// and modes, in complex elements.
+#[derive(CubeLaunch, CubeType)]
+struct ChainWeight<F: Float> {
+    values: Array<F>,
+    row: usize,
+    col: usize,
+    mode: usize,
+}
+
+/// The results the chain writes: `Y` and, where kept, the first two steps'.
+#[derive(CubeLaunch, CubeType)]
+struct ChainResults<F: Float> {
+    y: Array<F>,
+    kept1: Array<F>,
+    kept2: Array<F>,
+}
+
+/// Where a thread works: the cube's first batch row and the rows it holds,
+/// the thread's mode `k`, and the chain's modes.
+#[derive(CubeType, Clone, Copy)]
+struct RowsAtMode {
+    b0: usize,
+    rows_here: usize,
+    k: usize,
+    modes: usize,
+}
+
+/// What a step does besides its product: conjugate the weight, write its
+/// results to shared and/or global memory, add the bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct StepRole {
+    conj: bool,
+    to_shared: bool,
+    to_global: bool,
+    biased: bool,
+}
+
 /// One step of the chain for the cube's rows and modes: `out[b, n] = Σ_m
 /// src[b, m]·W[m, n]`, in passes of `GROUPS · COLS` columns. A thread owns
 /// one mode (its lane) and `COLS` columns `g, g + GROUPS, …` of every row,
@@ -259,30 +316,21 @@ pub struct ChainBuffers<'a> {
 /// all its columns. Results go to shared memory (`dst`) and/or to `out` in
 /// global memory (`[batch, n_len, modes]`), with the bias at its mode.
 #[cube]
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn step<F: Float>(
+#[allow(clippy::collapsible_if)]
+fn step<F: Float + CubeElement>(
     src: &SharedMemory<F>,
     dst: &mut SharedMemory<F>,
     out: &mut Array<F>,
-    w: &Array<F>,
-    bias: &Array<F>,
-    b0: usize,
-    rows_here: usize,
-    k: usize,
-    modes: usize,
+    w: &ChainWeight<F>,
+    bias: &AtMode<F>,
+    at: RowsAtMode,
     m_len: usize,
     n_len: usize,
-    row: usize,
-    col: usize,
-    mode: usize,
-    bias_mode: usize,
-    bias_factor: F,
     #[comptime] cfg: ChainConfig,
-    #[comptime] conj: bool,
-    #[comptime] to_shared: bool,
-    #[comptime] to_global: bool,
-    #[comptime] biased: bool,
+    #[comptime] role: StepRole,
 ) {
+    let (b0, rows_here, k, modes) = (at.b0, at.rows_here, at.k, at.modes);
+    let (conj, to_shared, to_global, biased) = comptime![(role.conj, role.to_shared, role.to_global, role.biased)];
     let (rows, width) = comptime![(cfg.rows, cfg.width)];
     let lane = UNIT_POS as usize % MODES;
     let group = UNIT_POS as usize / MODES;
@@ -313,9 +361,9 @@ fn step<F: Float>(
             for j in 0..COLS {
                 let n = n0 + group + j * GROUPS;
                 let n_read = select(n < n_len, n, n_len - 1);
-                let at = 2 * (m * row + n_read * col + k_read * mode);
-                wr[j] = w[at];
-                wi[j] = w[at + 1] * sign;
+                let at = 2 * (m * w.row + n_read * w.col + k_read * w.mode);
+                wr[j] = w.values[at];
+                wi[j] = w.values[at + 1] * sign;
             }
             #[unroll]
             for b in 0..rows {
@@ -337,8 +385,8 @@ fn step<F: Float>(
                 let t = b * COLS + j;
                 let mut re = acc_re[t];
                 if comptime![biased] {
-                    if k == bias_mode && n < n_len {
-                        re += bias_factor * bias[n];
+                    if k == bias.mode && n < n_len {
+                        re += bias.factor * bias.values[n];
                     }
                 }
                 if n < n_len {
@@ -363,38 +411,19 @@ fn step<F: Float>(
 }
 
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+#[allow(clippy::collapsible_if)]
 fn chain_kernel<F: Float + CubeElement>(
     x: &Array<F>,
-    w1: &Array<F>,
-    w2: &Array<F>,
-    w3: &Array<F>,
-    bias: &Array<F>,
-    y: &mut Array<F>,
-    kept1: &mut Array<F>,
-    kept2: &mut Array<F>,
-    input_sum: &mut Array<F>,
-    batch: usize,
-    modes: usize,
-    c0: usize,
-    c1: usize,
-    c2: usize,
-    c3: usize,
-    w1_row: usize,
-    w1_col: usize,
-    w1_mode: usize,
-    w2_row: usize,
-    w2_col: usize,
-    w2_mode: usize,
-    w3_row: usize,
-    w3_col: usize,
-    w3_mode: usize,
-    bias_mode: usize,
-    bias_factor: F,
-    sum_mode: usize,
-    sum_factor: F,
+    dims: &ChainDims,
+    w1: &ChainWeight<F>,
+    w2: &ChainWeight<F>,
+    w3: &ChainWeight<F>,
+    bias: &AtMode<F>,
+    results: &mut ChainResults<F>,
+    input_sum: &mut AtMode<F>,
     #[comptime] cfg: ChainConfig,
 ) {
+    let (batch, modes, c0, c1, c2, c3) = (dims.batch, dims.modes, dims.c0, dims.c1, dims.c2, dims.c3);
     let (rows, width) = comptime![(cfg.rows, cfg.width)];
     let k0 = CUBE_POS_X as usize * MODES;
     let tile_index = CUBE_POS_Y as usize;
@@ -420,88 +449,76 @@ fn chain_kernel<F: Float + CubeElement>(
     }
     sync_cube();
     if comptime![cfg.input_sum] {
-        if sum_mode >= k0 && sum_mode < k0 + MODES {
+        if input_sum.mode >= k0 && input_sum.mode < k0 + MODES {
             let mut c = UNIT_POS as usize;
             while c < c0 {
                 let mut s = F::new(0.0);
                 #[unroll]
                 for b in 0..rows {
-                    s += tile_a[2 * ((b * width + c) * MODES + sum_mode - k0)];
+                    s += tile_a[2 * ((b * width + c) * MODES + input_sum.mode - k0)];
                 }
-                input_sum[tile_index * c0 + c] = sum_factor * s;
+                input_sum.values[tile_index * c0 + c] = input_sum.factor * s;
                 c += comptime![THREADS];
             }
         }
     }
     let keep = comptime![cfg.keep];
-    step::<F>(
-        &tile_a,
-        &mut tile_b,
-        kept1,
-        w1,
-        bias,
+    let at = RowsAtMode {
         b0,
         rows_here,
         k,
         modes,
+    };
+    step::<F>(
+        &tile_a,
+        &mut tile_b,
+        &mut results.kept1,
+        w1,
+        bias,
+        at,
         c0,
         c1,
-        w1_row,
-        w1_col,
-        w1_mode,
-        0,
-        bias_factor,
         cfg,
-        comptime![cfg.conj[0]],
-        true,
-        keep,
-        false,
+        comptime![StepRole {
+            conj: cfg.conj[0],
+            to_shared: true,
+            to_global: keep,
+            biased: false,
+        }],
     );
     step::<F>(
         &tile_b,
         &mut tile_a,
-        kept2,
+        &mut results.kept2,
         w2,
         bias,
-        b0,
-        rows_here,
-        k,
-        modes,
+        at,
         c1,
         c2,
-        w2_row,
-        w2_col,
-        w2_mode,
-        0,
-        bias_factor,
         cfg,
-        comptime![cfg.conj[1]],
-        true,
-        keep,
-        false,
+        comptime![StepRole {
+            conj: cfg.conj[1],
+            to_shared: true,
+            to_global: keep,
+            biased: false,
+        }],
     );
     step::<F>(
         &tile_a,
         &mut tile_b,
-        y,
+        &mut results.y,
         w3,
         bias,
-        b0,
-        rows_here,
-        k,
-        modes,
+        at,
         c2,
         c3,
-        w3_row,
-        w3_col,
-        w3_mode,
-        bias_mode,
-        bias_factor,
         cfg,
-        comptime![cfg.conj[2]],
-        false,
-        true,
-        comptime![cfg.biased],
+        comptime![StepRole {
+            conj: cfg.conj[2],
+            to_shared: false,
+            to_global: true,
+            biased: cfg.biased,
+        }],
     );
 }
 

@@ -281,24 +281,32 @@ fn check_rows_kernel<F: Float + CubeElement, SA: Storage, SC: Storage>(
     }
 }
 
+/// The bias's values (`q` of them) and the factor they are added with.
+#[derive(CubeLaunch, CubeType)]
+struct ScaledBias<F: Float + CubeElement> {
+    values: Array<F>,
+    factor: F,
+}
+
 /// One cube: computes every listed row again from A and B, counts it
 /// corrected where its checksums now agree, and empties the list.
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs.
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+#[allow(clippy::collapsible_if)]
 fn repair_rows_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Storage>(
     a: &Array<SA::Elem>,
     b: &Array<SB::Elem>,
     c: &mut Array<SC::Elem>,
     sums: &Array<F>,
     scale: &Array<F>,
-    bias: &Array<F>,
+    bias: &ScaledBias<F>,
     layout: &Array<u32>,
     faults: &mut Array<Atomic<u32>>,
-    bias_factor: F,
     tolerance: F,
     #[comptime] checks: RowChecks,
 ) {
+    let bias_factor = bias.factor;
+    let bias = &bias.values;
     let (q_len, r_len, k_len) = (layout[Q] as usize, layout[R] as usize, layout[K] as usize);
     let mut listed = faults[3].load() as usize;
     if listed > comptime![REPAIR_CAPACITY] {
@@ -536,10 +544,9 @@ impl<R: Runtime> OperandJob<R> for CheckLaunch<'_, R> {
                     arr(self.c, 2 * ec),
                     arr(&sums, 3 * pb.r * pb.k),
                     arr(&scale.0, scale.1),
-                    arr(&bias.0, bias.1),
+                    ScaledBiasLaunch::new(arr(&bias.0, bias.1), bias_factor),
                     arr(&layout, LAYOUT),
                     self.record.arg(),
-                    bias_factor,
                     self.tolerance,
                     self.checks,
                 );

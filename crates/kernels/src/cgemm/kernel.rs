@@ -21,6 +21,58 @@ struct OperandSlice {
     k_stride: usize,
 }
 
+/// The terms `r0..r_end` and the modes from `k0` below `k_len` a chunk stages.
+#[derive(CubeType, Clone, Copy)]
+struct ChunkSpan {
+    r0: usize,
+    r_end: usize,
+    k0: usize,
+    k_len: usize,
+}
+
+/// Values that meet one mode, scaled by `factor`: a bias added at that mode
+/// (or, in the chain, the input's sums taken there).
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct AtMode<F: Float + CubeElement> {
+    pub values: Array<F>,
+    pub mode: usize,
+    pub factor: F,
+}
+
+/// The problem's sizes: `C` is `p × q` per mode, summed over `r`, at `k` modes.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct CgemmDims {
+    pub p: usize,
+    pub q: usize,
+    pub r: usize,
+    pub k: usize,
+}
+
+/// One operand's strides, in elements, along its rows, its columns and the modes.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct OperandStrides {
+    pub row: usize,
+    pub col: usize,
+    pub mode: usize,
+}
+
+/// The strides of A (`p, r, k`), B (`r, q, k`) and C (`p, q, k`).
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct CgemmStrides {
+    pub a: OperandStrides,
+    pub b: OperandStrides,
+    pub c: OperandStrides,
+}
+
+/// How `r` is split among cubes: `splits` slices of `r_per` terms, a split's
+/// partial products written `c_split` elements after the last's.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct RSplit {
+    pub splits: usize,
+    pub r_per: usize,
+    pub c_split: usize,
+}
+
 /// Element `e` of the chunk staged at vector `buf`, read back from shared
 /// memory (which holds the operand's stored values) as `F`.
 #[cube]
@@ -50,20 +102,17 @@ fn staged_value<F: Float, S: Storage, N: Size>(
 /// modes, and write consecutive shared words. Asynchronous copies only start
 /// the transfer: the caller commits them to a barrier and waits.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn stage_operand<S: Storage, N: Size>(
     src: &Array<Vector<S::Elem, N>>,
     smem: &mut SharedMemory<Vector<S::Elem, N>>,
     buf: usize,
     slice: OperandSlice,
-    r0: usize,
-    r_len: usize,
-    k0: usize,
-    k_len: usize,
+    span: ChunkSpan,
     #[comptime] block: usize,
     #[comptime] cfg: CgemmConfig,
     #[comptime] staging: Staging,
 ) {
+    let (r0, r_len, k0, k_len) = (span.r0, span.r_end, span.k0, span.k_len);
     let total = comptime![cfg.chunk * block * cfg.modes];
     let threads = comptime![cfg.threads()];
     #[unroll]
@@ -109,7 +158,6 @@ fn stage_operand<S: Storage, N: Size>(
 /// Stages the chunk of `r` terms from `r0` of both operands into their
 /// buffer `buffer` (see [`stage_operand`]).
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn stage_chunk<SA: Storage, SB: Storage, N: Size>(
     a: &Array<Vector<SA::Elem, N>>,
     b: &Array<Vector<SB::Elem, N>>,
@@ -118,18 +166,15 @@ fn stage_chunk<SA: Storage, SB: Storage, N: Size>(
     slice_a: OperandSlice,
     slice_b: OperandSlice,
     buffer: usize,
-    r0: usize,
-    r_len: usize,
-    k0: usize,
-    k_len: usize,
+    span: ChunkSpan,
     #[comptime] cfg: CgemmConfig,
     #[comptime] staging: Staging,
 ) {
     let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
     let buf_a = buffer * comptime![staging.buffer_len(&cfg, bp)];
     let buf_b = buffer * comptime![staging.buffer_len(&cfg, bq)];
-    stage_operand::<SA, N>(a, smem_a, buf_a, slice_a, r0, r_len, k0, k_len, bp, cfg, staging);
-    stage_operand::<SB, N>(b, smem_b, buf_b, slice_b, r0, r_len, k0, k_len, bq, cfg, staging);
+    stage_operand::<SA, N>(a, smem_a, buf_a, slice_a, span, bp, cfg, staging);
+    stage_operand::<SB, N>(b, smem_b, buf_b, slice_b, span, bq, cfg, staging);
 }
 
 /// Multiplies the chunk staged in buffer `buffer` into the thread's register
@@ -207,34 +252,24 @@ fn multiply_chunk<F: Float, SA: Storage, SB: Storage, N: Size>(
 
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
+#[allow(clippy::collapsible_if)]
 pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC: Storage, N: Size>(
     a: &Array<Vector<SA::Elem, N>>,
     b: &Array<Vector<SB::Elem, N>>,
     c: &mut Array<Vector<SC::Elem, N>>,
     scale: &Array<F>,
-    bias: &Array<F>,
-    bias_mode: usize,
-    bias_factor: F,
-    p_len: usize,
-    q_len: usize,
-    r_len: usize,
-    k_len: usize,
-    a_p: usize,
-    a_r: usize,
-    a_k: usize,
-    b_r: usize,
-    b_q: usize,
-    b_k: usize,
-    c_p: usize,
-    c_q: usize,
-    c_k: usize,
-    splits: usize,
-    r_per: usize,
-    c_split: usize,
+    bias: &AtMode<F>,
+    dims: &CgemmDims,
+    strides: &CgemmStrides,
+    r_split: &RSplit,
     #[comptime] cfg: CgemmConfig,
     #[comptime] staging: Staging,
 ) {
+    let (p_len, q_len, r_len, k_len) = (dims.p, dims.q, dims.r, dims.k);
+    let (a_p, a_r, a_k) = (strides.a.row, strides.a.col, strides.a.mode);
+    let (b_r, b_q, b_k) = (strides.b.row, strides.b.col, strides.b.mode);
+    let (c_p, c_q, c_k) = (strides.c.row, strides.c.col, strides.c.mode);
+    let (splits, r_per, c_split) = (r_split.splits, r_split.r_per, r_split.c_split);
     let (tp, tq) = comptime![(cfg.tile_p, cfg.tile_q)];
     let (np, nq) = comptime![(cfg.threads_p, cfg.threads_q)];
     let (bp, bq) = comptime![(cfg.block_p(), cfg.block_q())];
@@ -298,10 +333,12 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
                 slice_a,
                 slice_b,
                 0,
-                r_begin,
-                r_end,
-                k0,
-                k_len,
+                ChunkSpan {
+                    r0: r_begin,
+                    r_end,
+                    k0,
+                    k_len,
+                },
                 cfg,
                 staging,
             );
@@ -321,10 +358,12 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
                     slice_a,
                     slice_b,
                     buffer,
-                    next,
-                    r_end,
-                    k0,
-                    k_len,
+                    ChunkSpan {
+                        r0: next,
+                        r_end,
+                        k0,
+                        k_len,
+                    },
                     cfg,
                     staging,
                 );
@@ -368,10 +407,7 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
                 slice_a,
                 slice_b,
                 0,
-                r0,
-                r_end,
-                k0,
-                k_len,
+                ChunkSpan { r0, r_end, k0, k_len },
                 cfg,
                 staging,
             );
@@ -399,8 +435,8 @@ pub(super) fn cgemm_kernel<F: Float + CubeElement, SA: Storage, SB: Storage, SC:
                     let ct = p * c_p + q * c_q + k * c_k + split * c_split;
                     let mut re = acc_re[i * tq + j] * s;
                     if comptime![cfg.biased] {
-                        if k == bias_mode && split == 0 {
-                            re += bias_factor * bias[q];
+                        if k == bias.mode && split == 0 {
+                            re += bias.factor * bias.values[q];
                         }
                     }
                     if comptime![cfg.complex] {

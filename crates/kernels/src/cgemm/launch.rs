@@ -2,7 +2,9 @@
 //! staging its operands allow, and a split's partials added.
 
 use super::config::{CgemmConfig, Staging};
-use super::kernel::cgemm_kernel;
+use super::kernel::{
+    cgemm_kernel, AtModeLaunch, CgemmDimsLaunch, CgemmStridesLaunch, OperandStridesLaunch, RSplitLaunch,
+};
 use super::problem::{span, CgemmProblem, ModeBias};
 use crate::limits::DeviceLimits;
 use crate::pairs::{holds_pairs, vector_size};
@@ -259,25 +261,14 @@ impl<R: Runtime> OperandJob<R> for LaunchArgs<R> {
                 arr(b, eb),
                 arr(c, ec),
                 scale,
-                bias,
-                bias_at.0,
-                bias_at.1,
-                p,
-                q,
-                r,
-                k,
-                a_p,
-                a_r,
-                a_k,
-                b_r,
-                b_q,
-                b_k,
-                c_p,
-                c_q,
-                c_k,
-                splits,
-                r_per,
-                c_split,
+                AtModeLaunch::new(bias, bias_at.0, bias_at.1),
+                CgemmDimsLaunch::new(p, q, r, k),
+                CgemmStridesLaunch::new(
+                    OperandStridesLaunch::new(a_p, a_r, a_k),
+                    OperandStridesLaunch::new(b_r, b_q, b_k),
+                    OperandStridesLaunch::new(c_p, c_q, c_k),
+                ),
+                RSplitLaunch::new(splits, r_per, c_split),
                 cfg,
                 staging,
             );

@@ -7,14 +7,10 @@ use cubecl::server::Handle;
 
 use super::spread::{at, cube_count, cube_dim, grid_zyx};
 
-/// The factor tables lie dimension after dimension, slowest first: z's
-/// (where there is one) at 0, y's at `y_table`, x's at `x_table`.
-#[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
-fn deconvolve_kernel(
-    input: &Array<f32>,
-    factors: &Array<f32>,
-    output: &mut Array<f32>,
+/// The `mz × my × mx` modes of `batch` signals, where the y and x factors
+/// start in the factor table, and the scale every factor carries.
+#[derive(CubeLaunch, CubeType)]
+struct DeconvolveSizes {
     mz: usize,
     my: usize,
     mx: usize,
@@ -22,10 +18,22 @@ fn deconvolve_kernel(
     x_table: usize,
     batch: usize,
     scale: f32,
+}
+
+/// The factor tables lie dimension after dimension, slowest first: z's
+/// (where there is one) at 0, y's at `y_table`, x's at `x_table`.
+#[cube(launch_unchecked)]
+fn deconvolve_kernel(
+    input: &Array<f32>,
+    factors: &Array<f32>,
+    output: &mut Array<f32>,
+    sizes: &DeconvolveSizes,
     #[comptime] dims: usize,
     #[comptime] input_interleaved: bool,
     #[comptime] output_interleaved: bool,
 ) {
+    let (mz, my, mx) = (sizes.mz, sizes.my, sizes.mx);
+    let (y_table, x_table, batch, scale) = (sizes.y_table, sizes.x_table, sizes.batch, sizes.scale);
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
     if pos < output.len() / 2 {
         let modes = mz * my * mx;
@@ -78,13 +86,7 @@ pub(super) fn deconvolve<R: Runtime>(
             arr(input, floats),
             arr(factors, modes.iter().sum()),
             arr(output, floats),
-            mz,
-            my,
-            mx,
-            y_table,
-            x_table,
-            batch,
-            scale,
+            DeconvolveSizesLaunch::new(mz, my, mx, y_table, x_table, batch, scale),
             modes.len(),
             input_interleaved,
             output_interleaved,

@@ -8,29 +8,25 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::plan::{PointValues, VectorSplit};
-use super::spread::{columns, cube_count, cube_dim, grid_zyx, slow_weight, thread_count, x_weight, PointBuffers};
+use super::spread::{
+    columns, cube_count, cube_dim, grid_zyx, slow_weight, thread_count, x_weight, PointBuffers, PointsConfig,
+    PointsOnGrid, PointsOnGridLaunch,
+};
 
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 fn interpolate_kernel(
     grid: &Array<f32>,
     order: &Array<u32>,
     start: &Array<u32>,
     table: &Array<f32>,
     values: &mut Array<f32>,
-    points: usize,
-    batch: usize,
-    lanes: usize,
-    threads: usize,
-    nz: usize,
-    ny: usize,
-    nx: usize,
-    #[comptime] width: usize,
-    #[comptime] dims: usize,
-    #[comptime] per_thread: usize,
-    #[comptime] interleaved: bool,
-    #[comptime] real: bool,
+    sizes: &PointsOnGrid,
+    #[comptime] cfg: PointsConfig,
 ) {
+    let (points, batch, lanes, threads) = (sizes.points, sizes.batch, sizes.lanes, sizes.threads);
+    let (nz, ny, nx) = (sizes.nz, sizes.ny, sizes.nx);
+    let (width, dims, per_thread, interleaved, real) =
+        comptime![(cfg.width, cfg.dims, cfg.per_thread, cfg.interleaved, cfg.real)];
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
     if pos < threads {
         // This thread's point, for vectors b0, b0 + lanes, ….
@@ -124,18 +120,14 @@ pub(super) fn interpolate<R: Runtime>(
             arr(&points.start, points.len),
             arr(&points.table, points.len * points.dims * points.width),
             arr(values, batch * points.len * kind.floats()),
-            points.len,
-            batch,
-            split.lanes,
-            threads,
-            nz,
-            ny,
-            nx,
-            points.width,
-            points.dims,
-            split.per_thread,
-            split.interleaved(),
-            kind == PointValues::Real,
+            PointsOnGridLaunch::new(points.len, batch, split.lanes, threads, nz, ny, nx),
+            PointsConfig {
+                width: points.width,
+                dims: points.dims,
+                per_thread: split.per_thread,
+                interleaved: split.interleaved(),
+                real: kind == PointValues::Real,
+            },
         );
     }
 }

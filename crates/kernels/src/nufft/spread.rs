@@ -142,27 +142,46 @@ fn sort_values_kernel(
     }
 }
 
+/// The sizes a spreading or interpolation launch walks: `points` points of
+/// `batch` signals, `lanes` signals a thread group, `threads` threads in all,
+/// and the `nz × ny × nx` grid.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct PointsOnGrid {
+    pub points: usize,
+    pub batch: usize,
+    pub lanes: usize,
+    pub threads: usize,
+    pub nz: usize,
+    pub ny: usize,
+    pub nx: usize,
+}
+
+/// The compile-time shape of a spreading or interpolation kernel: the
+/// spreading kernel's width, the grid's dimensions, the signals a thread
+/// handles, whether the batch is interleaved and the values real.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct PointsConfig {
+    pub width: usize,
+    pub dims: usize,
+    pub per_thread: usize,
+    pub interleaved: bool,
+    pub real: bool,
+}
+
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 fn spread_kernel(
     values: &Array<f32>,
     start: &Array<u32>,
     table: &Array<f32>,
     first: &Array<u32>,
     grid: &mut Array<f32>,
-    points: usize,
-    batch: usize,
-    lanes: usize,
-    threads: usize,
-    nz: usize,
-    ny: usize,
-    nx: usize,
-    #[comptime] width: usize,
-    #[comptime] dims: usize,
-    #[comptime] per_thread: usize,
-    #[comptime] interleaved: bool,
-    #[comptime] real: bool,
+    sizes: &PointsOnGrid,
+    #[comptime] cfg: PointsConfig,
 ) {
+    let (points, batch, lanes, threads) = (sizes.points, sizes.batch, sizes.lanes, sizes.threads);
+    let (nz, ny, nx) = (sizes.nz, sizes.ny, sizes.nx);
+    let (width, dims, per_thread, interleaved, real) =
+        comptime![(cfg.width, cfg.dims, cfg.per_thread, cfg.interleaved, cfg.real)];
     let cells = nz * ny * nx;
     let pos = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
     if pos < threads {
@@ -346,18 +365,14 @@ pub(super) fn spread<R: Runtime>(
             arr(&points.table, points.len * points.dims * points.width),
             arr(&points.first, cells + 1),
             arr(grid, batch * cells * 2),
-            points.len,
-            batch,
-            split.lanes,
-            threads,
-            nz,
-            ny,
-            nx,
-            points.width,
-            points.dims,
-            split.per_thread,
-            split.interleaved(),
-            kind == PointValues::Real,
+            PointsOnGridLaunch::new(points.len, batch, split.lanes, threads, nz, ny, nx),
+            PointsConfig {
+                width: points.width,
+                dims: points.dims,
+                per_thread: split.per_thread,
+                interleaved: split.interleaved(),
+                real: kind == PointValues::Real,
+            },
         );
     }
 }
