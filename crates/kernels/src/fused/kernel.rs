@@ -17,7 +17,7 @@ use crate::precision::{Native, Storage};
 
 #[cube(launch_unchecked)]
 // Comptime switches stay outer ifs: a kernel without the feature has none of its code.
-#[allow(clippy::collapsible_if)]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
 pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI: Size, NO: Size, NW: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
     weight: &Array<Vector<F, NW>>,
@@ -357,6 +357,7 @@ struct InverseChunk {
 /// transforms the last one again (never stored), keeping every sync uniform.
 /// Ends with a barrier: the next transform overwrites the work tile.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
     y: &mut Array<Vector<SO::Elem, NO>>,
@@ -459,6 +460,7 @@ fn multiply_add<F: Float>(acc_re: &mut Array<F>, acc_im: &mut Array<F>, t: usize
 /// of channels at a time with the next block's weights in flight, and writes
 /// its outputs over its modes' inputs once every thread has read them.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn contract_resident<F: Float + CubeElement, NW: Size>(
     weight: &Array<Vector<F, NW>>,
     scaling: &ModeScaling<F>,
@@ -636,6 +638,7 @@ fn block_products<F: Float>(
 /// ends with a barrier (the modes were just written; the next tile
 /// overwrites the work tile).
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
     y: &mut Array<Vector<SO::Elem, NO>>,

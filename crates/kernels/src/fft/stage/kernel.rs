@@ -127,6 +127,7 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
 /// overwrites; counts it corrected when its checksums agree now, and empties
 /// the list.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
@@ -191,6 +192,7 @@ fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>
 /// checked as [`transform_checked_tile`] says. A resident cube transforms a
 /// faulty tile again through it.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn tile_body<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,

@@ -79,6 +79,7 @@ pub(super) fn untangle_bin<F: Float>(zr: F, zi: F, yr: F, yi: F, wr: F, wi: F) -
 /// Stores bins `a` and `n - a` of the spectrum from `Z[a]` and `Z[n-a]`; the
 /// second twiddle is `W_2n^(n-a) = -conj W_2n^a`.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn store_bin_pair<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
     tables: &StageTables<F>,
@@ -176,7 +177,7 @@ pub(crate) fn untangled_bin_pairs(quarter: usize, r: usize, first: bool) -> Vec<
 /// outputs sit in registers from `at_slot` (see [`untangled_bin_pairs`]).
 #[cube]
 // The cube macro unrolls index ranges over comptime lists, not iterators.
-#[allow(clippy::needless_range_loop)]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 pub(super) fn store_untangled_unit<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
     tables: &StageTables<F>,

@@ -44,6 +44,7 @@ pub(super) struct PassSignal {
 /// pass that loads directly) or from the tile in shared memory. Each source
 /// adds the offset itself, as the unsplit pass always spelled it.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_pass_element<F: Float, S: Storage, N: Size>(
     input: &Array<Vector<S::Elem, N>>,
     staged: &SharedMemory<Vector<S::Elem, N>>,

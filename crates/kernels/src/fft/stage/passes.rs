@@ -37,7 +37,7 @@ pub(super) struct PassRun {
 #[cube]
 // The comptime switch around the untangling store stays an outer `if`; the
 // cube macro expands a comptime `match`, not an `if let`.
-#[allow(clippy::collapsible_if, clippy::single_match)]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
 pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     resident: &ResidentInputs<F, SI, NI>,
@@ -380,6 +380,7 @@ pub(crate) fn transform_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
 /// [`transform_tile`] with the stage's checksums summed into `check` and the
 /// injection (`check.inject`, where `inject_here`) made (`fft/fault.rs`).
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_checked_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,

@@ -163,6 +163,7 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 /// memory. A long signal takes a whole SM's shared memory, so no other cube's
 /// work would hide its load.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size, L: TileLanding>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,

@@ -55,7 +55,7 @@ fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageCo
 /// [`small_prime_dft`]: super::butterfly::small_prime_dft()
 #[cube]
 // The cube macro expands a comptime `match`, not an `if let`.
-#[allow(clippy::single_match)]
+#[allow(clippy::too_many_arguments, clippy::single_match)]
 pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     staged: &SharedMemory<Vector<SI::Elem, NI>>,
