@@ -4,14 +4,14 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::dft::dft_kernel;
+use super::dft::{dft_kernel, DftExtentsLaunch, SignalStridesLaunch};
 use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks};
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
 use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
-use super::stage::{fft_stage_kernel, StageConfig, TileFill};
+use super::stage::{fft_stage_kernel, FaultBuffersLaunch, StageConfig, StageTablesLaunch, TileFill, TileGridLaunch};
 use super::tensor_core::{fft_tensor_core_kernel, MmaHalf};
 use crate::fault::FaultRecord;
 use crate::grid::cube_count;
@@ -342,24 +342,21 @@ impl<R: Runtime> DeviceFft<R> {
                             vector_size(cfg.vector_output),
                             array(src, src_floats),
                             array(dst, launch.dst_floats),
-                            table(twiddles),
-                            table(coarse),
-                            table(fine),
-                            table(factors),
-                            table(checks),
-                            self.faults.arg(),
-                            array(inject.clone(), 4),
-                            layout.nb,
-                            layout.nc,
-                            tiles,
-                            layout.input[0],
-                            layout.input[1],
-                            layout.input[2],
-                            layout.input[3],
-                            layout.output[0],
-                            layout.output[1],
-                            layout.output[2],
-                            layout.output[3],
+                            StageTablesLaunch::new(table(twiddles), table(coarse), table(fine), table(factors)),
+                            FaultBuffersLaunch::new(table(checks), self.faults.arg(), array(inject.clone(), 4)),
+                            TileGridLaunch::new(
+                                layout.nb,
+                                layout.nc,
+                                tiles,
+                                layout.input[0],
+                                layout.input[1],
+                                layout.input[2],
+                                layout.input[3],
+                                layout.output[0],
+                                layout.output[1],
+                                layout.output[2],
+                                layout.output[3],
+                            ),
                             cfg,
                         )
                     };
@@ -394,16 +391,9 @@ impl<R: Runtime> DeviceFft<R> {
                         array(src, src_floats),
                         array(dst, launch.dst_floats),
                         array(matrix.handle.clone(), shape.rows * shape.terms),
-                        shape.rows,
-                        shape.terms,
-                        *signals,
-                        *inner,
-                        input[0],
-                        input[1],
-                        input[2],
-                        output[0],
-                        output[1],
-                        output[2],
+                        DftExtentsLaunch::new(shape.rows, shape.terms, *signals, *inner),
+                        SignalStridesLaunch::new(input[0], input[1], input[2]),
+                        SignalStridesLaunch::new(output[0], output[1], output[2]),
                         *cfg,
                     );
                 }

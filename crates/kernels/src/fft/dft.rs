@@ -79,40 +79,44 @@ impl DftConfig {
     }
 }
 
+/// The extents of a direct DFT launch: the output floats along the axis
+/// (`p_len`), the input floats (`q_len`), the signals, and the signals of
+/// the batch inside the axis.
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub struct DftExtents {
+    pub p_len: usize,
+    pub q_len: usize,
+    pub signals: usize,
+    pub inner: usize,
+}
+
+/// A tensor's strides, in floats, around and along the transformed axis: of
+/// the batch outside the axis, of the batch inside it, and of the axis.
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub struct SignalStrides {
+    pub outer: usize,
+    pub inner: usize,
+    pub axis: usize,
+}
+
 /// Address of float `f` (of the `parts`-float entries along the axis) of signal
 /// `s`; signal `s` is `(s / inner, s % inner)` of the batch around the axis.
 #[cube]
-#[allow(clippy::too_many_arguments)]
-fn address(
-    s: usize,
-    f: usize,
-    inner: usize,
-    outer_stride: usize,
-    inner_stride: usize,
-    axis_stride: usize,
-    #[comptime] parts: usize,
-) -> usize {
-    (s / inner) * outer_stride + (s % inner) * inner_stride + (f / parts) * axis_stride + f % parts
+fn address(s: usize, f: usize, inner: usize, strides: SignalStrides, #[comptime] parts: usize) -> usize {
+    (s / inner) * strides.outer + (s % inner) * strides.inner + (f / parts) * strides.axis + f % parts
 }
 
 /// `output[s, p] = Σ_q matrix[q, p] · input[s, q]` for `p < p_len`, `q < q_len`
 /// (floats along the axis) and `s < signals`. Strides are in floats.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments, clippy::manual_div_ceil)]
+#[allow(clippy::manual_div_ceil)]
 pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
     input: &Array<SI::Elem>,
     output: &mut Array<SO::Elem>,
     matrix: &Array<F>,
-    p_len: usize,
-    q_len: usize,
-    signals: usize,
-    inner: usize,
-    in_outer: usize,
-    in_inner: usize,
-    in_axis: usize,
-    out_outer: usize,
-    out_inner: usize,
-    out_axis: usize,
+    extents: DftExtents,
+    input_strides: SignalStrides,
+    output_strides: SignalStrides,
     #[comptime] cfg: DftConfig,
 ) {
     let (tp, ts) = comptime![(cfg.tile_p, cfg.tile_s)];
@@ -136,11 +140,11 @@ pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
     } else {
         lane / np
     };
-    let blocks_p = (p_len + bp - 1) / bp;
+    let blocks_p = (extents.p_len + bp - 1) / bp;
     let cube = CUBE_POS;
     let p0 = (cube % blocks_p) * bp;
     let s0 = (cube / blocks_p) * bs;
-    if s0 >= signals {
+    if s0 >= extents.signals {
         terminate!();
     }
 
@@ -155,14 +159,14 @@ pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
     let mut x = Array::<F>::new(comptime![cfg.tile_s]);
 
     let mut q0 = 0usize;
-    while q0 < q_len {
+    while q0 < extents.q_len {
         #[unroll]
         for t in 0..comptime![(cfg.chunk * cfg.block_p()).div_ceil(cfg.threads())] {
             let e = lane + t * threads;
             if comptime![(cfg.chunk * cfg.block_p()).is_multiple_of(cfg.threads())] || e < chunk * bp {
                 let (q, p) = (q0 + e / bp, p0 + e % bp);
-                let valid = q < q_len && p < p_len;
-                smem_a[e] = select(valid, matrix[select(valid, q * p_len + p, 0)], F::new(0.0));
+                let valid = q < extents.q_len && p < extents.p_len;
+                smem_a[e] = select(valid, matrix[select(valid, q * extents.p_len + p, 0)], F::new(0.0));
             }
         }
         #[unroll]
@@ -180,8 +184,8 @@ pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
                     e / chunk
                 };
                 let (qg, sg) = (q0 + q, s0 + s);
-                let valid = qg < q_len && sg < signals;
-                let at = address(sg, qg, inner, in_outer, in_inner, in_axis, cfg.in_parts);
+                let valid = qg < extents.q_len && sg < extents.signals;
+                let at = address(sg, qg, extents.inner, input_strides, cfg.in_parts);
                 smem_x[q * x_stride + s] = select(valid, load_value::<F, SI>(input[select(valid, at, 0)]), F::new(0.0));
             }
         }
@@ -213,8 +217,8 @@ pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
         #[unroll]
         for j in 0..ts {
             let (p, s) = (p0 + ti + i * np, s0 + tj + j * ns);
-            if p < p_len && s < signals {
-                output[address(s, p, inner, out_outer, out_inner, out_axis, cfg.out_parts)] =
+            if p < extents.p_len && s < extents.signals {
+                output[address(s, p, extents.inner, output_strides, cfg.out_parts)] =
                     store_value::<F, SO>(acc[i * ts + j]);
             }
         }

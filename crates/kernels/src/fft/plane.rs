@@ -18,7 +18,8 @@ use crate::precision::Storage;
 
 use super::stage::{
     fold_packed_tile, folds_in_shared, load_tile, loads_directly, packed_bin_imag, slot, split_flat, store_tile,
-    stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, StageConfig, TileCoords,
+    stores_directly, tile_output, transform_tile, unit_in_tile, window_index, window_position, StageConfig,
+    StageTables, TileCoords, TileMemory, TileUnit,
 };
 
 /// A plane transform: the stage of each phase and the extents of the images.
@@ -166,8 +167,13 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     let first = comptime![cfg.first.clone()];
     let second = comptime![cfg.second.clone()];
     let rows_first = comptime![cfg.rows_first];
-    let mut work_re = SharedMemory::<F>::new(comptime![cfg.work_len()]);
-    let mut work_im = SharedMemory::<F>::new(comptime![cfg.work_len()]);
+    let mut work = TileMemory::<F> {
+        re: SharedMemory::<F>::new(comptime![cfg.work_len()]),
+        im: SharedMemory::<F>::new(comptime![cfg.work_len()]),
+    };
+    // Plane stages are smooth FFTs: their twiddles are every table they read.
+    let first_tables = StageTables::<F>::unsplit(first_twiddles, first_twiddles);
+    let second_tables = StageTables::<F>::unsplit(second_twiddles, second_twiddles);
     let mut image_re = SharedMemory::<F>::new(comptime![cfg.image_len()]);
     let mut image_im = SharedMemory::<F>::new(comptime![cfg.image_len()]);
 
@@ -190,12 +196,12 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
             nc: count,
         };
         if comptime![!loads_directly(&first)] {
-            load_tile::<F, SI, NI>(input, first_twiddles, at, &mut work_re, &mut work_im, first.clone());
+            load_tile::<F, SI, NI>(input, first_twiddles, at, &mut work.re, &mut work.im, first.clone());
         }
         if comptime![folds_in_shared(&first)] {
             fold_packed_tile::<F>(
-                &mut work_re,
-                &mut work_im,
+                &mut work.re,
+                &mut work.im,
                 first_twiddles,
                 signal,
                 thread,
@@ -205,20 +211,14 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         transform_tile::<F, SI, SO, NI, NO>(
             input,
             output,
-            first_twiddles,
-            first_twiddles,
-            first_twiddles,
-            first_twiddles,
-            &mut work_re,
-            &mut work_im,
-            at,
-            signal,
-            thread,
+            &first_tables,
+            &mut work,
+            TileUnit { at, signal, thread },
             first.clone(),
         );
         store_tile_to_image::<F>(
-            &work_re,
-            &work_im,
+            &work.re,
+            &work.im,
             &mut image_re,
             &mut image_im,
             first_twiddles,
@@ -254,8 +254,8 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         load_tile_from_image::<F>(
             &image_re,
             &image_im,
-            &mut work_re,
-            &mut work_im,
+            &mut work.re,
+            &mut work.im,
             c0,
             count,
             second.clone(),
@@ -264,8 +264,8 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         );
         if comptime![folds_in_shared(&second)] {
             fold_packed_tile::<F>(
-                &mut work_re,
-                &mut work_im,
+                &mut work.re,
+                &mut work.im,
                 second_twiddles,
                 signal,
                 thread,
@@ -275,29 +275,13 @@ pub fn fft_plane_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         transform_tile::<F, SI, SO, NI, NO>(
             input,
             output,
-            second_twiddles,
-            second_twiddles,
-            second_twiddles,
-            second_twiddles,
-            &mut work_re,
-            &mut work_im,
-            at,
-            signal,
-            thread,
+            &second_tables,
+            &mut work,
+            TileUnit { at, signal, thread },
             second.clone(),
         );
         if comptime![!stores_directly(&second)] {
-            store_tile::<F, SO, NO>(
-                output,
-                second_twiddles,
-                second_twiddles,
-                second_twiddles,
-                second_twiddles,
-                &work_re,
-                &work_im,
-                at,
-                second.clone(),
-            );
+            store_tile::<F, SO, NO>(output, &second_tables, &work, at, second.clone());
         }
         sync_cube();
         c0 += comptime![second.signals_per_cube];

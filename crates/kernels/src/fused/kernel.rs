@@ -10,7 +10,7 @@ use super::config::{FusedConfig, Schedule};
 use crate::fft::stage::{
     fold_packed_tile, folds_in_shared, hermitian_bin, hermitian_imag, input_slot, load_tile, loads_directly,
     packed_bin_imag, store_tile, stores_directly, tile_output, transform_tile, unit_in_tile, window_index,
-    window_position, InputForm, TileCoords,
+    window_position, InputForm, StageTables, TileCoords, TileMemory, TileUnit,
 };
 use crate::pairs::read_pair;
 use crate::precision::{Native, Storage};
@@ -23,44 +23,14 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
     weight: &Array<Vector<F, NW>>,
     y: &mut Array<Vector<SO::Elem, NO>>,
     spectrum: &mut Array<F>,
-    forward_twiddles: &Array<F>,
-    forward_factors: &Array<F>,
-    inverse_twiddles: &Array<F>,
-    inverse_factors: &Array<F>,
-    scale: &Array<F>,
-    bias: &Array<F>,
-    bias_mode: usize,
-    bias_factor: F,
-    batch: usize,
-    cin: usize,
-    cout: usize,
-    inner: usize,
-    x_batch: usize,
-    x_channel: usize,
-    x_axis: usize,
-    x_inner: usize,
-    y_batch: usize,
-    y_channel: usize,
-    y_axis: usize,
-    y_inner: usize,
-    w_in: usize,
-    w_out: usize,
-    w_mode: usize,
+    forward_tables: &TransformTables<F>,
+    inverse_tables: &TransformTables<F>,
+    scaling: &ModeScaling<F>,
+    shape: FusedShape,
+    strides: FusedStrides,
     #[comptime] cfg: FusedConfig,
 ) {
     let lane = UNIT_POS as usize;
-    let x_at = PencilAt {
-        batch: x_batch,
-        channel: x_channel,
-        axis: x_axis,
-        inner: x_inner,
-    };
-    let y_at = PencilAt {
-        batch: y_batch,
-        channel: y_channel,
-        axis: y_axis,
-        inner: y_inner,
-    };
     let fwd = comptime![cfg.forward.clone()];
     let inv = comptime![cfg.inverse.clone()];
     let nt = comptime![cfg.threads()];
@@ -69,21 +39,35 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
     let e = CUBE_POS_X as usize;
     let o_tile = CUBE_POS_Y as usize;
     let o0 = o_tile * ot_n;
-    let fa = ForwardAt {
-        batch,
-        cin,
-        inner,
-        e,
-        o_tile,
-        x: x_at,
-    };
     let b0 = CUBE_POS_Z as usize * bt_n;
 
-    let mut work_re = SharedMemory::<F>::new(comptime![cfg.work_len()]);
-    let mut work_im = SharedMemory::<F>::new(comptime![cfg.work_len()]);
+    let mut work = TileMemory::<F> {
+        re: SharedMemory::<F>::new(comptime![cfg.work_len()]),
+        im: SharedMemory::<F>::new(comptime![cfg.work_len()]),
+    };
     let mut modes = SharedMemory::<F>::new(comptime![cfg.modes_len()]);
     let (fwd_signal, fwd_thread) = unit_in_tile(fwd.clone());
     let (inv_signal, inv_thread) = unit_in_tile(inv.clone());
+    let fa = ForwardAt {
+        batch: shape.batch,
+        cin: shape.cin,
+        inner: shape.inner,
+        e,
+        o_tile,
+        x: strides.x,
+        signal: fwd_signal,
+        thread: fwd_thread,
+    };
+    let ia = InverseAt {
+        batch: shape.batch,
+        e,
+        y: strides.y,
+        signal: inv_signal,
+        thread: inv_thread,
+    };
+    // Neither transform has a four-step twiddle.
+    let forward = StageTables::<F>::unsplit(&forward_tables.twiddles, &forward_tables.factors);
+    let inverse = StageTables::<F>::unsplit(&inverse_tables.twiddles, &inverse_tables.factors);
     let tiles = comptime![cfg.out_tile.div_ceil(cfg.inverse.signals_per_cube)];
 
     match comptime![cfg.schedule] {
@@ -92,23 +76,21 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
             // 1. Every input channel's modes of the batch tile, into modes[bt, c, k].
             for bt in 0..bt_n {
                 let mut ci0 = 0usize;
-                while ci0 < cin {
+                while ci0 < shape.cin {
                     forward_chunk::<F, SI, SO, NI, NO>(
                         x,
                         y,
                         spectrum,
-                        forward_twiddles,
-                        forward_factors,
-                        &mut work_re,
-                        &mut work_im,
+                        &forward,
+                        &mut work,
                         &mut modes,
-                        b0 + bt,
-                        ci0,
-                        bt * rows + ci0,
-                        cin - ci0,
+                        ForwardChunk {
+                            b: b0 + bt,
+                            c0: ci0,
+                            row0: bt * rows + ci0,
+                            kept: shape.cin - ci0,
+                        },
                         fa,
-                        fwd_signal,
-                        fwd_thread,
                         cfg.clone(),
                     );
                     ci0 += cc_n;
@@ -117,19 +99,12 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
             // 2. modes[bt, o, k] ← Σ_c modes[bt, c, k] · W[c, o, k, e], a round of modes at a time.
             contract_resident::<F, NW>(
                 weight,
-                scale,
-                bias,
+                scaling,
                 &mut modes,
-                bias_mode,
-                bias_factor,
-                cin,
-                cout,
-                inner,
+                shape,
                 e,
                 o0,
-                w_in,
-                w_out,
-                w_mode,
+                strides.weight,
                 group,
                 cfg.clone(),
             );
@@ -139,20 +114,16 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                 inverse_tile::<F, SI, SO, NI, NO>(
                     x,
                     y,
-                    inverse_twiddles,
-                    inverse_factors,
-                    &mut work_re,
-                    &mut work_im,
+                    &inverse,
+                    &mut work,
                     &modes,
-                    bt * rows + og,
-                    b0 + bt,
-                    o0 + og,
-                    select(o0 + ot_n < cout, o0 + ot_n, cout),
-                    batch,
-                    e,
-                    y_at,
-                    inv_signal,
-                    inv_thread,
+                    InverseChunk {
+                        row0: bt * rows + og,
+                        b: b0 + bt,
+                        c0: o0 + og,
+                        last: select(o0 + ot_n < shape.cout, o0 + ot_n, shape.cout),
+                    },
+                    ia,
                     cfg.clone(),
                 );
             }
@@ -167,7 +138,7 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                 acc_im[t] = F::new(0.0);
             }
             let mut ci0 = 0usize;
-            while ci0 < cin {
+            while ci0 < shape.cin {
                 // 1. The forward transforms of the chunk's pencils, a batch at
                 // a time; their retained modes go to modes[bt, cc, k]. Runtime
                 // loops around the transforms keep the kernel's code (and its
@@ -177,18 +148,16 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                         x,
                         y,
                         spectrum,
-                        forward_twiddles,
-                        forward_factors,
-                        &mut work_re,
-                        &mut work_im,
+                        &forward,
+                        &mut work,
                         &mut modes,
-                        b0 + bt,
-                        ci0,
-                        bt * cc_n,
-                        cc_n,
+                        ForwardChunk {
+                            b: b0 + bt,
+                            c0: ci0,
+                            row0: bt * cc_n,
+                            kept: cc_n,
+                        },
                         fa,
-                        fwd_signal,
-                        fwd_thread,
                         cfg.clone(),
                     );
                 }
@@ -201,8 +170,14 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                     for i in 0..cp {
                         let u = lane + i * nt;
                         let (k, o) = (u % m, u / m);
-                        let valid = o < ot_n && o0 + o < cout && c < cin;
-                        let at = select(valid, c * w_in + (o0 + o) * w_out + (k * inner + e) * w_mode, 0);
+                        let valid = o < ot_n && o0 + o < shape.cout && c < shape.cin;
+                        let at = select(
+                            valid,
+                            c * strides.weight.w_in
+                                + (o0 + o) * strides.weight.w_out
+                                + (k * shape.inner + e) * strides.weight.w_mode,
+                            0,
+                        );
                         let (wr, wi) = read_pair::<F, Native<F>, NW>(weight, at, comptime![cfg.vector_weight]);
                         let wr = select(valid, wr, F::new(0.0));
                         let mut wi = select(valid, wi, F::new(0.0));
@@ -238,13 +213,10 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                             let (re, im) = scaled_mode::<F>(
                                 acc_re[i * bt_n + bt_r],
                                 acc_im[i * bt_n + bt_r],
-                                scale,
-                                bias,
-                                bias_mode,
-                                bias_factor,
-                                k * inner + e,
+                                scaling,
+                                k * shape.inner + e,
                                 o0 + o,
-                                cout,
+                                shape.cout,
                                 cfg.clone(),
                             );
                             let at_mode = 2 * ((o - og) * m + k);
@@ -256,20 +228,16 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
                 inverse_tile::<F, SI, SO, NI, NO>(
                     x,
                     y,
-                    inverse_twiddles,
-                    inverse_factors,
-                    &mut work_re,
-                    &mut work_im,
+                    &inverse,
+                    &mut work,
                     &modes,
-                    0usize,
-                    b0 + bt,
-                    o0 + og,
-                    select(o0 + ot_n < cout, o0 + ot_n, cout),
-                    batch,
-                    e,
-                    y_at,
-                    inv_signal,
-                    inv_thread,
+                    InverseChunk {
+                        row0: 0usize,
+                        b: b0 + bt,
+                        c0: o0 + og,
+                        last: select(o0 + ot_n < shape.cout, o0 + ot_n, shape.cout),
+                    },
+                    ia,
                     cfg.clone(),
                 );
             }
@@ -277,10 +245,58 @@ pub(super) fn fused_kernel<F: Float + CubeElement, SI: Storage, SO: Storage, NI:
     }
 }
 
+/// The tables of one of the kernel's transforms: its pass twiddles and its
+/// stage's factors.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct TransformTables<F: Float> {
+    pub twiddles: Array<F>,
+    pub factors: Array<F>,
+}
+
+/// What the contraction does to each accumulated mode: times the mode's
+/// scale, plus `bias_factor · bias[o]` at mode `bias_mode` ([`ModeBias`]).
+/// Unscaled and unbiased launches bind the weight in the two arrays.
+///
+/// [`ModeBias`]: crate::cgemm::ModeBias
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct ModeScaling<F: Float + CubeElement> {
+    pub scale: Array<F>,
+    pub bias: Array<F>,
+    pub bias_mode: usize,
+    pub bias_factor: F,
+}
+
+/// The problem's extents: batches, input and output channels, and inner
+/// positions (the retained modes of the axes after this one).
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub(super) struct FusedShape {
+    pub batch: usize,
+    pub cin: usize,
+    pub cout: usize,
+    pub inner: usize,
+}
+
+/// Where the pencils of `x` and `y` and the weights lie, in entries.
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub(super) struct FusedStrides {
+    pub x: PencilAt,
+    pub y: PencilAt,
+    pub weight: WeightStrides,
+}
+
+/// The weight's strides: along input channels, output channels and modes
+/// (the flat mode `k·inner + e`).
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub(super) struct WeightStrides {
+    pub w_in: usize,
+    pub w_out: usize,
+    pub w_mode: usize,
+}
+
 /// Where a tensor's pencils lie, in entries: signal `(b, c, e)` starts at
 /// `b·batch + c·channel + e·inner`, its entries `axis` apart.
-#[derive(CubeType, Clone, Copy)]
-struct PencilAt {
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub(super) struct PencilAt {
     batch: usize,
     channel: usize,
     axis: usize,
@@ -288,8 +304,9 @@ struct PencilAt {
 }
 
 /// What a cube's forward chunks share: the problem's batches, input channels
-/// and inner positions, the cube's inner position `e` and output tile, and
-/// where the pencils of x lie.
+/// and inner positions, the cube's inner position `e` and output tile,
+/// where the pencils of x lie, and the unit's signal and thread in the
+/// forward tile.
 #[derive(CubeType, Clone, Copy)]
 struct ForwardAt {
     batch: usize,
@@ -298,6 +315,40 @@ struct ForwardAt {
     e: usize,
     o_tile: usize,
     x: PencilAt,
+    signal: usize,
+    thread: usize,
+}
+
+/// The input channels a forward chunk transforms: channels `c0..` of batch
+/// `b`, whose retained modes go to rows `row0..row0 + kept` of `modes`.
+#[derive(CubeType, Clone, Copy)]
+struct ForwardChunk {
+    b: usize,
+    c0: usize,
+    row0: usize,
+    kept: usize,
+}
+
+/// What a cube's inverse tiles share: the problem's batches, the cube's
+/// inner position `e`, where the pencils of y lie, and the unit's signal
+/// and thread in the inverse tile.
+#[derive(CubeType, Clone, Copy)]
+struct InverseAt {
+    batch: usize,
+    e: usize,
+    y: PencilAt,
+    signal: usize,
+    thread: usize,
+}
+
+/// The output channels an inverse tile transforms: channels `c0..last` of
+/// batch `b`, their modes in rows `row0..` of `modes`.
+#[derive(CubeType, Clone, Copy)]
+struct InverseChunk {
+    row0: usize,
+    b: usize,
+    c0: usize,
+    last: usize,
 }
 
 /// The forward transforms of input channels `c0..` (a stage tile) of batch
@@ -311,20 +362,14 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
     y: &mut Array<Vector<SO::Elem, NO>>,
     spectrum: &mut Array<F>,
-    forward_twiddles: &Array<F>,
-    forward_factors: &Array<F>,
-    work_re: &mut SharedMemory<F>,
-    work_im: &mut SharedMemory<F>,
+    tables: &StageTables<F>,
+    work: &mut TileMemory<F>,
     modes: &mut SharedMemory<F>,
-    b: usize,
-    c0: usize,
-    row0: usize,
-    kept: usize,
+    chunk: ForwardChunk,
     fa: ForwardAt,
-    signal: usize,
-    thread: usize,
     #[comptime] cfg: FusedConfig,
 ) {
+    let (b, c0, row0, kept) = (chunk.b, chunk.c0, chunk.row0, chunk.kept);
     let fwd = comptime![cfg.forward.clone()];
     let at = TileCoords {
         in_base: select(b < fa.batch, b, fa.batch - 1) * fa.x.batch + c0 * fa.x.channel + fa.e * fa.x.inner,
@@ -338,22 +383,14 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         nc: fa.cin,
     };
     if comptime![!loads_directly(&cfg.forward)] {
-        load_tile::<F, SI, NI>(x, forward_factors, at, work_re, work_im, fwd.clone());
+        load_tile::<F, SI, NI>(x, &tables.factors, at, &mut work.re, &mut work.im, fwd.clone());
     }
-    transform_tile::<F, SI, SO, NI, NO>(
-        x,
-        y,
-        forward_twiddles,
-        forward_twiddles,
-        forward_twiddles,
-        forward_factors,
-        work_re,
-        work_im,
+    let unit = TileUnit {
         at,
-        signal,
-        thread,
-        fwd.clone(),
-    );
+        signal: fa.signal,
+        thread: fa.thread,
+    };
+    transform_tile::<F, SI, SO, NI, NO>(x, y, tables, work, unit, fwd.clone());
     let m = comptime![cfg.modes];
     let out_seq = comptime![cfg.forward.output_seq_len()];
     let scale = F::new(comptime![f32::from_bits(cfg.forward.scale_bits)]);
@@ -361,7 +398,7 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     while flat < comptime![cfg.chunk() * cfg.modes] {
         let (s, j) = (flat / m, flat % m);
         let k = window_index(j, comptime![cfg.forward.store], out_seq);
-        let (vr, vi) = tile_output::<F>(work_re, work_im, forward_twiddles, forward_factors, s, k, fwd.clone());
+        let (vr, vi) = tile_output::<F>(&work.re, &work.im, &tables.twiddles, &tables.factors, s, k, fwd.clone());
         let (vr, vi) = (vr * scale, vi * scale);
         if s < kept {
             let at_mode = 2 * ((row0 + s) * m + j);
@@ -384,28 +421,25 @@ fn forward_chunk<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
 /// An accumulated mode as the inverse takes it: times the mode's scale, plus
 /// the bias of output channel `o` at the biased mode.
 #[cube]
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)]
-fn scaled_mode<F: Float>(
+#[allow(clippy::collapsible_if)]
+fn scaled_mode<F: Float + CubeElement>(
     re: F,
     im: F,
-    scale: &Array<F>,
-    bias: &Array<F>,
-    bias_mode: usize,
-    bias_factor: F,
+    scaling: &ModeScaling<F>,
     mode: usize,
     o: usize,
     cout: usize,
     #[comptime] cfg: FusedConfig,
 ) -> (F, F) {
     let s = if comptime![cfg.scaled] {
-        scale[mode % scale.len()]
+        scaling.scale[mode % scaling.scale.len()]
     } else {
         F::new(1.0)
     };
     let mut re = re * s;
     if comptime![cfg.biased] {
-        if mode == bias_mode && o < cout {
-            re += bias_factor * bias[o];
+        if mode == scaling.bias_mode && o < cout {
+            re += scaling.bias_factor * scaling.bias[o];
         }
     }
     (re, im * s)
@@ -427,21 +461,14 @@ fn multiply_add<F: Float>(acc_re: &mut Array<F>, acc_im: &mut Array<F>, t: usize
 /// its outputs over its modes' inputs once every thread has read them.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn contract_resident<F: Float, NW: Size>(
+fn contract_resident<F: Float + CubeElement, NW: Size>(
     weight: &Array<Vector<F, NW>>,
-    scale: &Array<F>,
-    bias: &Array<F>,
+    scaling: &ModeScaling<F>,
     modes: &mut SharedMemory<F>,
-    bias_mode: usize,
-    bias_factor: F,
-    cin: usize,
-    cout: usize,
-    inner: usize,
+    shape: FusedShape,
     e: usize,
     o0: usize,
-    w_in: usize,
-    w_out: usize,
-    w_mode: usize,
+    strides: WeightStrides,
     #[comptime] group: usize,
     #[comptime] cfg: FusedConfig,
 ) {
@@ -449,7 +476,7 @@ fn contract_resident<F: Float, NW: Size>(
     let (bt_n, ot_n) = comptime![(cfg.batch_tile, cfg.out_tile)];
     let per_round = comptime![cfg.resident_modes_per_round()];
     let depth = comptime![cfg.resident_depth()];
-    let blocks = cin / depth;
+    let blocks = shape.cin / depth;
     let lane = UNIT_POS as usize;
     let (kl, og) = (lane % per_round, lane / per_round);
     let groups = comptime![ot_n.div_ceil(group)];
@@ -462,7 +489,7 @@ fn contract_resident<F: Float, NW: Size>(
         // A thread without a mode or group loads its neighbours' weights
         // (clamped in range) and drops its sums.
         let first = select(og < groups, og, groups - 1) * group;
-        let at_mode = (select(k < m, k, m - 1) * inner + e) * w_mode;
+        let at_mode = (select(k < m, k, m - 1) * shape.inner + e) * strides.w_mode;
         let mut acc_re = Array::<F>::new(accs);
         let mut acc_im = Array::<F>::new(accs);
         #[unroll]
@@ -477,10 +504,10 @@ fn contract_resident<F: Float, NW: Size>(
         let mut b_im = Array::<F>::new(in_block);
         let columns = WeightColumns {
             first: o0 + first,
-            last: cout - 1,
+            last: shape.cout - 1,
             at_mode,
-            w_in,
-            w_out,
+            w_in: strides.w_in,
+            w_out: strides.w_out,
         };
         block_weights::<F, NW>(weight, &mut a_re, &mut a_im, 0, columns, group, cfg.clone());
         let mut block = 0usize;
@@ -508,13 +535,10 @@ fn contract_resident<F: Float, NW: Size>(
                         let (re, im) = scaled_mode::<F>(
                             acc_re[bt * group + q],
                             acc_im[bt * group + q],
-                            scale,
-                            bias,
-                            bias_mode,
-                            bias_factor,
-                            k * inner + e,
+                            scaling,
+                            k * shape.inner + e,
                             o0 + o,
-                            cout,
+                            shape.cout,
                             cfg.clone(),
                         );
                         let at = 2 * ((bt * comptime![cfg.resident_rows()] + o) * m + k);
@@ -618,22 +642,15 @@ fn block_products<F: Float>(
 fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     x: &Array<Vector<SI::Elem, NI>>,
     y: &mut Array<Vector<SO::Elem, NO>>,
-    inverse_twiddles: &Array<F>,
-    inverse_factors: &Array<F>,
-    work_re: &mut SharedMemory<F>,
-    work_im: &mut SharedMemory<F>,
+    tables: &StageTables<F>,
+    work: &mut TileMemory<F>,
     modes: &SharedMemory<F>,
-    row0: usize,
-    b: usize,
-    c0: usize,
-    last: usize,
-    batch: usize,
-    e: usize,
-    y_at: PencilAt,
-    signal: usize,
-    thread: usize,
+    chunk: InverseChunk,
+    ia: InverseAt,
     #[comptime] cfg: FusedConfig,
 ) {
+    let (row0, b, c0, last) = (chunk.row0, chunk.b, chunk.c0, chunk.last);
+    let (batch, e, y_at) = (ia.batch, ia.e, ia.y);
     let inv = comptime![cfg.inverse.clone()];
     let m = comptime![cfg.modes];
     let in_seq = comptime![cfg.inverse.input_seq_len()];
@@ -663,14 +680,21 @@ fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
                 vi = hermitian_imag::<F>(vi, bin, mirrored, n);
             }
         }
-        let to = s * stride + input_slot::<F>(inverse_factors, k, inv.clone());
-        work_re[to] = vr;
-        work_im[to] = packed_bin_imag::<F>(vi, k, inv.clone());
+        let to = s * stride + input_slot::<F>(&tables.factors, k, inv.clone());
+        work.re[to] = vr;
+        work.im[to] = packed_bin_imag::<F>(vi, k, inv.clone());
         flat += comptime![cfg.threads()];
     }
     sync_cube();
     if comptime![folds_in_shared(&cfg.inverse)] {
-        fold_packed_tile::<F>(work_re, work_im, inverse_twiddles, signal, thread, inv.clone());
+        fold_packed_tile::<F>(
+            &mut work.re,
+            &mut work.im,
+            &tables.twiddles,
+            ia.signal,
+            ia.thread,
+            inv.clone(),
+        );
     }
     // Only the tile's channels, and none of a batch past the end.
     let at = TileCoords {
@@ -684,32 +708,14 @@ fn inverse_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         c0,
         nc: select(b < batch, last, 0),
     };
-    transform_tile::<F, SI, SO, NI, NO>(
-        x,
-        y,
-        inverse_twiddles,
-        inverse_twiddles,
-        inverse_twiddles,
-        inverse_factors,
-        work_re,
-        work_im,
+    let unit = TileUnit {
         at,
-        signal,
-        thread,
-        inv.clone(),
-    );
+        signal: ia.signal,
+        thread: ia.thread,
+    };
+    transform_tile::<F, SI, SO, NI, NO>(x, y, tables, work, unit, inv.clone());
     if comptime![!stores_directly(&cfg.inverse)] {
-        store_tile::<F, SO, NO>(
-            y,
-            inverse_twiddles,
-            inverse_twiddles,
-            inverse_twiddles,
-            inverse_factors,
-            work_re,
-            work_im,
-            at,
-            inv.clone(),
-        );
+        store_tile::<F, SO, NO>(y, tables, work, at, inv.clone());
     }
     sync_cube();
 }

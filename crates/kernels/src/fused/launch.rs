@@ -5,7 +5,10 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 
 use super::config::{FusedConfig, Schedule};
-use super::kernel::fused_kernel;
+use super::kernel::{
+    fused_kernel, FusedShapeLaunch, FusedStridesLaunch, ModeScalingLaunch, PencilAtLaunch, TransformTablesLaunch,
+    WeightStridesLaunch,
+};
 use super::problem::{entry_floats, FusedSpectralConv};
 use crate::cgemm::ModeBias;
 use crate::fft::shared_stage_tables;
@@ -159,29 +162,15 @@ impl FusedSpectralConv {
                 arr(weight, ew),
                 arr(y, ey),
                 spectrum,
-                table(&tables.forward[0]),
-                table(&tables.forward[1]),
-                table(&tables.inverse[0]),
-                table(&tables.inverse[1]),
-                scale,
-                bias,
-                mode_bias.mode,
-                mode_bias.factor,
-                self.batch,
-                self.cin,
-                self.cout,
-                self.inner,
-                xs[0],
-                xs[1],
-                xs[2],
-                xs[3],
-                ys[0],
-                ys[1],
-                ys[2],
-                ys[3],
-                self.weight.row,
-                self.weight.col,
-                self.weight.mode,
+                TransformTablesLaunch::new(table(&tables.forward[0]), table(&tables.forward[1])),
+                TransformTablesLaunch::new(table(&tables.inverse[0]), table(&tables.inverse[1])),
+                ModeScalingLaunch::new(scale, bias, mode_bias.mode, mode_bias.factor),
+                FusedShapeLaunch::new(self.batch, self.cin, self.cout, self.inner),
+                FusedStridesLaunch::new(
+                    PencilAtLaunch::new(xs[0], xs[1], xs[2], xs[3]),
+                    PencilAtLaunch::new(ys[0], ys[1], ys[2], ys[3]),
+                    WeightStridesLaunch::new(self.weight.row, self.weight.col, self.weight.mode),
+                ),
                 cfg,
             );
         }

@@ -337,7 +337,7 @@ pub(super) fn group_verdict<F: Float>(
 /// injected.
 #[cube]
 pub(super) fn record_verdict(
-    faults: &mut Array<Atomic<u32>>,
+    faults: &Array<Atomic<u32>>,
     faulty: bool,
     injected: bool,
     entry: usize,

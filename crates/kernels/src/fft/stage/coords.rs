@@ -197,21 +197,21 @@ pub(crate) fn unit_in_tile(#[comptime] cfg: StageConfig) -> (usize, usize) {
     }
 }
 
-/// The tiles of a launch: the batch extents, and the strides of the input and
-/// output along `(a, b, c)` and the axis.
-#[derive(CubeType, Clone, Copy)]
-pub(super) struct TileGrid {
-    pub(super) nb: usize,
-    pub(super) nc: usize,
-    pub(super) num_tiles: usize,
-    pub(super) in_sa: usize,
-    pub(super) in_sb: usize,
-    pub(super) in_sc: usize,
-    pub(super) in_axis: usize,
-    pub(super) out_sa: usize,
-    pub(super) out_sb: usize,
-    pub(super) out_sc: usize,
-    pub(super) out_axis: usize,
+/// The tiles of a launch: the batch extents, the tile count, and the strides
+/// of the input and output along `(a, b, c)` and the axis.
+#[derive(CubeLaunch, CubeType, Clone, Copy)]
+pub struct TileGrid {
+    pub nb: usize,
+    pub nc: usize,
+    pub num_tiles: usize,
+    pub in_sa: usize,
+    pub in_sb: usize,
+    pub in_sc: usize,
+    pub in_axis: usize,
+    pub out_sa: usize,
+    pub out_sb: usize,
+    pub out_sc: usize,
+    pub out_axis: usize,
 }
 
 // Runtime integer `div_ceil` has no cube expansion.

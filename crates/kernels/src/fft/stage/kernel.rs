@@ -5,9 +5,10 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::checksum::{check_group, group_member, group_verdict, record_verdict, tile_sums};
+use super::args::{FaultBuffers, StageTables, TileChecks, TileMemory, TileUnit};
+use super::checksum::{check_group, group_member, group_verdict, record_verdict};
 use super::config::StageConfig;
-use super::coords::{tile_coords, unit_in_tile, TileCoords, TileGrid};
+use super::coords::{tile_coords, unit_in_tile, TileGrid};
 use super::load::load_tile;
 use super::packed::fold_packed_tile;
 use super::passes::transform_checked_tile;
@@ -21,53 +22,25 @@ use crate::fault::{FAULT_HEADER, REPAIR_CAPACITY};
 /// memory), transforms it and stores it. With it, `CUBE_COUNT` resident cubes
 /// each walk many tiles, staging the next tile's input while transforming
 /// the current one ([`resident_tiles`]). With [`StageConfig::checks`] each
-/// signal's transform is checked against `checks` (`fft/fault.rs`), faults
-/// counted in `faults` (detected, corrected, injected) and, to correct,
-/// faulty signals listed there for the stage's repair launch (the same kernel
-/// with [`StageChecks::repair`](crate::fft::StageChecks::repair));
-/// `inject` holds a test's flip (tile, unit, value, bit). Unchecked stages
-/// bind one-element arrays there.
+/// signal's transform is checked against `faults.checks` (`fft/fault.rs`),
+/// faults counted in `faults.faults` (detected, corrected, injected) and, to
+/// correct, faulty signals listed there for the stage's repair launch (the
+/// same kernel with [`StageChecks::repair`](crate::fft::StageChecks::repair));
+/// `faults.inject` holds a test's flip (tile, unit, value, bit).
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    checks: &Array<F>,
-    faults: &mut Array<Atomic<u32>>,
-    inject: &Array<u32>,
-    nb: usize,
-    nc: usize,
-    num_tiles: usize,
-    in_sa: usize,
-    in_sb: usize,
-    in_sc: usize,
-    in_axis: usize,
-    out_sa: usize,
-    out_sb: usize,
-    out_sc: usize,
-    out_axis: usize,
+    tables: &StageTables<F>,
+    faults: &FaultBuffers<F>,
+    grid: TileGrid,
     #[comptime] cfg: StageConfig,
 ) {
-    let grid = TileGrid {
-        nb,
-        nc,
-        num_tiles,
-        in_sa,
-        in_sb,
-        in_sc,
-        in_axis,
-        out_sa,
-        out_sb,
-        out_sc,
-        out_axis,
-    };
     let tile_len = comptime![cfg.signals_per_cube * cfg.smem_stride];
-    let mut smem_re = SharedMemory::<F>::new(tile_len);
-    let mut smem_im = SharedMemory::<F>::new(tile_len);
+    let mut tile_memory = TileMemory::<F> {
+        re: SharedMemory::<F>::new(tile_len),
+        im: SharedMemory::<F>::new(tile_len),
+    };
     let (signal, thread) = unit_in_tile(cfg.clone());
 
     if comptime![cfg.prefetch.is_some()] {
@@ -78,16 +51,10 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
             resident_tiles::<F, SI, SO, NI, NO, CopiesLanding>(
                 input,
                 output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                checks,
+                tables,
                 faults,
-                inject,
                 grid,
-                &mut smem_re,
-                &mut smem_im,
+                &mut tile_memory,
                 &landed,
                 signal,
                 thread,
@@ -97,16 +64,10 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
             resident_tiles::<F, SI, SO, NI, NO, LoadsLanded>(
                 input,
                 output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                checks,
+                tables,
                 faults,
-                inject,
                 grid,
-                &mut smem_re,
-                &mut smem_im,
+                &mut tile_memory,
                 &LoadsLanded { _none: () },
                 signal,
                 thread,
@@ -117,52 +78,45 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
         repair_listed_signals::<F, SI, SO, NI, NO>(
             input,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            checks,
+            tables,
             faults,
-            inject,
             grid,
-            &mut smem_re,
-            &mut smem_im,
+            &mut tile_memory,
             signal,
             thread,
             cfg,
         );
     } else {
         let tile = CUBE_POS;
-        if tile >= num_tiles {
+        if tile >= grid.num_tiles {
             terminate!();
         }
         let at = tile_coords(tile, grid, comptime![cfg.signals_per_tile()], cfg.one_tile_row);
         let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
-        let inject_here = injects && tile == inject[0] as usize;
-        let mut sums = tile_sums::<F>();
+        let inject_here = injects && tile == faults.inject[0] as usize;
+        let mut check = TileChecks::<F>::new(faults);
         tile_body::<F, SI, SO, NI, NO>(
             input,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            &mut smem_re,
-            &mut smem_im,
-            checks,
-            &mut sums,
-            inject,
+            tables,
+            &mut tile_memory,
+            &mut check,
             inject_here,
-            at,
-            signal,
-            thread,
+            TileUnit { at, signal, thread },
             cfg.clone(),
         );
         if comptime![cfg.checks.is_some()] {
-            let (faulty, injected) =
-                group_verdict::<F>(checks, &sums, &mut smem_re, &mut smem_im, signal, thread, cfg.clone());
+            let (faulty, injected) = group_verdict::<F>(
+                &faults.checks,
+                &check.sums,
+                &mut tile_memory.re,
+                &mut tile_memory.im,
+                signal,
+                thread,
+                cfg.clone(),
+            );
             let entry = tile * comptime![cfg.signals_per_cube] + check_group(signal, cfg.clone());
-            record_verdict(faults, faulty, injected, entry, cfg);
+            record_verdict(&faults.faults, faulty, injected, entry, cfg);
         }
     }
 }
@@ -177,57 +131,51 @@ pub fn fft_stage_kernel<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
 fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    checks: &Array<F>,
-    faults: &mut Array<Atomic<u32>>,
-    inject: &Array<u32>,
+    tables: &StageTables<F>,
+    faults: &FaultBuffers<F>,
     grid: TileGrid,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
+    tile_memory: &mut TileMemory<F>,
     signal: usize,
     thread: usize,
     #[comptime] cfg: StageConfig,
 ) {
     let signals = comptime![cfg.signals_per_cube];
-    let mut listed = faults[3].load() as usize;
+    let mut listed = faults.faults[3].load() as usize;
     if listed > comptime![REPAIR_CAPACITY] {
         listed = comptime![REPAIR_CAPACITY];
     }
     let mut i = 0usize;
     while i < listed {
-        let entry = faults[comptime![FAULT_HEADER] + i].load() as usize;
+        let entry = faults.faults[comptime![FAULT_HEADER] + i].load() as usize;
         let at = tile_coords(
             entry / signals,
             grid,
             comptime![cfg.signals_per_tile()],
             cfg.one_tile_row,
         );
-        let mut sums = tile_sums::<F>();
+        let mut check = TileChecks::<F>::new(faults);
         tile_body::<F, SI, SO, NI, NO>(
             input,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            smem_re,
-            smem_im,
-            checks,
-            &mut sums,
-            inject,
+            tables,
+            tile_memory,
+            &mut check,
             false,
-            at,
+            TileUnit { at, signal, thread },
+            cfg.clone(),
+        );
+        let (faulty, _) = group_verdict::<F>(
+            &faults.checks,
+            &check.sums,
+            &mut tile_memory.re,
+            &mut tile_memory.im,
             signal,
             thread,
             cfg.clone(),
         );
-        let (faulty, _) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
         let leads = group_member(thread, cfg.clone()) == 0;
         if leads && check_group(signal, cfg.clone()) == entry % signals && !faulty {
-            faults[1].fetch_add(1u32);
+            faults.faults[1].fetch_add(1u32);
         }
         // The leaders' sums in the tile memory are read before the next tile.
         sync_cube();
@@ -235,7 +183,7 @@ fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>
     }
     // Every unit read the count before its first barrier (or read zero).
     if UNIT_POS == 0 {
-        faults[3].store(0u32);
+        faults.faults[3].store(0u32);
     }
 }
 
@@ -248,56 +196,44 @@ fn repair_listed_signals<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>
 fn tile_body<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    checks: &Array<F>,
-    sums: &mut Array<F>,
-    inject: &Array<u32>,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    check: &mut TileChecks<F>,
     inject_here: bool,
-    at: TileCoords,
-    signal: usize,
-    thread: usize,
+    unit: TileUnit,
     #[comptime] cfg: StageConfig,
 ) {
     if comptime![!loads_directly(&cfg)] {
-        load_tile::<F, SI, NI>(input, factors, at, smem_re, smem_im, cfg.clone());
+        load_tile::<F, SI, NI>(
+            input,
+            &tables.factors,
+            unit.at,
+            &mut tile_memory.re,
+            &mut tile_memory.im,
+            cfg.clone(),
+        );
     }
     if comptime![folds_in_shared(&cfg)] {
-        fold_packed_tile::<F>(smem_re, smem_im, twiddles, signal, thread, cfg.clone());
+        fold_packed_tile::<F>(
+            &mut tile_memory.re,
+            &mut tile_memory.im,
+            &tables.twiddles,
+            unit.signal,
+            unit.thread,
+            cfg.clone(),
+        );
     }
     transform_checked_tile::<F, SI, SO, NI, NO>(
         input,
         output,
-        twiddles,
-        post_coarse,
-        post_fine,
-        factors,
-        smem_re,
-        smem_im,
-        checks,
-        sums,
-        inject,
+        tables,
+        tile_memory,
+        check,
         inject_here,
-        at,
-        signal,
-        thread,
+        unit,
         cfg.clone(),
     );
     if comptime![!stores_directly(&cfg)] {
-        store_tile::<F, SO, NO>(
-            output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            smem_re,
-            smem_im,
-            at,
-            cfg,
-        );
+        store_tile::<F, SO, NO>(output, tables, tile_memory, unit.at, cfg);
     }
 }

@@ -8,6 +8,7 @@
 //! values. When `sk == 1` the threads walk `k` fastest (rows); otherwise they walk
 //! the signals fastest, so inner-axis ("column") transforms stay coalesced too.
 
+mod args;
 mod butterfly;
 mod checksum;
 mod config;
@@ -24,12 +25,15 @@ mod rules;
 mod split;
 mod store;
 
+pub use args::{FaultBuffersLaunch, StageTables, StageTablesLaunch};
+pub(crate) use args::{TileMemory, TileUnit};
 pub(crate) use config::Round;
 pub use config::{
     padded_len, smem_stride_for, AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout,
     TileFill,
 };
 pub(crate) use convolution::input_slot;
+pub use coords::TileGridLaunch;
 pub(crate) use coords::{slot, split_flat, unit_in_tile, window_index, window_position, TileCoords};
 pub(crate) use element::{hermitian_bin, hermitian_imag, packed_bin_imag};
 pub use kernel::fft_stage_kernel;

@@ -6,6 +6,7 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::args::StageTables;
 use super::butterfly::{complex_mul, table_twiddle};
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
@@ -81,10 +82,7 @@ pub(super) fn untangle_bin<F: Float>(zr: F, zi: F, yr: F, yi: F, wr: F, wi: F) -
 #[allow(clippy::too_many_arguments)]
 fn store_bin_pair<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    twiddles: &Array<F>,
-    factors: &Array<F>,
+    tables: &StageTables<F>,
     at: TileCoords,
     signal: usize,
     a: usize,
@@ -94,14 +92,34 @@ fn store_bin_pair<F: Float, S: Storage, N: Size>(
     #[comptime] cfg: StageConfig,
 ) {
     let n = comptime![cfg.n];
-    let (wr, wi) = table_twiddle::<F>(twiddles, a, false);
+    let (wr, wi) = table_twiddle::<F>(&tables.twiddles, a, false);
     let (zr, zi) = z;
     let (yr, yi) = y;
     let x = untangle_bin::<F>(zr, zi, yr, yi, wr, wi);
-    store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, signal, a, x, cfg.clone());
+    store_element::<F, S, N>(
+        output,
+        &tables.post_coarse,
+        &tables.post_fine,
+        &tables.factors,
+        at,
+        signal,
+        a,
+        x,
+        cfg.clone(),
+    );
     if both {
         let x = untangle_bin::<F>(yr, yi, zr, zi, F::new(0.0) - wr, wi);
-        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, signal, n - a, x, cfg);
+        store_element::<F, S, N>(
+            output,
+            &tables.post_coarse,
+            &tables.post_fine,
+            &tables.factors,
+            at,
+            signal,
+            n - a,
+            x,
+            cfg,
+        );
     }
 }
 
@@ -162,10 +180,7 @@ pub(crate) fn untangled_bin_pairs(quarter: usize, r: usize, first: bool) -> Vec<
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 pub(super) fn store_untangled_unit<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    twiddles: &Array<F>,
-    factors: &Array<F>,
+    tables: &StageTables<F>,
     at: TileCoords,
     signal: usize,
     u: usize,
@@ -185,10 +200,7 @@ pub(super) fn store_untangled_unit<F: Float, S: Storage, N: Size>(
             let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
             store_bin_pair::<F, S, N>(
                 output,
-                post_coarse,
-                post_fine,
-                twiddles,
-                factors,
+                tables,
                 at,
                 signal,
                 comptime![pair.offset],
@@ -205,10 +217,7 @@ pub(super) fn store_untangled_unit<F: Float, S: Storage, N: Size>(
             let (z, y) = comptime![(at_slot + pair.z, at_slot + pair.y)];
             store_bin_pair::<F, S, N>(
                 output,
-                post_coarse,
-                post_fine,
-                twiddles,
-                factors,
+                tables,
                 at,
                 signal,
                 u + comptime![pair.offset],

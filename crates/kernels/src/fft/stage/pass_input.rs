@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 
 use crate::precision::{load_value, Storage};
 
+use super::args::{StageTables, TileMemory};
 use super::config::{InputForm, OutputForm, StageConfig};
 use super::convolution::rader_source;
 use super::coords::{slot, TileCoords};
@@ -29,23 +30,27 @@ pub(super) fn butterfly_needed(i: usize, #[comptime] cfg: StageConfig, #[comptim
     }
 }
 
+/// A signal of the tile as a pass reads it: the tile's coordinates, the
+/// signal's index in the tile and where it starts in shared memory.
+#[derive(CubeType, Clone, Copy)]
+pub(super) struct PassSignal {
+    pub at: TileCoords,
+    pub signal: usize,
+    pub base: usize,
+}
+
 /// Element `i + offset` of the tile's signal `signal` as pass `pass` reads
 /// it: from the input a resident cube staged, from global memory (a first
-/// pass that loads directly) or from the tile in shared memory, where the
-/// signal starts at `base`. Each source adds the offset itself, as the
-/// unsplit pass always spelled it.
+/// pass that loads directly) or from the tile in shared memory. Each source
+/// adds the offset itself, as the unsplit pass always spelled it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn read_pass_element<F: Float, S: Storage, N: Size>(
     input: &Array<Vector<S::Elem, N>>,
     staged: &SharedMemory<Vector<S::Elem, N>>,
-    factors: &Array<F>,
-    twiddles: &Array<F>,
-    smem_re: &SharedMemory<F>,
-    smem_im: &SharedMemory<F>,
-    at: TileCoords,
-    signal: usize,
-    base: usize,
+    tables: &StageTables<F>,
+    tile_memory: &TileMemory<F>,
+    signal: PassSignal,
     i: usize,
     offset: usize,
     #[comptime] pass: usize,
@@ -55,18 +60,26 @@ pub(super) fn read_pass_element<F: Float, S: Storage, N: Size>(
     let from_global = comptime![pass == 0 && loads_directly(&cfg) && !from_staged];
     if from_staged {
         let k = if comptime![cfg.rader()] {
-            rader_source::<F>(factors, i + offset, cfg.clone())
+            rader_source::<F>(&tables.factors, i + offset, cfg.clone())
         } else {
             i + offset
         };
-        let v = staged[signal * comptime![cfg.load_len()] + k];
+        let v = staged[signal.signal * comptime![cfg.load_len()] + k];
         (load_value::<F, S>(v[0]), load_value::<F, S>(v[1]))
     } else if from_global {
-        load_pass_input::<F, S, N>(input, factors, twiddles, at, signal, i + offset, cfg.clone())
+        load_pass_input::<F, S, N>(
+            input,
+            &tables.factors,
+            &tables.twiddles,
+            signal.at,
+            signal.signal,
+            i + offset,
+            cfg.clone(),
+        )
     } else {
         (
-            smem_re[base + slot(i + offset, cfg.padded_slots)],
-            smem_im[base + slot(i + offset, cfg.padded_slots)],
+            tile_memory.re[signal.base + slot(i + offset, cfg.padded_slots)],
+            tile_memory.im[signal.base + slot(i + offset, cfg.padded_slots)],
         )
     }
 }

@@ -6,18 +6,28 @@ use cubecl::prelude::*;
 use crate::fft::FaultSite;
 use crate::precision::{load_value, Storage};
 
+use super::args::{ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
 use super::checksum::{
     check_butterfly_outputs, check_input, executed_pass, flip_register, flip_shared, injects_at, tile_sums,
 };
 use super::config::{OutputForm, Round, StageConfig};
 use super::convolution::turn_to_inverse;
-use super::coords::{slot, TileCoords};
+use super::coords::slot;
 use super::element::store_slot_value;
 use super::packed::{store_untangled_unit, untangled_units};
-use super::pass_input::{butterfly_needed, read_pass_element};
+use super::pass_input::{butterfly_needed, read_pass_element, PassSignal};
 use super::rules::{held_twiddle_offset, holds_twiddles, loads_directly, pass_split, stores_directly};
 use super::split::split_first_pass;
+
+/// The passes a call of [`stockham_passes`] runs: pass `pass` of `round`
+/// and the following ones up to `until`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct PassRun {
+    pub pass: usize,
+    pub until: usize,
+    pub round: Round,
+}
 
 /// Stockham pass `pass` (radix `r`, the round's `pass`-th) over every signal of
 /// the tile, then the following passes up to `until`. Pass `p` reads element
@@ -30,27 +40,17 @@ use super::split::split_first_pass;
 #[allow(clippy::too_many_arguments, clippy::collapsible_if, clippy::single_match)]
 pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
-    staged: &SharedMemory<Vector<SI::Elem, NI>>,
+    resident: &ResidentInputs<F, SI, NI>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    held: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    checks: &Array<F>,
-    sums: &mut Array<F>,
-    inject: &Array<u32>,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    check: &mut TileChecks<F>,
     inject_here: bool,
-    at: TileCoords,
-    signal: usize,
-    thread: usize,
-    #[comptime] pass: usize,
-    #[comptime] until: usize,
-    #[comptime] round: Round,
+    unit: TileUnit,
+    #[comptime] run: PassRun,
     #[comptime] cfg: StageConfig,
 ) {
+    let (pass, until, round) = comptime![(run.pass, run.until, run.round)];
     let n = comptime![cfg.pass_len()];
     let (r, span) = comptime![round.radix_and_span(&cfg.radices, pass)];
     let inverse = comptime![round.inverse];
@@ -77,7 +77,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
     // Twiddle table holds `n * table_step` entries (twice n for packed real stages).
     let table_step = comptime![cfg.twiddle_table_step()];
     let exp_step = comptime![n / (span * r) * table_step];
-    let base = signal * comptime![cfg.smem_stride];
+    let base = unit.signal * comptime![cfg.smem_stride];
     let executed = comptime![executed_pass(&cfg, pass, round.reversed)];
     // The pass whose outputs are the stage transform's (a convolution's
     // single pass turns and ends it at once).
@@ -86,17 +86,12 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
     if comptime![pass_split(&cfg, &round, pass) > 1] {
         split_first_pass::<F, SI, SO, NI, NO>(
             input,
-            staged,
+            &resident.staged,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            smem_re,
-            smem_im,
-            checks,
-            sums,
-            at,
+            tables,
+            tile_memory,
+            check,
+            unit.at,
             r,
             inverse,
             cfg.clone(),
@@ -107,7 +102,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
 
         #[unroll]
         for q in 0..per_thread {
-            let u = thread + q * threads;
+            let u = unit.thread + q * threads;
             let exists = !ragged || u < units;
             #[unroll]
             for h in 0..slots {
@@ -127,9 +122,9 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                     // One table read per butterfly: W^j = (W^1)^j by recurrence.
                     let (w1r, w1i) = if comptime![span > 1 && holds_twiddles(&cfg)] {
                         let at_held = comptime![2 * (held_twiddle_offset(&cfg, pass) + q)];
-                        (held[at_held], held[at_held + 1])
+                        (resident.held[at_held], resident.held[at_held + 1])
                     } else if comptime![span > 1] {
-                        table_twiddle::<F>(twiddles, k * exp_step, inverse)
+                        table_twiddle::<F>(&tables.twiddles, k * exp_step, inverse)
                     } else {
                         (F::new(1.0), F::new(0.0))
                     };
@@ -139,14 +134,14 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                     for j in 0..r {
                         let (mut xr, mut xi) = read_pass_element::<F, SI, NI>(
                             input,
-                            staged,
-                            factors,
-                            twiddles,
-                            smem_re,
-                            smem_im,
-                            at,
-                            signal,
-                            base,
+                            &resident.staged,
+                            tables,
+                            tile_memory,
+                            PassSignal {
+                                at: unit.at,
+                                signal: unit.signal,
+                                base,
+                            },
                             i,
                             j * quarter_n,
                             pass,
@@ -156,7 +151,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                             match comptime![round.chirp] {
                                 Some(len) => {
                                     let e = i + j * quarter_n;
-                                    let (fr, fi) = table_value::<F>(factors, select(e < len, e, 0usize));
+                                    let (fr, fi) = table_value::<F>(&tables.factors, select(e < len, e, 0usize));
                                     let (tr, ti) = complex_mul::<F>(xr, xi, fr, fi);
                                     // `select`, not a product by zero: the slots past `len` were never written.
                                     let zero = F::new(0.0);
@@ -165,7 +160,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                                 }
                                 None => {}
                             }
-                            check_input::<F>(checks, sums, i + j * quarter_n, xr, xi, cfg.clone());
+                            check_input::<F>(&check.checks, &mut check.sums, i + j * quarter_n, xr, xi, cfg.clone());
                         }
                         if comptime![span > 1] && j > 0 {
                             if comptime![j == 1] {
@@ -189,10 +184,10 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                         turn_to_inverse::<F>(
                             &mut re,
                             &mut im,
-                            factors,
-                            smem_re,
-                            smem_im,
-                            signal,
+                            &tables.factors,
+                            &mut tile_memory.re,
+                            &mut tile_memory.im,
+                            unit.signal,
                             i,
                             at_slot,
                             r,
@@ -203,8 +198,8 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                         flip_register::<F>(
                             &mut re,
                             &mut im,
-                            inject,
-                            sums,
+                            &check.inject,
+                            &mut check.sums,
                             inject_here,
                             comptime![q * slots + h],
                             comptime![per_thread * slots],
@@ -212,7 +207,17 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                         );
                     }
                     if comptime![transform_ends] {
-                        check_butterfly_outputs::<F>(checks, sums, i, &re, &im, at_slot, r, quarter_n, cfg.clone());
+                        check_butterfly_outputs::<F>(
+                            &check.checks,
+                            &mut check.sums,
+                            i,
+                            &re,
+                            &im,
+                            at_slot,
+                            r,
+                            quarter_n,
+                            cfg.clone(),
+                        );
                     }
                 }
                 if to_global && !untangle && needed {
@@ -221,11 +226,11 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                     for t in 0..r {
                         store_slot_value::<F, SO, NO>(
                             output,
-                            post_coarse,
-                            post_fine,
-                            factors,
-                            at,
-                            signal,
+                            &tables.post_coarse,
+                            &tables.post_fine,
+                            &tables.factors,
+                            unit.at,
+                            unit.signal,
                             i + t * quarter_n,
                             (re[at_slot + t], im[at_slot + t]),
                             cfg.clone(),
@@ -238,12 +243,9 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                 if exists {
                     store_untangled_unit::<F, SO, NO>(
                         output,
-                        post_coarse,
-                        post_fine,
-                        twiddles,
-                        factors,
-                        at,
-                        signal,
+                        tables,
+                        unit.at,
+                        unit.signal,
                         u,
                         &re,
                         &im,
@@ -263,11 +265,11 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                 // Rader's x[0], which the turn and the last pass add, into
                 // the slot after the convolution's before the staged tile is
                 // refilled after this pass.
-                if thread == 0 {
-                    let x0 = staged[signal * comptime![cfg.load_len()]];
+                if unit.thread == 0 {
+                    let x0 = resident.staged[unit.signal * comptime![cfg.load_len()]];
                     let at = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
-                    smem_re[at] = load_value::<F, SI>(x0[0]);
-                    smem_im[at] = load_value::<F, SI>(x0[1]);
+                    tile_memory.re[at] = load_value::<F, SI>(x0[0]);
+                    tile_memory.im[at] = load_value::<F, SI>(x0[1]);
                 }
             }
             // Rader's last inverse pass adds x[0] (in the slot after the
@@ -279,12 +281,12 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
             let mut x0i = F::new(0.0);
             if comptime![adds_x0] {
                 let x0 = base + slot(comptime![cfg.n - 1], cfg.padded_slots);
-                x0r = smem_re[x0];
-                x0i = smem_im[x0];
+                x0r = tile_memory.re[x0];
+                x0i = tile_memory.im[x0];
             }
             #[unroll]
             for q in 0..per_thread {
-                let i = thread + q * threads;
+                let i = unit.thread + q * threads;
                 if !ragged || i < quarter_n {
                     // A turning pass writes as the inverse's first pass (span 1) would.
                     let written = comptime![if turn { 1usize } else { span }];
@@ -294,11 +296,11 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
                     for t in 0..r {
                         let at = base + slot(dst + t * written, cfg.padded_slots);
                         if comptime![adds_x0] {
-                            smem_re[at] = re[q * r + t] + x0r;
-                            smem_im[at] = im[q * r + t] + x0i;
+                            tile_memory.re[at] = re[q * r + t] + x0r;
+                            tile_memory.im[at] = im[q * r + t] + x0i;
                         } else {
-                            smem_re[at] = re[q * r + t];
-                            smem_im[at] = im[q * r + t];
+                            tile_memory.re[at] = re[q * r + t];
+                            tile_memory.im[at] = im[q * r + t];
                         }
                     }
                 }
@@ -308,7 +310,13 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
             // past the checksums (docs/abft.md).
             if comptime![injects_at(&cfg, FaultSite::Shared, executed) && !transform_ends] {
                 if inject_here {
-                    flip_shared::<F>(smem_re, smem_im, inject, sums, cfg.clone());
+                    flip_shared::<F>(
+                        &mut tile_memory.re,
+                        &mut tile_memory.im,
+                        &check.inject,
+                        &mut check.sums,
+                        cfg.clone(),
+                    );
                 }
             }
         }
@@ -321,27 +329,21 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
         (pass + 1, until, round)
     }];
     if comptime![following < upto] {
+        let next = comptime![PassRun {
+            pass: following,
+            until: upto,
+            round: next_round,
+        }];
         stockham_passes::<F, SI, SO, NI, NO>(
             input,
-            staged,
+            resident,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            held,
-            smem_re,
-            smem_im,
-            checks,
-            sums,
-            inject,
+            tables,
+            tile_memory,
+            check,
             inject_here,
-            at,
-            signal,
-            thread,
-            following,
-            upto,
-            next_round,
+            unit,
+            next,
             cfg,
         );
     }
@@ -358,94 +360,59 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
 ///
 /// [`Convolution`]: super::config::Convolution
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    at: TileCoords,
-    signal: usize,
-    thread: usize,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    unit: TileUnit,
     #[comptime] cfg: StageConfig,
 ) {
     // Callers other than the stage kernel check nothing: their stages have no `checks`.
-    let unchecked = Array::<F>::new(1usize);
-    let mut sums = tile_sums::<F>();
-    let uninjected = Array::<u32>::new(1usize);
-    transform_checked_tile::<F, SI, SO, NI, NO>(
-        input,
-        output,
-        twiddles,
-        post_coarse,
-        post_fine,
-        factors,
-        smem_re,
-        smem_im,
-        &unchecked,
-        &mut sums,
-        &uninjected,
-        false,
-        at,
-        signal,
-        thread,
-        cfg,
-    );
+    let mut unchecked = TileChecks::<F> {
+        checks: Array::<F>::new(1usize),
+        sums: tile_sums::<F>(),
+        inject: Array::<u32>::new(1usize),
+    };
+    transform_checked_tile::<F, SI, SO, NI, NO>(input, output, tables, tile_memory, &mut unchecked, false, unit, cfg);
 }
 
-/// [`transform_tile`] with the stage's checksums summed into `sums` and the
-/// injection (`inject`, where `inject_here`) made (`fft/fault.rs`).
+/// [`transform_tile`] with the stage's checksums summed into `check` and the
+/// injection (`check.inject`, where `inject_here`) made (`fft/fault.rs`).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn transform_checked_tile<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    checks: &Array<F>,
-    sums: &mut Array<F>,
-    inject: &Array<u32>,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    check: &mut TileChecks<F>,
     inject_here: bool,
-    at: TileCoords,
-    signal: usize,
-    thread: usize,
+    unit: TileUnit,
     #[comptime] cfg: StageConfig,
 ) {
     if comptime![!cfg.radices.is_empty()] {
-        let round = comptime![Round::first(&cfg)];
-        // Only a resident cube's passes read staged input (see `resident_tiles`).
-        let unstaged = SharedMemory::<Vector<SI::Elem, NI>>::new(1usize);
-        // Nor do other cubes hold twiddles (see `held_twiddles`).
-        let unheld = Array::<F>::new(1usize);
+        let run = comptime![PassRun {
+            pass: 0,
+            until: cfg.radices.len(),
+            round: Round::first(&cfg),
+        }];
+        // Only a resident cube's passes read staged input (see `resident_tiles`),
+        // nor do other cubes hold twiddles (see `held_twiddles`).
+        let unstaged = ResidentInputs::<F, SI, NI> {
+            staged: SharedMemory::<Vector<SI::Elem, NI>>::new(1usize),
+            held: Array::<F>::new(1usize),
+        };
         stockham_passes::<F, SI, SO, NI, NO>(
             input,
             &unstaged,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            &unheld,
-            smem_re,
-            smem_im,
-            checks,
-            sums,
-            inject,
+            tables,
+            tile_memory,
+            check,
             inject_here,
-            at,
-            signal,
-            thread,
-            0usize,
-            comptime![cfg.radices.len()],
-            round,
+            unit,
+            run,
             cfg.clone(),
         );
     }

@@ -6,12 +6,13 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::args::{FaultBuffers, ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
 use super::butterfly::table_twiddle;
-use super::checksum::{check_group, group_verdict, record_verdict, tile_sums};
+use super::checksum::{check_group, group_verdict, record_verdict};
 use super::config::{Round, StageConfig};
 use super::coords::{advance_flat, axis_offset, split_flat, tile_coords, window_position, TileCoords, TileGrid};
 use super::element::load_source;
-use super::passes::stockham_passes;
+use super::passes::{stockham_passes, PassRun};
 use super::rules::{held_twiddle_offset, holds_twiddles, stores_directly};
 use super::store::store_tile;
 
@@ -166,16 +167,10 @@ fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: 
 pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: Size, L: TileLanding>(
     input: &Array<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    checks: &Array<F>,
-    faults: &mut Array<Atomic<u32>>,
-    inject: &Array<u32>,
+    tables: &StageTables<F>,
+    faults: &FaultBuffers<F>,
     grid: TileGrid,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
+    tile_memory: &mut TileMemory<F>,
     landed: &L,
     signal: usize,
     thread: usize,
@@ -183,47 +178,44 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
 ) {
     let signals = comptime![cfg.signals_per_cube];
     let passes = comptime![cfg.radices.len()];
-    // 16-byte copies need 16-byte-aligned destinations.
-    let mut staged = SharedMemory::<Vector<SI::Elem, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize);
+    let mut resident = ResidentInputs::<F, SI, NI> {
+        // 16-byte copies need 16-byte-aligned destinations.
+        staged: SharedMemory::<Vector<SI::Elem, NI>>::new_aligned(comptime![signals * cfg.load_len()], 16usize),
+        held: held_twiddles::<F>(&tables.twiddles, thread, cfg.clone()),
+    };
     // The launch has no more cubes than tiles.
     let per_tile = comptime![cfg.signals_per_tile()];
-    let held = held_twiddles::<F>(twiddles, thread, cfg.clone());
     let injects = comptime![cfg.checks.is_some_and(|c| c.inject.is_some())];
     let mut tile = CUBE_POS;
     stage_tile::<SI, NI>(
         input,
         tile_coords(tile, grid, per_tile, cfg.one_tile_row),
-        &mut staged,
+        &mut resident.staged,
         cfg.clone(),
     );
     landed.commit();
     while tile < grid.num_tiles {
         let following = tile + CUBE_COUNT;
         let at = tile_coords(tile, grid, per_tile, cfg.one_tile_row);
-        let mut sums = tile_sums::<F>();
-        let inject_here = injects && tile == inject[0] as usize;
+        let unit = TileUnit { at, signal, thread };
+        let mut check = TileChecks::<F>::new(faults);
+        let inject_here = injects && tile == faults.inject[0] as usize;
         landed.wait();
+        let first = comptime![PassRun {
+            pass: 0,
+            until: 1,
+            round: Round::first(&cfg),
+        }];
         stockham_passes::<F, SI, SO, NI, NO>(
             input,
-            &staged,
+            &resident,
             output,
-            twiddles,
-            post_coarse,
-            post_fine,
-            factors,
-            &held,
-            smem_re,
-            smem_im,
-            checks,
-            &mut sums,
-            inject,
+            tables,
+            tile_memory,
+            &mut check,
             inject_here,
-            at,
-            signal,
-            thread,
-            0usize,
-            1usize,
-            comptime![Round::first(&cfg)],
+            unit,
+            first,
             cfg.clone(),
         );
         // Every read of the staged tile must be done before it is refilled: a
@@ -235,53 +227,45 @@ pub(super) fn resident_tiles<F: Float, SI: Storage, SO: Storage, NI: Size, NO: S
             stage_tile::<SI, NI>(
                 input,
                 tile_coords(following, grid, per_tile, cfg.one_tile_row),
-                &mut staged,
+                &mut resident.staged,
                 cfg.clone(),
             );
             landed.commit();
         }
         if comptime![passes > 1] {
+            let rest = comptime![PassRun {
+                pass: 1,
+                until: passes,
+                round: Round::first(&cfg),
+            }];
             stockham_passes::<F, SI, SO, NI, NO>(
                 input,
-                &staged,
+                &resident,
                 output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                &held,
-                smem_re,
-                smem_im,
-                checks,
-                &mut sums,
-                inject,
+                tables,
+                tile_memory,
+                &mut check,
                 inject_here,
-                at,
-                signal,
-                thread,
-                1usize,
-                passes,
-                comptime![Round::first(&cfg)],
+                unit,
+                rest,
                 cfg.clone(),
             );
         }
         if comptime![!stores_directly(&cfg)] {
-            store_tile::<F, SO, NO>(
-                output,
-                twiddles,
-                post_coarse,
-                post_fine,
-                factors,
-                smem_re,
-                smem_im,
-                at,
-                cfg.clone(),
-            );
+            store_tile::<F, SO, NO>(output, tables, tile_memory, at, cfg.clone());
         }
         if comptime![cfg.checks.is_some()] {
-            let (faulty, injected) = group_verdict::<F>(checks, &sums, smem_re, smem_im, signal, thread, cfg.clone());
+            let (faulty, injected) = group_verdict::<F>(
+                &faults.checks,
+                &check.sums,
+                &mut tile_memory.re,
+                &mut tile_memory.im,
+                signal,
+                thread,
+                cfg.clone(),
+            );
             let entry = tile * signals + check_group(signal, cfg.clone());
-            record_verdict(faults, faulty, injected, entry, cfg.clone());
+            record_verdict(&faults.faults, faulty, injected, entry, cfg.clone());
             // The leaders read their sums from the tile memory the next tile's passes write.
             sync_cube();
         }

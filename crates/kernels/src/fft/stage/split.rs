@@ -5,11 +5,12 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::args::{StageTables, TileChecks, TileMemory};
 use super::checksum::{check_input, check_output};
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
 use super::element::store_slot_value;
-use super::pass_input::{butterfly_needed, read_pass_element};
+use super::pass_input::{butterfly_needed, read_pass_element, PassSignal};
 use super::rules::{loads_directly, stores_directly};
 use crate::fft::factor::butterfly_split;
 
@@ -59,14 +60,9 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
     input: &Array<Vector<SI::Elem, NI>>,
     staged: &SharedMemory<Vector<SI::Elem, NI>>,
     output: &mut Array<Vector<SO::Elem, NO>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &mut SharedMemory<F>,
-    smem_im: &mut SharedMemory<F>,
-    checks: &Array<F>,
-    sums: &mut Array<F>,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    check: &mut TileChecks<F>,
     at: TileCoords,
     #[comptime] r: usize,
     #[comptime] inverse: bool,
@@ -97,20 +93,16 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                 let (x0r, x0i) = read_pass_element::<F, SI, NI>(
                     input,
                     staged,
-                    factors,
-                    twiddles,
-                    smem_re,
-                    smem_im,
-                    at,
-                    s,
-                    base,
+                    tables,
+                    tile_memory,
+                    PassSignal { at, signal: s, base },
                     i,
                     0usize,
                     0usize,
                     cfg.clone(),
                 );
                 if comptime![c == 0] {
-                    check_input::<F>(checks, sums, i, x0r, x0i, cfg.clone());
+                    check_input::<F>(&check.checks, &mut check.sums, i, x0r, x0i, cfg.clone());
                 }
                 let first = comptime![c * pairs];
                 let count = comptime![pairs.min(r / 2 - c * pairs)];
@@ -130,13 +122,9 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                     let (ar, ai) = read_pass_element::<F, SI, NI>(
                         input,
                         staged,
-                        factors,
-                        twiddles,
-                        smem_re,
-                        smem_im,
-                        at,
-                        s,
-                        base,
+                        tables,
+                        tile_memory,
+                        PassSignal { at, signal: s, base },
                         i,
                         comptime![(j + 1) * butterflies],
                         0usize,
@@ -145,23 +133,26 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                     let (br, bi) = read_pass_element::<F, SI, NI>(
                         input,
                         staged,
-                        factors,
-                        twiddles,
-                        smem_re,
-                        smem_im,
-                        at,
-                        s,
-                        base,
+                        tables,
+                        tile_memory,
+                        PassSignal { at, signal: s, base },
                         i,
                         comptime![(r - 1 - j) * butterflies],
                         0usize,
                         cfg.clone(),
                     );
                     if comptime![c == 0] {
-                        check_input::<F>(checks, sums, i + comptime![(j + 1) * butterflies], ar, ai, cfg.clone());
                         check_input::<F>(
-                            checks,
-                            sums,
+                            &check.checks,
+                            &mut check.sums,
+                            i + comptime![(j + 1) * butterflies],
+                            ar,
+                            ai,
+                            cfg.clone(),
+                        );
+                        check_input::<F>(
+                            &check.checks,
+                            &mut check.sums,
                             i + comptime![(r - 1 - j) * butterflies],
                             br,
                             bi,
@@ -220,8 +211,8 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                             if comptime![cfg.radices.len() == 1] {
                                 // A single pass: its outputs are the transform's.
                                 check_output::<F>(
-                                    checks,
-                                    sums,
+                                    &check.checks,
+                                    &mut check.sums,
                                     i + comptime![t] * butterflies,
                                     value.0,
                                     value.1,
@@ -232,9 +223,9 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                                 if butterfly_needed(i, cfg.clone(), r) {
                                     store_slot_value::<F, SO, NO>(
                                         output,
-                                        post_coarse,
-                                        post_fine,
-                                        factors,
+                                        &tables.post_coarse,
+                                        &tables.post_fine,
+                                        &tables.factors,
                                         at,
                                         s,
                                         i + comptime![t] * butterflies,
@@ -245,8 +236,8 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                             } else {
                                 // Span 1: output t of butterfly i goes to i·r + t.
                                 let to = s * comptime![cfg.smem_stride] + slot(i * r + comptime![t], cfg.padded_slots);
-                                smem_re[to] = value.0;
-                                smem_im[to] = value.1;
+                                tile_memory.re[to] = value.0;
+                                tile_memory.im[to] = value.1;
                             }
                         }
                         None => {}

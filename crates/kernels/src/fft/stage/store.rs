@@ -5,6 +5,7 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
+use super::args::{StageTables, TileMemory};
 use super::butterfly::{complex_mul, table_twiddle, table_value};
 use super::config::{OutputForm, StageConfig};
 use super::convolution::rader_slot;
@@ -15,15 +16,10 @@ use super::rules::walks_units;
 
 /// Writes the tile's outputs from shared memory, in the order the output coalesces in.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_tile<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &SharedMemory<F>,
-    smem_im: &SharedMemory<F>,
+    tables: &StageTables<F>,
+    tile_memory: &TileMemory<F>,
     at: TileCoords,
     #[comptime] cfg: StageConfig,
 ) {
@@ -49,7 +45,15 @@ pub(crate) fn store_tile<F: Float, S: Storage, N: Size>(
             // A ragged last round reads a real element and stores nothing of it.
             let (walked, held) = unit_walk_element(thread, round, threads, per_signal);
             let k = walked_output(select(held, walked, comptime![per_signal - 1]), cfg.clone());
-            let (zr, zi, yr, yi) = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
+            let (zr, zi, yr, yi) = read_walked_output::<F>(
+                &tile_memory.re,
+                &tile_memory.im,
+                &tables.twiddles,
+                &tables.factors,
+                s,
+                k,
+                cfg.clone(),
+            );
             read[4 * round] = zr;
             read[4 * round + 1] = zi;
             read[4 * round + 2] = yr;
@@ -66,7 +70,7 @@ pub(crate) fn store_tile<F: Float, S: Storage, N: Size>(
                     read[4 * round + 2],
                     read[4 * round + 3],
                 );
-                write_walked_output::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg.clone());
+                write_walked_output::<F, S, N>(output, tables, at, s, k, values, cfg.clone());
             }
         }
     } else {
@@ -76,19 +80,7 @@ pub(crate) fn store_tile<F: Float, S: Storage, N: Size>(
             #[unroll]
             for _ in 0..group {
                 if flat < store_count {
-                    store_tile_element::<F, S, N>(
-                        output,
-                        twiddles,
-                        post_coarse,
-                        post_fine,
-                        factors,
-                        smem_re,
-                        smem_im,
-                        at,
-                        s,
-                        u,
-                        cfg.clone(),
-                    );
+                    store_tile_element::<F, S, N>(output, tables, tile_memory, at, s, u, cfg.clone());
                 }
                 flat += step;
                 let (next_s, next_u) = advance_flat(s, u, step, per_signal, signals, fastest);
@@ -115,23 +107,26 @@ fn store_rounds_unrolled(cfg: &StageConfig, rounds: usize) -> usize {
 
 /// Element `u` of the store walk of the tile's signal `s` (see [`store_tile`]).
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn store_tile_element<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
-    twiddles: &Array<F>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
-    smem_re: &SharedMemory<F>,
-    smem_im: &SharedMemory<F>,
+    tables: &StageTables<F>,
+    tile_memory: &TileMemory<F>,
     at: TileCoords,
     s: usize,
     u: usize,
     #[comptime] cfg: StageConfig,
 ) {
     let k = walked_output(u, cfg.clone());
-    let values = read_walked_output::<F>(smem_re, smem_im, twiddles, factors, s, k, cfg.clone());
-    write_walked_output::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, values, cfg);
+    let values = read_walked_output::<F>(
+        &tile_memory.re,
+        &tile_memory.im,
+        &tables.twiddles,
+        &tables.factors,
+        s,
+        k,
+        cfg.clone(),
+    );
+    write_walked_output::<F, S, N>(output, tables, at, s, k, values, cfg);
 }
 
 /// The output a store walk's position `u` stands for: the element itself, or
@@ -172,12 +167,9 @@ fn read_walked_output<F: Float>(
 /// Stores output `k` of the tile's signal `s` from what
 /// [`read_walked_output`] read.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn write_walked_output<F: Float, S: Storage, N: Size>(
     output: &mut Array<Vector<S::Elem, N>>,
-    post_coarse: &Array<F>,
-    post_fine: &Array<F>,
-    factors: &Array<F>,
+    tables: &StageTables<F>,
     at: TileCoords,
     s: usize,
     k: usize,
@@ -190,10 +182,40 @@ fn write_walked_output<F: Float, S: Storage, N: Size>(
         let half = F::new(0.5);
         let a = ((zr + yr) * half, (zi - yi) * half);
         let b = ((zi + yi) * half, (yr - zr) * half);
-        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, 2 * s, k, a, cfg.clone());
-        store_element::<F, S, N>(output, post_coarse, post_fine, factors, at, 2 * s + 1, k, b, cfg);
+        store_element::<F, S, N>(
+            output,
+            &tables.post_coarse,
+            &tables.post_fine,
+            &tables.factors,
+            at,
+            2 * s,
+            k,
+            a,
+            cfg.clone(),
+        );
+        store_element::<F, S, N>(
+            output,
+            &tables.post_coarse,
+            &tables.post_fine,
+            &tables.factors,
+            at,
+            2 * s + 1,
+            k,
+            b,
+            cfg,
+        );
     } else {
-        store_slot_value::<F, S, N>(output, post_coarse, post_fine, factors, at, s, k, (zr, zi), cfg);
+        store_slot_value::<F, S, N>(
+            output,
+            &tables.post_coarse,
+            &tables.post_fine,
+            &tables.factors,
+            at,
+            s,
+            k,
+            (zr, zi),
+            cfg,
+        );
     }
 }
 
