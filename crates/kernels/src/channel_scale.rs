@@ -92,12 +92,4 @@ fn launch_typed<R: Runtime, S: Storage>(
     }
 }
 
-impl ChannelScaleProblem {
-    /// The CPU oracle (f64).
-    pub fn run_cpu(&self, x: &[f64], scale: &[f64]) -> Vec<f64> {
-        x.iter()
-            .enumerate()
-            .map(|(i, v)| v * scale[(i / self.points) % self.channels])
-            .collect()
-    }
-}
+impl ChannelScaleProblem {}

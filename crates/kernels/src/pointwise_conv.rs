@@ -217,26 +217,6 @@ fn launch_typed<R: Runtime, S: Storage>(
 }
 
 impl PointwiseConvProblem {
-    /// The CPU oracle (f64): `Y` dense `[batch, m, points]`.
-    pub fn run_cpu(&self, a: &[f64], x: &[f64], bias: Option<&[f64]>) -> Vec<f64> {
-        let (m, k, n) = (self.m, self.k, self.points);
-        let mut y = vec![0.0; self.batch * m * n];
-        for b in 0..self.batch {
-            for r in 0..m {
-                let row = &mut y[(b * m + r) * n..][..n];
-                if let Some(bias) = bias {
-                    row.iter_mut().for_each(|v| *v = bias[r]);
-                }
-                for c in 0..k {
-                    let w = a[r * self.a_row + c * self.a_col];
-                    let xrow = &x[(b * k + c) * n..][..n];
-                    row.iter_mut().zip(xrow).for_each(|(v, x)| *v += w * x);
-                }
-            }
-        }
-        y
-    }
-
     /// [`Epilogue`]'s oracle on the oracle's `y`: `(Z, gelu(Z))` or `(Z, Z)`.
     pub fn epilogue_cpu(
         &self,

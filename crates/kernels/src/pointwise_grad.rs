@@ -189,28 +189,7 @@ fn launch_typed<R: Runtime, S: Storage>(
     }
 }
 
-impl PointwiseGradProblem {
-    /// The CPU oracle (f64): `(GW [cout, cin], Gbias [cout])`, the bias empty
-    /// without one.
-    pub fn run_cpu(&self, g: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let (n, co, ci) = (self.points, self.cout, self.cin);
-        let mut gw = vec![0.0; co * ci];
-        let mut gb = vec![0.0; if self.bias { co } else { 0 }];
-        for b in 0..self.batch {
-            for o in 0..co {
-                let grow = &g[(b * co + o) * n..][..n];
-                if self.bias {
-                    gb[o] += grow.iter().sum::<f64>();
-                }
-                for i in 0..ci {
-                    let xrow = &x[(b * ci + i) * n..][..n];
-                    gw[o * ci + i] += grow.iter().zip(xrow).map(|(a, b)| a * b).sum::<f64>();
-                }
-            }
-        }
-        (gw, gb)
-    }
-}
+impl PointwiseGradProblem {}
 
 /// Loads `CHUNK` points (from `s0`, up to `s_end`) of `block` rows (from
 /// `row0`, of `len` valid) of `src` at `base` into registers, as vectors of

@@ -154,66 +154,6 @@ impl SobolevProblem {
             );
         }
     }
-
-    /// The CPU oracle of [`launch`](Self::launch) (f64): `[N of every row, D of every row]`.
-    pub fn run_cpu(&self, x: &[f64], y: &[f64]) -> Vec<f64> {
-        let points = self.points();
-        let diff: Vec<f64> = x.iter().zip(y).map(|(a, b)| a - b).collect();
-        let mut out = vec![0.0; 2 * self.rows];
-        for r in 0..self.rows {
-            let row = r * points..(r + 1) * points;
-            out[r] = self.row_norm(&diff[row.clone()]);
-            out[self.rows + r] = self.row_norm(&y[row]);
-        }
-        out
-    }
-
-    /// The CPU oracle of [`launch_grad`](Self::launch_grad) (f64), by the
-    /// adjoint of the central difference (`∂ᵀ = −∂`) rather than its formula.
-    pub fn grad_cpu(&self, x: &[f64], y: Option<&[f64]>, scale: &[f64]) -> Vec<f64> {
-        let points = self.points();
-        let f: Vec<f64> = match y {
-            Some(y) => x.iter().zip(y).map(|(a, b)| a - b).collect(),
-            None => x.to_vec(),
-        };
-        let mut out = Vec::with_capacity(f.len());
-        for (r, row) in f.chunks(points.max(1)).enumerate() {
-            let mut g: Vec<f64> = row.iter().map(|v| 2.0 * v).collect();
-            if self.derivatives {
-                for axis in 0..3 {
-                    let d = self.difference(row, axis);
-                    let dd = self.difference(&d, axis);
-                    g.iter_mut().zip(dd).for_each(|(g, dd)| *g -= 2.0 * dd);
-                }
-            }
-            out.extend(g.into_iter().map(|g| g * scale[r]));
-        }
-        out
-    }
-
-    fn row_norm(&self, f: &[f64]) -> f64 {
-        let mut sum: f64 = f.iter().map(|v| v * v).sum();
-        if self.derivatives {
-            for axis in 0..3 {
-                sum += self.difference(f, axis).iter().map(|v| v * v).sum::<f64>();
-            }
-        }
-        sum
-    }
-
-    /// `∂ₐf` of one row.
-    fn difference(&self, f: &[f64], axis: usize) -> Vec<f64> {
-        let n = self.grid[axis];
-        let stride: usize = self.grid[axis + 1..].iter().product();
-        (0..f.len())
-            .map(|p| {
-                let c = (p / stride) % n;
-                let base = p - c * stride;
-                let (up, down) = (base + (c + 1) % n * stride, base + (c + n - 1) % n * stride);
-                (f[up] - f[down]) * n as f64 / 2.0
-            })
-            .collect()
-    }
 }
 
 /// The point `shift` places along an axis of `n` points at `stride` from `p`, periodic.
@@ -355,37 +295,5 @@ mod tests {
         assert_eq!(p.grid, [1, 128, 128]);
         assert_eq!((p.chunks(), p.scratch_len()), (4, 24));
         assert_eq!(SobolevProblem::new(2, &[64], false).scratch_len(), 0);
-    }
-
-    #[test]
-    fn the_oracle_differences_a_ramp_periodically() {
-        // f = 0, 1, 2, 3 on 4 points: ∂f = (1−3, 2−0, 3−1, 0−2)·2.
-        let p = SobolevProblem::new(1, &[4], true);
-        assert_eq!(p.difference(&[0.0, 1.0, 2.0, 3.0], 2), vec![-4.0, 4.0, 4.0, -4.0]);
-        let norms = p.run_cpu(&[0.0; 4], &[0.0, 1.0, 2.0, 3.0]);
-        assert_eq!(norms, vec![14.0 + 64.0, 14.0 + 64.0]);
-    }
-
-    #[test]
-    fn the_gradient_oracle_is_the_norms_derivative() {
-        let p = SobolevProblem::new(2, &[3, 5, 2], true);
-        let n = 2 * p.points();
-        let x: Vec<f64> = (0..n).map(|i| ((i * 37 % 11) as f64 - 5.0) / 7.0).collect();
-        let y: Vec<f64> = (0..n).map(|i| ((i * 13 % 7) as f64 - 3.0) / 5.0).collect();
-        let scale = [0.5, -1.5];
-        let grad = p.grad_cpu(&x, Some(&y), &scale);
-        let h = 1e-6;
-        for i in [0, 7, 29, n - 1] {
-            let mut xp = x.clone();
-            xp[i] += h;
-            let (a, b) = (p.run_cpu(&xp, &y), p.run_cpu(&x, &y));
-            let row = i / p.points();
-            let fd = scale[row] * (a[row] - b[row]) / h;
-            assert!(
-                (fd - grad[i]).abs() < 1e-4 * (1.0 + fd.abs()),
-                "{i}: {fd} vs {}",
-                grad[i]
-            );
-        }
     }
 }

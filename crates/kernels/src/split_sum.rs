@@ -89,19 +89,6 @@ impl SplitSumProblem {
             );
         }
     }
-
-    /// The CPU oracle (f64): `C` of `c_extent()` elements, zero off the strides.
-    pub fn run_cpu(&self, partial: &[f64]) -> Vec<f64> {
-        let values = self.values();
-        let mut c = vec![0.0; self.width * self.c_extent()];
-        for v in 0..values {
-            let (e, f) = (v / self.width, v % self.width);
-            let (p, q, k) = (e / (self.q * self.k), (e / self.k) % self.q, e % self.k);
-            let at = p * self.strides.row + q * self.strides.col + k * self.strides.mode;
-            c[self.width * at + f] = (0..self.splits).map(|s| partial[s * values + v]).sum();
-        }
-        c
-    }
 }
 
 /// What a sum walks: `C`'s `q × k` elements a row at strides `c_p, c_q, c_k`,
@@ -188,24 +175,5 @@ mod tests {
         assert_eq!(problem(1).config(), SplitSumConfig { rows: 1, cols: 256 });
         assert_eq!(problem(3).config(), SplitSumConfig { rows: 4, cols: 64 });
         assert_eq!(problem(512).config(), SplitSumConfig { rows: 32, cols: 8 });
-    }
-
-    #[test]
-    fn the_oracle_sums_each_value_over_the_splits_at_the_strides() {
-        let p = SplitSumProblem {
-            splits: 3,
-            p: 1,
-            q: 2,
-            k: 1,
-            width: 2,
-            strides: Strides {
-                row: 0,
-                col: 2,
-                mode: 0,
-            },
-        };
-        let partial: Vec<f64> = (0..12).map(|i| i as f64).collect();
-        // Values 0..4 of three splits: v + 4s summed = 3v + 12.
-        assert_eq!(p.run_cpu(&partial), vec![12.0, 15.0, 0.0, 0.0, 18.0, 21.0]);
     }
 }

@@ -11,6 +11,7 @@ use fno_kernels::cgemm::real::{self, MatrixStrides};
 use fno_kernels::cgemm::{spectral, CgemmProblem, ModeBias, OperandPrecisions, Strides};
 use fno_kernels::limits::DeviceLimits;
 use fno_kernels::precision::Precision;
+use fno_testing::oracle;
 use fno_testing::uniform_f32;
 
 /// Relative L2 error of `problem` on the device against its f64 oracle of
@@ -24,7 +25,7 @@ fn check<R: Runtime>(client: &ComputeClient<R>, problem: &CgemmProblem, seed: u6
     let b = sb.round(&uniform_f32(width * eb, seed + 1));
     let bias = uniform_f32(problem.q, seed + 2);
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
-    let want = problem.run_cpu(&f64s(&a), &f64s(&b), Some(&f64s(&bias)));
+    let want = oracle::cgemm(&problem, &f64s(&a), &f64s(&b), Some(&f64s(&bias)));
     let ha = client.create_from_slice(&sa.encode(&a));
     let hb = client.create_from_slice(&sb.encode(&b));
     let hc = client.create_from_slice(&sc.encode(&vec![f32::NAN; width * ec]));
@@ -141,7 +142,7 @@ fn mode_sums_match_the_summed_oracle() {
         let a = uniform_f32(2 * ea, seed + 10 * i as u64);
         let b = uniform_f32(2 * eb, seed + 10 * i as u64 + 1);
         let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
-        let products = per_mode.run_cpu(&f64s(&a), &f64s(&b), None);
+        let products = oracle::cgemm(&per_mode, &f64s(&a), &f64s(&b), None);
         let (ha, hb) = (
             client.create_from_slice(f32::as_bytes(&a)),
             client.create_from_slice(f32::as_bytes(&b)),

@@ -8,6 +8,7 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use fno_kernels::pointwise_conv::{Epilogue, PointwiseConvProblem};
 use fno_kernels::precision::Precision;
+use fno_testing::oracle;
 use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 /// A `[batch, m, k, points]` problem with the weight stored `[m, k]`, or
@@ -65,7 +66,7 @@ fn pointwise_convolutions<R: Runtime>(client: &ComputeClient<R>) {
             let a = uniform_f32(m * k, seed);
             let x = stored.round(&uniform_f32(batch * k * points, seed + 1));
             let b = uniform_f32(m, seed + 2);
-            let want = problem.run_cpu(&f64s(&a), &f64s(&x), bias.then(|| f64s(&b)).as_deref());
+            let want = oracle::pointwise_conv(&problem, &f64s(&a), &f64s(&x), bias.then(|| f64s(&b)).as_deref());
             let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
             let (ha, hx, hb) = (upload(&a), client.create_from_slice(&stored.encode(&x)), upload(&b));
             let hy = client.create_from_slice(&stored.encode(&vec![f32::NAN; batch * m * points]));
@@ -135,7 +136,7 @@ fn epilogues<R: Runtime>(client: &ComputeClient<R>) {
                 let x = stored.round(&uniform_f32(batch * k * points, seed + 1));
                 let (b, g) = (uniform_f32(m, seed + 2), uniform_f32(m, seed + 3));
                 let r = stored.round(&uniform_f32(len, seed + 4));
-                let sums = problem.run_cpu(&f64s(&a), &f64s(&x), Some(&f64s(&b)));
+                let sums = oracle::pointwise_conv(&problem, &f64s(&a), &f64s(&x), Some(&f64s(&b)));
                 let (r64, g64) = (f64s(&r), f64s(&g));
                 let (want_pre, want) = problem.epilogue_cpu(
                     sums,
@@ -211,8 +212,8 @@ fn tf32_pointwise_convolutions_match_the_rounded_oracle_on_cuda() {
             let x = uniform_f32(batch * k * points, seed + 1);
             let b = uniform_f32(m, seed + 2);
             let bias_values = bias.then(|| f64s(&b));
-            let want = problem.run_cpu(&rounded(&a), &rounded(&x), bias_values.as_deref());
-            let exact = problem.run_cpu(&f64s(&a), &f64s(&x), bias_values.as_deref());
+            let want = oracle::pointwise_conv(&problem, &rounded(&a), &rounded(&x), bias_values.as_deref());
+            let exact = oracle::pointwise_conv(&problem, &f64s(&a), &f64s(&x), bias_values.as_deref());
             let upload = |v: &[f32]| client.create_from_slice(f32::as_bytes(v));
             let (ha, hx, hb) = (upload(&a), upload(&x), upload(&b));
             let hy = upload(&vec![f32::NAN; batch * m * points]);

@@ -8,6 +8,7 @@ use fno_kernels::sobolev::SobolevProblem;
 use fno_testing::{fresh_seed, relative_l2, uniform_f32};
 
 use crate::wgpu_client;
+use fno_testing::oracle;
 
 #[test]
 fn loss_norms_and_their_gradients_match_the_oracle() {
@@ -36,7 +37,7 @@ fn loss_norms_and_their_gradients_match_the_oracle() {
             let scratch = upload(&vec![f32::NAN; p.scratch_len().max(1)]);
             p.launch(&client, (&hx, &hy), &out, &scratch);
             let got = f64s(f32::from_bytes(&client.read_one(out).unwrap()));
-            let want = p.run_cpu(&f64s(&x), &f64s(&y));
+            let want = oracle::sobolev(&p, &f64s(&x), &f64s(&y));
             let err = relative_l2(&got, &want);
             assert!(
                 err < 1e-6,
@@ -50,7 +51,7 @@ fn loss_norms_and_their_gradients_match_the_oracle() {
                 p.launch_grad(&client, (&hx, with_y.then_some(&hy)), &hs, &g);
                 let got = f64s(f32::from_bytes(&client.read_one(g).unwrap()));
                 let y64 = f64s(&y);
-                let want = p.grad_cpu(&f64s(&x), with_y.then_some(&y64[..]), &f64s(&scale));
+                let want = oracle::sobolev_grad(&p, &f64s(&x), with_y.then_some(&y64[..]), &f64s(&scale));
                 let err = relative_l2(&got, &want);
                 assert!(
                     err < 1e-6,

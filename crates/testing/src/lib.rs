@@ -1,5 +1,9 @@
 //! Reproducible test and benchmark data, shared by the workspace's tests and
-//! benchmarks so that every crate draws its inputs the same way.
+//! benchmarks so that every crate draws its inputs the same way; scratch
+//! folders; error measures; and (feature `oracles`) the kernels' CPU oracles.
+
+#[cfg(feature = "oracles")]
+pub mod oracle;
 
 /// `len` values uniform in [-1, 1) from an xorshift64 stream seeded by `seed`.
 pub fn uniform(len: usize, seed: u64) -> Vec<f64> {

@@ -195,59 +195,6 @@ impl ChainProblem {
             );
         }
     }
-
-    /// The CPU oracle (f64, complex pairs): `(Y, [first, second result], input sums)`,
-    /// the sums over the whole batch (`[inputs]`).
-    pub fn run_cpu(&self, x: &[f64], weights: [&[f64]; 3], bias: &[f64]) -> (Vec<f64>, [Vec<f64>; 2], Vec<f64>) {
-        let c = self.channels();
-        let (batch, modes) = (self.batch, self.modes);
-        let mut results: Vec<Vec<f64>> = vec![x.to_vec()];
-        #[allow(clippy::needless_range_loop)] // n indexes the output, the weight and the bias
-        for (i, step) in self.steps.iter().enumerate() {
-            let input = &results[i];
-            let mut out = vec![0.0; 2 * batch * c[i + 1] * modes];
-            for b in 0..batch {
-                for n in 0..c[i + 1] {
-                    for k in 0..modes {
-                        let (mut re, mut im) = (0.0, 0.0);
-                        for m in 0..c[i] {
-                            let at = (b * c[i] + m) * modes + k;
-                            let (a, bb) = (input[2 * at], input[2 * at + 1]);
-                            let w = m * step.strides.row + n * step.strides.col + k * step.strides.mode;
-                            let (wr, wi) = (weights[i][2 * w], weights[i][2 * w + 1]);
-                            let wi = if step.conj { -wi } else { wi };
-                            re += a * wr - bb * wi;
-                            im += a * wi + bb * wr;
-                        }
-                        if let (2, Some(at)) = (i, self.bias) {
-                            if k == at.mode {
-                                re += at.factor as f64 * bias[n];
-                            }
-                        }
-                        let at = (b * c[i + 1] + n) * modes + k;
-                        out[2 * at] = re;
-                        out[2 * at + 1] = im;
-                    }
-                }
-            }
-            results.push(out);
-        }
-        let sums = match self.input_sum {
-            Some(at) => (0..c[0])
-                .map(|ch| {
-                    at.factor as f64
-                        * (0..batch)
-                            .map(|b| x[2 * ((b * c[0] + ch) * modes + at.mode)])
-                            .sum::<f64>()
-                })
-                .collect(),
-            None => vec![],
-        };
-        let y = results.pop().expect("three results");
-        let second = results.pop().expect("three results");
-        let first = results.pop().expect("three results");
-        (y, [first, second], sums)
-    }
 }
 
 /// The buffers of a [`ChainProblem::launch`].

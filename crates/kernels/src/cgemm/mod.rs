@@ -32,7 +32,6 @@ mod checksum;
 mod config;
 mod kernel;
 mod launch;
-mod oracle;
 mod problem;
 pub mod real;
 mod selection;
