@@ -59,7 +59,7 @@ impl DeviceLimits {
             cube_threads: props.hardware.max_units_per_cube as usize,
             async_copies: props.features.copy_async,
             multiprocessors: props.hardware.num_streaming_multiprocessors.map(|n| n as usize),
-            half_mma: crate::fft::tensor_core::half_mma_supported(client),
+            half_mma: crate::fft::algorithm::tensor_core::half_mma_supported(client),
         }
     }
 

@@ -12,6 +12,17 @@ pub(crate) struct Walk {
     pub step: usize,
 }
 
+/// The compile-time shape of [`accumulate_outer_products`]: `terms` terms of
+/// a `tm × tn` outer product, `A` and `B` read along their walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct OuterProducts {
+    pub a: Walk,
+    pub b: Walk,
+    pub terms: usize,
+    pub tm: usize,
+    pub tn: usize,
+}
+
 /// `acc[i·tn + j] += A(k, i) · B(k, j)` over `terms` terms, with `A(k, i)` at
 /// `smem_a[a_base + k·a.term + i·a.step]` and `B` likewise; `a` and `b` are
 /// the thread's scratch registers (`tm` and `tn` long).
@@ -25,14 +36,11 @@ pub(crate) fn accumulate_outer_products<F: Float>(
     a: &mut Array<F>,
     b: &mut Array<F>,
     acc: &mut Array<F>,
-    #[comptime] a_walk: Walk,
-    #[comptime] b_walk: Walk,
-    #[comptime] terms: usize,
-    #[comptime] tm: usize,
-    #[comptime] tn: usize,
+    #[comptime] shape: OuterProducts,
 ) {
-    let (a_term, a_step) = comptime![(a_walk.term, a_walk.step)];
-    let (b_term, b_step) = comptime![(b_walk.term, b_walk.step)];
+    let (a_term, a_step) = comptime![(shape.a.term, shape.a.step)];
+    let (b_term, b_step) = comptime![(shape.b.term, shape.b.step)];
+    let (terms, tm, tn) = comptime![(shape.terms, shape.tm, shape.tn)];
     #[unroll]
     for k in 0..terms {
         #[unroll]

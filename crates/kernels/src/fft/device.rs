@@ -4,7 +4,8 @@
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 
-use super::dft::{dft_kernel, DftExtentsLaunch, SignalStridesLaunch};
+use super::algorithm::direct_dft::{dft_kernel, DftExtentsLaunch, SignalStridesLaunch};
+use super::algorithm::tensor_core::{fft_tensor_core_kernel, MmaHalf};
 use super::fault::{FaultCounts, FaultInjection, FaultTargets, FaultTolerance, StageChecks};
 use super::lowering::{lower, Buf, DeviceLimits, Kernel, Launch, Recipe};
 use super::options::{DeviceOptions, Measurement};
@@ -12,7 +13,6 @@ use super::plan::{FftError, FftPlan};
 use super::plane::fft_plane_kernel;
 use super::real::{fold_kernel, untangle_kernel};
 use super::stage::{fft_stage_kernel, FaultBuffersLaunch, StageConfig, StageTablesLaunch, TileFill, TileGridLaunch};
-use super::tensor_core::{fft_tensor_core_kernel, MmaHalf};
 use crate::fault::FaultRecord;
 use crate::grid::cube_count;
 use crate::pairs::{holds_pairs, vector_size};

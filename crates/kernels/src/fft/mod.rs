@@ -6,11 +6,10 @@
 //! device ([`FftPlan::on_device`]) or on the CPU through rustfft
 //! ([`FftPlan::execute_cpu`], the oracle the kernels are tested against).
 
-mod algorithm;
+pub(crate) mod algorithm;
 mod banks;
 mod cpu;
 mod device;
-pub(crate) mod dft;
 pub(crate) mod factor;
 mod fault;
 pub mod lowering;
@@ -20,10 +19,10 @@ mod plan;
 mod plane;
 mod real;
 pub(crate) mod stage;
-pub(crate) mod tensor_core;
 mod threaded;
 mod window;
 
+pub use algorithm::tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 pub use device::{DeviceFft, Table};
 pub use factor::{butterfly_split, default_max_radix, radices, BUTTERFLY_PAIRS, MAX_PRIME_RADIX};
 pub use fault::{FaultCounts, FaultInjection, FaultSite, FaultTargets, FaultTolerance, StageChecks, TOLERANCE_FACTOR};
@@ -35,5 +34,4 @@ pub use options::{
 };
 pub(crate) use plan::AxisStep;
 pub use plan::{Direction, FftDesc, FftError, FftKind, FftPlan, ModeOrder, Norm};
-pub use tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 pub use window::Window;

@@ -62,7 +62,7 @@ pub struct DeviceOptions {
 }
 
 /// Whether a half-precision plan's butterflies run as matrix products on
-/// tensor cores (`fft/tensor_core.rs`) where the device has half-precision
+/// tensor cores (`fft/algorithm/tensor_core.rs`) where the device has half-precision
 /// MMA and the axis suits them. Both compute the same transform, with
 /// different rounding.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use cubecl::prelude::*;
 
 use crate::precision::{load_value, store_value, Storage};
 
-use super::plan::{AxisKind, AxisStep};
-use crate::tile::{accumulate_outer_products, Walk};
+use super::super::plan::{AxisKind, AxisStep};
+use crate::tile::{accumulate_outer_products, OuterProducts, Walk};
 
 /// Compile-time shape of a cube's block: `tile_p·threads_p` matrix rows by
 /// `tile_s·threads_s` signals, the contraction staged `chunk` terms at a time.
@@ -198,14 +198,16 @@ pub fn dft_kernel<F: Float, SI: Storage, SO: Storage>(
             &mut a,
             &mut x,
             &mut acc,
-            comptime![Walk { term: bp, step: np }],
-            comptime![Walk {
-                term: x_stride,
-                step: ns
+            comptime![OuterProducts {
+                a: Walk { term: bp, step: np },
+                b: Walk {
+                    term: x_stride,
+                    step: ns
+                },
+                terms: chunk,
+                tm: tp,
+                tn: ts,
             }],
-            chunk,
-            tp,
-            ts,
         );
         // Every read of this chunk must land before the next one is staged.
         sync_cube();

@@ -1,7 +1,7 @@
 //! An axis as one matrix product between its stored windows (the direct DFT,
-//! `super::super::dft`) where that costs less than an FFT.
+//! `algorithm/direct_dft.rs`) where that costs less than an FFT.
 
-use super::super::dft::{DftConfig, DftShape, MAX_MATRIX};
+use super::super::algorithm::direct_dft::{DftConfig, DftShape, MAX_MATRIX};
 use super::super::factor::has_radix_plan;
 use super::super::options::DirectDft;
 use super::super::plan::AxisStep;

@@ -20,11 +20,11 @@ mod tensor_core;
 #[cfg(test)]
 mod tests;
 
-pub use super::dft::{DftConfig, DftShape};
+pub use super::algorithm::direct_dft::{DftConfig, DftShape};
+pub use super::algorithm::tensor_core::{MmaHalf, TensorCoreConfig};
 pub use super::plane::PlaneConfig;
 pub use super::real::HalfSpectrumConfig;
 pub use super::stage::{AxisFold, Convolution, InputForm, OutputForm, PostTwiddle, StageConfig, StageLayout, TileFill};
-pub use super::tensor_core::{MmaHalf, TensorCoreConfig};
 pub use plane::MIN_PLANE_THREADS;
 pub(crate) use single::{shared_stage, shared_stage_tables, CONVOLUTION_ROW_THREADS};
 

@@ -1,8 +1,8 @@
 //! The last two axes in one launch (the plane kernel, `super::super::plane`)
 //! where their intermediate image fits a cube's shared memory.
 
+use super::super::algorithm::direct_dft::DftShape;
 use super::super::banks::{shared_layout, Lanes};
-use super::super::dft::DftShape;
 use super::super::factor::{gcd, has_radix_plan};
 use super::super::options::PlaneFusion;
 use super::super::plan::AxisStep;

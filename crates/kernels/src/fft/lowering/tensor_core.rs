@@ -3,9 +3,9 @@
 //! points, on a device with half-precision MMA. The stage kernels stay
 //! faster on longer signals (benches/results/2026-11-28_tensor_core_fft_h200.md).
 
+use super::super::algorithm::tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 use super::super::options::TensorCores;
 use super::super::plan::{AxisKind, AxisStep};
-use super::super::tensor_core::{MmaHalf, TensorCoreConfig, TENSOR_CORE_LEN};
 use super::super::window::Window;
 use super::tables::twiddle_table;
 use super::{Batch, Buf, Kernel, Lowering};
