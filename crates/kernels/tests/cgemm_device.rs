@@ -25,7 +25,7 @@ fn check<R: Runtime>(client: &ComputeClient<R>, problem: &CgemmProblem, seed: u6
     let b = sb.round(&uniform_f32(width * eb, seed + 1));
     let bias = uniform_f32(problem.q, seed + 2);
     let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
-    let want = oracle::cgemm(&problem, &f64s(&a), &f64s(&b), Some(&f64s(&bias)));
+    let want = oracle::cgemm(problem, &f64s(&a), &f64s(&b), Some(&f64s(&bias)));
     let ha = client.create_from_slice(&sa.encode(&a));
     let hb = client.create_from_slice(&sb.encode(&b));
     let hc = client.create_from_slice(&sc.encode(&vec![f32::NAN; width * ec]));

@@ -58,7 +58,7 @@ impl Product {
         let (a, b) = (sa.round(&a), sb.round(&b));
         let bias = normal_f32(problem.q, 7);
         let f64s = |v: &[f32]| v.iter().map(|&v| v as f64).collect::<Vec<_>>();
-        let want = oracle::cgemm(&problem, &f64s(&a), &f64s(&b), Some(&f64s(&bias)));
+        let want = oracle::cgemm(problem, &f64s(&a), &f64s(&b), Some(&f64s(&bias)));
         let (a, b) = (
             client.create_from_slice(&sa.encode(&a)),
             client.create_from_slice(&sb.encode(&b)),

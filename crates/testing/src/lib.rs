@@ -77,6 +77,23 @@ pub fn worst_signal_deviation(got: &[f32], want: &[f32], signals: usize) -> f64 
         )
 }
 
+/// Path `name` in the folder `fno-test-FOLDER-PID` of the system's temporary
+/// directory (created): a test's files, apart from other tests' and runs'.
+pub fn scratch_file(folder: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno-test-{folder}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("cannot create a scratch folder");
+    dir.join(name)
+}
+
+/// An empty folder `fno-test-NAME-PID` in the system's temporary directory,
+/// emptied where an earlier test of this process left one.
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fno-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("cannot create a scratch folder");
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,21 +112,4 @@ mod tests {
             f64::INFINITY
         );
     }
-}
-
-/// Path `name` in the folder `fno-test-FOLDER-PID` of the system's temporary
-/// directory (created): a test's files, apart from other tests' and runs'.
-pub fn scratch_file(folder: &str, name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-test-{folder}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("cannot create a scratch folder");
-    dir.join(name)
-}
-
-/// An empty folder `fno-test-NAME-PID` in the system's temporary directory,
-/// emptied where an earlier test of this process left one.
-pub fn scratch_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fno-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("cannot create a scratch folder");
-    dir
 }
