@@ -9,7 +9,6 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::checksum::tile_sums;
 use super::coords::TileCoords;
 
 /// The tables a stage reads: the pass twiddles, the four-step twiddle's
@@ -95,4 +94,20 @@ pub(crate) struct TileUnit {
 pub(super) struct ResidentInputs<F: Float, S: Storage, N: Size> {
     pub staged: SharedMemory<Vector<S::Elem, N>>,
     pub held: Array<F>,
+}
+
+/// A unit's running sums: the checksum difference (re, im), the squared
+/// norms of the input's and the output's checksum terms (what their
+/// round-off scales with), and the faults it injected.
+const SUMS: usize = 5;
+
+/// Fresh sums for a tile.
+#[cube]
+pub(super) fn tile_sums<F: Float>() -> Array<F> {
+    let mut sums = Array::<F>::new(SUMS);
+    #[unroll]
+    for i in 0..SUMS {
+        sums[i] = F::new(0.0);
+    }
+    sums
 }

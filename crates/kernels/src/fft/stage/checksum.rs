@@ -13,24 +13,8 @@ use crate::fault::{is_finite, FAULT_HEADER, REPAIR_CAPACITY};
 use crate::fft::fault::weight_prime;
 use crate::fft::FaultSite;
 
-/// A unit's running sums: the checksum difference (re, im), the squared
-/// norms of the input's and the output's checksum terms (what their
-/// round-off scales with), and the faults it injected.
-pub(super) const SUMS: usize = 5;
-
 /// What a unit's flag adds for a non-finite input (beside its injections).
 const NON_FINITE: f32 = 1024.0;
-
-/// Fresh sums for a tile.
-#[cube]
-pub(super) fn tile_sums<F: Float>() -> Array<F> {
-    let mut sums = Array::<F>::new(SUMS);
-    #[unroll]
-    for i in 0..SUMS {
-        sums[i] = F::new(0.0);
-    }
-    sums
-}
 
 /// Adds value `e` of the first pass's input: `v_e · z` to the difference.
 #[cube]

@@ -6,11 +6,9 @@ use cubecl::prelude::*;
 use crate::fft::FaultSite;
 use crate::precision::{load_value, Storage};
 
-use super::args::{ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
+use super::args::{tile_sums, ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
-use super::checksum::{
-    check_butterfly_outputs, check_input, executed_pass, flip_register, flip_shared, injects_at, tile_sums,
-};
+use super::checksum::{check_butterfly_outputs, check_input, executed_pass, flip_register, flip_shared, injects_at};
 use super::config::{OutputForm, Round, StageConfig};
 use super::convolution::turn_to_inverse;
 use super::coords::slot;
