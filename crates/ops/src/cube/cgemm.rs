@@ -19,7 +19,7 @@ use crate::spec::SpectralError;
 static PENDING_FAULT: Mutex<Option<(u64, u32)>> = Mutex::new(None);
 
 /// Flips bit `bit` (0–31) of one f32 output value, element and part drawn
-/// from `seed` ([`output_fault_site`]), of the next contraction that runs with fault tolerance on,
+/// from `seed` ([`output_fault_site`](fno_kernels::fault::output_fault_site)), of the next contraction that runs with fault tolerance on,
 /// before its check: for tests and campaigns of the spectral convolution's
 /// checksums (one pending fault; a second call replaces it). Feature
 /// `fault-injection` only.
