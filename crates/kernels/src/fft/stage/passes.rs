@@ -272,8 +272,7 @@ pub(super) fn stockham_passes<F: Float, SI: Storage, SO: Storage, NI: Size, NO: 
             }
             // Rader's last inverse pass adds x[0] (in the slot after the
             // convolution's) to every entry as it writes it, so that the store
-            // reads one slot an output
-            // (benches/results/2026-11-26_resident_split_h100.md).
+            // reads one slot an output.
             let adds_x0 = comptime![cfg.rader() && last && (round.reversed || cfg.radices.len() == 1)];
             let mut x0r = F::new(0.0);
             let mut x0i = F::new(0.0);
