@@ -87,12 +87,11 @@ impl SpectralImpl {
 
     /// The kernel path `Auto` runs for a layer of `shapes` under `spec`, by a
     /// rule fitted to the benchmarks (benches/RESULTS.md, "Fused kernel"):
-    /// the fused kernel in 1D with at most 64 channels in and out (forward and
-    /// backward 1.13–1.29× the unfused path there), the unfused path elsewhere
-    /// (the fused one 0.27–0.98× in 2D and 3D and at 128 channels) and
-    /// wherever the fused kernel does not run (checksums, half precision:
-    /// `f32_operands` says whether x and the weight are f32). Other
-    /// implementations are themselves.
+    /// the fused kernel in 1D with at most 64 channels in and out, where it
+    /// beats the unfused path, the unfused path elsewhere and wherever the
+    /// fused kernel does not run (checksums, half precision: `f32_operands`
+    /// says whether x and the weight are f32). Other implementations are
+    /// themselves.
     pub fn resolve(self, shapes: &SpectralShapes, spec: &SpectralConvSpec, f32_operands: bool) -> SpectralImpl {
         if self != SpectralImpl::Auto {
             return self;

@@ -371,13 +371,10 @@ mod tests {
         assert_eq!(count(Vec::new()), 0);
     }
 
-    /// Rader's 211 over rows: 210 = 15·14, 15 threads a signal, 17 signals a
-    /// cube. ncu counted 2.0-way conflicts on the shared loads and 2.2-way on
-    /// the stores of that layout, and 1.3-way on both with the modelled one (16
-    /// lanes a signal, unpadded, signals 240 words apart;
-    /// benches/results/2026-11-25_shared_layout_h100.md). The model counts
-    /// 1.9-way and 1.04-way: it takes Rader's permuted load and store for the
-    /// identity.
+    /// Rader's 211 over rows (210 = 15·14, 15 threads a signal, 17 signals a
+    /// cube): the model sees the 2-way conflicts ncu counted on that layout and
+    /// few on the modelled one (16 lanes a signal, unpadded, signals 240 words
+    /// apart; benches/results/2026-11-25_shared_layout_h100.md).
     #[test]
     fn the_model_sees_the_conflicts_ncu_counted_for_rader_211_rows() {
         let forms = (InputForm::Complex, OutputForm::Complex);

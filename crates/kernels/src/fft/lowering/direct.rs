@@ -15,9 +15,8 @@ const MAX_DIRECT_LEN: usize = 8192;
 /// A length without a radix plan runs as a direct DFT when its multiply-adds
 /// per signal are at most this many times `m·log2 m` for the length `m` of the
 /// convolution it would otherwise run as (Bluestein's, or Rader's `p − 1`).
-/// Lengths with a radix plan stay FFTs, which led the direct DFT wherever
-/// measured (benches/results/2026-11-22_direct_dft_h100.md,
-/// 2026-11-25_rader_column_tiles_h100.md).
+/// Lengths with a radix plan stay FFTs
+/// (benches/results/2026-11-22_direct_dft_h100.md).
 const DIRECT_RATIO: f64 = 16.0;
 
 impl Lowering {

@@ -54,14 +54,11 @@ const THREADS_PER_MULTIPROCESSOR: usize = 2048;
 
 /// For a resident stage of a 7-smooth `len` whose cube of `signals` signals
 /// runs the passes `radices` on `threads` threads each, more than 8 warps in
-/// all, a plan of as many passes on fewer warps, and its threads a signal.
-/// ptxas caps a cube's registers a thread by the warps one SM sub-partition
-/// holds of it: 255 up to 8 warps, 168 up to 12, 128 up to 16; on at most 8
-/// ([`HELD_TWIDDLE_THREADS`]) the threads also hold their twiddles. The cube
-/// moves to 8 warps where [`plan_within`] finds a plan there, else from more
-/// than 12 warps to 12 ([`CAPPED_REGISTER_THREADS`]) where its own plan
-/// already takes a thread more than one round in some pass: where each pass
-/// took one round, the extra warps paid for themselves.
+/// all, a plan of as many passes on fewer warps, and its threads a signal, as
+/// ptxas gives a cube fewer registers a thread the more warps it has. The cube
+/// moves to 8 warps ([`HELD_TWIDDLE_THREADS`]) where [`plan_within`] finds a
+/// plan there, else from more than 12 warps to 12 ([`CAPPED_REGISTER_THREADS`])
+/// where its own plan already takes a thread more than one round in some pass.
 fn plan_on_fewer_warps(len: usize, radices: &[usize], threads: usize, signals: usize) -> Option<(Vec<usize>, usize)> {
     let cube_threads = threads * signals;
     let loops = rounds_per_thread(len, radices, threads) > radices.len();

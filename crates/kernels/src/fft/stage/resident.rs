@@ -125,8 +125,7 @@ impl TileLanding for LoadsLanded {
 
 /// The first twiddle `W^k` of each butterfly this thread runs in each pass
 /// after the first, which is the same for every tile a resident cube walks:
-/// held in registers, the passes wait on no table read (NVRTC left those
-/// reads in the tile loop, where their latency showed in ncu's stall samples).
+/// held in registers, the passes wait on no table read inside the tile loop.
 #[cube]
 fn held_twiddles<F: Float>(twiddles: &Array<F>, thread: usize, #[comptime] cfg: StageConfig) -> Array<F> {
     let held_len = comptime![if holds_twiddles(&cfg) {
