@@ -55,6 +55,14 @@ pub(crate) struct TileMemory<F: Float> {
     pub im: SharedMemory<F>,
 }
 
+/// The values a thread's butterflies hold in registers, `r` a butterfly
+/// (a Stockham pass's, or a split first pass's outputs).
+#[derive(CubeType)]
+pub(super) struct Registers<F: Float> {
+    pub re: Array<F>,
+    pub im: Array<F>,
+}
+
 /// What a tile's checked transform reads and sums: the stage's checksum
 /// weights, the unit's running sums and the test's injection.
 #[derive(CubeType)]

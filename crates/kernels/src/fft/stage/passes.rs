@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 use crate::fft::FaultSite;
 use crate::precision::{load_value, Storage};
 
-use super::args::{tile_sums, ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
+use super::args::{tile_sums, Registers, ResidentInputs, StageTables, TileChecks, TileMemory, TileUnit};
 use super::butterfly::{complex_mul, small_dft, table_twiddle, table_value};
 use super::checksum::{check_butterfly_outputs, check_input, executed_pass, flip_register, flip_shared, injects_at};
 use super::config::{OutputForm, Round, StageConfig};
@@ -123,14 +123,6 @@ impl Pass {
     fn adds_x0(&self) -> bool {
         self.cfg.rader() && self.last && (self.run.round.reversed || self.cfg.radices.len() == 1)
     }
-}
-
-/// The values a thread's butterflies hold in registers: `r` a butterfly, at
-/// `(q · slots + h) · r` for the `h`-th of its `q`-th unit.
-#[derive(CubeType)]
-pub(super) struct Registers<F: Float> {
-    pub re: Array<F>,
-    pub im: Array<F>,
 }
 
 /// Stockham pass `pass` (radix `r`, the round's `pass`-th) over every signal of

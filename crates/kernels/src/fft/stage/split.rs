@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 
 use crate::precision::Storage;
 
-use super::args::{StageTables, TileChecks, TileMemory};
+use super::args::{Registers, StageTables, TileChecks, TileMemory};
 use super::checksum::{check_input, check_output};
 use super::config::StageConfig;
 use super::coords::{slot, TileCoords};
@@ -47,10 +47,9 @@ fn split_unit(w: usize, #[comptime] butterflies: usize, #[comptime] cfg: StageCo
 /// [`butterfly_split`] threads each. The cube deals its units (signal,
 /// butterfly, chunk) over all its threads; unit `chunk` of a butterfly
 /// computes the output pairs `(y_k, y_{r-k})` of its chunk of `k` (and `y_0`
-/// for chunk 0) as [`small_prime_dft`] does, streaming the input pairs
-/// `(x_j, x_{r-j})` through its accumulators instead of holding all `r`
-/// values and outputs. The first pass has no twiddles. Outputs are held
-/// across the barrier where the pass reads the tile it overwrites.
+/// for chunk 0) as [`small_prime_dft`] does ([`split_chunk`]). The first pass
+/// has no twiddles. Outputs are held across the barrier where the pass reads
+/// the tile it overwrites.
 ///
 /// [`small_prime_dft`]: super::butterfly::small_prime_dft()
 #[cube]
@@ -80,115 +79,34 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
     // writes the tile without a barrier first.
     let from_global = comptime![loads_directly(&cfg) && cfg.prefetch.is_none()];
     let lane = UNIT_POS as usize;
-    let mut out_re = Array::<F>::new(comptime![rounds * outputs]);
-    let mut out_im = Array::<F>::new(comptime![rounds * outputs]);
+    let mut out = Registers::<F> {
+        re: Array::<F>::new(comptime![rounds * outputs]),
+        im: Array::<F>::new(comptime![rounds * outputs]),
+    };
     #[unroll]
     for q in 0..rounds {
         let w = lane + q * threads;
         let (chunk, s, i) = split_unit(w, butterflies, cfg.clone());
-        let base = s * comptime![cfg.smem_stride];
+        let signal = PassSignal {
+            at,
+            signal: s,
+            base: s * comptime![cfg.smem_stride],
+        };
         #[unroll]
         for c in 0..split {
             if lane < threads && w < units && chunk == c {
-                let (x0r, x0i) = read_pass_element::<F, SI, NI>(
+                split_chunk::<F, SI, NI>(
                     input,
                     staged,
                     tables,
                     tile_memory,
-                    PassSignal { at, signal: s, base },
+                    check,
+                    &mut out,
+                    signal,
                     i,
-                    0usize,
-                    0usize,
+                    comptime![(q * outputs, c, r)],
                     cfg.clone(),
                 );
-                if comptime![c == 0] {
-                    check_input::<F>(&check.checks, &mut check.sums, i, x0r, x0i, cfg.clone());
-                }
-                let first = comptime![c * pairs];
-                let count = comptime![pairs.min(r / 2 - c * pairs)];
-                // Per output pair: the cosine sums' re, im, the sine sums' re, im.
-                let mut acc = Array::<F>::new(comptime![4 * pairs]);
-                #[unroll]
-                for p in 0..count {
-                    acc[4 * p] = x0r;
-                    acc[4 * p + 1] = x0i;
-                    acc[4 * p + 2] = F::new(0.0);
-                    acc[4 * p + 3] = F::new(0.0);
-                }
-                let mut y0r = x0r;
-                let mut y0i = x0i;
-                #[unroll]
-                for j in 0..comptime![r / 2] {
-                    let (ar, ai) = read_pass_element::<F, SI, NI>(
-                        input,
-                        staged,
-                        tables,
-                        tile_memory,
-                        PassSignal { at, signal: s, base },
-                        i,
-                        comptime![(j + 1) * butterflies],
-                        0usize,
-                        cfg.clone(),
-                    );
-                    let (br, bi) = read_pass_element::<F, SI, NI>(
-                        input,
-                        staged,
-                        tables,
-                        tile_memory,
-                        PassSignal { at, signal: s, base },
-                        i,
-                        comptime![(r - 1 - j) * butterflies],
-                        0usize,
-                        cfg.clone(),
-                    );
-                    if comptime![c == 0] {
-                        check_input::<F>(
-                            &check.checks,
-                            &mut check.sums,
-                            i + comptime![(j + 1) * butterflies],
-                            ar,
-                            ai,
-                            cfg.clone(),
-                        );
-                        check_input::<F>(
-                            &check.checks,
-                            &mut check.sums,
-                            i + comptime![(r - 1 - j) * butterflies],
-                            br,
-                            bi,
-                            cfg.clone(),
-                        );
-                    }
-                    let (sum_r, sum_i, diff_r, diff_i) = (ar + br, ai + bi, ar - br, ai - bi);
-                    if comptime![c == 0] {
-                        y0r += sum_r;
-                        y0i += sum_i;
-                    }
-                    #[unroll]
-                    for p in 0..count {
-                        let angle = comptime![
-                            2.0 * core::f64::consts::PI * (((j + 1) * (first + p + 1)) % r) as f64 / r as f64
-                        ];
-                        let cos = F::new(comptime![angle.cos() as f32]);
-                        let sin = F::new(comptime![angle.sin() as f32]);
-                        acc[4 * p] += cos * sum_r;
-                        acc[4 * p + 1] += cos * sum_i;
-                        acc[4 * p + 2] += sin * diff_r;
-                        acc[4 * p + 3] += sin * diff_i;
-                    }
-                }
-                let held = comptime![q * outputs];
-                out_re[held] = y0r;
-                out_im[held] = y0i;
-                #[unroll]
-                for p in 0..count {
-                    // C ∓ i·S in slot 2p + 1, C ± i·S in 2p + 2 (see `split_output`).
-                    let (cr, ci, sr, si) = (acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
-                    out_re[held + 2 * p + 1] = cr + si;
-                    out_im[held + 2 * p + 1] = ci - sr;
-                    out_re[held + 2 * p + 2] = cr - si;
-                    out_im[held + 2 * p + 2] = ci + sr;
-                }
             }
         }
     }
@@ -207,38 +125,19 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
                 for m in 0..outputs {
                     match comptime![split_output(r, pairs, c, m, inverse)] {
                         Some(t) => {
-                            let value = (out_re[comptime![q * outputs + m]], out_im[comptime![q * outputs + m]]);
-                            if comptime![cfg.radices.len() == 1] {
-                                // A single pass: its outputs are the transform's.
-                                check_output::<F>(
-                                    &check.checks,
-                                    &mut check.sums,
-                                    i + comptime![t] * butterflies,
-                                    value.0,
-                                    value.1,
-                                    cfg.clone(),
-                                );
-                            }
-                            if comptime![to_global] {
-                                if butterfly_needed(i, cfg.clone(), r) {
-                                    store_slot_value::<F, SO, NO>(
-                                        output,
-                                        &tables.post_coarse,
-                                        &tables.post_fine,
-                                        &tables.factors,
-                                        at,
-                                        s,
-                                        i + comptime![t] * butterflies,
-                                        value,
-                                        cfg.clone(),
-                                    );
-                                }
-                            } else {
-                                // Span 1: output t of butterfly i goes to i·r + t.
-                                let to = s * comptime![cfg.smem_stride] + slot(i * r + comptime![t], cfg.padded_slots);
-                                tile_memory.re[to] = value.0;
-                                tile_memory.im[to] = value.1;
-                            }
+                            let value = (out.re[comptime![q * outputs + m]], out.im[comptime![q * outputs + m]]);
+                            place_split_output::<F, SO, NO>(
+                                output,
+                                tables,
+                                tile_memory,
+                                check,
+                                value,
+                                at,
+                                s,
+                                i,
+                                comptime![(t, r)],
+                                cfg.clone(),
+                            );
                         }
                         None => {}
                     }
@@ -248,6 +147,176 @@ pub(super) fn split_first_pass<F: Float, SI: Storage, SO: Storage, NI: Size, NO:
     }
     if comptime![!to_global] {
         sync_cube();
+    }
+}
+
+/// Chunk `c` of butterfly `i`'s outputs into `out` from `held`: `y_0` (chunk
+/// 0 only) and the pairs `(y_k, y_{r-k})` of its `k`, streaming the input
+/// pairs `(x_j, x_{r-j})` through cosine and sine sums instead of holding all
+/// `r` values and outputs.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn split_chunk<F: Float, SI: Storage, NI: Size>(
+    input: &Array<Vector<SI::Elem, NI>>,
+    staged: &SharedMemory<Vector<SI::Elem, NI>>,
+    tables: &StageTables<F>,
+    tile_memory: &TileMemory<F>,
+    check: &mut TileChecks<F>,
+    out: &mut Registers<F>,
+    signal: PassSignal,
+    i: usize,
+    #[comptime] at: (usize, usize, usize),
+    #[comptime] cfg: StageConfig,
+) {
+    let (held, c, r) = at;
+    let butterflies = comptime![cfg.pass_len() / r];
+    let pairs = comptime![(r / 2).div_ceil(butterfly_split(r, cfg.butterfly_pairs))];
+    let (x0r, x0i) = read_pass_element::<F, SI, NI>(
+        input,
+        staged,
+        tables,
+        tile_memory,
+        signal,
+        i,
+        0usize,
+        0usize,
+        cfg.clone(),
+    );
+    if comptime![c == 0] {
+        check_input::<F>(&check.checks, &mut check.sums, i, x0r, x0i, cfg.clone());
+    }
+    let first = comptime![c * pairs];
+    let count = comptime![pairs.min(r / 2 - c * pairs)];
+    // Per output pair: the cosine sums' re, im, the sine sums' re, im.
+    let mut acc = Array::<F>::new(comptime![4 * pairs]);
+    #[unroll]
+    for p in 0..count {
+        acc[4 * p] = x0r;
+        acc[4 * p + 1] = x0i;
+        acc[4 * p + 2] = F::new(0.0);
+        acc[4 * p + 3] = F::new(0.0);
+    }
+    let mut y0r = x0r;
+    let mut y0i = x0i;
+    #[unroll]
+    for j in 0..comptime![r / 2] {
+        let (ar, ai) = read_pass_element::<F, SI, NI>(
+            input,
+            staged,
+            tables,
+            tile_memory,
+            signal,
+            i,
+            comptime![(j + 1) * butterflies],
+            0usize,
+            cfg.clone(),
+        );
+        let (br, bi) = read_pass_element::<F, SI, NI>(
+            input,
+            staged,
+            tables,
+            tile_memory,
+            signal,
+            i,
+            comptime![(r - 1 - j) * butterflies],
+            0usize,
+            cfg.clone(),
+        );
+        if comptime![c == 0] {
+            check_input::<F>(
+                &check.checks,
+                &mut check.sums,
+                i + comptime![(j + 1) * butterflies],
+                ar,
+                ai,
+                cfg.clone(),
+            );
+            check_input::<F>(
+                &check.checks,
+                &mut check.sums,
+                i + comptime![(r - 1 - j) * butterflies],
+                br,
+                bi,
+                cfg.clone(),
+            );
+        }
+        let (sum_r, sum_i, diff_r, diff_i) = (ar + br, ai + bi, ar - br, ai - bi);
+        if comptime![c == 0] {
+            y0r += sum_r;
+            y0i += sum_i;
+        }
+        #[unroll]
+        for p in 0..count {
+            let angle = comptime![2.0 * core::f64::consts::PI * (((j + 1) * (first + p + 1)) % r) as f64 / r as f64];
+            let cos = F::new(comptime![angle.cos() as f32]);
+            let sin = F::new(comptime![angle.sin() as f32]);
+            acc[4 * p] += cos * sum_r;
+            acc[4 * p + 1] += cos * sum_i;
+            acc[4 * p + 2] += sin * diff_r;
+            acc[4 * p + 3] += sin * diff_i;
+        }
+    }
+    out.re[held] = y0r;
+    out.im[held] = y0i;
+    #[unroll]
+    for p in 0..count {
+        // C ∓ i·S in slot 2p + 1, C ± i·S in 2p + 2 (see `split_output`).
+        let (cr, ci, sr, si) = (acc[4 * p], acc[4 * p + 1], acc[4 * p + 2], acc[4 * p + 3]);
+        out.re[held + 2 * p + 1] = cr + si;
+        out.im[held + 2 * p + 1] = ci - sr;
+        out.re[held + 2 * p + 2] = cr - si;
+        out.im[held + 2 * p + 2] = ci + sr;
+    }
+}
+
+/// Output `t` of butterfly `i` of signal `s`: to global memory where the
+/// single pass stores directly (its outputs are the transform's, checked
+/// here), else to the tile at `i·r + t` (span 1).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn place_split_output<F: Float, SO: Storage, NO: Size>(
+    output: &mut Array<Vector<SO::Elem, NO>>,
+    tables: &StageTables<F>,
+    tile_memory: &mut TileMemory<F>,
+    check: &mut TileChecks<F>,
+    value: (F, F),
+    at: TileCoords,
+    s: usize,
+    i: usize,
+    #[comptime] output_of: (usize, usize),
+    #[comptime] cfg: StageConfig,
+) {
+    let (t, r) = output_of;
+    let butterflies = comptime![cfg.pass_len() / r];
+    if comptime![cfg.radices.len() == 1] {
+        // A single pass: its outputs are the transform's.
+        check_output::<F>(
+            &check.checks,
+            &mut check.sums,
+            i + comptime![t] * butterflies,
+            value.0,
+            value.1,
+            cfg.clone(),
+        );
+    }
+    if comptime![cfg.radices.len() == 1 && stores_directly(&cfg)] {
+        if butterfly_needed(i, cfg.clone(), r) {
+            store_slot_value::<F, SO, NO>(
+                output,
+                &tables.post_coarse,
+                &tables.post_fine,
+                &tables.factors,
+                at,
+                s,
+                i + comptime![t] * butterflies,
+                value,
+                cfg.clone(),
+            );
+        }
+    } else {
+        let to = s * comptime![cfg.smem_stride] + slot(i * r + comptime![t], cfg.padded_slots);
+        tile_memory.re[to] = value.0;
+        tile_memory.im[to] = value.1;
     }
 }
 
