@@ -74,3 +74,47 @@ impl ComputeStorage for VirtualStorage {
 
     fn flush(&mut self) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_aligned_disjoint_and_never_reused() {
+        let mut storage = VirtualStorage::new(512);
+        let a = storage.alloc(1000).unwrap();
+        let b = storage.alloc(24).unwrap();
+        let (ra, rb) = (storage.get(&a), storage.get(&b));
+        assert_eq!(
+            ra,
+            VRange {
+                addr: VIRTUAL_BASE,
+                len: 1000
+            }
+        );
+        assert_eq!(
+            rb,
+            VRange {
+                addr: VIRTUAL_BASE + 1024,
+                len: 24
+            }
+        );
+        storage.dealloc(a.id);
+        let c = storage.alloc(1000).unwrap();
+        assert_eq!(storage.get(&c).addr, VIRTUAL_BASE + 1536);
+    }
+
+    #[test]
+    fn offsets_move_the_range() {
+        let mut storage = VirtualStorage::new(512);
+        let page = storage.alloc(4096).unwrap();
+        let view = page.offset_start(256).offset_end(1024);
+        assert_eq!(
+            storage.get(&view),
+            VRange {
+                addr: VIRTUAL_BASE + 256,
+                len: 2816
+            }
+        );
+    }
+}

@@ -158,6 +158,43 @@ fn buffer_ranges_are_base_plus_offset() {
     check_against_compiled(launch);
 }
 
+#[cube(launch)]
+fn first_column(t: &Tensor<f32>, out: &mut Array<f32>) {
+    let row = ABSOLUTE_POS;
+    if row < t.shape(0) {
+        out[row] = t[row * t.stride(0)];
+    }
+}
+
+/// The address words of `launch`'s dynamic metadata, as the kernel reads them.
+fn dynamic_metadata(launch: &RecordedLaunch) -> Vec<u64> {
+    let tail = &launch.info[launch.dynamic_metadata_offset..];
+    match launch.task.address_type().size() {
+        4 => tail.iter().flat_map(|w| [w & 0xffff_ffff, w >> 32]).collect(),
+        _ => tail.to_vec(),
+    }
+}
+
+#[test]
+fn tensor_shapes_and_strides_go_to_dynamic_metadata() {
+    let client = client(7);
+    let (t, out) = (client.empty(8 * 16 * 4), client.empty(8 * 4));
+    unsafe {
+        first_column::launch::<RecordingRuntime>(
+            &client,
+            CubeCount::Static(1, 1, 1),
+            CubeDim::new_1d(8),
+            TensorArg::from_raw_parts(t.clone(), [16, 1].into(), [8, 16].into()),
+            ArrayArg::from_raw_parts(out.clone(), 8),
+        );
+    }
+    let records = drain(&client);
+    let launch = launches(&records)[0];
+    check_against_compiled(launch);
+    // Shapes then strides, each padded to whole words.
+    assert_eq!(dynamic_metadata(launch)[..4], [8, 16, 16, 1]);
+}
+
 #[test]
 fn fft_input_with_offset_start_resolves_to_base_plus_offset() {
     let client = client(3);
