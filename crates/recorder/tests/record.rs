@@ -3,6 +3,7 @@
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use fno_kernels::cgemm::{spectral, CgemmProblem};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_recorder::{
     properties::{compilation_options, H100_SXM},
@@ -103,6 +104,59 @@ fn fft_launches_match_their_compiled_kernels() {
             check_against_compiled(launch);
         }
     }
+}
+
+/// Records `problem` on buffers of its extents, each value as its precision is stored on the recorder.
+fn record_cgemm(client: &ComputeClient<RecordingRuntime>, problem: &CgemmProblem) -> Vec<Record> {
+    let (ea, eb, ec) = problem.extents();
+    let width = if problem.complex { 2 } else { 1 };
+    let p = problem.precisions;
+    let buffer = |extent: usize, precision: fno_kernels::precision::Precision| {
+        client.empty(width * extent * precision.stored_on(client).bytes())
+    };
+    let (a, b, c) = (buffer(ea, p.a), buffer(eb, p.b), buffer(ec, p.c));
+    problem.launch(client, &a, &b, &c);
+    drain(client)
+}
+
+#[test]
+fn cgemm_launches_match_their_compiled_kernels() {
+    let client = client(8);
+    let dense = spectral::dense_weight(6, 33, false);
+    let forward = spectral::forward(4, 8, 6, 33, dense);
+    let scaled = CgemmProblem {
+        mode_scale: vec![0.5, 1.5, 2.5],
+        ..forward.clone()
+    };
+    // A long batch reduction into few outputs: split into partials, then summed.
+    let split = spectral::grad_weight(3000, 3, 2, 3);
+    for (problem, min_launches) in [(&forward, 1), (&scaled, 1), (&split, 2)] {
+        let records = record_cgemm(&client, problem);
+        let launches = launches(&records);
+        assert!(
+            launches.len() >= min_launches,
+            "{problem:?}: {} launches",
+            launches.len()
+        );
+        for launch in launches {
+            check_against_compiled(launch);
+        }
+    }
+}
+
+#[test]
+fn cgemm_mode_scale_is_uploaded() {
+    let client = client(9);
+    let scaled = CgemmProblem {
+        mode_scale: vec![0.5, 1.5, 2.5],
+        ..spectral::forward(2, 3, 4, 5, spectral::dense_weight(4, 5, false))
+    };
+    let records = record_cgemm(&client, &scaled);
+    let scale_bytes: Vec<u8> = scaled.mode_scale.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let uploaded = records
+        .iter()
+        .any(|r| matches!(r, Record::Write(w) if w.bytes == scale_bytes));
+    assert!(uploaded, "mode_scale not among the uploads");
 }
 
 #[cube(launch)]
