@@ -3,8 +3,9 @@
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use fno_kernels::cgemm::{spectral, CgemmProblem};
+use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_recorder::{
     properties::{compilation_options, H100_SXM},
     CudaCompiler, Record, RecordedLaunch, RecordingDevice, RecordingRuntime, VRange,
@@ -157,6 +158,47 @@ fn cgemm_mode_scale_is_uploaded() {
         .iter()
         .any(|r| matches!(r, Record::Write(w) if w.bytes == scale_bytes));
     assert!(uploaded, "mode_scale not among the uploads");
+}
+
+/// A 1D real spectral convolution, batch 2, 3 → 4 channels, 64 points, 12 modes.
+fn fused_conv() -> FusedSpectralConv {
+    let (batch, cin, cout, n, modes) = (2, 3, 4, 64, 12);
+    let forward = FftDesc::new(&[batch, cin, n], &[2], FftKind::R2C, Direction::Forward).modes(&[modes]);
+    let inverse = FftDesc::new(&[batch, cout, modes], &[2], FftKind::C2R, Direction::Inverse)
+        .modes(&[modes])
+        .lengths(&[n]);
+    let weight = Strides {
+        row: cout * modes,
+        col: modes,
+        mode: 1,
+    };
+    let plans = (FftPlan::new(forward).unwrap(), FftPlan::new(inverse).unwrap());
+    FusedSpectralConv::new(&plans.0, &plans.1, weight).unwrap()
+}
+
+#[test]
+fn fused_spectral_conv_launch_matches_its_compiled_kernel() {
+    let client = client(10);
+    let problem = fused_conv();
+    let (ex, ew, ey, es) = problem.extents();
+    let [x, w, y, spectrum] = [ex, ew, ey, es].map(|floats| client.empty(4 * floats));
+    let tables = problem.tables(&client);
+    let buffers = FusedBuffers {
+        x: &x,
+        weight: &w,
+        y: &y,
+        spectrum: Some(&spectrum),
+        bias: None,
+    };
+    problem.launch(&client, &tables, buffers);
+    let records = drain(&client);
+    // Four tables (twiddles and factors of each transform) uploaded before the launch.
+    assert_eq!(records.iter().filter(|r| matches!(r, Record::Write(_))).count(), 4);
+    let launches = launches(&records);
+    assert_eq!(launches.len(), 1);
+    check_against_compiled(launches[0]);
+    let y_addr = base_range(&client, &y).addr;
+    assert!(launches[0].buffers.iter().any(|r| r.addr == y_addr));
 }
 
 #[cube(launch)]
