@@ -80,17 +80,38 @@ fn check_against_compiled(launch: &RecordedLaunch) {
         repr.shared_memory_size() <= H100_SXM.max_shared_memory,
         "{name}: shared memory"
     );
-    assert!(
-        compiled.source.contains(&format!("void {}(", compiled.entrypoint_name))
-            || compiled.source.contains(&compiled.entrypoint_name),
-        "{name}: entry point"
-    );
+    let params = kernel_params(&compiled.source, &compiled.entrypoint_name);
+    assert_eq!(params, expected_params(launch), "{name}: parameters");
     for range in &launch.buffers {
         assert!(
             range.len > 0 && range.addr >= fno_recorder::VIRTUAL_BASE,
             "{name}: range {range:?}"
         );
     }
+}
+
+/// The parameter names of the `__global__` function `entry` in CUDA C++ `source`.
+fn kernel_params(source: &str, entry: &str) -> Vec<String> {
+    let global = source.find("extern \"C\" __global__").expect("no kernel");
+    let open = global + source[global..].find(&format!("{entry} (")).expect("no entry point") + entry.len() + 2;
+    let close = open + source[open..].find(')').unwrap();
+    let names = source[open..close]
+        .split(',')
+        .map(|param| param.split_whitespace().last().unwrap());
+    names.map(str::to_string).collect()
+}
+
+/// The parameters cubecl-cuda's launch fills for `launch` on an sm_90 (grid
+/// constants on): the buffers, the dynamic metadata if any, the info struct if any.
+fn expected_params(launch: &RecordedLaunch) -> Vec<String> {
+    let mut params: Vec<String> = (0..launch.buffers.len()).map(|i| format!("buffer_{i}")).collect();
+    if launch.dynamic_metadata_offset < launch.info.len() {
+        params.push("dynamic_meta".into());
+    }
+    if launch.dynamic_metadata_offset > 0 {
+        params.push("info".into());
+    }
+    params
 }
 
 #[test]
