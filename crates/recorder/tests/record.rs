@@ -6,6 +6,7 @@ use cubecl::server::Handle;
 use fno_kernels::cgemm::{spectral, CgemmProblem, Strides};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
+use fno_kernels::precision::Precision;
 use fno_recorder::{
     properties::{compilation_options, H100_SXM},
     CudaCompiler, Record, RecordedLaunch, RecordingDevice, RecordingRuntime, VRange,
@@ -32,13 +33,18 @@ fn launches(records: &[Record]) -> Vec<&RecordedLaunch> {
         .collect()
 }
 
-/// Small transforms of each kind, and a prime length (Rader or Bluestein).
+/// Small transforms of each kind, a prime length (Rader or Bluestein), half
+/// precisions, two axes, and a length of several passes.
 fn fft_descs() -> Vec<FftDesc> {
     vec![
         FftDesc::new(&[4, 64], &[-1], FftKind::C2C, Direction::Forward),
         FftDesc::new(&[2, 96], &[-1], FftKind::R2C, Direction::Forward),
         FftDesc::new(&[2, 17], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[32]),
         FftDesc::new(&[3, 37], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, 64], &[-1], FftKind::C2C, Direction::Forward).precision(Precision::F16),
+        FftDesc::new(&[2, 64], &[-1], FftKind::C2C, Direction::Forward).precision(Precision::BF16),
+        FftDesc::new(&[2, 32, 48], &[-2, -1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[1, 1 << 16], &[-1], FftKind::C2C, Direction::Forward),
     ]
 }
 
