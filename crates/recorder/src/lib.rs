@@ -7,7 +7,9 @@
 //! whose server lays buffers out in virtual memory ([`VirtualStorage`]) and
 //! appends each launch (kernel, grid, buffer ranges, packed info) and each
 //! upload to a [`Log`]. Kernels compile with CubeCL's own CUDA C++ compiler
-//! ([`CudaCompiler`]) under an H100's properties ([`properties`]).
+//! ([`CudaCompiler`]) under an H100's properties ([`properties`]), a port of
+//! cubecl-cuda's driver queries whose equality with cubecl-cuda's own is
+//! checked only on an H100 (the ignored test in `tests/h100.rs`).
 //!
 //! Not done yet: the GPU executor that compiles each recorded kernel with
 //! NVRTC and launches it with cudarc on Candle's stream, mapping virtual
