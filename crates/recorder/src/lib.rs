@@ -11,18 +11,23 @@
 //! cubecl-cuda's driver queries whose equality with cubecl-cuda's own is
 //! checked only on an H100 (the ignored test in `tests/h100.rs`).
 //!
-//! Not done yet: the GPU executor that compiles each recorded kernel with
-//! NVRTC and launches it with cudarc on Candle's stream, mapping virtual
-//! ranges to Candle's pointers. The recorder cannot read back or time, so
+//! A replay needs, per launch, the device address behind each virtual range
+//! and the kernel's parameters in cubecl-cuda's order: [`AddressSpace`]
+//! follows the log's pages and their backing (a Candle buffer or the
+//! replay's own memory), [`LaunchParams`] packs a launch. Not done yet: the
+//! GPU executor that compiles each recorded kernel with NVRTC and launches it
+//! with cudarc on Candle's stream. The recorder cannot read back or time, so
 //! fault counts, measured planning and profiling fail with an error.
 
 mod log;
 pub mod properties;
+mod replay;
 mod runtime;
 mod server;
 mod storage;
 
 pub use log::{Log, Record, RecordedLaunch, RecordedWrite};
+pub use replay::{AddressSpace, Backing, LaunchParams, ReplayError};
 pub use runtime::{RecordingDevice, RecordingRuntime};
 pub use server::RecordingServer;
 pub use storage::{VRange, VirtualStorage, VIRTUAL_BASE};

@@ -1,4 +1,4 @@
-//! What the recording server writes down: launches and uploads, in submission order.
+//! What the recording server writes down: pages, launches and uploads, in submission order.
 
 use crate::{storage::VRange, CudaCompiler};
 use cubecl_runtime::{compiler::CubeTask, id::KernelId, server::ExecutionMode};
@@ -46,6 +46,10 @@ pub struct RecordedWrite {
 /// One entry of the log.
 #[derive(Debug)]
 pub enum Record {
+    /// A page of virtual memory comes to life (a replay backs it with device memory).
+    Alloc(VRange),
+    /// A page is freed.
+    Free(VRange),
     /// A kernel launch.
     Launch(RecordedLaunch),
     /// An upload.

@@ -42,7 +42,7 @@ impl RecordingServer {
     /// A server over `utilities`, whose `info` is the log it appends to.
     pub fn new(utilities: ServerUtilities<Self>, memory_props: &MemoryDeviceProperties) -> Self {
         let memory = MemoryManagement::from_configuration(
-            VirtualStorage::new(memory_props.alignment),
+            VirtualStorage::new(memory_props.alignment, utilities.info.clone()),
             memory_props,
             // Each allocation its own page: foreign buffers map page by page at replay.
             MemoryConfiguration::ExclusivePages,

@@ -1,5 +1,6 @@
 //! Fake device memory: address ranges handed out by a bump allocator.
 
+use crate::log::{Log, Record};
 use cubecl_runtime::{
     server::IoError,
     storage::{ComputeStorage, StorageHandle, StorageId},
@@ -22,20 +23,24 @@ pub struct VRange {
 ///
 /// Ranges are never reused, even after `dealloc`, so a log stays unambiguous:
 /// one virtual address names one allocation for the whole life of the storage.
+/// Each page it allocates or frees goes to its log, so that a replay can back
+/// the pages with device memory for as long as they live.
 #[derive(Debug)]
 pub struct VirtualStorage {
     next: u64,
     alignment: u64,
-    pages: HashMap<StorageId, u64>,
+    pages: HashMap<StorageId, VRange>,
+    log: Log,
 }
 
 impl VirtualStorage {
-    /// A storage whose ranges start at multiples of `alignment` bytes.
-    pub fn new(alignment: u64) -> Self {
+    /// A storage whose ranges start at multiples of `alignment` bytes, logging its pages to `log`.
+    pub fn new(alignment: u64, log: Log) -> Self {
         Self {
             next: VIRTUAL_BASE,
             alignment: alignment.max(1),
             pages: HashMap::new(),
+            log,
         }
     }
 }
@@ -50,7 +55,7 @@ impl ComputeStorage for VirtualStorage {
     fn get(&mut self, handle: &StorageHandle) -> VRange {
         // The memory manager only asks for ids it allocated; an unknown id maps to 0
         // so that a bug shows as a null range in the log rather than a panic.
-        let base = self.pages.get(&handle.id).copied().unwrap_or(0);
+        let base = self.pages.get(&handle.id).map_or(0, |page| page.addr);
         VRange {
             addr: base + handle.offset(),
             len: handle.size(),
@@ -61,7 +66,9 @@ impl ComputeStorage for VirtualStorage {
         let id = StorageId::new();
         let base = self.next;
         self.next = (base + size).next_multiple_of(self.alignment);
-        self.pages.insert(id, base);
+        let page = VRange { addr: base, len: size };
+        self.pages.insert(id, page);
+        self.log.push(Record::Alloc(page));
         Ok(StorageHandle::new(
             id,
             cubecl_runtime::storage::StorageUtilization { offset: 0, size },
@@ -69,7 +76,9 @@ impl ComputeStorage for VirtualStorage {
     }
 
     fn dealloc(&mut self, id: StorageId) {
-        self.pages.remove(&id);
+        if let Some(page) = self.pages.remove(&id) {
+            self.log.push(Record::Free(page));
+        }
     }
 
     fn flush(&mut self) {}
@@ -81,7 +90,7 @@ mod tests {
 
     #[test]
     fn ranges_are_aligned_disjoint_and_never_reused() {
-        let mut storage = VirtualStorage::new(512);
+        let mut storage = VirtualStorage::new(512, Log::default());
         let a = storage.alloc(1000).unwrap();
         let b = storage.alloc(24).unwrap();
         let (ra, rb) = (storage.get(&a), storage.get(&b));
@@ -106,7 +115,7 @@ mod tests {
 
     #[test]
     fn offsets_move_the_range() {
-        let mut storage = VirtualStorage::new(512);
+        let mut storage = VirtualStorage::new(512, Log::default());
         let page = storage.alloc(4096).unwrap();
         let view = page.offset_start(256).offset_end(1024);
         assert_eq!(

@@ -9,7 +9,8 @@ use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_kernels::precision::Precision;
 use fno_recorder::{
     properties::{compilation_options, H100_SXM},
-    CudaCompiler, Record, RecordedLaunch, RecordingDevice, RecordingRuntime, VRange,
+    AddressSpace, Backing, CudaCompiler, LaunchParams, Record, RecordedLaunch, RecordingDevice, RecordingRuntime,
+    VRange,
 };
 use std::collections::HashMap;
 
@@ -28,7 +29,7 @@ fn launches(records: &[Record]) -> Vec<&RecordedLaunch> {
         .iter()
         .filter_map(|r| match r {
             Record::Launch(l) => Some(l),
-            Record::Write(_) => None,
+            _ => None,
         })
         .collect()
 }
@@ -65,10 +66,7 @@ fn record_fft(client: &ComputeClient<RecordingRuntime>, desc: FftDesc, input_off
 /// signature against what the launcher packed.
 fn check_against_compiled(launch: &RecordedLaunch) {
     let task = &launch.task;
-    let options = compilation_options(&H100_SXM);
-    let compiled = task
-        .compile(&mut CudaCompiler::default(), &options, launch.mode, task.address_type())
-        .unwrap();
+    let compiled = compile(launch);
     let repr = compiled.repr.as_ref().unwrap();
     let name = task.name();
     assert_eq!(repr.buffers.len(), launch.buffers.len(), "{name}: buffers");
@@ -94,6 +92,14 @@ fn check_against_compiled(launch: &RecordedLaunch) {
             "{name}: range {range:?}"
         );
     }
+}
+
+/// `launch`'s kernel as cubecl-cuda compiles it for an H100.
+fn compile(launch: &RecordedLaunch) -> CompiledKernel<CudaCompiler> {
+    let task = &launch.task;
+    let options = compilation_options(&H100_SXM);
+    task.compile(&mut CudaCompiler::default(), &options, launch.mode, task.address_type())
+        .unwrap()
 }
 
 /// The parameter names of the `__global__` function `entry` in CUDA C++ `source`.
@@ -341,7 +347,9 @@ fn fft_input_with_offset_start_resolves_to_base_plus_offset() {
     );
 }
 
-/// A log with its virtual addresses renamed by order of first appearance.
+/// A log's launches and uploads with their virtual addresses renamed by order
+/// of first appearance (which pages the memory manager allocates anew or
+/// reuses is its own affair).
 #[derive(Debug, PartialEq)]
 enum Canonical {
     Launch {
@@ -365,18 +373,19 @@ fn canonical(records: &[Record]) -> Vec<Canonical> {
     };
     records
         .iter()
-        .map(|record| match record {
-            Record::Launch(l) => Canonical::Launch {
+        .filter_map(|record| match record {
+            Record::Launch(l) => Some(Canonical::Launch {
                 name: l.task.name(),
                 cube_count: l.cube_count,
                 buffers: l.buffers.iter().map(&mut rename).collect(),
                 info: l.info.clone(),
                 dynamic_metadata_offset: l.dynamic_metadata_offset,
-            },
-            Record::Write(w) => Canonical::Write {
+            }),
+            Record::Write(w) => Some(Canonical::Write {
                 range: rename(&w.range),
                 bytes: w.bytes.clone(),
-            },
+            }),
+            Record::Alloc(_) | Record::Free(_) => None,
         })
         .collect()
 }
@@ -423,10 +432,76 @@ fn reads_are_refused() {
         .iter()
         .filter_map(|r| match r {
             Record::Write(w) => Some(w),
-            Record::Launch(_) => None,
+            _ => None,
         })
         .collect();
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0].bytes, vec![1, 2, 3, 4]);
     assert_eq!(writes[0].range.len, 4);
+}
+
+/// Where the replay test backs the recorder's own pages: a fixed shift of the virtual address.
+const DEVICE: u64 = 0x7000_0000_0000;
+
+/// A recorded convolution replays onto backed pages: every range its launches
+/// and uploads touch lies in a page the log allocated and did not free; a
+/// foreign page (the input, as a Candle buffer would be) and the replay's own
+/// pages translate by offset; each launch's parameters are its compiled
+/// kernel's, in order.
+#[test]
+fn recorded_launches_replay_onto_backed_pages() {
+    let client = client(12);
+    let problem = fused_conv();
+    let (ex, ew, ey, es) = problem.extents();
+    let [x, w, y, spectrum] = [ex, ew, ey, es].map(|floats| client.empty(4 * floats));
+    let tables = problem.tables(&client);
+    let buffers = FusedBuffers {
+        x: &x,
+        weight: &w,
+        y: &y,
+        spectrum: Some(&spectrum),
+        bias: None,
+    };
+    problem.launch(&client, &tables, buffers);
+    let records = drain(&client);
+    let mut space = AddressSpace::default();
+    for record in &records {
+        assert_eq!(space.apply(record), None, "nothing freed mid-recording");
+    }
+    let foreign = base_range(&client, &x);
+    let candle = 0xC0DE_0000;
+    space.back(foreign, Backing::Foreign(candle)).unwrap();
+    for page in space.unbacked() {
+        space
+            .back(
+                page,
+                Backing::Internal(Some(DEVICE + page.addr - fno_recorder::VIRTUAL_BASE)),
+            )
+            .unwrap();
+    }
+    let device = |r: &VRange| {
+        if r.addr >= foreign.addr && r.addr < foreign.addr + foreign.len {
+            candle + r.addr - foreign.addr
+        } else {
+            DEVICE + r.addr - fno_recorder::VIRTUAL_BASE
+        }
+    };
+    let launches = launches(&records);
+    assert_eq!(launches.len(), 1);
+    for launch in launches {
+        let params = LaunchParams::of(launch, &space).unwrap();
+        assert_eq!(params.buffers, launch.buffers.iter().map(device).collect::<Vec<_>>());
+        assert!(params.buffers.contains(&candle), "x is read from the foreign buffer");
+        let compiled = compile(launch);
+        let mut names: Vec<String> = (0..params.buffers.len()).map(|i| format!("buffer_{i}")).collect();
+        names.extend(params.dynamic_metadata.as_ref().map(|_| "dynamic_meta".to_string()));
+        names.extend(params.info.as_ref().map(|_| "info".to_string()));
+        assert_eq!(kernel_params(&compiled.source, &compiled.entrypoint_name), names);
+        assert_eq!(params.pointer_count(), names.len() - usize::from(params.info.is_some()));
+    }
+    for record in &records {
+        if let Record::Write(write) = record {
+            assert_eq!(space.translate(write.range), Ok(device(&write.range)));
+        }
+    }
 }
