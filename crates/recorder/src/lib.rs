@@ -14,11 +14,13 @@
 //! A replay needs, per launch, the device address behind each virtual range
 //! and the kernel's parameters in cubecl-cuda's order: [`AddressSpace`]
 //! follows the log's pages and their backing (a Candle buffer or the
-//! replay's own memory), [`LaunchParams`] packs a launch. Not done yet: the
-//! GPU executor that compiles each recorded kernel with NVRTC and launches it
-//! with cudarc on Candle's stream. The recorder cannot read back or time, so
+//! replay's own memory), [`LaunchParams`] packs a launch. [`Executor`]
+//! replays a log on a cudarc stream (Candle's), each kernel compiled once with
+//! NVRTC; it has not yet run on a GPU (no GPU was lent when it was written),
+//! and Candle's ops do not call it yet. The recorder cannot read back or time, so
 //! fault counts, measured planning and profiling fail with an error.
 
+mod executor;
 mod log;
 pub mod properties;
 mod replay;
@@ -26,6 +28,7 @@ mod runtime;
 mod server;
 mod storage;
 
+pub use executor::{cuda_path, nvrtc_options, ExecError, Executor};
 pub use log::{Log, Record, RecordedLaunch, RecordedWrite};
 pub use replay::{AddressSpace, Backing, LaunchParams, ReplayError};
 pub use runtime::{RecordingDevice, RecordingRuntime};

@@ -1,9 +1,14 @@
-//! On an H100 only (`cargo test -p fno-recorder --test h100 -- --ignored`): the
-//! recorder's ported properties against cubecl-cuda's, read from the driver.
+//! On an H100 only (`cargo test -p fno-recorder --test h100 -- --ignored`):
+//! the recorder's ported properties against cubecl-cuda's, read from the
+//! driver, and recorded plans replayed on a cudarc stream against the same
+//! plans run by cubecl-cuda, bit for bit.
 
 use cubecl::cuda::{CudaDevice, CudaRuntime};
-use cubecl::Runtime;
-use fno_recorder::{RecordingDevice, RecordingRuntime};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cudarc::driver::{CudaContext, DevicePtr};
+use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
+use fno_recorder::{properties::H100_SXM, Executor, RecordingDevice, RecordingRuntime, VRange};
 
 #[test]
 #[ignore = "needs an H100 and its driver"]
@@ -15,4 +20,75 @@ fn properties_equal_cubecl_cudas_on_an_h100() {
     assert_eq!(recorder.memory, cuda.memory);
     assert_eq!(recorder.features, cuda.features);
     assert_eq!(recorder, cuda);
+}
+
+/// Uniform values in [-1, 1) from `seed` (a 64-bit LCG).
+fn values(len: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn page(client: &ComputeClient<RecordingRuntime>, handle: &Handle) -> VRange {
+    *client.get_resource(handle.clone()).unwrap().resource()
+}
+
+/// `desc` run by cubecl-cuda and replayed from the recorder on Candle's kind
+/// of stream (cudarc's), input and output foreign buffers: the same bytes.
+fn replay_matches_cubecl_cuda(desc: FftDesc, seed: u64) {
+    let input = values(FftPlan::new(desc.clone()).unwrap().input_floats(), seed);
+    let cuda = CudaRuntime::client(&CudaDevice { index: 0 });
+    let plan = FftPlan::new(desc.clone()).unwrap().on_device(&cuda).unwrap();
+    let out_bytes = 4 * plan.plan().output_floats();
+    let (x, y) = (cuda.create_from_slice(f32::as_bytes(&input)), cuda.empty(out_bytes));
+    plan.execute(&x, &y).unwrap();
+    let expected = cuda.read_one(y).unwrap().to_vec();
+
+    let recorder = RecordingRuntime::client(&RecordingDevice { index: 1 });
+    let recorded = FftPlan::new(desc.clone()).unwrap().on_device(&recorder).unwrap();
+    let (rx, ry) = (recorder.empty(4 * input.len()), recorder.empty(out_bytes));
+    recorded.execute(&rx, &ry).unwrap();
+    recorder.flush().unwrap();
+    let records = RecordingRuntime::log(&recorder).drain();
+
+    let stream = CudaContext::new(0).unwrap().default_stream();
+    let mut executor = Executor::new(stream.clone(), H100_SXM).unwrap();
+    let sx = stream.clone_htod(input.as_slice()).unwrap();
+    let sy = stream.alloc_zeros::<u8>(out_bytes).unwrap();
+    let foreign = [
+        (page(&recorder, &rx), sx.device_ptr(&stream).0),
+        (page(&recorder, &ry), sy.device_ptr(&stream).0),
+    ];
+    executor.replay(&records, &foreign).unwrap();
+    let got = stream.clone_dtoh(&sy).unwrap();
+    assert!(
+        got == expected,
+        "{desc:?} (seed {seed}): replay differs from cubecl-cuda"
+    );
+}
+
+#[test]
+#[ignore = "needs an H100 and its driver"]
+fn recorded_ffts_replay_bit_for_bit() {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    println!("seed {seed}");
+    for desc in [
+        FftDesc::new(&[4, 64], &[-1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[2, 96], &[-1], FftKind::R2C, Direction::Forward),
+        FftDesc::new(&[2, 17], &[-1], FftKind::C2R, Direction::Inverse).lengths(&[32]),
+        FftDesc::new(&[3, 37], &[-1], FftKind::C2C, Direction::Inverse),
+        FftDesc::new(&[2, 32, 48], &[-2, -1], FftKind::C2C, Direction::Forward),
+        FftDesc::new(&[1, 1 << 16], &[-1], FftKind::C2C, Direction::Forward),
+    ] {
+        replay_matches_cubecl_cuda(desc, seed);
+    }
 }
