@@ -16,7 +16,7 @@ use cudarc::{
     driver::{
         result, sys::CUfunction_attribute, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
     },
-    nvrtc::{compile_ptx_with_opts, CompileOptions},
+    nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx},
 };
 use std::{collections::HashMap, ffi::c_void, fmt, path::PathBuf, sync::Arc};
 
@@ -216,43 +216,67 @@ impl Executor {
         Ok(())
     }
 
-    /// Compiles `launch`'s kernel as cubecl-cuda does for this device and loads it.
+    /// Compiles `launch`'s kernel ([`compile_ptx`]) and loads it.
     fn load(&self, launch: &RecordedLaunch) -> Result<Loaded, ExecError> {
-        let task = &launch.task;
-        let compiled = task
-            .compile(
-                &mut CudaCompiler::default(),
-                &compilation_options(&self.spec),
-                launch.mode,
-                task.address_type(),
-            )
-            .map_err(|err| ExecError::Compile(format!("{}: {err:?}", task.name())))?;
-        let shared_bytes = compiled.repr.as_ref().map_or(0, |repr| repr.shared_memory_size()) as u32;
-        let ptx = compile_ptx_with_opts(
-            &compiled.source,
-            CompileOptions {
-                options: self.options.clone(),
-                ..Default::default()
-            },
-        )
-        .map_err(|err| ExecError::Compile(format!("{}: {err}", task.name())))?;
-        let module = self.stream.context().load_module(ptx)?;
-        let function = module.load_function(&compiled.entrypoint_name)?;
+        let compiled = compile_ptx(launch, &self.spec, &self.options)?;
+        let module = self.stream.context().load_module(compiled.ptx)?;
+        let function = module.load_function(&compiled.entry)?;
         // SAFETY: a valid function handle; the size is the kernel's own (≤ the device's opt-in limit).
         unsafe {
             result::function::set_function_attribute(
                 function.cu_function(),
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_bytes as i32,
+                compiled.shared_bytes as i32,
             )
         }?;
         Ok(Loaded {
             _module: module,
             function,
             cube_dim: compiled.cube_dim,
-            shared_bytes,
+            shared_bytes: compiled.shared_bytes,
         })
     }
+}
+
+/// A recorded kernel compiled to PTX, with what its launch needs.
+#[derive(Debug)]
+pub struct CompiledPtx {
+    pub ptx: Ptx,
+    /// The `__global__` function's name.
+    pub entry: String,
+    pub cube_dim: CubeDim,
+    /// Dynamic shared memory, bytes.
+    pub shared_bytes: u32,
+}
+
+/// `launch`'s kernel compiled as cubecl-cuda compiles it for a device of
+/// `spec`: CubeCL's CUDA C++, then NVRTC with `options` ([`nvrtc_options`]).
+/// Runs on the host alone (no GPU), given NVRTC and the CUDA headers.
+pub fn compile_ptx(launch: &RecordedLaunch, spec: &DeviceSpec, options: &[String]) -> Result<CompiledPtx, ExecError> {
+    let task = &launch.task;
+    let compiled = task
+        .compile(
+            &mut CudaCompiler::default(),
+            &compilation_options(spec),
+            launch.mode,
+            task.address_type(),
+        )
+        .map_err(|err| ExecError::Compile(format!("{}: {err:?}", task.name())))?;
+    let shared_bytes = compiled.repr.as_ref().map_or(0, |repr| repr.shared_memory_size()) as u32;
+    let ptx = compile_ptx_with_opts(
+        &compiled.source,
+        CompileOptions {
+            options: options.to_vec(),
+            ..Default::default()
+        },
+    )
+    .map_err(|err| ExecError::Compile(format!("{}: {err}", task.name())))?;
+    Ok(CompiledPtx {
+        ptx,
+        entry: compiled.entrypoint_name,
+        cube_dim: compiled.cube_dim,
+        shared_bytes,
+    })
 }
 
 #[cfg(test)]

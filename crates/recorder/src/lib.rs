@@ -28,7 +28,7 @@ mod runtime;
 mod server;
 mod storage;
 
-pub use executor::{cuda_path, nvrtc_options, ExecError, Executor};
+pub use executor::{compile_ptx, cuda_path, nvrtc_options, CompiledPtx, ExecError, Executor};
 pub use log::{Log, Record, RecordedLaunch, RecordedWrite};
 pub use replay::{AddressSpace, Backing, LaunchParams, ReplayError};
 pub use runtime::{RecordingDevice, RecordingRuntime};

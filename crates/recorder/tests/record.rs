@@ -8,6 +8,7 @@ use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
 use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_kernels::precision::Precision;
 use fno_recorder::{
+    compile_ptx, cuda_path, nvrtc_options,
     properties::{compilation_options, H100_SXM},
     AddressSpace, Backing, CudaCompiler, LaunchParams, Record, RecordedLaunch, RecordingDevice, RecordingRuntime,
     VRange,
@@ -504,4 +505,47 @@ fn recorded_launches_replay_onto_backed_pages() {
             assert_eq!(space.translate(write.range), Ok(device(&write.range)));
         }
     }
+}
+
+/// With NVRTC and the CUDA headers on the host (no GPU; a toolkit as
+/// crates/candle/scripts/cuda_toolkit.sh assembles, CUDA_PATH and
+/// LD_LIBRARY_PATH set): every kernel recorded for the FFT plans, the CGEMMs
+/// and the fused convolution compiles to sm_90a PTX whose entry point is the
+/// one the executor loads.
+#[test]
+#[ignore = "needs NVRTC and the CUDA headers (CUDA_PATH, LD_LIBRARY_PATH)"]
+fn recorded_kernels_compile_with_nvrtc() {
+    let options = nvrtc_options(H100_SXM.arch, &cuda_path().expect("CUDA_PATH names a toolkit"));
+    let client = client(13);
+    let mut records = Vec::new();
+    for desc in fft_descs() {
+        let _buffers = record_fft(&client, desc, 0);
+        records.extend(drain(&client));
+    }
+    let dense = spectral::dense_weight(6, 33, false);
+    records.extend(record_cgemm(&client, &spectral::forward(4, 8, 6, 33, dense)));
+    records.extend(record_cgemm(&client, &spectral::grad_weight(3000, 3, 2, 3)));
+    let launches = launches(&records);
+    let mut compiled = std::collections::HashSet::new();
+    for launch in &launches {
+        if !compiled.insert(launch.kernel_id.clone()) {
+            continue;
+        }
+        let kernel = compile_ptx(launch, &H100_SXM, &options).unwrap_or_else(|e| panic!("{e}"));
+        let ptx = kernel.ptx.to_src();
+        assert!(
+            ptx.contains(".target sm_90a"),
+            "{}: {}",
+            kernel.entry,
+            &ptx[..200.min(ptx.len())]
+        );
+        assert!(
+            ptx.contains(&format!(".entry {}(", kernel.entry)),
+            "{}: no such entry",
+            kernel.entry
+        );
+        assert_eq!(kernel.cube_dim, launch.kernel_id.cube_dim);
+    }
+    println!("{} launches, {} kernels compiled", launches.len(), compiled.len());
+    assert!(compiled.len() >= 10, "{} distinct kernels", compiled.len());
 }
