@@ -1,24 +1,24 @@
-//! A CubeCL runtime that records kernel launches instead of running them.
+//! A CubeCL runtime that records kernel launches instead of running them,
+//! and an executor that replays them on a CUDA stream of someone else's.
 //!
-//! Issue 88: Candle's CUDA ops should run our CubeCL kernels on Candle's own
-//! stream and buffers, without the two copies and host syncs of the bridge in
-//! `fno-candle`. The route is to let the `#[cube(launch)]` code pack its
-//! arguments exactly as for cubecl-cuda, but against [`RecordingRuntime`],
-//! whose server lays buffers out in virtual memory ([`VirtualStorage`]) and
-//! appends each launch (kernel, grid, buffer ranges, packed info) and each
-//! upload to a [`Log`]. Kernels compile with CubeCL's own CUDA C++ compiler
-//! ([`CudaCompiler`]) under an H100's properties ([`properties`]), a port of
-//! cubecl-cuda's driver queries whose equality with cubecl-cuda's own is
-//! checked only on an H100 (the ignored test in `tests/h100.rs`).
+//! Candle's CUDA ops run our CubeCL kernels on Candle's own stream and
+//! buffers this way, without copies (issue 88). The `#[cube(launch)]` code
+//! packs its arguments exactly as for cubecl-cuda, but against
+//! [`RecordingRuntime`], whose server lays buffers out in virtual memory
+//! ([`VirtualStorage`]) and appends each page, launch (kernel, grid, buffer
+//! ranges, packed info) and upload to a [`Log`]. A recorder models one GPU
+//! ([`RecordingDevice::modelling`], an H100 by default) with cubecl-cuda's
+//! properties for it ([`properties`], a port of its driver queries), so its
+//! kernels compile as cubecl-cuda's would, with CubeCL's CUDA C++ compiler
+//! ([`CudaCompiler`]).
 //!
-//! A replay needs, per launch, the device address behind each virtual range
-//! and the kernel's parameters in cubecl-cuda's order: [`AddressSpace`]
-//! follows the log's pages and their backing (a Candle buffer or the
-//! replay's own memory), [`LaunchParams`] packs a launch. [`Executor`]
-//! replays a log on a cudarc stream (Candle's), each kernel compiled once with
-//! NVRTC; it has not yet run on a GPU (no GPU was lent when it was written),
-//! and Candle's ops do not call it yet. The recorder cannot read back or time, so
-//! fault counts, measured planning and profiling fail with an error.
+//! [`AddressSpace`] follows the log's pages and their backing (a foreign
+//! buffer or the replay's own memory), [`LaunchParams`] packs a launch in
+//! cubecl-cuda's order, and [`Executor`] enqueues a log on a cudarc stream,
+//! each kernel compiled once with NVRTC ([`compile_ptx`]). The recorder
+//! cannot read back or time, so fault counts, measured planning and
+//! profiling fail with an error. The replay on a GPU is checked bit for bit
+//! against cubecl-cuda by the ignored tests of `tests/gpu.rs`.
 
 mod executor;
 mod log;

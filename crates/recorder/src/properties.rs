@@ -63,6 +63,34 @@ pub const H100_SXM: DeviceSpec = DeviceSpec {
     total_memory: 81_559 << 20,
 };
 
+impl DeviceSpec {
+    /// The spec of `ctx`'s GPU, read from its driver as cubecl-cuda reads it
+    /// at device start (vendor/cubecl-cuda/src/runtime.rs, `create_client`).
+    pub fn of(ctx: &cudarc::driver::CudaContext) -> Result<Self, cudarc::driver::DriverError> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let get = |attribute| ctx.attribute(attribute).map(|v| v as u32);
+        let (major, minor) = ctx.compute_capability()?;
+        Ok(Self {
+            arch: (major * 10 + minor) as u32,
+            warp_size: get(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+            max_shared_memory: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize,
+            max_threads_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_block_dim: (
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ),
+            max_grid_dim: (
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                get(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ),
+            sm_count: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            total_memory: ctx.total_mem()? as u64,
+        })
+    }
+}
+
 /// Tensor cores per SM, as cubecl-cuda's `tensor_cores_per_sm` (runtime.rs:343-349).
 fn tensor_cores_per_sm(version: u32) -> Option<u32> {
     match version {

@@ -2,7 +2,7 @@
 
 use crate::{
     log::Log,
-    properties::{device_properties, memory_properties, H100_SXM},
+    properties::{device_properties, memory_properties, DeviceSpec, H100_SXM},
     server::RecordingServer,
     CudaCompiler,
 };
@@ -19,16 +19,40 @@ use cubecl_runtime::{
     runtime::Runtime,
     server::{ComputeServer, ServerUtilities},
 };
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 /// Device type id of recorders, apart from the ids CubeCL's runtimes use (0, 1, ...).
 const RECORDER_TYPE_ID: u16 = 88;
 
-/// A recorder; each index is its own server with its own log.
+/// A recorder; each index is its own server with its own log, modelling an
+/// H100 unless [`RecordingDevice::modelling`] gave it another device.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RecordingDevice {
     /// Which recorder.
     pub index: u16,
+}
+
+/// Indices [`RecordingDevice::modelling`] hands out start here, above those callers pick.
+const MODELLED_FROM: u16 = 1 << 15;
+
+/// The devices recorders model, by index, read when a recorder's server starts.
+static MODELLED: Mutex<BTreeMap<u16, DeviceSpec>> = Mutex::new(BTreeMap::new());
+
+impl RecordingDevice {
+    /// A new recorder modelling a device of `spec` (e.g. [`DeviceSpec::of`] the GPU a replay runs on).
+    pub fn modelling(spec: DeviceSpec) -> Self {
+        let mut modelled = MODELLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let index = MODELLED_FROM + modelled.len() as u16;
+        modelled.insert(index, spec);
+        Self { index }
+    }
+
+    /// The device this recorder models.
+    pub fn spec(&self) -> DeviceSpec {
+        let modelled = MODELLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        modelled.get(&self.index).copied().unwrap_or(H100_SXM)
+    }
 }
 
 impl Device for RecordingDevice {
@@ -44,10 +68,10 @@ impl Device for RecordingDevice {
 }
 
 impl DeviceService for RecordingServer {
-    // Every recorder is an H100 for now: the only GPU the executor targets.
-    fn init(_: DeviceId) -> Self {
-        let props = device_properties(&H100_SXM);
-        let memory = memory_properties(&H100_SXM);
+    fn init(id: DeviceId) -> Self {
+        let spec = RecordingDevice::from_id(id).spec();
+        let props = device_properties(&spec);
+        let memory = memory_properties(&spec);
         let policy = PitchedMemoryLayoutPolicy::new(memory.alignment as usize);
         let logger = Arc::new(ServerLogger::default());
         let utilities = ServerUtilities::new(props, logger, Log::default(), policy);

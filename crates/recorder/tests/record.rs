@@ -9,7 +9,7 @@ use fno_kernels::fused::{FusedBuffers, FusedSpectralConv};
 use fno_kernels::precision::Precision;
 use fno_recorder::{
     compile_ptx, cuda_path, nvrtc_options,
-    properties::{compilation_options, H100_SXM},
+    properties::{compilation_options, DeviceSpec, H100_SXM},
     AddressSpace, Backing, CudaCompiler, LaunchParams, Record, RecordedLaunch, RecordingDevice, RecordingRuntime,
     VRange,
 };
@@ -66,8 +66,13 @@ fn record_fft(client: &ComputeClient<RecordingRuntime>, desc: FftDesc, input_off
 /// Compiles `launch` as cubecl-cuda would for an H100 and checks the kernel's
 /// signature against what the launcher packed.
 fn check_against_compiled(launch: &RecordedLaunch) {
+    check_against_compiled_for(launch, &H100_SXM);
+}
+
+/// [`check_against_compiled`] for a device of `spec`.
+fn check_against_compiled_for(launch: &RecordedLaunch, spec: &DeviceSpec) {
     let task = &launch.task;
-    let compiled = compile(launch);
+    let compiled = compile(launch, spec);
     let repr = compiled.repr.as_ref().unwrap();
     let name = task.name();
     assert_eq!(repr.buffers.len(), launch.buffers.len(), "{name}: buffers");
@@ -82,7 +87,7 @@ fn check_against_compiled(launch: &RecordedLaunch) {
     assert_eq!(compiled.cube_dim, launch.kernel_id.cube_dim, "{name}: cube dim");
     assert_eq!(repr.cube_dim, launch.kernel_id.cube_dim, "{name}: repr cube dim");
     assert!(
-        repr.shared_memory_size() <= H100_SXM.max_shared_memory,
+        repr.shared_memory_size() <= spec.max_shared_memory,
         "{name}: shared memory"
     );
     let params = kernel_params(&compiled.source, &compiled.entrypoint_name);
@@ -95,10 +100,10 @@ fn check_against_compiled(launch: &RecordedLaunch) {
     }
 }
 
-/// `launch`'s kernel as cubecl-cuda compiles it for an H100.
-fn compile(launch: &RecordedLaunch) -> CompiledKernel<CudaCompiler> {
+/// `launch`'s kernel as cubecl-cuda compiles it for a device of `spec`.
+fn compile(launch: &RecordedLaunch, spec: &DeviceSpec) -> CompiledKernel<CudaCompiler> {
     let task = &launch.task;
-    let options = compilation_options(&H100_SXM);
+    let options = compilation_options(spec);
     task.compile(&mut CudaCompiler::default(), &options, launch.mode, task.address_type())
         .unwrap()
 }
@@ -493,7 +498,7 @@ fn recorded_launches_replay_onto_backed_pages() {
         let params = LaunchParams::of(launch, &space).unwrap();
         assert_eq!(params.buffers, launch.buffers.iter().map(device).collect::<Vec<_>>());
         assert!(params.buffers.contains(&candle), "x is read from the foreign buffer");
-        let compiled = compile(launch);
+        let compiled = compile(launch, &H100_SXM);
         let mut names: Vec<String> = (0..params.buffers.len()).map(|i| format!("buffer_{i}")).collect();
         names.extend(params.dynamic_metadata.as_ref().map(|_| "dynamic_meta".to_string()));
         names.extend(params.info.as_ref().map(|_| "info".to_string()));
@@ -548,4 +553,33 @@ fn recorded_kernels_compile_with_nvrtc() {
     }
     println!("{} launches, {} kernels compiled", launches.len(), compiled.len());
     assert!(compiled.len() >= 10, "{} distinct kernels", compiled.len());
+}
+
+/// A recorder modelling another GPU (an A100's attributes) reports that GPU's
+/// properties, and its launches compile for it; the H100 default is untouched.
+#[test]
+fn a_recorder_models_the_device_it_is_given() {
+    let a100 = DeviceSpec {
+        arch: 80,
+        max_shared_memory: 166_912,
+        sm_count: 108,
+        total_memory: 81_920 << 20,
+        ..H100_SXM
+    };
+    let device = RecordingDevice::modelling(a100);
+    assert_eq!(device.spec(), a100);
+    let modelled = RecordingRuntime::client(&device);
+    let hardware = &modelled.properties().hardware;
+    assert_eq!(hardware.num_streaming_multiprocessors, Some(108));
+    assert_eq!(hardware.max_shared_memory_size, 166_912);
+    assert_eq!(
+        client(14).properties().hardware.num_streaming_multiprocessors,
+        Some(132)
+    );
+    let _buffers = record_fft(&modelled, fft_descs().swap_remove(0), 0);
+    let records = drain(&modelled);
+    assert!(!launches(&records).is_empty());
+    for launch in launches(&records) {
+        check_against_compiled_for(launch, &a100);
+    }
 }

@@ -1,20 +1,28 @@
-//! On an H100 only (`cargo test -p fno-recorder --test h100 -- --ignored`):
-//! the recorder's ported properties against cubecl-cuda's, read from the
-//! driver, and recorded plans replayed on a cudarc stream against the same
-//! plans run by cubecl-cuda, bit for bit.
+//! On a GPU only (`cargo test -p fno-recorder --test gpu -- --ignored`): a
+//! recorder modelling the GPU from its driver's attributes against
+//! cubecl-cuda's properties, and recorded plans replayed on a cudarc stream
+//! against the same plans run by cubecl-cuda, bit for bit.
 
 use cubecl::cuda::{CudaDevice, CudaRuntime};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cudarc::driver::{CudaContext, DevicePtr};
 use fno_kernels::fft::{Direction, FftDesc, FftKind, FftPlan};
-use fno_recorder::{properties::H100_SXM, Executor, RecordingDevice, RecordingRuntime, VRange};
+use fno_recorder::{properties::DeviceSpec, Executor, RecordingDevice, RecordingRuntime, VRange};
+
+/// The recorder modelling GPU 0.
+fn modelled() -> (DeviceSpec, RecordingDevice) {
+    let spec = DeviceSpec::of(&CudaContext::new(0).unwrap()).unwrap();
+    (spec, RecordingDevice::modelling(spec))
+}
 
 #[test]
-#[ignore = "needs an H100 and its driver"]
-fn properties_equal_cubecl_cudas_on_an_h100() {
+#[ignore = "needs a CUDA GPU"]
+fn properties_equal_cubecl_cudas() {
     let cuda = CudaRuntime::client(&CudaDevice { index: 0 });
-    let recorder = RecordingRuntime::client(&RecordingDevice { index: 0 });
+    let (spec, device) = modelled();
+    println!("{spec:?}");
+    let recorder = RecordingRuntime::client(&device);
     let (cuda, recorder) = (cuda.properties(), recorder.properties());
     assert_eq!(recorder.hardware, cuda.hardware);
     assert_eq!(recorder.memory, cuda.memory);
@@ -50,7 +58,8 @@ fn replay_matches_cubecl_cuda(desc: FftDesc, seed: u64) {
     plan.execute(&x, &y).unwrap();
     let expected = cuda.read_one(y).unwrap().to_vec();
 
-    let recorder = RecordingRuntime::client(&RecordingDevice { index: 1 });
+    let (spec, device) = modelled();
+    let recorder = RecordingRuntime::client(&device);
     let recorded = FftPlan::new(desc.clone()).unwrap().on_device(&recorder).unwrap();
     let (rx, ry) = (recorder.empty(4 * input.len()), recorder.empty(out_bytes));
     recorded.execute(&rx, &ry).unwrap();
@@ -58,7 +67,7 @@ fn replay_matches_cubecl_cuda(desc: FftDesc, seed: u64) {
     let records = RecordingRuntime::log(&recorder).drain();
 
     let stream = CudaContext::new(0).unwrap().default_stream();
-    let mut executor = Executor::new(stream.clone(), H100_SXM).unwrap();
+    let mut executor = Executor::new(stream.clone(), spec).unwrap();
     let sx = stream.clone_htod(input.as_slice()).unwrap();
     let sy = stream.alloc_zeros::<u8>(out_bytes).unwrap();
     let foreign = [
@@ -74,7 +83,7 @@ fn replay_matches_cubecl_cuda(desc: FftDesc, seed: u64) {
 }
 
 #[test]
-#[ignore = "needs an H100 and its driver"]
+#[ignore = "needs a CUDA GPU"]
 fn recorded_ffts_replay_bit_for_bit() {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
