@@ -1,8 +1,7 @@
-//! Candle's CUDA device: our CubeCL kernels on the GPU that holds Candle's
-//! buffers. The spectral convolution runs as one Candle op over the Burn
-//! kernel path's unfused chain (truncated R2C → CGEMM with the bias at
-//! frequency 0 → zero-padded C2R), its backward as one more; the transforms
-//! alone run the shared FFT plans.
+//! Candle's CUDA device: the spectral convolution as one Candle op over the
+//! Burn kernel path's unfused chain (truncated R2C → CGEMM with the bias at
+//! frequency 0 → zero-padded C2R), its backward as one more. (The transforms
+//! alone run on Candle's stream without copies: [`crate::replay`].)
 //!
 //! Candle (cudarc) and CubeCL both work in the device's primary context, so a
 //! device pointer of one is valid for the other, but CubeCL 0.10 cannot adopt
@@ -12,8 +11,7 @@
 //! Candle's stream once CubeCL's is synchronised, and their CubeCL buffers
 //! live until Candle's stream next synchronises here.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use burn::tensor::{DType, Shape as BurnShape};
 use burn_cubecl::kernel::into_contiguous;
@@ -26,7 +24,6 @@ use cubecl::cuda::{CudaDevice, CudaRuntime};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
-use fno_kernels::fft::{DeviceFft, FftDesc, FftPlan};
 use fno_ops::{SpectralConvBackend, SpectralConvSpec, SpectralImpl};
 
 /// The Burn backend whose kernel path the convolution runs.
@@ -166,41 +163,6 @@ impl Bridge {
         }
         Ok(CudaStorage::wrap_cuda_slice(out, self.candle.clone()))
     }
-}
-
-type Plans = Mutex<HashMap<(usize, FftDesc), Arc<DeviceFft<CudaRuntime>>>>;
-
-/// `desc`'s plan lowered for `bridge`'s GPU once (kernels, twiddle tables).
-fn lowered(desc: FftDesc, bridge: &Bridge) -> Result<Arc<DeviceFft<CudaRuntime>>> {
-    static PLANS: OnceLock<Plans> = OnceLock::new();
-    let mut plans = PLANS.get_or_init(Default::default).lock().expect("plan cache poisoned");
-    let key = (bridge.device.index, desc);
-    if let Some(fft) = plans.get(&key) {
-        return Ok(fft.clone());
-    }
-    let plan = FftPlan::new(key.1.clone()).map_err(candle_core::Error::wrap)?;
-    let fft = Arc::new(plan.on_device(&bridge.client).map_err(candle_core::Error::wrap)?);
-    plans.insert(key, fft.clone());
-    Ok(fft)
-}
-
-/// `desc`'s plan applied to the contiguous f32 values of `storage` (at
-/// `layout`), into a new Candle buffer on the same device.
-pub(crate) fn execute(desc: FftDesc, storage: &CudaStorage, layout: &Layout) -> Result<CudaStorage> {
-    let bridge = Bridge::of(&storage.device)?;
-    let fft = lowered(desc, &bridge)?;
-    let x = bridge.to_cube(storage, layout)?;
-    bridge.ready()?;
-    let floats = fft.plan().output_floats();
-    let y = CubeTensor::new_contiguous(
-        bridge.client.clone(),
-        bridge.device.clone(),
-        BurnShape::from(vec![floats]),
-        bridge.client.empty(floats * 4),
-        DType::F32,
-    );
-    fft.execute(&x.handle, &y.handle).map_err(candle_core::Error::wrap)?;
-    bridge.to_candle(vec![y])
 }
 
 /// What the forward keeps for the backward, in CubeCL's buffers: the input's

@@ -18,6 +18,8 @@
 mod cuda;
 mod factorized;
 pub mod model;
+#[cfg(feature = "cuda")]
+mod replay;
 pub mod spectral;
 pub mod transform;
 

@@ -115,6 +115,27 @@ fn cuda_transforms_match_the_cpu_path() {
     }
 }
 
+/// A transform's input that starts one float into its buffer (a narrowed
+/// view): read in place at that offset, as on the CPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cuda_transforms_read_views_at_their_offset() {
+    let seed = fresh_seed();
+    println!("seed {seed}");
+    let run = |device: &Device| {
+        let buffer = Tensor::from_vec(uniform_f32(2 * 3 * 120 + 1, seed), 2 * 3 * 120 + 1, device).unwrap();
+        let x = buffer
+            .narrow(0, 1, 2 * 3 * 120)
+            .unwrap()
+            .reshape((2, 3, 12, 10))
+            .unwrap();
+        let s = retained_spectrum(&x, &[6, 4], Norm::Backward, InverseShift::Fftshift).unwrap();
+        s.flatten_all().unwrap().to_vec1::<f32>().unwrap()
+    };
+    let e = relative_l2_f32(&run(&Device::new_cuda(0).unwrap()), &run(&Device::Cpu));
+    assert!(e < 1e-5, "spectrum of the view: {e:e}");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cuda_reproduces_pytorch_on_the_fixtures() {
