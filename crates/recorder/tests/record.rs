@@ -215,13 +215,12 @@ fn fused_conv() -> FusedSpectralConv {
     FusedSpectralConv::new(&plans.0, &plans.1, weight).unwrap()
 }
 
-#[test]
-fn fused_spectral_conv_launch_matches_its_compiled_kernel() {
-    let client = client(10);
+/// [`fused_conv`] recorded on `client`: the log, and the input and output buffers.
+fn record_fused(client: &ComputeClient<RecordingRuntime>) -> (Vec<Record>, Handle, Handle) {
     let problem = fused_conv();
     let (ex, ew, ey, es) = problem.extents();
     let [x, w, y, spectrum] = [ex, ew, ey, es].map(|floats| client.empty(4 * floats));
-    let tables = problem.tables(&client);
+    let tables = problem.tables(client);
     let buffers = FusedBuffers {
         x: &x,
         weight: &w,
@@ -229,8 +228,14 @@ fn fused_spectral_conv_launch_matches_its_compiled_kernel() {
         spectrum: Some(&spectrum),
         bias: None,
     };
-    problem.launch(&client, &tables, buffers);
-    let records = drain(&client);
+    problem.launch(client, &tables, buffers);
+    (drain(client), x, y)
+}
+
+#[test]
+fn fused_spectral_conv_launch_matches_its_compiled_kernel() {
+    let client = client(10);
+    let (records, _x, y) = record_fused(&client);
     // Four tables (twiddles and factors of each transform) uploaded before the launch.
     assert_eq!(records.iter().filter(|r| matches!(r, Record::Write(_))).count(), 4);
     let launches = launches(&records);
@@ -457,19 +462,7 @@ const DEVICE: u64 = 0x7000_0000_0000;
 #[test]
 fn recorded_launches_replay_onto_backed_pages() {
     let client = client(12);
-    let problem = fused_conv();
-    let (ex, ew, ey, es) = problem.extents();
-    let [x, w, y, spectrum] = [ex, ew, ey, es].map(|floats| client.empty(4 * floats));
-    let tables = problem.tables(&client);
-    let buffers = FusedBuffers {
-        x: &x,
-        weight: &w,
-        y: &y,
-        spectrum: Some(&spectrum),
-        bias: None,
-    };
-    problem.launch(&client, &tables, buffers);
-    let records = drain(&client);
+    let (records, x, _y) = record_fused(&client);
     let mut space = AddressSpace::default();
     for record in &records {
         assert_eq!(space.apply(record), None, "nothing freed mid-recording");
