@@ -14,9 +14,9 @@
 //! backend over it ([`fusion`]: `burn::backend::Wgpu` and `Cuda` are that
 //! type) and on `Autodiff` over either; the CPU backends run the reference path.
 //!
-//! Layout: each op's file here ([`matmul`], [`pointwise`], [`mode_mix`],
+//! Layout: each op's file here ([`matmul`], [`pointwise`], [`mode_mix`](mod@mode_mix),
 //! [`spectral`], [`nonuniform`]) declares its backend trait, whose defaults are
-//! built of Burn's ops ([`reference`]), and the functions on tensors; the
+//! built of Burn's ops ([`reference`](mod@reference)), and the functions on tensors; the
 //! files of the same name under `cube/`, [`fusion`] and `autodiff/` implement
 //! it for `CubeBackend`, `Fusion<B>` and `Autodiff<B>`, and `cpu.rs` for the
 //! CPU backends. [`factorized`] is built of the ops.

@@ -281,7 +281,7 @@ pub fn spectrum_to_grid<B: SpectralConvBackend, const D: usize>(
 }
 
 /// `x: [B, C₀, *grid]` through its retained spectrum, the chain
-/// ([`mode_mix_chain`]) and the inverse to `transforms.output_grid`; one node
+/// ([`mode_mix_chain`](crate::mode_mix::mode_mix_chain)) and the inverse to `transforms.output_grid`; one node
 /// on autodiff (see [`SpectralConvBackend::spectral_chain`]).
 pub fn spectral_chain<B: SpectralConvBackend, const D: usize>(
     x: Tensor<B, D>,

@@ -45,13 +45,13 @@ pub struct DeviceOptions {
     /// Most output pairs a thread computes of a butterfly of an odd first pass
     /// of radix 17 or more, which is split over threads
     /// ([`butterfly_split`](crate::fft::butterfly_split));
-    /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`], or 6 where a
+    /// `Some(0)` splits none; `None`: [`BUTTERFLY_PAIRS`](crate::fft::BUTTERFLY_PAIRS), or 6 where a
     /// resident stage splits a first pass of few prime-radix butterflies.
     pub butterfly_pairs: Option<usize>,
     /// Threads a cube of Rader's rows aims for, at least 1: it holds as many
     /// signals as fit them (one at least); `None`:
-    /// [`CONVOLUTION_ROW_THREADS`]. The fastest count moves with the code the
-    /// compiler generates, so [`FftPlan::on_device_measured`] times several.
+    /// `CONVOLUTION_ROW_THREADS` (128). The fastest count moves with the code the
+    /// compiler generates, so [`FftPlan::on_device_measured`](crate::fft::FftPlan::on_device_measured) times several.
     pub convolution_row_threads: Option<usize>,
     /// Whether a stage whose transformed axis is contiguous in global memory
     /// compiles that stride in.
@@ -76,7 +76,7 @@ pub enum TensorCores {
 /// compiled into its kernel, or takes it at run time like any other. Both
 /// compute the same transform. Compiled strides drop a multiply from each
 /// element's address, but NVRTC's output shifts with them: they win on some
-/// lengths and lose on others, so [`FftPlan::on_device_measured`] times both
+/// lengths and lose on others, so [`FftPlan::on_device_measured`](crate::fft::FftPlan::on_device_measured) times both
 /// (benches/results/2026-11-26_measured_planning_h100.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnitStrides {
@@ -185,8 +185,8 @@ pub enum DirectDft {
 }
 
 /// How a plan is lowered for a device: by the lowering's rules alone
-/// ([`FftPlan::on_device_with`]), or timing the candidates the rules cannot
-/// rank ([`FftPlan::on_device_measured`]).
+/// ([`FftPlan::on_device_with`](crate::fft::FftPlan::on_device_with)), or timing the candidates the rules cannot
+/// rank ([`FftPlan::on_device_measured`](crate::fft::FftPlan::on_device_measured)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Planning {

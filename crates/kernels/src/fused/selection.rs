@@ -145,7 +145,7 @@ impl FusedSpectralConv {
 
     /// The resident schedule on cubes of about `threads` threads with the given
     /// tiles; each thread contracts enough output channels (up to
-    /// [`RESIDENT_GROUP`]) for the cube's threads to cover the tile's modes.
+    /// `RESIDENT_GROUP`) for the cube's threads to cover the tile's modes.
     /// It may not fit the device ([`FusedConfig::fits`]).
     pub fn resident_tiles(
         &self,

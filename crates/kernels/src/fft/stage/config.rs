@@ -268,9 +268,7 @@ pub struct StageConfig {
     /// Shared-memory distance between two signals of the tile.
     pub smem_stride: usize,
     /// One padding word every 32 values of a signal in shared memory (see
-    /// [`slot`]): what keeps strided Stockham writes apart in the banks.
-    ///
-    /// [`slot`]: super::coords::slot()
+    /// `coords::slot`): what keeps strided Stockham writes apart in the banks.
     pub padded_slots: bool,
     /// Normalisation factor applied at the store, as `f32::to_bits`.
     pub scale_bits: u32,
@@ -303,14 +301,12 @@ pub struct StageConfig {
     pub unit_output_axis: bool,
     /// The tiles form one row along `c` (the batch extents `a` and `b` are 1),
     /// known when the kernel compiles: a tile's coordinates then need no
-    /// runtime division; set where that pays ([`coordinates_pay`]).
+    /// runtime division; set where that pays (`rules::coordinates_pay`).
     pub one_tile_row: bool,
     /// Resident cubes that walk the tiles, staging the next tile's input in
     /// shared memory while they transform the current one (see
-    /// [`fft_stage_kernel`]); `None`: one tile per cube, whose first pass
+    /// `fft_stage_kernel`); `None`: one tile per cube, whose first pass
     /// reads global memory.
-    ///
-    /// [`fft_stage_kernel`]: super::kernel::fft_stage_kernel()
     pub prefetch: Option<TileFill>,
     /// Checksums over each tile's transform (`fft/fault.rs`); `None`: unchecked.
     pub checks: Option<StageChecks>,
